@@ -1,0 +1,1 @@
+"""Analysis: closed forms, Markov-chain solvers and bounds that check and complement simulation."""

@@ -1,0 +1,1 @@
+"""The one event engine shared by the packing, loss and pooled model families."""

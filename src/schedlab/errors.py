@@ -1,0 +1,43 @@
+"""Errors raised at schedlab's boundaries (specs, traces, CLI) and by the engine's invariant checks."""
+
+from __future__ import annotations
+
+
+class SchedlabError(Exception):
+    """Base class of every error schedlab raises on purpose."""
+
+
+class SpecError(SchedlabError):
+    """A simulation or experiment spec is invalid.
+
+    ``where`` names the place: a file (and line when known) and/or a dotted field path, so the CLI
+    can print one line such as ``spec.toml:12: workload.classes[1].duration.mean: must be > 0``.
+    """
+
+    def __init__(self, message: str, *, field: str | None = None, file: str | None = None,
+                 line: int | None = None) -> None:
+        self.message = message
+        self.field = field
+        self.file = file
+        self.line = line
+        super().__init__(self.one_line())
+
+    def one_line(self) -> str:
+        where = ""
+        if self.file:
+            where = self.file if self.line is None else f"{self.file}:{self.line}"
+        parts = [p for p in (where, self.field) if p]
+        return ": ".join([*parts, self.message])
+
+    def located(self, file: str | None, line: int | None) -> SpecError:
+        """The same error with a file (and line) attached."""
+        return SpecError(self.message, field=self.field, file=file or self.file,
+                         line=line if line is not None else self.line)
+
+
+class InvariantViolation(SchedlabError):
+    """A policy asked the engine for an action that breaks the model (capacity, preemption...)."""
+
+
+class UnstableRunError(SchedlabError):
+    """A steady-state run was requested at a load no policy can sustain."""

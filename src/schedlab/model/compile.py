@@ -1,0 +1,308 @@
+"""Turn a validated spec into a runnable model: resources, capacity matrix, classes, arrival rate.
+
+Load (one definition for all three families, documented in docs/models.md): the offered load of
+resource r is
+
+    rho_r = lambda * sum_c p_c E[demand_{c,r}] E[duration_c] / sum_l capacity_{l,r}
+
+and ``load`` is the bottleneck max_r rho_r. For the pooled family this is paper 004's
+rho = lambda E[S] with S = K D / k (§3.1) and paper 003's (lambda_I/mu_I + lambda_E/mu_E)/k; for
+the packing family it is paper 000's traffic intensity alpha = lambda R_bar / (mu L) (§VII-A3);
+for the loss family it is the offered resource load (paper 002's sum_j rho_j b_j / c).
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, ValidationError
+
+from schedlab.errors import SpecError
+from schedlab.model.distributions import Fixed, _Dist
+from schedlab.model.spec import (
+    Family,
+    JobClassSpec,
+    SimulationSpec,
+    _format_loc,
+)
+from schedlab.workloads.trace_table import TraceTable, read_trace_table
+
+POOLED_RESOURCE = "servers"
+SCALAR_RESOURCE = "resource"
+
+
+@dataclass(frozen=True)
+class CompiledClass:
+    name: str
+    probability: float
+    demand: tuple[_Dist, ...]  # one distribution per resource
+    duration: _Dist
+    elastic: bool
+    max_alloc: float
+    reward: float
+
+
+@dataclass(frozen=True)
+class CompiledModel:
+    """Everything the engine and the job generator need, derived from a SimulationSpec."""
+
+    spec: SimulationSpec
+    family: Family
+    slotted: bool
+    delta: float
+    resources: tuple[str, ...]
+    capacity: np.ndarray  # (L, R)
+    classes: tuple[CompiledClass, ...]
+    rate: float  # arrivals per time unit
+    load: float  # bottleneck offered load
+    load_by_resource: dict[str, float]
+    policy: Any  # schedlab.policies.registry.Policy
+    params: BaseModel
+    trace: TraceTable | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def n_servers(self) -> int:
+        return int(self.capacity.shape[0])
+
+    @property
+    def pooled_k(self) -> float:
+        """Total capacity of the pooled server (k unit servers)."""
+        return float(self.capacity[0, 0])
+
+
+def _cluster(spec: SimulationSpec, family: Family) -> tuple[tuple[str, ...], np.ndarray]:
+    c = spec.cluster
+    if family == "pooled":
+        if c.pools is not None or c.capacity is not None:
+            raise SpecError(
+                "the pooled family takes servers = k (k unit servers pooled); "
+                "capacities and pools belong to the packing and loss families",
+                field="cluster",
+            )
+        return (POOLED_RESOURCE,), np.array([[float(c.servers)]])
+    pools = c.pools if c.pools is not None else None
+    rows: list[tuple[int, float | dict[str, float]]]
+    if pools is None:
+        rows = [(int(c.servers), c.capacity if c.capacity is not None else 1.0)]  # type: ignore[arg-type]
+    else:
+        rows = [(p.count, p.capacity) for p in pools]
+    dicts = [isinstance(cap, dict) for _, cap in rows]
+    if any(dicts) and not all(dicts):
+        raise SpecError("either every pool names its resources or none does", field="cluster.pools")
+    if all(dicts):
+        names = tuple(rows[0][1])  # type: ignore[arg-type]
+        for i, (_, cap) in enumerate(rows):
+            if set(cap) != set(names):  # type: ignore[arg-type]
+                raise SpecError(
+                    f"resources {sorted(cap)} differ from the first pool's {sorted(names)}",  # type: ignore[arg-type]
+                    field=f"cluster.pools[{i}].capacity",
+                )
+        capacity = np.array(
+            [[cap[r] for r in names] for count, cap in rows for _ in range(count)],  # type: ignore[index]
+            dtype=float,
+        )
+        return names, capacity
+    capacity = np.array([[cap] for count, cap in rows for _ in range(count)], dtype=float)
+    return (SCALAR_RESOURCE,), capacity
+
+
+def _class_demand(
+    cls: JobClassSpec, i: int, family: Family, resources: tuple[str, ...], k: float
+) -> tuple[tuple[_Dist, ...], bool, float]:
+    where = f"workload.classes[{i}]"
+    if family == "pooled":
+        if cls.demand is not None:
+            raise SpecError("pooled jobs give their server need as need = ...", field=f"{where}.demand")
+        if cls.speedup == "rigid":
+            if cls.need is None:
+                raise SpecError("a rigid pooled job needs need = <number of servers>", field=f"{where}.need")
+            values = cls.need.values()
+            lo, hi = cls.need.support
+            if not cls.need.integer:
+                raise SpecError("server needs must be whole numbers", field=f"{where}.need")
+            if lo < 1:
+                raise SpecError("server needs must be at least 1", field=f"{where}.need")
+            if hi > k:
+                bad = hi if values is None else values[values > k].min()
+                raise SpecError(
+                    f"need {bad:g} is larger than the {k:g} servers of the cluster",
+                    field=f"{where}.need",
+                )
+            return (cls.need,), False, 1.0
+        cap = 1.0 if cls.speedup == "inelastic" else (cls.max_alloc or k)
+        if cap > k:
+            raise SpecError(f"max_alloc {cap:g} exceeds the {k:g} servers", field=f"{where}.max_alloc")
+        return (Fixed(value=1.0),), True, float(cap)
+    if cls.need is not None:
+        raise SpecError(f"the {family} family gives resource demands as demand = ...", field=f"{where}.need")
+    if cls.speedup != "rigid":
+        raise SpecError(
+            f"the {family} family is non-preemptive with rigid jobs; elastic jobs belong to the "
+            "pooled family",
+            field=f"{where}.speedup",
+        )
+    if cls.demand is None:
+        raise SpecError("missing required field", field=f"{where}.demand")
+    if isinstance(cls.demand, dict):
+        if resources == (SCALAR_RESOURCE,):
+            raise SpecError(
+                "the cluster has a single unnamed resource: give demand as a number or a "
+                "distribution (or name the resources in the cluster's capacity)",
+                field=f"{where}.demand",
+            )
+        for name in cls.demand:
+            if name not in resources:
+                guess = difflib.get_close_matches(name, resources, n=1)
+                hint = f" (did you mean '{guess[0]}'?)" if guess else ""
+                raise SpecError(
+                    f"unknown resource '{name}'{hint}; the cluster has {', '.join(resources)}",
+                    field=f"{where}.demand.{name}",
+                )
+        dists = tuple(cls.demand.get(r, Fixed(value=0.0)) for r in resources)
+    else:
+        if len(resources) != 1:
+            raise SpecError(
+                f"the cluster has resources {', '.join(resources)}: give demand as a table "
+                "{ " + ", ".join(f"{r} = ..." for r in resources) + " }",
+                field=f"{where}.demand",
+            )
+        dists = (cls.demand,)
+    return dists, False, 1.0
+
+
+def _check_fits_somewhere(dists: tuple[_Dist, ...], capacity: np.ndarray, where: str,
+                          resources: tuple[str, ...]) -> None:
+    """Refuse a class none of whose jobs can fit on any server (even its smallest demand)."""
+    smallest = np.array([d.support[0] for d in dists])
+    if not np.any(np.all(smallest[None, :] <= capacity + 1e-12, axis=1)):
+        need = ", ".join(f"{r}={v:g}" for r, v in zip(resources, smallest, strict=True))
+        raise SpecError(
+            f"demand ({need}) is larger than every server's capacity", field=f"{where}.demand"
+        )
+    for r, d in enumerate(dists):
+        if d.support[0] < 0:
+            raise SpecError("demands must be >= 0", field=f"{where}.demand.{resources[r]}")
+
+
+def _policy(spec: SimulationSpec) -> tuple[Any, BaseModel]:
+    from schedlab.policies.registry import get_policy
+
+    policy = get_policy(spec.policy.name)
+    try:
+        params = policy.params.model_validate({**policy.preset, **spec.policy.params})
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = _format_loc(tuple(err["loc"]))
+        msg = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            known = sorted(policy.params.model_fields)
+            msg = f"unknown parameter of policy '{policy.name}'" + (
+                f"; it takes {', '.join(known)}" if known else "; it takes no parameters"
+            )
+        raise SpecError(msg, field=f"policy.{loc}") from None
+    return policy, params
+
+
+def offered_load(classes: tuple[CompiledClass, ...], capacity: np.ndarray, rate: float,
+                 resources: tuple[str, ...]) -> dict[str, float]:
+    """rho_r for each resource (module docstring)."""
+    work = np.zeros(len(resources))
+    for c in classes:
+        for r, d in enumerate(c.demand):
+            work[r] += c.probability * d.mean * c.duration.mean
+    total = capacity.sum(axis=0)
+    return {name: float(rate * work[r] / total[r]) for r, name in enumerate(resources)}
+
+
+def compile_model(spec: SimulationSpec) -> CompiledModel:
+    """Validate a spec across sections and derive the model arrays. Raises SpecError."""
+    policy, params = _policy(spec)
+    family: Family = spec.model.family or policy.family
+    if family not in policy.families:
+        raise SpecError(
+            f"policy '{policy.name}' serves the {', '.join(policy.families)} family, not {family}",
+            field="model.family",
+        )
+    resources, capacity = _cluster(spec, family)
+    k = float(capacity[0, 0]) if family == "pooled" else math.nan
+    slotted = spec.model.time == "slotted"
+    wl = spec.workload
+    trace = None
+    classes: list[CompiledClass] = []
+    if wl.arrivals.process == "trace":
+        trace = read_trace_table(wl.arrivals.path, family=family, resources=resources,  # type: ignore[arg-type]
+                                 capacity=capacity, field="workload.arrivals.path")
+        classes = [CompiledClass(name="trace", probability=1.0,
+                                 demand=tuple(Fixed(value=float(m)) for m in trace.mean_demand),
+                                 duration=Fixed(value=float(trace.mean_duration)), elastic=False,
+                                 max_alloc=1.0, reward=1.0)]
+    else:
+        for i, cls in enumerate(wl.classes):
+            dists, elastic, cap = _class_demand(cls, i, family, resources, k)
+            if family != "pooled":
+                _check_fits_somewhere(dists, capacity, f"workload.classes[{i}]", resources)
+            where = f"workload.classes[{i}].duration"
+            try:
+                mean = cls.duration.mean
+            except ValueError as exc:
+                raise SpecError(str(exc), field=where) from None
+            if not mean > 0 or not math.isfinite(mean):
+                raise SpecError("durations need a finite mean > 0", field=where)
+            if slotted and (not cls.duration.integer or cls.duration.support[0] < 1):
+                raise SpecError(
+                    "slotted time needs whole-slot durations >= 1 (e.g. dist = 'geometric' or "
+                    "'fixed' with an integer value)",
+                    field=where,
+                )
+            classes.append(CompiledClass(
+                name=cls.name or f"class{i}", probability=cls.probability, demand=dists,
+                duration=cls.duration, elastic=elastic, max_alloc=cap, reward=cls.reward,
+            ))
+        names = [c.name for c in classes]
+        if len(set(names)) != len(names):
+            raise SpecError("class names must be distinct", field="workload.classes")
+    if slotted:
+        arr = wl.arrivals
+        if arr.process not in ("poisson", "batch") or arr.interarrival is not None:
+            raise SpecError(
+                "slotted time takes per-slot counts: process = 'poisson' or 'batch' with "
+                "batch_size (the count per slot), and no interarrival",
+                field="workload.arrivals",
+            )
+    one_job_work = offered_load(tuple(classes), capacity, 1.0, resources)
+    bottleneck = max(one_job_work.values())
+    if trace is not None:
+        base_rate = trace.rate
+        rate = base_rate if wl.load is None else wl.load / bottleneck
+        if wl.load is not None and wl.arrivals.time_scale != 1.0:
+            raise SpecError("give either load or time_scale for a trace, not both",
+                            field="workload.arrivals.time_scale")
+        if wl.load is None:
+            rate = base_rate / wl.arrivals.time_scale
+    elif wl.rate is not None:
+        rate = wl.rate
+    else:
+        rate = float(wl.load) / bottleneck  # type: ignore[arg-type]
+    loads = {r: v * rate for r, v in one_job_work.items()}
+    load = max(loads.values())
+    if family != "loss" and load >= 1.0 and not spec.run.allow_unstable:
+        which = "workload.load" if wl.load is not None else "workload.rate"
+        raise SpecError(
+            f"load {load:.4g} >= 1: the offered work exceeds the cluster's capacity, so no policy "
+            "has a steady state; set run.allow_unstable = true (CLI: --allow-unstable) to "
+            "simulate it anyway",
+            field=which,
+        )
+    model = CompiledModel(
+        spec=spec, family=family, slotted=slotted,
+        delta=1.0 if slotted else spec.model.decision_interval, resources=resources,
+        capacity=capacity, classes=tuple(classes), rate=rate, load=load, load_by_resource=loads,
+        policy=policy, params=params, trace=trace,
+    )
+    policy.check(model, params)
+    return model

@@ -1,0 +1,1 @@
+"""Scheduling policies, one module per policy, grouped by model family (packing, loss, pooled)."""

@@ -1,0 +1,84 @@
+"""The policy registry: every policy by name, with its family, paper reference and runner.
+
+A policy module defines a compiled ``decide(st, ps)`` (reads the state, acts through
+:mod:`schedlab.engine.actions`), a cached runner ``run(st, ps, max_events)`` that calls
+:func:`schedlab.engine.loop.run_engine` with that ``decide``, a ``make_state`` that allocates the
+policy's own arrays ``ps``, and registers one :class:`Policy` per name it is known by. One
+implementation may serve several names (e.g. FIFO first-fit is FCFS in the pooled family).
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from schedlab.errors import SpecError
+
+
+class NoParams(BaseModel):
+    """A policy without parameters."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _no_check(model: Any, params: BaseModel) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class Policy:
+    name: str
+    family: str  # the family this name belongs to
+    title: str
+    reference: str  # paper and section, e.g. "Grosof et al. 2023 (paper 004), §3.2"
+    summary: str
+    runner: Any  # compiled run(st, ps, max_events)
+    make_state: Callable[[Any, Any, BaseModel], tuple]  # (state, model, params) -> ps
+    params: type[BaseModel] = NoParams
+    preset: dict[str, Any] = field(default_factory=dict)  # parameter values fixed by this name
+    check: Callable[[Any, BaseModel], None] = _no_check  # raise SpecError for unsupported models
+    families: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.families:
+            object.__setattr__(self, "families", (self.family,))
+
+
+_REGISTRY: dict[str, Policy] = {}
+
+BUILTIN_MODULES = (
+    "schedlab.policies.packing.fifo_ff",
+    "schedlab.policies.pooled.server_filling",
+)
+
+
+def register(policy: Policy) -> Policy:
+    if policy.name in _REGISTRY:
+        raise ValueError(f"policy {policy.name!r} registered twice")
+    _REGISTRY[policy.name] = policy
+    return policy
+
+
+def _load_builtins() -> None:
+    for module in BUILTIN_MODULES:
+        importlib.import_module(module)
+
+
+def all_policies() -> list[Policy]:
+    _load_builtins()
+    return sorted(_REGISTRY.values(), key=lambda p: (p.family, p.name))
+
+
+def get_policy(name: str) -> Policy:
+    _load_builtins()
+    if name in _REGISTRY:
+        return _REGISTRY[name]
+    guess = difflib.get_close_matches(name, list(_REGISTRY), n=1)
+    hint = f" (did you mean '{guess[0]}'?)" if guess else ""
+    raise SpecError(f"unknown policy '{name}'{hint}; `schedlab policies` lists them",
+                    field="policy.name")

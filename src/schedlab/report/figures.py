@@ -1,0 +1,81 @@
+"""Matplotlib figures with confidence bands; unstable points are marked, never plotted as values."""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+@dataclass(frozen=True)
+class Point:
+    series: str
+    x: float
+    mean: float
+    lo: float
+    hi: float
+    stable: bool = True
+
+
+def write_csv(points: Sequence[Point], path: Path, *, x: str, y: str, hue: str) -> Path:
+    with path.open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow([hue, x, y, f"{y}_ci95_lo", f"{y}_ci95_hi", "stable"])
+        for p in points:
+            if p.stable:
+                w.writerow([p.series, p.x, p.mean, p.lo, p.hi, True])
+            else:
+                w.writerow([p.series, p.x, "", "", "", False])
+    return path
+
+
+def line_plot(points: Sequence[Point], path: Path, *, x: str, y: str, hue: str, title: str,
+              logy: bool = False, reference: Sequence[tuple[float, float]] | None = None,
+              reference_label: str | None = None,
+              vlines: Sequence[tuple[float, str]] = ()) -> list[Path]:
+    """Plot y against x per series with 95% CI bands; writes PNG, SVG and the CSV behind them."""
+    fig, ax = plt.subplots(figsize=(7.0, 4.5), dpi=120)
+    series = list(dict.fromkeys(p.series for p in points))
+    unstable_drawn = False
+    for name in series:
+        mine = sorted((p for p in points if p.series == name), key=lambda p: p.x)
+        good = [p for p in mine if p.stable and math.isfinite(p.mean)]
+        line = ax.plot([p.x for p in good], [p.mean for p in good], marker="o", ms=3.5,
+                       label=name)[0]
+        band = [p for p in good if math.isfinite(p.lo) and math.isfinite(p.hi)]
+        if band:
+            ax.fill_between([p.x for p in band], [p.lo for p in band], [p.hi for p in band],
+                            color=line.get_color(), alpha=0.2, linewidth=0)
+        bad = [p for p in mine if not p.stable]
+        if bad:
+            ax.plot([p.x for p in bad], [1.0] * len(bad), linestyle="none", marker="x", ms=8,
+                    mew=2, color=line.get_color(), transform=ax.get_xaxis_transform(),
+                    clip_on=False, label=None if unstable_drawn else "unstable (no steady state)")
+            unstable_drawn = True
+    if reference:
+        ax.plot([r[0] for r in reference], [r[1] for r in reference], "k--", lw=1,
+                label=reference_label)
+    for xv, label in vlines:
+        ax.axvline(xv, color="grey", linestyle=":", lw=1.2, label=label)
+    if logy:
+        ax.set_yscale("log")
+    ax.set_xlabel(x)
+    ax.set_ylabel(y)
+    ax.set_title(title, fontsize=10)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    png = path.with_suffix(".png")
+    svg = path.with_suffix(".svg")
+    fig.savefig(png)
+    fig.savefig(svg)
+    plt.close(fig)
+    return [png, svg, write_csv(points, path.with_suffix(".csv"), x=x, y=y, hue=hue)]

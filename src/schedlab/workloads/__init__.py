@@ -1,0 +1,1 @@
+"""Workloads: job-sequence generation from specs, and trace tables."""

@@ -1,0 +1,122 @@
+"""The canonical job table that traces are replayed from.
+
+Columns (Parquet or CSV): ``arrival`` and ``duration`` (required, in the trace's time unit),
+``need`` (server need, pooled family), ``demand_<resource>`` (normalized demand per named resource,
+packing and loss families; ``demand`` for a single unnamed resource), and optionally ``estimate``
+(the user's duration estimate), ``priority`` and ``source_id``. The trace readers
+(``schedlab trace convert``) write this table; see docs/traces.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+
+from schedlab.errors import SpecError
+
+SCALAR_DEMAND = "demand"
+
+
+@dataclass(frozen=True)
+class TraceTable:
+    """A trace mapped onto one model: arrays sorted by arrival, times starting at 0."""
+
+    arrival: np.ndarray
+    duration: np.ndarray
+    demand: np.ndarray  # (N, R)
+    estimate: np.ndarray
+    path: str
+
+    @property
+    def rate(self) -> float:
+        span = float(self.arrival[-1] - self.arrival[0])
+        return (len(self.arrival) - 1) / span if span > 0 else float(len(self.arrival))
+
+    @property
+    def mean_duration(self) -> float:
+        return float(self.duration.mean())
+
+    @property
+    def mean_demand(self) -> np.ndarray:
+        """Demand per resource weighted by duration, so that load = rate * mean_demand * mean
+        duration / capacity counts each job's demand-time product exactly."""
+        return (self.demand * self.duration[:, None]).mean(axis=0) / self.mean_duration
+
+
+def _read(path: Path, field: str) -> pa.Table:
+    if not path.exists():
+        raise SpecError(f"{path}: no such file", field=field)
+    try:
+        if path.suffix in (".parquet", ".pq"):
+            return pq.read_table(path)
+        return pacsv.read_csv(path)
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise SpecError(f"{path}: cannot read job table: {exc}", field=field) from None
+
+
+def _column(table: pa.Table, name: str) -> np.ndarray:
+    return table.column(name).to_numpy(zero_copy_only=False).astype(float)
+
+
+def read_trace_table(path: Path, *, family: str, resources: tuple[str, ...],
+                     capacity: np.ndarray, field: str) -> TraceTable:
+    """Read a canonical job table and map its demands onto the model's resources."""
+    table = _read(Path(path), field)
+    names = set(table.column_names)
+    for required in ("arrival", "duration"):
+        if required not in names:
+            raise SpecError(f"{path}: the job table has no '{required}' column", field=field)
+    if table.num_rows == 0:
+        raise SpecError(f"{path}: the job table is empty", field=field)
+    arrival = _column(table, "arrival")
+    duration = _column(table, "duration")
+    if family == "pooled":
+        if "need" not in names:
+            raise SpecError(f"{path}: the pooled family needs a 'need' column", field=field)
+        demand = _column(table, "need")[:, None]
+    elif resources == ("resource",):
+        cols = [c for c in table.column_names if c.startswith("demand")]
+        if SCALAR_DEMAND in names:
+            demand = _column(table, SCALAR_DEMAND)[:, None]
+        elif len(cols) == 1:
+            demand = _column(table, cols[0])[:, None]
+        else:
+            raise SpecError(
+                f"{path}: a single-resource cluster needs one demand column; this table has "
+                f"{', '.join(cols) or 'none'} (map them with `schedlab trace convert --max-resource`)",
+                field=field,
+            )
+    else:
+        missing = [r for r in resources if f"demand_{r}" not in names]
+        if missing:
+            raise SpecError(
+                f"{path}: no demand column for resource(s) {', '.join(missing)}", field=field
+            )
+        demand = np.column_stack([_column(table, f"demand_{r}") for r in resources])
+    estimate = _column(table, "estimate") if "estimate" in names else np.full(len(arrival), np.nan)
+    bad = ~(np.isfinite(arrival) & np.isfinite(duration) & (duration > 0)
+            & np.all(np.isfinite(demand) & (demand >= 0), axis=1))
+    if bad.any():
+        row = int(np.argmax(bad))
+        raise SpecError(
+            f"{path}: row {row + 1}: arrival, duration (> 0) and demand must be finite numbers",
+            field=field,
+        )
+    fits = np.zeros(len(arrival), dtype=bool)
+    for cap in np.unique(capacity, axis=0):
+        fits |= np.all(demand <= cap + 1e-12, axis=1)
+    if not fits.all():
+        row = int(np.argmin(fits))
+        raise SpecError(
+            f"{path}: row {row + 1}: demand {demand[row].tolist()} is larger than every server",
+            field=field,
+        )
+    order = np.argsort(arrival, kind="stable")
+    arrival = arrival[order] - arrival[order][0]
+    return TraceTable(arrival=arrival, duration=duration[order], demand=demand[order],
+                      estimate=estimate[order], path=str(path))

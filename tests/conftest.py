@@ -1,0 +1,49 @@
+"""Shared helpers: small spec builders for the three model families."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from hypothesis import settings
+
+settings.register_profile("ci", deadline=None, print_blob=True)
+settings.load_profile("ci")
+
+PAPER004_CLASSES = [
+    {"probability": 0.25, "need": n, "duration": {"dist": "exponential", "mean": 1.0 / n}}
+    for n in (1, 2, 4, 8)
+]
+
+
+def pooled_spec(k: int, load: float, *, policy: str = "fcfs", arrivals: int = 20_000,
+                classes: list[dict[str, Any]] | None = None, seed: int = 1,
+                **run: Any) -> dict[str, Any]:
+    return {
+        "cluster": {"servers": k},
+        "workload": {
+            "load": load,
+            "classes": copy.deepcopy(classes) if classes is not None else [
+                {"need": 1, "duration": {"dist": "exponential", "mean": 1.0}}
+            ],
+        },
+        "policy": {"name": policy},
+        "run": {"arrivals": arrivals, "seed": seed, **run},
+    }
+
+
+def paper004_spec(load: float, policy: str, arrivals: int, seed: int = 1,
+                  **run: Any) -> dict[str, Any]:
+    return pooled_spec(8, load, policy=policy, arrivals=arrivals, classes=PAPER004_CLASSES,
+                       seed=seed, **run)
+
+
+@pytest.fixture
+def tmp_toml(tmp_path):
+    def write(text: str, name: str = "spec.toml"):
+        path = tmp_path / name
+        path.write_text(text)
+        return path
+
+    return write
