@@ -17,26 +17,35 @@ PAPER004_CLASSES = [
 ]
 
 
-def pooled_spec(k: int, load: float, *, policy: str = "fcfs", arrivals: int = 20_000,
-                classes: list[dict[str, Any]] | None = None, seed: int = 1,
-                **run: Any) -> dict[str, Any]:
+def pooled_spec(
+    k: int,
+    load: float,
+    *,
+    policy: str = "fcfs",
+    arrivals: int = 20_000,
+    classes: list[dict[str, Any]] | None = None,
+    seed: int = 1,
+    **run: Any,
+) -> dict[str, Any]:
     return {
         "cluster": {"servers": k},
         "workload": {
             "load": load,
-            "classes": copy.deepcopy(classes) if classes is not None else [
-                {"need": 1, "duration": {"dist": "exponential", "mean": 1.0}}
-            ],
+            "classes": copy.deepcopy(classes)
+            if classes is not None
+            else [{"need": 1, "duration": {"dist": "exponential", "mean": 1.0}}],
         },
         "policy": {"name": policy},
         "run": {"arrivals": arrivals, "seed": seed, **run},
     }
 
 
-def paper004_spec(load: float, policy: str, arrivals: int, seed: int = 1,
-                  **run: Any) -> dict[str, Any]:
-    return pooled_spec(8, load, policy=policy, arrivals=arrivals, classes=PAPER004_CLASSES,
-                       seed=seed, **run)
+def paper004_spec(
+    load: float, policy: str, arrivals: int, seed: int = 1, **run: Any
+) -> dict[str, Any]:
+    return pooled_spec(
+        8, load, policy=policy, arrivals=arrivals, classes=PAPER004_CLASSES, seed=seed, **run
+    )
 
 
 @pytest.fixture

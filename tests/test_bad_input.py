@@ -38,14 +38,23 @@ def expect_error(path: Path, *fragments: str) -> str:
         ("load = 0.9", "load = 1.05", ["spec.toml:6", "workload.load", "--allow-unstable"]),
         ("load = 0.9", "rate = -3.0", ["spec.toml:6", "workload.rate", "greater than 0"]),
         ("need = 8", "need = 16", ["spec.toml:21", "workload.classes[3].need", "larger than"]),
-        ('name = "server-filling"', 'name = "server-filing"',
-         ["policy.name", "did you mean 'server-filling'"]),
-        ("probability = 0.25               # size", "probabilty = 0.25 # size",
-         ["spec.toml:8", "probabilty", "did you mean 'probability'"]),
+        (
+            'name = "server-filling"',
+            'name = "server-filing"',
+            ["policy.name", "did you mean 'server-filling'"],
+        ),
+        (
+            "probability = 0.25               # size",
+            "probabilty = 0.25 # size",
+            ["spec.toml:8", "probabilty", "did you mean 'probability'"],
+        ),
         ("[run]", "[run", ["spec.toml:25", "malformed TOML"]),
         ("mean = 0.5 }", "mean = -0.5 }", ["spec.toml:14", "duration.mean"]),
-        ('dist = "exponential", mean = 0.25', 'dist = "expo", mean = 0.25',
-         ["workload.classes[2].duration", "unknown distribution 'expo'"]),
+        (
+            'dist = "exponential", mean = 0.25',
+            'dist = "expo", mean = 0.25',
+            ["workload.classes[2].duration", "unknown distribution 'expo'"],
+        ),
         ("arrivals = 1_000_000", "arrivalz = 5", ["spec.toml:26", "run.arrivalz", "arrivals"]),
         ("need = 4", "need = 3", ["DivisorFilling"]),
     ],
@@ -63,8 +72,9 @@ def test_missing_file():
 
 def test_unstable_load_runs_with_flag(tmp_toml):
     path = tmp_toml(QUICKSTART.replace("load = 0.9", "load = 1.05"))
-    result = run_cli("simulate", "--spec", str(path), "--allow-unstable", "--arrivals", "60000",
-                     "--json")
+    result = run_cli(
+        "simulate", "--spec", str(path), "--allow-unstable", "--arrivals", "60000", "--json"
+    )
     assert result.exit_code == 0, result.output
     import json
 
@@ -76,8 +86,9 @@ def test_unstable_load_runs_with_flag(tmp_toml):
 def test_json_output_shape(tmp_toml):
     import json
 
-    result = run_cli("simulate", "--spec", str(tmp_toml(QUICKSTART)), "--arrivals", "20000",
-                     "--json")
+    result = run_cli(
+        "simulate", "--spec", str(tmp_toml(QUICKSTART)), "--arrivals", "20000", "--json"
+    )
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert {"metrics", "stable", "events", "wall_s"} <= set(data)
@@ -91,8 +102,10 @@ def test_json_output_shape(tmp_toml):
     [
         (lambda s: s["cluster"].update(servers=0), "cluster.servers"),
         (lambda s: s["workload"]["classes"][0].update(need=0), "workload.classes[0].need"),
-        (lambda s: s["workload"]["classes"][0].update(speedup="fast"),
-         "workload.classes[0].speedup"),
+        (
+            lambda s: s["workload"]["classes"][0].update(speedup="fast"),
+            "workload.classes[0].speedup",
+        ),
         (lambda s: s["workload"].update(rate=1.0), "workload"),
         (lambda s: s["run"].update(warmup=1.5), "run.warmup"),
         (lambda s: s.pop("policy"), "policy"),
@@ -110,10 +123,16 @@ def test_spec_errors_name_the_field(change, field):
 
 def test_packing_demand_larger_than_every_server():
     spec = {
-        "cluster": {"pools": [{"count": 2, "capacity": {"cpu": 1.0, "mem": 1.0}},
-                              {"count": 1, "capacity": {"cpu": 2.0, "mem": 0.5}}]},
-        "workload": {"load": 0.5, "classes": [
-            {"demand": {"cpu": 1.5, "mem": 0.8}, "duration": 1.0}]},
+        "cluster": {
+            "pools": [
+                {"count": 2, "capacity": {"cpu": 1.0, "mem": 1.0}},
+                {"count": 1, "capacity": {"cpu": 2.0, "mem": 0.5}},
+            ]
+        },
+        "workload": {
+            "load": 0.5,
+            "classes": [{"demand": {"cpu": 1.5, "mem": 0.8}, "duration": 1.0}],
+        },
         "policy": {"name": "fifo-ff"},
         "run": {"arrivals": 100},
     }
@@ -125,8 +144,10 @@ def test_packing_demand_larger_than_every_server():
 def test_packing_demand_sometimes_too_large_is_caught_per_job():
     spec = {
         "cluster": {"servers": 3, "capacity": 1.0},
-        "workload": {"load": 0.5, "classes": [
-            {"demand": {"dist": "uniform", "low": 0.5, "high": 1.5}, "duration": 1.0}]},
+        "workload": {
+            "load": 0.5,
+            "classes": [{"demand": {"dist": "uniform", "low": 0.5, "high": 1.5}, "duration": 1.0}],
+        },
         "policy": {"name": "fifo-ff"},
         "run": {"arrivals": 100},
     }
@@ -137,8 +158,10 @@ def test_packing_demand_sometimes_too_large_is_caught_per_job():
 def test_unknown_resource_is_named():
     spec = {
         "cluster": {"servers": 2, "capacity": {"cpu": 1.0, "memory": 1.0}},
-        "workload": {"load": 0.5, "classes": [{"demand": {"cpu": 0.5, "mem": 0.5},
-                                                "duration": 1.0}]},
+        "workload": {
+            "load": 0.5,
+            "classes": [{"demand": {"cpu": 0.5, "mem": 0.5}, "duration": 1.0}],
+        },
         "policy": {"name": "fifo-ff"},
         "run": {"arrivals": 100},
     }

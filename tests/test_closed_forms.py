@@ -76,8 +76,9 @@ def test_erlang_b_is_insensitive_to_the_duration_distribution():
         "cluster": {"servers": 1, "capacity": 6},
         "workload": {
             "load": 5.0 / 6,
-            "classes": [{"demand": 1,
-                         "duration": {"dist": "hyperexponential", "mean": 1.0, "scv": 8.0}}],
+            "classes": [
+                {"demand": 1, "duration": {"dist": "hyperexponential", "mean": 1.0, "scv": 8.0}}
+            ],
         },
         "policy": {"name": "first-fit"},
         "run": {"arrivals": 400_000, "seed": 9},

@@ -27,8 +27,10 @@ def test_same_seed_same_result():
 
 
 def test_policies_see_the_same_job_sequence():
-    jobs = [prepare(compile_model(parse_spec(paper004_spec(0.8, p, 5_000, seed=9))))[0]
-            for p in ("server-filling", "fcfs")]
+    jobs = [
+        prepare(compile_model(parse_spec(paper004_spec(0.8, p, 5_000, seed=9))))[0]
+        for p in ("server-filling", "fcfs")
+    ]
     for field in ("arrival", "job_class", "demand", "work"):
         assert np.array_equal(getattr(jobs[0], field), getattr(jobs[1], field)), field
 
@@ -64,7 +66,12 @@ def test_uncompiled_engine_gives_identical_results(policy):
     for jit in ("1", "0"):
         env = {**os.environ, "SCHEDLAB_JIT": jit}
         env.pop("NUMBA_DISABLE_JIT", None)
-        proc = subprocess.run([sys.executable, "-c", SCRIPT, json.dumps(spec)], env=env,
-                              capture_output=True, text=True, check=True)
+        proc = subprocess.run(
+            [sys.executable, "-c", SCRIPT, json.dumps(spec)],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         outputs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
     assert outputs[0] == outputs[1]

@@ -53,8 +53,11 @@ def test_hyperexponential_has_the_requested_scv():
     assert p[0] * means[0] == pytest.approx(p[1] * means[1])
 
 
-@pytest.mark.parametrize("params", [c for c in CASES if c["dist"] not in ("geometric", "poisson")],
-                         ids=lambda p: p["dist"])
+@pytest.mark.parametrize(
+    "params",
+    [c for c in CASES if c["dist"] not in ("geometric", "poisson")],
+    ids=lambda p: p["dist"],
+)
 def test_with_mean_keeps_the_shape(params):
     dist = ADAPTER.validate_python(params)
     if dist.mean == 0:

@@ -92,11 +92,17 @@ def wrong_server(st, ps):
 def run_bad(decide, spec, *, check: bool = True):
     model = compile_model(parse_spec(spec))
     runner = njit(lambda st, ps, n: run_engine(st, ps, decide, n))
-    bad = Policy(name="bad", family=model.family, title="bad", reference="test", summary="",
-                 runner=runner, make_state=lambda st, m, p: (np.zeros(1),))
+    bad = Policy(
+        name="bad",
+        family=model.family,
+        title="bad",
+        reference="test",
+        summary="",
+        runner=runner,
+        make_state=lambda st, m, p: (np.zeros(1),),
+    )
     run = model.spec.run.model_copy(update={"check": check})
-    model = dataclasses.replace(model, policy=bad,
-                                spec=model.spec.model_copy(update={"run": run}))
+    model = dataclasses.replace(model, policy=bad, spec=model.spec.model_copy(update={"run": run}))
     return simulate_model(model)
 
 

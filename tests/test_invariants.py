@@ -20,12 +20,21 @@ EXAMPLES = 1000
 durations_continuous = st.one_of(
     st.builds(lambda m: {"dist": "exponential", "mean": m}, st.floats(0.05, 5.0)),
     st.builds(lambda v: {"dist": "fixed", "value": v}, st.floats(0.05, 5.0)),
-    st.builds(lambda m, c: {"dist": "hyperexponential", "mean": m, "scv": c},
-              st.floats(0.05, 5.0), st.floats(1.0, 20.0)),
-    st.builds(lambda lo, w: {"dist": "uniform", "low": lo, "high": lo + w},
-              st.floats(0.01, 2.0), st.floats(0.0, 3.0)),
-    st.builds(lambda a, lo: {"dist": "bounded_pareto", "alpha": a, "low": lo, "high": lo * 100},
-              st.floats(0.5, 2.5), st.floats(0.01, 1.0)),
+    st.builds(
+        lambda m, c: {"dist": "hyperexponential", "mean": m, "scv": c},
+        st.floats(0.05, 5.0),
+        st.floats(1.0, 20.0),
+    ),
+    st.builds(
+        lambda lo, w: {"dist": "uniform", "low": lo, "high": lo + w},
+        st.floats(0.01, 2.0),
+        st.floats(0.0, 3.0),
+    ),
+    st.builds(
+        lambda a, lo: {"dist": "bounded_pareto", "alpha": a, "low": lo, "high": lo * 100},
+        st.floats(0.5, 2.5),
+        st.floats(0.01, 1.0),
+    ),
 )
 durations_slotted = st.one_of(
     st.builds(lambda m: {"dist": "geometric", "mean": m}, st.floats(1.0, 30.0)),
@@ -50,8 +59,11 @@ def pooled_specs(draw, policy: str):
     n_classes = draw(st.integers(1, 3))
     weights = draw(st.lists(st.floats(0.1, 1.0), min_size=n_classes, max_size=n_classes))
     classes = [
-        {"probability": w / sum(weights), "need": draw(st.sampled_from(needs)),
-         "duration": draw(durations)}
+        {
+            "probability": w / sum(weights),
+            "need": draw(st.sampled_from(needs)),
+            "duration": draw(durations),
+        }
         for w in weights
     ]
     return {
@@ -59,8 +71,13 @@ def pooled_specs(draw, policy: str):
         "workload": {"load": draw(st.floats(0.05, 0.98)), "classes": classes},
         "model": model,
         "policy": {"name": policy},
-        "run": {"arrivals": draw(st.integers(1, 300)), "seed": draw(st.integers(0, 10**6)),
-                "jobs": True, "batches": 4, "timeseries": 10},
+        "run": {
+            "arrivals": draw(st.integers(1, 300)),
+            "seed": draw(st.integers(0, 10**6)),
+            "jobs": True,
+            "batches": 4,
+            "timeseries": 10,
+        },
     }
 
 
@@ -71,26 +88,38 @@ def resource_specs(draw, policy: str, family: str):
     named = draw(st.booleans())
     if named:
         capacity = {"cpu": draw(st.sampled_from([1.0, 2.0])), "mem": 1.0}
+
         def demand():
-            return {"cpu": draw(st.floats(0.01, capacity["cpu"])),
-                    "mem": {"dist": "uniform", "low": 0.01, "high": draw(st.floats(0.02, 1.0))}}
+            return {
+                "cpu": draw(st.floats(0.01, capacity["cpu"])),
+                "mem": {"dist": "uniform", "low": 0.01, "high": draw(st.floats(0.02, 1.0))},
+            }
     else:
         capacity = draw(st.sampled_from([1.0, 10.0]))
+
         def demand():
             hi = draw(st.floats(0.02, capacity))
             return {"dist": "uniform", "low": min(0.01, hi), "high": hi}
+
     n_classes = draw(st.integers(1, 3))
     weights = draw(st.lists(st.floats(0.1, 1.0), min_size=n_classes, max_size=n_classes))
-    classes = [{"probability": w / sum(weights), "demand": demand(),
-                "duration": draw(durations)} for w in weights]
+    classes = [
+        {"probability": w / sum(weights), "demand": demand(), "duration": draw(durations)}
+        for w in weights
+    ]
     max_load = 3.0 if family == "loss" else 0.98
     return {
         "cluster": {"servers": servers, "capacity": capacity},
         "workload": {"load": draw(st.floats(0.05, max_load)), "classes": classes},
         "model": {**model, "family": family},
         "policy": {"name": policy},
-        "run": {"arrivals": draw(st.integers(1, 300)), "seed": draw(st.integers(0, 10**6)),
-                "jobs": True, "batches": 4, "timeseries": 10},
+        "run": {
+            "arrivals": draw(st.integers(1, 300)),
+            "seed": draw(st.integers(0, 10**6)),
+            "jobs": True,
+            "batches": 4,
+            "timeseries": 10,
+        },
     }
 
 

@@ -28,7 +28,9 @@ def test_saturated_throughput_matches_overloaded_simulation():
     result = schedlab.simulate(spec)
     assert not result.stable
     assert result["throughput"].covers(SATURATED.throughput, 0.999), (
-        result["throughput"], SATURATED.throughput)
+        result["throughput"],
+        SATURATED.throughput,
+    )
 
 
 def test_server_filling_is_stable_at_095_and_fcfs_is_not():

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import sys
@@ -29,9 +30,15 @@ def _source_hash() -> str:
     return digest.hexdigest()[:16]
 
 
+@functools.cache
+def code_hash() -> str:
+    """Hash of the engine and policy sources: identifies the code that produced a result."""
+    return _source_hash()
+
+
 def cache_dir() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "schedlab" / f"numba-{_source_hash()}"
+    return Path(base) / "schedlab" / f"numba-{code_hash()}"
 
 
 def configure() -> None:

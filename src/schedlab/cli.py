@@ -11,17 +11,15 @@ import math
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from functools import wraps
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from schedlab.errors import SchedlabError
+from schedlab.cli_support import err, fail, out, user_errors
 
 app = typer.Typer(
     add_completion=False,
@@ -29,42 +27,25 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     help="Simulate and analyse cluster-scheduling policies (packing, loss and pooled models).",
 )
-out = Console()
-err = Console(stderr=True)
-
 PROGRESS_MIN_ARRIVALS = 200_000
 
 
-def fail(message: str, code: int = 2) -> None:
-    err.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
-    raise typer.Exit(code)
-
-
-def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Turn schedlab's own errors into one line on stderr and exit code 2."""
-
-    @wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except SchedlabError as exc:
-            fail(str(exc))
-        except KeyboardInterrupt:
-            fail("interrupted", code=130)
-
-    return wrapper
-
-
 @contextmanager
-def arrival_progress(total_hint: int | None, enabled: bool) -> Iterator[Callable[[int, int], None] | None]:
+def arrival_progress(
+    total_hint: int | None, enabled: bool
+) -> Iterator[Callable[[int, int], None] | None]:
     """A rich progress bar fed with (arrivals processed, total); None when disabled."""
     if not enabled or (total_hint is not None and total_hint < PROGRESS_MIN_ARRIVALS):
         yield None
         return
     with Progress(
-        TextColumn("[progress.description]{task.description}"), BarColumn(),
-        TextColumn("{task.completed:,}/{task.total:,} arrivals"), TimeElapsedColumn(),
-        TimeRemainingColumn(), console=err, transient=True,
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed:,}/{task.total:,} arrivals"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=err,
+        transient=True,
     ) as bar:
         task = bar.add_task("simulating", total=total_hint or 1)
 
@@ -84,12 +65,18 @@ def print_result(result: Any) -> None:
     head = Table.grid(padding=(0, 2))
     head.add_row("policy", f"{result.policy} ({result.family} family)")
     head.add_row("load", f"{result.load:.4g}  (arrival rate {result.rate:.6g})")
-    head.add_row("jobs", f"{result.counters['arrivals']:,} arrivals, "
-                         f"{result.counters['completions']:,} completed, "
-                         f"{result.counters['lost']:,} lost")
-    head.add_row("events", f"{result.events:,} in {result.loop_s:.3g} s "
-                           f"({result.events_per_second / 1e6:.2f} M events/s); "
-                           f"total {result.wall_s:.3g} s")
+    head.add_row(
+        "jobs",
+        f"{result.counters['arrivals']:,} arrivals, "
+        f"{result.counters['completions']:,} completed, "
+        f"{result.counters['lost']:,} lost",
+    )
+    head.add_row(
+        "events",
+        f"{result.events:,} in {result.loop_s:.3g} s "
+        f"({result.events_per_second / 1e6:.2f} M events/s); "
+        f"total {result.wall_s:.3g} s",
+    )
     head.add_row("stable", "yes" if result.stable else f"[bold red]NO[/]: {result.instability}")
     out.print(head)
     if not result.stable:
@@ -100,8 +87,9 @@ def print_result(result: Any) -> None:
     table.add_column("mean", justify="right")
     table.add_column("95% CI", justify="right")
     for name, est in result.metrics.items():
-        table.add_row(escape(name), _fmt(est.mean),
-                      escape(f"[{_fmt(est.ci95[0])}, {_fmt(est.ci95[1])}]"))
+        table.add_row(
+            escape(name), _fmt(est.mean), escape(f"[{_fmt(est.ci95[0])}, {_fmt(est.ci95[1])}]")
+        )
     out.print(table)
     for w in result.warnings:
         err.print(f"[yellow]warning:[/] {w}", highlight=False)
@@ -112,18 +100,23 @@ def print_result(result: Any) -> None:
 def simulate(
     spec: Annotated[Path, typer.Option("--spec", "-s", help="Simulation spec (TOML).")],
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
-    allow_unstable: Annotated[bool, typer.Option(
-        "--allow-unstable", help="Run even if load >= 1 (no steady state).")] = False,
+    allow_unstable: Annotated[
+        bool, typer.Option("--allow-unstable", help="Run even if load >= 1 (no steady state).")
+    ] = False,
     arrivals: Annotated[int | None, typer.Option(help="Override run.arrivals.", min=1)] = None,
     seed: Annotated[int | None, typer.Option(help="Override run.seed.", min=0)] = None,
-    replications: Annotated[int | None, typer.Option(help="Override run.replications.",
-                                                     min=1)] = None,
-    no_check: Annotated[bool, typer.Option(
-        "--no-check", help="Skip action validation (faster; trusts the policy).")] = False,
-    jobs_out: Annotated[Path | None, typer.Option(
-        help="Write the per-job records to this Parquet file.")] = None,
-    timeseries_out: Annotated[Path | None, typer.Option(
-        help="Write the sampled time series to this Parquet or CSV file.")] = None,
+    replications: Annotated[
+        int | None, typer.Option(help="Override run.replications.", min=1)
+    ] = None,
+    no_check: Annotated[
+        bool, typer.Option("--no-check", help="Skip action validation (faster; trusts the policy).")
+    ] = False,
+    jobs_out: Annotated[
+        Path | None, typer.Option(help="Write the per-job records to this Parquet file.")
+    ] = None,
+    timeseries_out: Annotated[
+        Path | None, typer.Option(help="Write the sampled time series to this Parquet or CSV file.")
+    ] = None,
 ) -> None:
     """Run one simulation spec and print its metrics with 95% confidence intervals."""
     import pyarrow.csv as pacsv
@@ -134,8 +127,12 @@ def simulate(
     from schedlab.model.spec import errors_located_in, load_spec
 
     parsed = with_run(
-        load_spec(spec), arrivals=arrivals, seed=seed, replications=replications,
-        allow_unstable=True if allow_unstable else None, check=False if no_check else None,
+        load_spec(spec),
+        arrivals=arrivals,
+        seed=seed,
+        replications=replications,
+        allow_unstable=True if allow_unstable else None,
+        check=False if no_check else None,
         jobs=True if jobs_out else None,
     )
     for target in (jobs_out, timeseries_out):
@@ -168,9 +165,18 @@ def policies(
 
     items = all_policies()
     if as_json:
-        rows = [{"name": p.name, "family": p.family, "families": list(p.families),
-                 "title": p.title, "reference": p.reference, "summary": p.summary,
-                 "parameters": sorted(p.params.model_fields)} for p in items]
+        rows = [
+            {
+                "name": p.name,
+                "family": p.family,
+                "families": list(p.families),
+                "title": p.title,
+                "reference": p.reference,
+                "summary": p.summary,
+                "parameters": sorted(p.params.model_fields),
+            }
+            for p in items
+        ]
         sys.stdout.write(json.dumps(rows, indent=2) + "\n")
         return
     table = Table(show_header=True, header_style="bold")
@@ -186,21 +192,29 @@ def policies(
 def demo(
     arrivals: Annotated[int, typer.Option(help="Arrivals per point.", min=1000)] = 300_000,
     out_dir: Annotated[Path, typer.Option("--out", help="Where to write the figure.")] = Path(
-        "out/demo"),
+        "out/demo"
+    ),
 ) -> None:
-    """ServerFilling vs FCFS on paper 004's Fig. 2 setting at several loads (what `make run` does)."""
+    """ServerFilling vs FCFS on paper 004's Fig. 2 setting at several loads (`make run`)."""
     from schedlab.demo import DEMO_LOADS, DEMO_POLICIES, fcfs_limit, plot_demo, run_demo
 
-    out.print(f"ServerFilling vs FCFS, k = 8 servers, needs uniform on {{1,2,4,8}}, exponential "
-              f"sizes; {arrivals:,} arrivals per point, same jobs for both policies.")
+    out.print(
+        f"ServerFilling vs FCFS, k = 8 servers, needs uniform on {{1,2,4,8}}, exponential "
+        f"sizes; {arrivals:,} arrivals per point, same jobs for both policies."
+    )
     out.print(f"FCFS's exact stability limit (saturated-system CTMC): rho* = {fcfs_limit():.4f}")
     table = Table(show_header=True, header_style="bold")
     table.add_column("load", justify="right")
     for policy in DEMO_POLICIES:
         table.add_column(f"{policy}: E[T] (95% CI)", justify="right")
     results: dict[tuple[float, str], Any] = {}
-    with Progress(TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
-                  console=err, transient=True) as bar:
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+    ) as bar:
         task = bar.add_task("simulating", total=len(DEMO_LOADS) * len(DEMO_POLICIES))
 
         def done(row: Any) -> None:
@@ -213,8 +227,11 @@ def demo(
         for policy in DEMO_POLICIES:
             r = results[(load, policy)]
             est = r["mean_response_time"]
-            cells.append(escape(f"{est.mean:.4g} [{est.ci95[0]:.4g}, {est.ci95[1]:.4g}]")
-                         if r.stable else "[red]unstable[/]")
+            cells.append(
+                escape(f"{est.mean:.4g} [{est.ci95[0]:.4g}, {est.ci95[1]:.4g}]")
+                if r.stable
+                else "[red]unstable[/]"
+            )
         table.add_row(f"{load:g}", *cells)
     out.print(table)
     paths = plot_demo(rows, out_dir)
@@ -228,6 +245,22 @@ def version() -> None:
     from schedlab import __version__
 
     out.print(__version__)
+
+
+def _add_command_groups() -> None:
+    """Each module of schedlab.commands adds a command group (``NAME``, a typer ``app``)."""
+    import importlib
+    import pkgutil
+
+    import schedlab.commands as package
+
+    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
+        module = importlib.import_module(f"schedlab.commands.{info.name}")
+        if hasattr(module, "register"):
+            module.register(app)
+
+
+_add_command_groups()
 
 
 def main() -> None:

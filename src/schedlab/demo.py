@@ -1,4 +1,4 @@
-"""`make run` / `schedlab demo`: ServerFilling vs FCFS on paper 004's Fig. 2 setting at several loads.
+"""`make run` / `schedlab demo`: ServerFilling vs FCFS, paper 004's Fig. 2 setting, several loads.
 
 Both policies see the same job sequence at each load (common random numbers). FCFS's exact
 stability limit comes from its saturated system (schedlab.analysis.saturated), drawn on the plot.
@@ -36,15 +36,22 @@ class DemoRow:
     result: Result
 
 
-def run_demo(arrivals: int, loads: tuple[float, ...] = DEMO_LOADS, seed: int = 1,
-             on_result: Callable[[DemoRow], None] | None = None) -> list[DemoRow]:
+def run_demo(
+    arrivals: int,
+    loads: tuple[float, ...] = DEMO_LOADS,
+    seed: int = 1,
+    on_result: Callable[[DemoRow], None] | None = None,
+) -> list[DemoRow]:
     base = quickstart_spec().model_dump(by_alias=True, exclude_unset=True)
     rows = []
     for load in loads:
         for policy in DEMO_POLICIES:
-            data = {**base, "workload": {**base["workload"], "load": load},
-                    "policy": {"name": policy},
-                    "run": {**base["run"], "arrivals": arrivals, "seed": seed}}
+            data = {
+                **base,
+                "workload": {**base["workload"], "load": load},
+                "policy": {"name": policy},
+                "run": {**base["run"], "arrivals": arrivals, "seed": seed},
+            }
             row = DemoRow(policy, load, simulate(parse_spec(data)))
             rows.append(row)
             if on_result is not None:
@@ -61,11 +68,24 @@ def plot_demo(rows: list[DemoRow], out: Path) -> list[Path]:
     points = []
     for r in rows:
         est = r.result["mean_response_time"]
-        points.append(Point(series=r.policy, x=r.load, mean=est.mean, lo=est.ci95[0],
-                            hi=est.ci95[1], stable=r.result.stable))
+        points.append(
+            Point(
+                series=r.policy,
+                x=r.load,
+                mean=est.mean,
+                lo=est.ci95[0],
+                hi=est.ci95[1],
+                stable=r.result.stable,
+            )
+        )
     limit = fcfs_limit()
     return line_plot(
-        points, out / "demo_response_time", x="load", y="mean_response_time", hue="policy",
+        points,
+        out / "demo_response_time",
+        x="load",
+        y="mean_response_time",
+        hue="policy",
         title="k = 8, needs uniform on {1,2,4,8}, exponential sizes (paper 004 Fig. 2 setting)",
-        logy=True, vlines=[(limit, f"FCFS stability limit rho* = {limit:.4f} (exact)")],
+        logy=True,
+        vlines=[(limit, f"FCFS stability limit rho* = {limit:.4f} (exact)")],
     )

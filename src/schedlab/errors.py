@@ -1,4 +1,4 @@
-"""Errors raised at schedlab's boundaries (specs, traces, CLI) and by the engine's invariant checks."""
+"""Errors raised at schedlab's boundaries (specs, traces, CLI) and by the engine's checks."""
 
 from __future__ import annotations
 
@@ -14,8 +14,14 @@ class SpecError(SchedlabError):
     can print one line such as ``spec.toml:12: workload.classes[1].duration.mean: must be > 0``.
     """
 
-    def __init__(self, message: str, *, field: str | None = None, file: str | None = None,
-                 line: int | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        field: str | None = None,
+        file: str | None = None,
+        line: int | None = None,
+    ) -> None:
         self.message = message
         self.field = field
         self.file = file
@@ -31,8 +37,12 @@ class SpecError(SchedlabError):
 
     def located(self, file: str | None, line: int | None) -> SpecError:
         """The same error with a file (and line) attached."""
-        return SpecError(self.message, field=self.field, file=file or self.file,
-                         line=line if line is not None else self.line)
+        return SpecError(
+            self.message,
+            field=self.field,
+            file=file or self.file,
+            line=line if line is not None else self.line,
+        )
 
 
 class InvariantViolation(SchedlabError):

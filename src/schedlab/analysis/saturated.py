@@ -26,8 +26,9 @@ class SaturatedFCFS:
     states: int
 
 
-def fcfs_saturated(k: int, needs: list[int], probabilities: list[float],
-                   rates: list[float]) -> SaturatedFCFS:
+def fcfs_saturated(
+    k: int, needs: list[int], probabilities: list[float], rates: list[float]
+) -> SaturatedFCFS:
     """Exact saturated throughput of FCFS for classes with server needs, probabilities and
     exponential service rates (rate = 1 / mean duration)."""
     if len(needs) != len(probabilities) or len(needs) != len(rates):

@@ -18,7 +18,7 @@ import math
 
 from numba import njit
 
-from schedlab.engine.actions import release, reject_waiting
+from schedlab.engine.actions import reject_waiting, release
 from schedlab.engine.constants import (
     A_FIRST_RESOURCE,
     A_QUEUE,
@@ -28,8 +28,8 @@ from schedlab.engine.constants import (
     ARRIVED,
     BATCH,
     DECISIONS,
-    DONE,
     DELTA,
+    DONE,
     DRAIN,
     DROPPED,
     EVENTS,

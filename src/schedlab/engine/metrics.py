@@ -15,6 +15,7 @@ is also large (the last three batches exceed the first three by more than 20% of
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 
@@ -43,8 +44,8 @@ class Estimate:
         """The interval at another confidence level, from the same batch means."""
         if self.dof < 1:
             return (math.nan, math.nan)
-        half = self.half_width * stats.t.ppf(0.5 + level / 2, self.dof) / stats.t.ppf(
-            0.975, self.dof
+        half = (
+            self.half_width * stats.t.ppf(0.5 + level / 2, self.dof) / stats.t.ppf(0.975, self.dof)
         )
         return (self.mean - half, self.mean + half)
 
@@ -72,31 +73,39 @@ def t_interval(center: float, samples: np.ndarray) -> Estimate:
 
 def _index_batches(lo: int, hi: int, batches: int) -> list[tuple[int, int]]:
     edges = np.linspace(lo, hi, batches + 1).round().astype(int)
-    return [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:], strict=True) if b > a]
+    return [(int(a), int(b)) for a, b in itertools.pairwise(edges) if b > a]
 
 
-def _job_metric(values: np.ndarray, valid: np.ndarray, spans: list[tuple[int, int]],
-                offset: int) -> Estimate:
+def _job_metric(
+    values: np.ndarray, valid: np.ndarray, spans: list[tuple[int, int]], offset: int
+) -> Estimate:
     """Mean of values[valid] with a batch-means interval over consecutive-arrival batches."""
     if not valid.any():
         return Estimate(math.nan, (math.nan, math.nan))
-    means = np.array([
-        values[a - offset:b - offset][valid[a - offset:b - offset]].mean()
-        if valid[a - offset:b - offset].any() else math.nan
-        for a, b in spans
-    ])
+    means = np.array(
+        [
+            values[a - offset : b - offset][valid[a - offset : b - offset]].mean()
+            if valid[a - offset : b - offset].any()
+            else math.nan
+            for a, b in spans
+        ]
+    )
     return t_interval(float(values[valid].mean()), means)
 
 
-def _quantile_metric(values: np.ndarray, valid: np.ndarray, spans: list[tuple[int, int]],
-                     offset: int, q: float) -> Estimate:
+def _quantile_metric(
+    values: np.ndarray, valid: np.ndarray, spans: list[tuple[int, int]], offset: int, q: float
+) -> Estimate:
     if not valid.any():
         return Estimate(math.nan, (math.nan, math.nan))
-    per_batch = np.array([
-        np.quantile(values[a - offset:b - offset][valid[a - offset:b - offset]], q)
-        if valid[a - offset:b - offset].any() else math.nan
-        for a, b in spans
-    ])
+    per_batch = np.array(
+        [
+            np.quantile(values[a - offset : b - offset][valid[a - offset : b - offset]], q)
+            if valid[a - offset : b - offset].any()
+            else math.nan
+            for a, b in spans
+        ]
+    )
     return t_interval(float(np.quantile(values[valid], q)), per_batch)
 
 
@@ -116,7 +125,7 @@ def instability(acc: np.ndarray) -> str | None:
     if np.any(time <= 0):
         return None
     level = acc[:, K.A_SYSTEM] / time
-    half = level[level.size // 2:]
+    half = level[level.size // 2 :]
     if half.size < 6:
         return None
     tau, p_two_sided = stats.kendalltau(np.arange(half.size), half)
@@ -139,8 +148,15 @@ class RunMetrics:
     warnings: list[str]
 
 
-def compute_metrics(st: State, *, warmup_jobs: int, batches: int, resources: tuple[str, ...],
-                    class_names: tuple[str, ...], loss: bool) -> RunMetrics:
+def compute_metrics(
+    st: State,
+    *,
+    warmup_jobs: int,
+    batches: int,
+    resources: tuple[str, ...],
+    class_names: tuple[str, ...],
+    loss: bool,
+) -> RunMetrics:
     """All metrics of one finished run (module docstring for the method)."""
     n = st.arrival.shape[0]
     lo = min(warmup_jobs, n - 1)
@@ -160,8 +176,9 @@ def compute_metrics(st: State, *, warmup_jobs: int, batches: int, resources: tup
     m["mean_number_in_queue"] = _time_metric(acc, K.A_QUEUE)
     total_capacity = st.capacity.sum(axis=0)
     for r, name in enumerate(resources):
-        m[f"utilization[{name}]"] = _time_metric(acc, K.A_FIRST_RESOURCE + r,
-                                                 float(total_capacity[r]))
+        m[f"utilization[{name}]"] = _time_metric(
+            acc, K.A_FIRST_RESOURCE + r, float(total_capacity[r])
+        )
     m["reward_rate"] = _time_metric(acc, K.A_REWARD)
     window = st.batch_edges
     finish = st.t_finish[np.isfinite(st.t_finish)]
@@ -170,8 +187,9 @@ def compute_metrics(st: State, *, warmup_jobs: int, batches: int, resources: tup
     if lengths.sum() > 0:
         m["throughput"] = t_interval(float(counts.sum() / lengths.sum()), counts / lengths)
     if loss:
-        m["loss_probability"] = _job_metric((status == K.LOST).astype(float),
-                                            np.ones_like(done), spans, lo)
+        m["loss_probability"] = _job_metric(
+            (status == K.LOST).astype(float), np.ones_like(done), spans, lo
+        )
     n_res = len(resources)
     n_cls = len(class_names)
     if n_cls > 1:

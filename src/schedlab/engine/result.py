@@ -82,11 +82,24 @@ def combine_replications(reps: list[Result]) -> Result:
     counters = {k: sum(r.counters[k] for r in reps) for k in first.counters}
     warnings = sorted({w for r in reps for w in r.warnings})
     return Result(
-        spec=first.spec, policy=first.policy, family=first.family, load=first.load,
-        rate=first.rate, metrics=metrics, stable=not unstable,
-        instability=(f"{len(unstable)} of {len(reps)} replications unstable: {unstable[0]}"
-                     if unstable else None),
-        events=sum(r.events for r in reps), wall_s=sum(r.wall_s for r in reps),
-        loop_s=sum(r.loop_s for r in reps), counters=counters, warnings=warnings,
-        timeseries=first.timeseries, jobs=first.jobs, replications=reps,
+        spec=first.spec,
+        policy=first.policy,
+        family=first.family,
+        load=first.load,
+        rate=first.rate,
+        metrics=metrics,
+        stable=not unstable,
+        instability=(
+            f"{len(unstable)} of {len(reps)} replications unstable: {unstable[0]}"
+            if unstable
+            else None
+        ),
+        events=sum(r.events for r in reps),
+        wall_s=sum(r.wall_s for r in reps),
+        loop_s=sum(r.loop_s for r in reps),
+        counters=counters,
+        warnings=warnings,
+        timeseries=first.timeseries,
+        jobs=first.jobs,
+        replications=reps,
     )

@@ -97,7 +97,11 @@ def prepare(model: CompiledModel, replication: int = 0) -> tuple[Jobs, State, tu
     """The jobs, the initial engine state and the policy state of one replication."""
     jobs = generate_jobs(model, model.spec.run.seed, replication)
     st = build_state(
-        jobs.arrival, jobs.job_class, jobs.demand, jobs.work, jobs.estimate,
+        jobs.arrival,
+        jobs.job_class,
+        jobs.demand,
+        jobs.work,
+        jobs.estimate,
         class_elastic=np.array([c.elastic for c in model.classes], dtype=np.int8),
         class_max_alloc=np.array([c.max_alloc for c in model.classes]),
         class_reward=np.array([c.reward for c in model.classes]),
@@ -108,8 +112,7 @@ def prepare(model: CompiledModel, replication: int = 0) -> tuple[Jobs, State, tu
     return jobs, st, ps
 
 
-def run_loop(model: CompiledModel, st: State, ps: tuple,
-             progress: Progress | None = None) -> float:
+def run_loop(model: CompiledModel, st: State, ps: tuple, progress: Progress | None = None) -> float:
     """Run the compiled loop to the end; returns the loop's wall time in seconds."""
     runner = model.policy.runner
     n = int(st.ctr[K.N_JOBS])
@@ -123,32 +126,46 @@ def run_loop(model: CompiledModel, st: State, ps: tuple,
     elapsed = time.perf_counter() - start
     code = int(st.ctr[K.VIOLATION])
     if code:
-        message = VIOLATION_MESSAGES[code].format(job=int(st.ctr[K.VIOL_JOB]),
-                                                  server=int(st.ctr[K.VIOL_SERVER]))
+        message = VIOLATION_MESSAGES[code].format(
+            job=int(st.ctr[K.VIOL_JOB]), server=int(st.ctr[K.VIOL_SERVER])
+        )
         raise InvariantViolation(
             f"policy '{model.policy.name}' broke the model at t = {st.clk[K.NOW]:.6g}: {message}"
         )
     return elapsed
 
 
-def run_model(model: CompiledModel, replication: int = 0, *,
-              progress: Progress | None = None) -> Result:
+def run_model(
+    model: CompiledModel, replication: int = 0, *, progress: Progress | None = None
+) -> Result:
     """One replication of a compiled model."""
     t0 = time.perf_counter()
     jobs, st, ps = prepare(model, replication)
     loop_s = run_loop(model, st, ps, progress)
     run = model.spec.run
     computed = compute_metrics(
-        st, warmup_jobs=int(run.warmup * len(jobs)), batches=run.batches,
-        resources=model.resources, class_names=tuple(c.name for c in model.classes),
+        st,
+        warmup_jobs=int(run.warmup * len(jobs)),
+        batches=run.batches,
+        resources=model.resources,
+        class_names=tuple(c.name for c in model.classes),
         loss=model.family == "loss",
     )
     return Result(
-        spec=model.spec, policy=model.policy.name, family=model.family, load=model.load,
-        rate=model.rate, metrics=computed.metrics, stable=computed.instability is None,
-        instability=computed.instability, events=int(st.ctr[K.EVENTS]),
-        wall_s=time.perf_counter() - t0, loop_s=loop_s, counters=computed.counters,
-        warnings=computed.warnings, timeseries=timeseries_table(st, model),
+        spec=model.spec,
+        policy=model.policy.name,
+        family=model.family,
+        load=model.load,
+        rate=model.rate,
+        metrics=computed.metrics,
+        stable=computed.instability is None,
+        instability=computed.instability,
+        events=int(st.ctr[K.EVENTS]),
+        wall_s=time.perf_counter() - t0,
+        loop_s=loop_s,
+        counters=computed.counters,
+        warnings=computed.warnings,
+        timeseries=timeseries_table(st, model),
         jobs=jobs_table(st, model) if run.jobs else None,
     )
 
@@ -180,11 +197,13 @@ def jobs_table(st: State, model: CompiledModel) -> pa.Table:
     }
     for r, name in enumerate(model.resources):
         columns[f"demand[{name}]"] = st.demand[:, r]
-    columns.update({
-        "start": st.t_start,
-        "finish": st.t_finish,
-        "response_time": st.t_finish - st.arrival,
-        "server": st.server,
-        "status": status_names[st.status],
-    })
+    columns.update(
+        {
+            "start": st.t_start,
+            "finish": st.t_finish,
+            "response_time": st.t_finish - st.arrival,
+            "server": st.server,
+            "status": status_names[st.status],
+        }
+    )
     return pa.table(columns)

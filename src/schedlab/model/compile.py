@@ -117,10 +117,14 @@ def _class_demand(
     where = f"workload.classes[{i}]"
     if family == "pooled":
         if cls.demand is not None:
-            raise SpecError("pooled jobs give their server need as need = ...", field=f"{where}.demand")
+            raise SpecError(
+                "pooled jobs give their server need as need = ...", field=f"{where}.demand"
+            )
         if cls.speedup == "rigid":
             if cls.need is None:
-                raise SpecError("a rigid pooled job needs need = <number of servers>", field=f"{where}.need")
+                raise SpecError(
+                    "a rigid pooled job needs need = <number of servers>", field=f"{where}.need"
+                )
             values = cls.need.values()
             lo, hi = cls.need.support
             if not cls.need.integer:
@@ -136,10 +140,14 @@ def _class_demand(
             return (cls.need,), False, 1.0
         cap = 1.0 if cls.speedup == "inelastic" else (cls.max_alloc or k)
         if cap > k:
-            raise SpecError(f"max_alloc {cap:g} exceeds the {k:g} servers", field=f"{where}.max_alloc")
+            raise SpecError(
+                f"max_alloc {cap:g} exceeds the {k:g} servers", field=f"{where}.max_alloc"
+            )
         return (Fixed(value=1.0),), True, float(cap)
     if cls.need is not None:
-        raise SpecError(f"the {family} family gives resource demands as demand = ...", field=f"{where}.need")
+        raise SpecError(
+            f"the {family} family gives resource demands as demand = ...", field=f"{where}.need"
+        )
     if cls.speedup != "rigid":
         raise SpecError(
             f"the {family} family is non-preemptive with rigid jobs; elastic jobs belong to the "
@@ -175,8 +183,9 @@ def _class_demand(
     return dists, False, 1.0
 
 
-def _check_fits_somewhere(dists: tuple[_Dist, ...], capacity: np.ndarray, where: str,
-                          resources: tuple[str, ...]) -> None:
+def _check_fits_somewhere(
+    dists: tuple[_Dist, ...], capacity: np.ndarray, where: str, resources: tuple[str, ...]
+) -> None:
     """Refuse a class none of whose jobs can fit on any server (even its smallest demand)."""
     smallest = np.array([d.support[0] for d in dists])
     if not np.any(np.all(smallest[None, :] <= capacity + 1e-12, axis=1)):
@@ -208,8 +217,12 @@ def _policy(spec: SimulationSpec) -> tuple[Any, BaseModel]:
     return policy, params
 
 
-def offered_load(classes: tuple[CompiledClass, ...], capacity: np.ndarray, rate: float,
-                 resources: tuple[str, ...]) -> dict[str, float]:
+def offered_load(
+    classes: tuple[CompiledClass, ...],
+    capacity: np.ndarray,
+    rate: float,
+    resources: tuple[str, ...],
+) -> dict[str, float]:
     """rho_r for each resource (module docstring)."""
     work = np.zeros(len(resources))
     for c in classes:
@@ -235,12 +248,24 @@ def compile_model(spec: SimulationSpec) -> CompiledModel:
     trace = None
     classes: list[CompiledClass] = []
     if wl.arrivals.process == "trace":
-        trace = read_trace_table(wl.arrivals.path, family=family, resources=resources,  # type: ignore[arg-type]
-                                 capacity=capacity, field="workload.arrivals.path")
-        classes = [CompiledClass(name="trace", probability=1.0,
-                                 demand=tuple(Fixed(value=float(m)) for m in trace.mean_demand),
-                                 duration=Fixed(value=float(trace.mean_duration)), elastic=False,
-                                 max_alloc=1.0, reward=1.0)]
+        trace = read_trace_table(
+            wl.arrivals.path,
+            family=family,
+            resources=resources,  # type: ignore[arg-type]
+            capacity=capacity,
+            field="workload.arrivals.path",
+        )
+        classes = [
+            CompiledClass(
+                name="trace",
+                probability=1.0,
+                demand=tuple(Fixed(value=float(m)) for m in trace.mean_demand),
+                duration=Fixed(value=float(trace.mean_duration)),
+                elastic=False,
+                max_alloc=1.0,
+                reward=1.0,
+            )
+        ]
     else:
         for i, cls in enumerate(wl.classes):
             dists, elastic, cap = _class_demand(cls, i, family, resources, k)
@@ -259,10 +284,17 @@ def compile_model(spec: SimulationSpec) -> CompiledModel:
                     "'fixed' with an integer value)",
                     field=where,
                 )
-            classes.append(CompiledClass(
-                name=cls.name or f"class{i}", probability=cls.probability, demand=dists,
-                duration=cls.duration, elastic=elastic, max_alloc=cap, reward=cls.reward,
-            ))
+            classes.append(
+                CompiledClass(
+                    name=cls.name or f"class{i}",
+                    probability=cls.probability,
+                    demand=dists,
+                    duration=cls.duration,
+                    elastic=elastic,
+                    max_alloc=cap,
+                    reward=cls.reward,
+                )
+            )
         names = [c.name for c in classes]
         if len(set(names)) != len(names):
             raise SpecError("class names must be distinct", field="workload.classes")
@@ -280,8 +312,10 @@ def compile_model(spec: SimulationSpec) -> CompiledModel:
         base_rate = trace.rate
         rate = base_rate if wl.load is None else wl.load / bottleneck
         if wl.load is not None and wl.arrivals.time_scale != 1.0:
-            raise SpecError("give either load or time_scale for a trace, not both",
-                            field="workload.arrivals.time_scale")
+            raise SpecError(
+                "give either load or time_scale for a trace, not both",
+                field="workload.arrivals.time_scale",
+            )
         if wl.load is None:
             rate = base_rate / wl.arrivals.time_scale
     elif wl.rate is not None:
@@ -299,10 +333,19 @@ def compile_model(spec: SimulationSpec) -> CompiledModel:
             field=which,
         )
     model = CompiledModel(
-        spec=spec, family=family, slotted=slotted,
-        delta=1.0 if slotted else spec.model.decision_interval, resources=resources,
-        capacity=capacity, classes=tuple(classes), rate=rate, load=load, load_by_resource=loads,
-        policy=policy, params=params, trace=trace,
+        spec=spec,
+        family=family,
+        slotted=slotted,
+        delta=1.0 if slotted else spec.model.decision_interval,
+        resources=resources,
+        capacity=capacity,
+        classes=tuple(classes),
+        rate=rate,
+        load=load,
+        load_by_resource=loads,
+        policy=policy,
+        params=params,
+        trace=trace,
     )
     policy.check(model, params)
     return model

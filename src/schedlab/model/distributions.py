@@ -1,9 +1,10 @@
 """Probability distributions for durations, demands, inter-arrival times and counts.
 
-Every distribution is a pydantic model tagged by ``dist`` (TOML: ``{ dist = "exponential", mean = 2 }``;
-a bare number means a fixed value). Each one knows its mean, second moment, support and whether it
-is integer-valued, samples with a NumPy ``Generator``, and can be rescaled to a given mean while
-keeping its shape (used to set an inter-arrival distribution's mean from a target load).
+Every distribution is a pydantic model tagged by ``dist`` (TOML:
+``{ dist = "exponential", mean = 2 }``; a bare number means a fixed value). Each one knows its
+mean, second moment, support and whether it is integer-valued, samples with a NumPy
+``Generator``, and can be rescaled to a given mean while keeping its shape (used to set an
+inter-arrival distribution's mean from a target load).
 
 Parametrisations follow the papers: the hyperexponential is given by its mean and squared
 coefficient of variation C^2 (paper 004, Fig. 4: C^2 = 10) with balanced means; the geometric
@@ -233,15 +234,16 @@ class Discrete(_Dist):
 
     def with_mean(self, mean: float) -> Discrete:
         f = mean / self.mean
-        return Discrete(dist="discrete", values=[x * f for x in self.values_],
-                        probabilities=self.probabilities)
+        return Discrete(
+            dist="discrete", values=[x * f for x in self.values_], probabilities=self.probabilities
+        )
 
     def values(self) -> np.ndarray:
         return np.asarray(self.values_, dtype=float)
 
 
 class Empirical(_Dist):
-    """Resample observed values uniformly: inline ``values`` or a one-column text/CSV/NPY ``file``."""
+    """Resample observed values uniformly: inline ``values`` or a one-column CSV/NPY ``file``."""
 
     dist: Literal["empirical"]
     values_: list[NonNegative] | None = Field(default=None, alias="values")
@@ -453,8 +455,11 @@ class HyperExponential(_Dist):
     def with_mean(self, mean: float) -> HyperExponential:
         if self.means is not None and self.probabilities is not None:
             f = mean / self.mean
-            return HyperExponential(dist="hyperexponential", probabilities=self.probabilities,
-                                    means=[x * f for x in self.means])
+            return HyperExponential(
+                dist="hyperexponential",
+                probabilities=self.probabilities,
+                means=[x * f for x in self.means],
+            )
         return HyperExponential(dist="hyperexponential", mean=mean, scv=self.scv_)
 
 
@@ -545,8 +550,9 @@ class BoundedPareto(_Dist):
 
     def with_mean(self, mean: float) -> BoundedPareto:
         f = mean / self.mean
-        return BoundedPareto(dist="bounded_pareto", alpha=self.alpha, low=self.low * f,
-                             high=self.high * f)
+        return BoundedPareto(
+            dist="bounded_pareto", alpha=self.alpha, low=self.low * f, high=self.high * f
+        )
 
 
 class LogNormal(_Dist):
@@ -595,15 +601,34 @@ class LogNormal(_Dist):
 
 Distribution = Annotated[
     Union[  # noqa: UP007 - a discriminated union needs the typing form
-        Fixed, Exponential, Uniform, Discrete, Empirical, Geometric, Poisson, HyperExponential,
-        Pareto, BoundedPareto, LogNormal,
+        Fixed,
+        Exponential,
+        Uniform,
+        Discrete,
+        Empirical,
+        Geometric,
+        Poisson,
+        HyperExponential,
+        Pareto,
+        BoundedPareto,
+        LogNormal,
     ],
     Field(discriminator="dist"),
 ]
 
 DIST_NAMES = (
-    "fixed", "deterministic", "exponential", "uniform", "discrete", "empirical", "geometric",
-    "poisson", "hyperexponential", "pareto", "bounded_pareto", "lognormal",
+    "fixed",
+    "deterministic",
+    "exponential",
+    "uniform",
+    "discrete",
+    "empirical",
+    "geometric",
+    "poisson",
+    "hyperexponential",
+    "pareto",
+    "bounded_pareto",
+    "lognormal",
 )
 
 

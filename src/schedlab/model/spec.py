@@ -50,7 +50,7 @@ class ClusterSpec(_Spec):
 
     * ``servers = k`` with the pooled family: k unit servers pooled into one server of capacity k
       (paper 004 §3.1, paper 003 §2);
-    * ``servers = L`` (+ optional ``capacity``) with the packing or loss family: L identical servers;
+    * ``servers = L`` (+ optional ``capacity``), packing or loss family: L identical servers;
     * ``pools = [{count, capacity, name}, ...]``: groups of identical servers (heterogeneous
       clusters, paper 000 §VIII and paper 001).
     """
@@ -143,7 +143,9 @@ class JobClassSpec(_Spec):
         if self.speedup == "rigid" and self.max_alloc is not None:
             raise ValueError("max_alloc applies to elastic/inelastic jobs only")
         if self.speedup == "inelastic" and self.max_alloc not in (None, 1.0):
-            raise ValueError("inelastic jobs run on at most one server; use 'elastic' with max_alloc")
+            raise ValueError(
+                "inelastic jobs run on at most one server; use 'elastic' with max_alloc"
+            )
         return self
 
 
@@ -337,8 +339,9 @@ def locate_field(source: str, field: str | None) -> int | None:
         rest = names[depth:]
         if not rest:
             return pick + 1
-        key = re.compile(r"^\s*" + re.escape(rest[0]) + r"\s*=|[{,]\s*" + re.escape(rest[-1])
-                         + r"\s*=")
+        key = re.compile(
+            r"^\s*" + re.escape(rest[0]) + r"\s*=|[{,]\s*" + re.escape(rest[-1]) + r"\s*="
+        )
         for i in range(pick + 1, len(lines)):
             if re.match(r"^\s*\[", lines[i]):
                 break
@@ -353,8 +356,9 @@ def locate_field(source: str, field: str | None) -> int | None:
     return best
 
 
-def parse_spec(data: dict[str, Any], *, source: str | None = None,
-               file: str | None = None) -> SimulationSpec:
+def parse_spec(
+    data: dict[str, Any], *, source: str | None = None, file: str | None = None
+) -> SimulationSpec:
     """Validate a spec dict; errors name the field (and the file line when source is given)."""
     try:
         return SimulationSpec.model_validate(data)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -50,11 +51,7 @@ class Policy:
 
 
 _REGISTRY: dict[str, Policy] = {}
-
-BUILTIN_MODULES = (
-    "schedlab.policies.packing.fifo_ff",
-    "schedlab.policies.pooled.server_filling",
-)
+_LOADED = False
 
 
 def register(policy: Policy) -> Policy:
@@ -65,8 +62,15 @@ def register(policy: Policy) -> Policy:
 
 
 def _load_builtins() -> None:
-    for module in BUILTIN_MODULES:
-        importlib.import_module(module)
+    """Import every module under schedlab.policies; policy modules register themselves."""
+    global _LOADED
+    if _LOADED:
+        return
+    import schedlab.policies as package
+
+    for info in pkgutil.walk_packages(package.__path__, prefix="schedlab.policies."):
+        importlib.import_module(info.name)
+    _LOADED = True
 
 
 def all_policies() -> list[Policy]:
@@ -80,5 +84,6 @@ def get_policy(name: str) -> Policy:
         return _REGISTRY[name]
     guess = difflib.get_close_matches(name, list(_REGISTRY), n=1)
     hint = f" (did you mean '{guess[0]}'?)" if guess else ""
-    raise SpecError(f"unknown policy '{name}'{hint}; `schedlab policies` lists them",
-                    field="policy.name")
+    raise SpecError(
+        f"unknown policy '{name}'{hint}; `schedlab policies` lists them", field="policy.name"
+    )

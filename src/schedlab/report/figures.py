@@ -11,7 +11,7 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
 
 @dataclass(frozen=True)
@@ -36,10 +36,19 @@ def write_csv(points: Sequence[Point], path: Path, *, x: str, y: str, hue: str) 
     return path
 
 
-def line_plot(points: Sequence[Point], path: Path, *, x: str, y: str, hue: str, title: str,
-              logy: bool = False, reference: Sequence[tuple[float, float]] | None = None,
-              reference_label: str | None = None,
-              vlines: Sequence[tuple[float, str]] = ()) -> list[Path]:
+def line_plot(
+    points: Sequence[Point],
+    path: Path,
+    *,
+    x: str,
+    y: str,
+    hue: str,
+    title: str,
+    logy: bool = False,
+    reference: Sequence[tuple[float, float]] | None = None,
+    reference_label: str | None = None,
+    vlines: Sequence[tuple[float, str]] = (),
+) -> list[Path]:
     """Plot y against x per series with 95% CI bands; writes PNG, SVG and the CSV behind them."""
     fig, ax = plt.subplots(figsize=(7.0, 4.5), dpi=120)
     series = list(dict.fromkeys(p.series for p in points))
@@ -47,21 +56,38 @@ def line_plot(points: Sequence[Point], path: Path, *, x: str, y: str, hue: str, 
     for name in series:
         mine = sorted((p for p in points if p.series == name), key=lambda p: p.x)
         good = [p for p in mine if p.stable and math.isfinite(p.mean)]
-        line = ax.plot([p.x for p in good], [p.mean for p in good], marker="o", ms=3.5,
-                       label=name)[0]
+        line = ax.plot([p.x for p in good], [p.mean for p in good], marker="o", ms=3.5, label=name)[
+            0
+        ]
         band = [p for p in good if math.isfinite(p.lo) and math.isfinite(p.hi)]
         if band:
-            ax.fill_between([p.x for p in band], [p.lo for p in band], [p.hi for p in band],
-                            color=line.get_color(), alpha=0.2, linewidth=0)
+            ax.fill_between(
+                [p.x for p in band],
+                [p.lo for p in band],
+                [p.hi for p in band],
+                color=line.get_color(),
+                alpha=0.2,
+                linewidth=0,
+            )
         bad = [p for p in mine if not p.stable]
         if bad:
-            ax.plot([p.x for p in bad], [1.0] * len(bad), linestyle="none", marker="x", ms=8,
-                    mew=2, color=line.get_color(), transform=ax.get_xaxis_transform(),
-                    clip_on=False, label=None if unstable_drawn else "unstable (no steady state)")
+            ax.plot(
+                [p.x for p in bad],
+                [1.0] * len(bad),
+                linestyle="none",
+                marker="x",
+                ms=8,
+                mew=2,
+                color=line.get_color(),
+                transform=ax.get_xaxis_transform(),
+                clip_on=False,
+                label=None if unstable_drawn else "unstable (no steady state)",
+            )
             unstable_drawn = True
     if reference:
-        ax.plot([r[0] for r in reference], [r[1] for r in reference], "k--", lw=1,
-                label=reference_label)
+        ax.plot(
+            [r[0] for r in reference], [r[1] for r in reference], "k--", lw=1, label=reference_label
+        )
     for xv, label in vlines:
         ax.axvline(xv, color="grey", linestyle=":", lw=1.2, label=label)
     if logy:

@@ -63,9 +63,7 @@ def _arrival_times(model: CompiledModel, rng: np.random.Generator, n: int) -> np
     rate = model.rate
     if model.slotted:
         counts_dist = (
-            _batch_sizes(model, arrivals.batch_size, rate)
-            if arrivals.process == "batch"
-            else None
+            _batch_sizes(model, arrivals.batch_size, rate) if arrivals.process == "batch" else None
         )
         return _batched(rng, n, rate, counts_dist, slotted=True, gaps=None)
     if arrivals.process == "poisson":
@@ -83,8 +81,15 @@ def _arrival_times(model: CompiledModel, rng: np.random.Generator, n: int) -> np
     return _batched(rng, n, mean_batch, sizes, slotted=False, gaps=gaps)
 
 
-def _batched(rng: np.random.Generator, n: int, mean_batch: float, sizes: _Dist | None, *,
-             slotted: bool, gaps: _Dist | None) -> np.ndarray:
+def _batched(
+    rng: np.random.Generator,
+    n: int,
+    mean_batch: float,
+    sizes: _Dist | None,
+    *,
+    slotted: bool,
+    gaps: _Dist | None,
+) -> np.ndarray:
     """Arrival times of n jobs arriving in batches (per slot when slotted)."""
     times: list[np.ndarray] = []
     counts: list[np.ndarray] = []
@@ -147,12 +152,15 @@ def generate_jobs(model: CompiledModel, seed: int, replication: int = 0) -> Jobs
         work[idx] = cls.duration.sample(rng_duration, idx.size)
     if np.any(work <= 0):
         c = int(job_class[np.argmax(work <= 0)])
-        raise SpecError("durations must be > 0; this distribution produced 0",
-                        field=f"workload.classes[{c}].duration")
+        raise SpecError(
+            "durations must be > 0; this distribution produced 0",
+            field=f"workload.classes[{c}].duration",
+        )
     if model.family != "pooled":
         _check_every_job_fits(model, job_class, demand)
-    return Jobs(arrival=arrival, job_class=job_class, demand=demand, work=work,
-                estimate=np.full(n, np.nan))
+    return Jobs(
+        arrival=arrival, job_class=job_class, demand=demand, work=work, estimate=np.full(n, np.nan)
+    )
 
 
 def _check_every_job_fits(model: CompiledModel, job_class: np.ndarray, demand: np.ndarray) -> None:
@@ -183,6 +191,10 @@ def _trace_jobs(model: CompiledModel) -> Jobs:
         keep = min(keep, int(np.searchsorted(arrival, run.horizon, side="right")))
     if keep == 0:
         raise SpecError("no trace job arrives within run.horizon", field="run.horizon")
-    return Jobs(arrival=arrival[:keep], job_class=np.zeros(keep, dtype=np.int32),
-                demand=trace.demand[:keep], work=trace.duration[:keep],
-                estimate=trace.estimate[:keep])
+    return Jobs(
+        arrival=arrival[:keep],
+        job_class=np.zeros(keep, dtype=np.int32),
+        demand=trace.demand[:keep],
+        work=trace.duration[:keep],
+        estimate=trace.estimate[:keep],
+    )

@@ -63,8 +63,9 @@ def _column(table: pa.Table, name: str) -> np.ndarray:
     return table.column(name).to_numpy(zero_copy_only=False).astype(float)
 
 
-def read_trace_table(path: Path, *, family: str, resources: tuple[str, ...],
-                     capacity: np.ndarray, field: str) -> TraceTable:
+def read_trace_table(
+    path: Path, *, family: str, resources: tuple[str, ...], capacity: np.ndarray, field: str
+) -> TraceTable:
     """Read a canonical job table and map its demands onto the model's resources."""
     table = _read(Path(path), field)
     names = set(table.column_names)
@@ -88,7 +89,8 @@ def read_trace_table(path: Path, *, family: str, resources: tuple[str, ...],
         else:
             raise SpecError(
                 f"{path}: a single-resource cluster needs one demand column; this table has "
-                f"{', '.join(cols) or 'none'} (map them with `schedlab trace convert --max-resource`)",
+                f"{', '.join(cols) or 'none'} (map them to one with the max-of-resources "
+                "transform of `schedlab trace convert`)",
                 field=field,
             )
     else:
@@ -99,8 +101,12 @@ def read_trace_table(path: Path, *, family: str, resources: tuple[str, ...],
             )
         demand = np.column_stack([_column(table, f"demand_{r}") for r in resources])
     estimate = _column(table, "estimate") if "estimate" in names else np.full(len(arrival), np.nan)
-    bad = ~(np.isfinite(arrival) & np.isfinite(duration) & (duration > 0)
-            & np.all(np.isfinite(demand) & (demand >= 0), axis=1))
+    bad = ~(
+        np.isfinite(arrival)
+        & np.isfinite(duration)
+        & (duration > 0)
+        & np.all(np.isfinite(demand) & (demand >= 0), axis=1)
+    )
     if bad.any():
         row = int(np.argmax(bad))
         raise SpecError(
@@ -118,5 +124,10 @@ def read_trace_table(path: Path, *, family: str, resources: tuple[str, ...],
         )
     order = np.argsort(arrival, kind="stable")
     arrival = arrival[order] - arrival[order][0]
-    return TraceTable(arrival=arrival, duration=duration[order], demand=demand[order],
-                      estimate=estimate[order], path=str(path))
+    return TraceTable(
+        arrival=arrival,
+        duration=duration[order],
+        demand=demand[order],
+        estimate=estimate[order],
+        path=str(path),
+    )

@@ -57,21 +57,37 @@ def make_state(st, model, params: FifoFirstFitParams) -> tuple:
 
 _COMMON = {"runner": run, "make_state": make_state, "params": FifoFirstFitParams}
 
-register(Policy(
-    name="fifo-ff", family="packing", title="FIFO-FF",
-    reference="Psychas & Ghaderi 2019 (paper 000), §VII-B",
-    summary="FIFO queue; head job to the first server with room; head-of-line blocking",
-    families=("packing", "pooled", "loss"), **_COMMON,
-))
-register(Policy(
-    name="fcfs", family="pooled", title="FCFS",
-    reference="Grosof et al. 2023 (paper 004), §1 (FCFS baseline)",
-    summary="first-come first-served with head-of-line blocking on k pooled servers",
-    families=("pooled", "packing"), **_COMMON,
-))
-register(Policy(
-    name="first-fit", family="loss", title="First-fit admission",
-    reference="loss-model baseline (paper 002 setting, §2)",
-    summary="admit each arrival into the first server with room, otherwise lose it",
-    preset={"blocking": False}, families=("loss", "packing"), **_COMMON,
-))
+register(
+    Policy(
+        name="fifo-ff",
+        family="packing",
+        title="FIFO-FF",
+        reference="Psychas & Ghaderi 2019 (paper 000), §VII-B",
+        summary="FIFO queue; head job to the first server with room; head-of-line blocking",
+        families=("packing", "pooled", "loss"),
+        **_COMMON,
+    )
+)
+register(
+    Policy(
+        name="fcfs",
+        family="pooled",
+        title="FCFS",
+        reference="Grosof et al. 2023 (paper 004), §1 (FCFS baseline)",
+        summary="first-come first-served with head-of-line blocking on k pooled servers",
+        families=("pooled", "packing"),
+        **_COMMON,
+    )
+)
+register(
+    Policy(
+        name="first-fit",
+        family="loss",
+        title="First-fit admission",
+        reference="loss-model baseline (paper 002 setting, §2)",
+        summary="admit each arrival into the first server with room, otherwise lose it",
+        preset={"blocking": False},
+        families=("loss", "packing"),
+        **_COMMON,
+    )
+)

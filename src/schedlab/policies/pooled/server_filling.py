@@ -100,12 +100,16 @@ def server_needs(model) -> np.ndarray:
     needs: set[float] = set()
     for i, cls in enumerate(model.classes):
         if cls.elastic:
-            raise SpecError("this policy serves rigid multiserver jobs only",
-                            field=f"workload.classes[{i}].speedup")
+            raise SpecError(
+                "this policy serves rigid multiserver jobs only",
+                field=f"workload.classes[{i}].speedup",
+            )
         values = cls.demand[0].values()
         if values is None:
-            raise SpecError("this policy needs a finite set of server needs (fixed or discrete)",
-                            field=f"workload.classes[{i}].need")
+            raise SpecError(
+                "this policy needs a finite set of server needs (fixed or discrete)",
+                field=f"workload.classes[{i}].need",
+            )
         needs.update(float(v) for v in values)
     if model.trace is not None:
         needs.update(np.unique(model.trace.demand[:, 0]).tolist())
@@ -118,7 +122,7 @@ def check_nested_divisors(model, params) -> None:
     needs = server_needs(model)
     chain = [*needs.tolist(), k]
     for i, a in enumerate(chain):
-        for b in chain[i + 1:]:
+        for b in chain[i + 1 :]:
             if b % a != 0:
                 raise SpecError(
                     f"ServerFilling needs server needs that divide k and each other (powers of "
@@ -128,10 +132,17 @@ def check_nested_divisors(model, params) -> None:
                 )
 
 
-register(Policy(
-    name="server-filling", family="pooled", title="ServerFilling",
-    reference="Grosof et al. 2023 (paper 004), §3.2 and §6",
-    summary="FCFS-ordered smallest prefix needing >= k servers, placed largest need first; "
-            "preemptive, throughput-optimal for power-of-two needs",
-    runner=run, make_state=make_state, params=NoParams, check=check_nested_divisors,
-))
+register(
+    Policy(
+        name="server-filling",
+        family="pooled",
+        title="ServerFilling",
+        reference="Grosof et al. 2023 (paper 004), §3.2 and §6",
+        summary="FCFS-ordered smallest prefix needing >= k servers, placed largest need first; "
+        "preemptive, throughput-optimal for power-of-two needs",
+        runner=run,
+        make_state=make_state,
+        params=NoParams,
+        check=check_nested_divisors,
+    )
+)

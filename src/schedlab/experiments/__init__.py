@@ -1,0 +1,1 @@
+"""Experiments: sweeps, replications, a crash-safe result store, local and Dask runners."""

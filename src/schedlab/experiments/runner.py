@@ -1,0 +1,164 @@
+"""Execute runs locally (a process pool) or on a Dask distributed cluster, storing each as it ends.
+
+A run is a (spec, replication) pair identified by its hash. Runs already in the store are skipped,
+so an interrupted sweep resumes where it stopped. Results do not depend on where a run executes:
+every random number comes from the run's own seed and replication (common random numbers).
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+from collections.abc import Callable, Iterable
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
+from typing import Any
+
+from schedlab.errors import SchedlabError
+from schedlab.experiments.records import canonical_json, spec_hash
+from schedlab.experiments.store import ResultStore
+from schedlab.model.spec import SimulationSpec
+
+Progress = Callable[[int, int], None]  # (runs finished, runs to do)
+
+
+class RunFailed(SchedlabError):
+    """A run raised an error; the message names its point and spec."""
+
+
+class Interrupted(SchedlabError):
+    """The sweep was interrupted; finished runs are stored."""
+
+
+@dataclass(frozen=True)
+class Task:
+    """One run: a spec (canonical JSON), a replication, and where it sits in an experiment."""
+
+    spec_json: str
+    replication: int = 0
+    experiment: str = ""
+    point: int = -1
+    axes: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def hash(self) -> str:
+        return spec_hash(_parse(self.spec_json), self.replication)
+
+    @classmethod
+    def of(cls, spec: SimulationSpec, replication: int = 0, **kw: Any) -> Task:
+        return cls(spec_json=canonical_json(spec), replication=replication, **kw)
+
+
+def _parse(spec_json: str) -> SimulationSpec:
+    from schedlab.model.spec import parse_spec
+
+    return parse_spec(json.loads(spec_json))
+
+
+def execute(task: Task) -> dict[str, Any]:
+    """Run one task and return its record (runs in worker processes)."""
+    from schedlab.engine.simulate import run_model
+    from schedlab.experiments.records import run_record
+    from schedlab.model.compile import compile_model
+
+    try:
+        model = compile_model(_parse(task.spec_json))
+        result = run_model(model, task.replication)
+    except SchedlabError as exc:
+        where = f"point {task.point} " if task.point >= 0 else ""
+        axes = ", ".join(f"{k}={v}" for k, v in task.axes.items())
+        raise RunFailed(f"run {where}({axes or 'no axes'}, replication {task.replication}): "
+                        f"{exc}") from None
+    return run_record(result, replication=task.replication, experiment=task.experiment,
+                      point=task.point, axes=task.axes)
+
+
+@dataclass
+class Summary:
+    total: int
+    cached: int
+    ran: int
+
+
+def default_workers() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def run_tasks(tasks: Iterable[Task], store: ResultStore, *, workers: int | None = None,
+              cluster: str | None = None, progress: Progress | None = None) -> Summary:
+    """Run every task whose hash is not yet stored; store each record as soon as it exists."""
+    store.ensure_writable()
+    done = store.done()
+    unique: dict[str, Task] = {}
+    for task in tasks:
+        unique.setdefault(task.hash, task)
+    todo = [t for h, t in unique.items() if h not in done]
+    summary = Summary(total=len(unique), cached=len(unique) - len(todo), ran=0)
+    if not todo:
+        return summary
+
+    def finished(row: dict[str, Any]) -> None:
+        store.write(row)
+        summary.ran += 1
+        if progress is not None:
+            progress(summary.ran, len(todo))
+
+    if progress is not None:
+        progress(0, len(todo))
+    try:
+        if cluster is not None:
+            _run_dask(todo, cluster, finished)
+        elif (workers or default_workers()) == 1:
+            for task in todo:
+                finished(execute(task))
+        else:
+            _run_pool(todo, workers or default_workers(), finished)
+    except KeyboardInterrupt:
+        raise Interrupted(
+            f"interrupted: {summary.ran} of {len(todo)} runs finished and stored in {store.root}; "
+            "rerun the same command to complete the sweep"
+        ) from None
+    return summary
+
+
+def _run_pool(todo: list[Task], workers: int, finished: Callable[[dict[str, Any]], None]) -> None:
+    context = multiprocessing.get_context("spawn")
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
+    pending: set[Future] = set()
+    try:
+        pending = {pool.submit(execute, task) for task in todo}
+        while pending:
+            complete, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in complete:
+                finished(fut.result())
+    finally:
+        for fut in pending:
+            fut.cancel()
+        pool.shutdown(wait=not pending, cancel_futures=True)
+
+
+def _run_dask(todo: list[Task], address: str, finished: Callable[[dict[str, Any]], None]) -> None:
+    from dask.distributed import Client, as_completed
+
+    try:
+        client = Client(address, timeout="10s")
+    except (OSError, TimeoutError) as exc:
+        raise SchedlabError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
+    try:
+        futures = client.map(execute, todo, pure=False)
+        for fut in as_completed(futures):
+            finished(fut.result())
+    finally:
+        client.close()
+
+
+def run_specs(specs: list[SimulationSpec], store: ResultStore, *, replications: int = 1,
+              workers: int | None = None, cluster: str | None = None,
+              progress: Progress | None = None, experiment: str = "") -> list[list[dict]]:
+    """Run each spec for ``replications`` replications (cached); for each spec, its records."""
+    tasks = [[Task.of(spec, r, experiment=experiment, point=i) for r in range(replications)]
+             for i, spec in enumerate(specs)]
+    run_tasks([t for group in tasks for t in group], store, workers=workers, cluster=cluster,
+              progress=progress)
+    return [store.read([t.hash for t in group]) for group in tasks]

@@ -1,0 +1,1 @@
+"""Reproductions of the papers' figures: one registered entry per figure (see registry.py)."""

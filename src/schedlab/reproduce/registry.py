@@ -1,0 +1,112 @@
+"""Registry of named reproductions, one per paper figure or table.
+
+A reproduction module under ``schedlab.reproduce`` registers :class:`Reproduction` objects; each
+one builds its simulation specs (paper scale, or a smaller ``--quick`` variant), runs them through
+:meth:`Context.run` (parallel, cached in the output directory), writes its figure(s) and the CSV
+behind them with :mod:`schedlab.report.figures`, and checks the paper's stated claims for that
+figure, returning each :class:`Claim` with PASS/FAIL and the numbers behind it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import pkgutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from schedlab.errors import SchedlabError
+from schedlab.experiments.runner import Progress, run_specs
+from schedlab.experiments.store import ResultStore
+from schedlab.model.spec import SimulationSpec
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A claim the paper makes about the figure, checked against our numbers."""
+
+    text: str
+    passed: bool
+    evidence: str
+
+
+@dataclass
+class Outcome:
+    figures: list[Path]
+    claims: list[Claim]
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return all(c.passed for c in self.claims)
+
+
+@dataclass
+class Context:
+    """What a reproduction gets: scale, output directory, and a cached parallel runner."""
+
+    quick: bool
+    out: Path
+    workers: int | None = None
+    cluster: str | None = None
+    progress: Progress | None = None
+
+    @property
+    def store(self) -> ResultStore:
+        return ResultStore(self.out)
+
+    def run(self, specs: list[SimulationSpec], replications: int = 1,
+            experiment: str = "") -> list[list[dict[str, Any]]]:
+        """Records of each spec's replications; runs already in ``out`` are not rerun."""
+        return run_specs(specs, self.store, replications=replications, workers=self.workers,
+                         cluster=self.cluster, progress=self.progress, experiment=experiment)
+
+
+@dataclass(frozen=True)
+class Reproduction:
+    name: str  # e.g. "grosof2023-fig2"
+    paper: str  # e.g. "004"
+    figure: str  # e.g. "Fig. 2"
+    title: str
+    run: Callable[[Context], Outcome]
+    scale: str = ""  # what paper scale and --quick mean for this entry
+
+
+_REGISTRY: dict[str, Reproduction] = {}
+_LOADED = False
+
+
+def register(reproduction: Reproduction) -> Reproduction:
+    if reproduction.name in _REGISTRY:
+        raise ValueError(f"reproduction {reproduction.name!r} registered twice")
+    _REGISTRY[reproduction.name] = reproduction
+    return reproduction
+
+
+def _load() -> None:
+    global _LOADED
+    if _LOADED:
+        return
+    import schedlab.reproduce as package
+
+    for info in pkgutil.iter_modules(package.__path__):
+        if info.name != "registry":
+            importlib.import_module(f"schedlab.reproduce.{info.name}")
+    _LOADED = True
+
+
+def all_reproductions() -> list[Reproduction]:
+    _load()
+    return sorted(_REGISTRY.values(), key=lambda r: r.name)
+
+
+def get_reproduction(name: str) -> Reproduction:
+    _load()
+    if name in _REGISTRY:
+        return _REGISTRY[name]
+    guess = difflib.get_close_matches(name, list(_REGISTRY), n=1)
+    hint = f" (did you mean '{guess[0]}'?)" if guess else ""
+    raise SchedlabError(f"unknown reproduction '{name}'{hint}; `schedlab reproduce --list` "
+                        "shows them")
