@@ -21,8 +21,10 @@ def reproduce(
     name: Annotated[str | None, typer.Argument(help="Reproduction name (see --list).")] = None,
     quick: Annotated[bool, typer.Option("--quick", help="Small, fast variant.")] = False,
     list_: Annotated[bool, typer.Option("--list", help="List the reproductions.")] = False,
-    out_dir: Annotated[Path | None, typer.Option(
-        "--out", help="Output directory (default: out/reproduce/NAME[-quick]).")] = None,
+    out_dir: Annotated[
+        Path | None,
+        typer.Option("--out", help="Output directory (default: out/reproduce/NAME[-quick])."),
+    ] = None,
     workers: Annotated[int | None, typer.Option(help="Local worker processes.", min=1)] = None,
     cluster: Annotated[str | None, typer.Option(help="Dask scheduler address.")] = None,
 ) -> None:
@@ -41,18 +43,27 @@ def reproduce(
         fail("give a reproduction NAME or --list")
     entry = get_reproduction(name)
     target = out_dir or Path("out") / "reproduce" / (entry.name + ("-quick" if quick else ""))
-    out.print(f"[bold]{escape(entry.name)}[/]: {escape(entry.title)} "
-              f"(paper {entry.paper}, {entry.figure}){' — quick variant' if quick else ''}")
-    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/"
-                  "{task.total} runs"), TimeElapsedColumn(), TimeRemainingColumn(),
-                  console=err, transient=True) as bar:
+    out.print(
+        f"[bold]{escape(entry.name)}[/]: {escape(entry.title)} "
+        f"(paper {entry.paper}, {entry.figure}){' — quick variant' if quick else ''}"
+    )
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total} runs"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=err,
+        transient=True,
+    ) as bar:
         task = bar.add_task("running", total=None)
 
         def progress(done: int, total: int) -> None:
             bar.update(task, completed=done, total=total)
 
-        outcome = entry.run(Context(quick=quick, out=target, workers=workers, cluster=cluster,
-                                    progress=progress))
+        outcome = entry.run(
+            Context(quick=quick, out=target, workers=workers, cluster=cluster, progress=progress)
+        )
     for claim in outcome.claims:
         status = "[green]PASS[/]" if claim.passed else "[red]FAIL[/]"
         out.print(f"{status} {escape(claim.text)}\n      {escape(claim.evidence)}")

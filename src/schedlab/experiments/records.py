@@ -22,8 +22,11 @@ TIMING_COLUMNS = ("wall_s", "loop_s")
 
 
 def canonical_json(spec: SimulationSpec) -> str:
-    return json.dumps(spec.model_dump(mode="json", by_alias=True, exclude_unset=True),
-                      sort_keys=True, separators=(",", ":"))
+    return json.dumps(
+        spec.model_dump(mode="json", by_alias=True, exclude_unset=True),
+        sort_keys=True,
+        separators=(",", ":"),
+    )
 
 
 def spec_hash(spec: SimulationSpec, replication: int = 0) -> str:
@@ -36,8 +39,14 @@ def _num(x: float) -> float | None:
     return float(x) if math.isfinite(x) else None
 
 
-def run_record(result: Result, *, replication: int = 0, experiment: str = "", point: int = -1,
-               axes: dict[str, Any] | None = None) -> dict[str, Any]:
+def run_record(
+    result: Result,
+    *,
+    replication: int = 0,
+    experiment: str = "",
+    point: int = -1,
+    axes: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     from schedlab import __version__
     from schedlab._jit import code_hash
 

@@ -68,10 +68,16 @@ def execute(task: Task) -> dict[str, Any]:
     except SchedlabError as exc:
         where = f"point {task.point} " if task.point >= 0 else ""
         axes = ", ".join(f"{k}={v}" for k, v in task.axes.items())
-        raise RunFailed(f"run {where}({axes or 'no axes'}, replication {task.replication}): "
-                        f"{exc}") from None
-    return run_record(result, replication=task.replication, experiment=task.experiment,
-                      point=task.point, axes=task.axes)
+        raise RunFailed(
+            f"run {where}({axes or 'no axes'}, replication {task.replication}): {exc}"
+        ) from None
+    return run_record(
+        result,
+        replication=task.replication,
+        experiment=task.experiment,
+        point=task.point,
+        axes=task.axes,
+    )
 
 
 @dataclass
@@ -85,8 +91,14 @@ def default_workers() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-def run_tasks(tasks: Iterable[Task], store: ResultStore, *, workers: int | None = None,
-              cluster: str | None = None, progress: Progress | None = None) -> Summary:
+def run_tasks(
+    tasks: Iterable[Task],
+    store: ResultStore,
+    *,
+    workers: int | None = None,
+    cluster: str | None = None,
+    progress: Progress | None = None,
+) -> Summary:
     """Run every task whose hash is not yet stored; store each record as soon as it exists."""
     store.ensure_writable()
     done = store.done()
@@ -153,12 +165,26 @@ def _run_dask(todo: list[Task], address: str, finished: Callable[[dict[str, Any]
         client.close()
 
 
-def run_specs(specs: list[SimulationSpec], store: ResultStore, *, replications: int = 1,
-              workers: int | None = None, cluster: str | None = None,
-              progress: Progress | None = None, experiment: str = "") -> list[list[dict]]:
+def run_specs(
+    specs: list[SimulationSpec],
+    store: ResultStore,
+    *,
+    replications: int = 1,
+    workers: int | None = None,
+    cluster: str | None = None,
+    progress: Progress | None = None,
+    experiment: str = "",
+) -> list[list[dict]]:
     """Run each spec for ``replications`` replications (cached); for each spec, its records."""
-    tasks = [[Task.of(spec, r, experiment=experiment, point=i) for r in range(replications)]
-             for i, spec in enumerate(specs)]
-    run_tasks([t for group in tasks for t in group], store, workers=workers, cluster=cluster,
-              progress=progress)
+    tasks = [
+        [Task.of(spec, r, experiment=experiment, point=i) for r in range(replications)]
+        for i, spec in enumerate(specs)
+    ]
+    run_tasks(
+        [t for group in tasks for t in group],
+        store,
+        workers=workers,
+        cluster=cluster,
+        progress=progress,
+    )
     return [store.read([t.hash for t in group]) for group in tasks]

@@ -66,10 +66,7 @@ class ResultStore:
 
     def read(self, hashes: list[str] | None = None) -> list[dict[str, Any]]:
         """Stored rows (all, or those of the given hashes in that order)."""
-        if hashes is None:
-            paths = self.files()
-        else:
-            paths = [self.runs / f"{h}.parquet" for h in hashes]
+        paths = self.files() if hashes is None else [self.runs / f"{h}.parquet" for h in hashes]
         return [pq.read_table(p).to_pylist()[0] for p in paths]
 
     def connect(self):

@@ -57,11 +57,19 @@ class Context:
     def store(self) -> ResultStore:
         return ResultStore(self.out)
 
-    def run(self, specs: list[SimulationSpec], replications: int = 1,
-            experiment: str = "") -> list[list[dict[str, Any]]]:
+    def run(
+        self, specs: list[SimulationSpec], replications: int = 1, experiment: str = ""
+    ) -> list[list[dict[str, Any]]]:
         """Records of each spec's replications; runs already in ``out`` are not rerun."""
-        return run_specs(specs, self.store, replications=replications, workers=self.workers,
-                         cluster=self.cluster, progress=self.progress, experiment=experiment)
+        return run_specs(
+            specs,
+            self.store,
+            replications=replications,
+            workers=self.workers,
+            cluster=self.cluster,
+            progress=self.progress,
+            experiment=experiment,
+        )
 
 
 @dataclass(frozen=True)
@@ -108,5 +116,6 @@ def get_reproduction(name: str) -> Reproduction:
         return _REGISTRY[name]
     guess = difflib.get_close_matches(name, list(_REGISTRY), n=1)
     hint = f" (did you mean '{guess[0]}'?)" if guess else ""
-    raise SchedlabError(f"unknown reproduction '{name}'{hint}; `schedlab reproduce --list` "
-                        "shows them")
+    raise SchedlabError(
+        f"unknown reproduction '{name}'{hint}; `schedlab reproduce --list` shows them"
+    )
