@@ -29,7 +29,7 @@ def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return fn(*args, **kwargs)
         except SchedlabError as exc:
-            fail(escape(str(exc)))
+            fail(escape(str(exc)), code=exc.exit_code)
         except KeyboardInterrupt:
             fail("interrupted", code=130)
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 
 class SchedlabError(Exception):
-    """Base class of every error schedlab raises on purpose."""
+    """Base class of every error schedlab raises on purpose (the CLI exits with ``exit_code``)."""
+
+    exit_code = 2
 
 
 class SpecError(SchedlabError):

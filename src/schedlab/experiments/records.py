@@ -2,10 +2,11 @@
 
 Columns: ``spec_hash``, ``experiment``, ``point``, axis values (dotted spec paths such as
 ``workload.load``), convenience columns (``policy``, ``family``, ``load``, ``arrival_rate``,
-``seed``, ``replication``, ``arrivals``), every metric as ``<name>``, ``<name>_lo``, ``<name>_hi``
-(95% interval), ``stable``, ``instability``, ``events``, ``wall_s``, ``schedlab_version``,
-``code_hash``, ``spec_json``. An unstable run keeps its raw means (for diagnosis) with
-``stable = false``; aggregation and plots never average them into a finite mean.
+``seed``, ``replication``, ``arrivals``, and ``axes``: a JSON list of the axis columns), every
+metric as ``<name>``, ``<name>_lo``, ``<name>_hi`` (95% interval), ``stable``, ``instability``,
+``events``, ``wall_s``, ``schedlab_version``, ``code_hash``, ``spec_json``. An unstable run keeps
+its raw means (for diagnosis) with ``stable = false``; aggregation and plots never average them
+into a finite mean.
 """
 
 from __future__ import annotations
@@ -65,6 +66,7 @@ def run_record(
     }
     for name, value in (axes or {}).items():
         row[name] = value
+    row["axes"] = json.dumps(list(axes or {}))
     for name, est in result.metrics.items():
         row[name] = _num(est.mean)
         row[f"{name}_lo"] = _num(est.ci95[0])

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import signal
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -29,6 +30,8 @@ class RunFailed(SchedlabError):
 
 class Interrupted(SchedlabError):
     """The sweep was interrupted; finished runs are stored."""
+
+    exit_code = 130
 
 
 @dataclass(frozen=True)
@@ -134,9 +137,16 @@ def run_tasks(
     return summary
 
 
+def _ignore_sigint() -> None:
+    """Workers leave Ctrl-C to the parent, which stops them (no traceback from every worker)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _run_pool(todo: list[Task], workers: int, finished: Callable[[dict[str, Any]], None]) -> None:
     context = multiprocessing.get_context("spawn")
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
+    pool = ProcessPoolExecutor(
+        max_workers=min(workers, len(todo)), mp_context=context, initializer=_ignore_sigint
+    )
     pending: set[Future] = set()
     try:
         pending = {pool.submit(execute, task) for task in todo}
@@ -145,9 +155,10 @@ def _run_pool(todo: list[Task], workers: int, finished: Callable[[dict[str, Any]
             for fut in complete:
                 finished(fut.result())
     finally:
-        for fut in pending:
-            fut.cancel()
-        pool.shutdown(wait=not pending, cancel_futures=True)
+        if pending:  # interrupted or failed: stop the workers now, keep what is stored
+            for process in list(getattr(pool, "_processes", {}).values()):
+                process.terminate()
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _run_dask(todo: list[Task], address: str, finished: Callable[[dict[str, Any]], None]) -> None:

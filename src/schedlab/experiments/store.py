@@ -42,6 +42,12 @@ class ResultStore:
     def files(self) -> list[Path]:
         return sorted(self.runs.glob("*.parquet")) if self.runs.is_dir() else []
 
+    def _corrupted(self, path: Path, exc: Exception) -> StoreError:
+        return StoreError(
+            f"{path}: corrupted result file ({exc}); move it out of {self.runs} to rerun that "
+            "run (nothing else was touched)"
+        )
+
     def done(self) -> set[str]:
         """Hashes of the stored runs; every file is checked to be readable Parquet."""
         hashes = set()
@@ -49,10 +55,7 @@ class ResultStore:
             try:
                 pq.read_metadata(path)
             except (pa.ArrowInvalid, OSError) as exc:
-                raise StoreError(
-                    f"{path}: corrupted result file ({exc}); move it out of {self.runs} to rerun "
-                    "that run (nothing else was touched)"
-                ) from None
+                raise self._corrupted(path, exc) from None
             hashes.add(path.stem)
         return hashes
 
@@ -67,7 +70,13 @@ class ResultStore:
     def read(self, hashes: list[str] | None = None) -> list[dict[str, Any]]:
         """Stored rows (all, or those of the given hashes in that order)."""
         paths = self.files() if hashes is None else [self.runs / f"{h}.parquet" for h in hashes]
-        return [pq.read_table(p).to_pylist()[0] for p in paths]
+        rows = []
+        for path in paths:
+            try:
+                rows.append(pq.read_table(path).to_pylist()[0])
+            except (pa.ArrowInvalid, OSError) as exc:
+                raise self._corrupted(path, exc) from None
+        return rows
 
     def connect(self):
         """A DuckDB connection with the stored runs as the view ``runs``."""

@@ -12,6 +12,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+from matplotlib.ticker import FuncFormatter
 
 
 @dataclass(frozen=True)
@@ -92,6 +93,11 @@ def line_plot(
         ax.axvline(xv, color="grey", linestyle=":", lw=1.2, label=label)
     if logy:
         ax.set_yscale("log")
+        low, high = ax.get_ylim()
+        if high / low < 100:  # a short log range reads better with plain numbers
+            plain = FuncFormatter(lambda v, _: f"{v:g}")
+            ax.yaxis.set_major_formatter(plain)
+            ax.yaxis.set_minor_formatter(plain)
     ax.set_xlabel(x)
     ax.set_ylabel(y)
     ax.set_title(title, fontsize=10)

@@ -1,0 +1,303 @@
+"""``schedlab run``, ``schedlab results`` and ``schedlab plot``: sweeps and their results."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+
+from schedlab.cli_support import err, escape, fail, out, user_errors
+
+
+def register(app: typer.Typer) -> None:
+    app.command(name="run")(run)
+    app.command(name="results")(results)
+    app.command(name="plot")(plot)
+
+
+def _fmt(x: float) -> str:
+    return "-" if x is None or not math.isfinite(x) else f"{x:.5g}"
+
+
+def _cell(stat: Any) -> str:
+    if not stat.stable:
+        return "[red]unstable[/]"
+    if not math.isfinite(stat.lo):
+        return _fmt(stat.mean)
+    return escape(f"{_fmt(stat.mean)} [{_fmt(stat.lo)}, {_fmt(stat.hi)}]")
+
+
+@user_errors
+def run(
+    experiment: Annotated[Path, typer.Argument(help="Experiment spec (TOML).")],
+    workers: Annotated[
+        int | None,
+        typer.Option(help="Local worker processes (default: the number of cores).", min=1),
+    ] = None,
+    cluster: Annotated[
+        str | None, typer.Option(help="Dask scheduler address, e.g. tcp://host:8786.")
+    ] = None,
+    out_dir: Annotated[
+        Path | None,
+        typer.Option("--out", help="Result directory (default: out/<experiment name>)."),
+    ] = None,
+) -> None:
+    """Run a sweep; finished runs are stored as they end, stored runs are never rerun."""
+    from schedlab.experiments.runner import run_tasks
+    from schedlab.experiments.spec import load_experiment
+    from schedlab.experiments.store import ResultStore
+
+    exp = load_experiment(experiment)
+    target = out_dir or Path("out") / exp.spec.name
+    store = ResultStore(target)
+    store.ensure_writable()
+    tasks = exp.tasks()
+    saved = target / "experiments" / f"{exp.spec.name}.toml"
+    saved.parent.mkdir(parents=True, exist_ok=True)
+    saved.write_text(exp.source)
+    if isinstance(exp.spec.base, str):
+        (saved.parent / f"{exp.spec.name}.base.toml").write_text(
+            (experiment.parent / exp.spec.base).read_text()
+        )
+    where = f"Dask cluster {cluster}" if cluster else f"{workers or 'all'} local worker(s)"
+    out.print(
+        f"experiment [bold]{escape(exp.spec.name)}[/]: {len(tasks)} runs "
+        f"({len(tasks) // exp.spec.replications} points x {exp.spec.replications} "
+        f"replications) on {where} -> {target}"
+    )
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("eta"),
+        TimeRemainingColumn(),
+        console=err,
+        transient=True,
+    ) as bar:
+        task = bar.add_task("runs", total=None)
+        summary = run_tasks(
+            tasks,
+            store,
+            workers=workers,
+            cluster=cluster,
+            progress=lambda done, total: bar.update(task, completed=done, total=total),
+        )
+    out.print(f"{summary.ran} runs done, {summary.cached} already stored")
+    rows = store.read(sorted({t.hash for t in tasks}))
+    _print_summary(rows, list(exp.spec.outputs.metrics))
+
+
+def _axes(rows: list[dict[str, Any]]) -> list[str]:
+    names: list[str] = []
+    for row in rows:
+        for a in json.loads(row.get("axes") or "[]"):
+            if a not in names:
+                names.append(a)
+    return [a for a in names if a != "variant" or any(r.get("variant") for r in rows)]
+
+
+def _print_summary(rows: list[dict[str, Any]], metrics: list[str]) -> None:
+    from schedlab.experiments.stats import summarize
+
+    if not rows:
+        out.print("no stored runs")
+        return
+    by = ["experiment", *_axes(rows)]
+    shown = [c for c in by if len({repr(r.get(c)) for r in rows}) > 1] or by[:1]
+    table = Table(show_header=True, header_style="bold")
+    for col in shown:
+        table.add_column(escape(col))
+    table.add_column("runs", justify="right")
+    for m in metrics:
+        table.add_column(escape(f"{m} (95% CI)"), justify="right")
+    stats = {m: {s.key: s for s in summarize(rows, by, m)} for m in metrics}
+    for key in sorted(stats[metrics[0]], key=lambda k: [str(v) for v in k]):
+        values = dict(zip(by, key, strict=True))
+        cells = [escape(str(values[c])) for c in shown] + [str(stats[metrics[0]][key].n)]
+        cells += [_cell(stats[m][key]) for m in metrics]
+        table.add_row(*cells)
+    out.print(table)
+
+
+@user_errors
+def results(
+    directory: Annotated[Path, typer.Argument(help="Result directory of `schedlab run`.")],
+    query: Annotated[
+        str | None,
+        typer.Option(
+            help='SQL over the view `runs` (one row per run), e.g. "select policy, load, '
+            'mean_response_time from runs".'
+        ),
+    ] = None,
+    metric: Annotated[
+        list[str] | None,
+        typer.Option(help="Metric(s) for the summary (default mean_response_time)."),
+    ] = None,
+    fmt: Annotated[str, typer.Option("--format", help="table, csv or json.")] = "table",
+) -> None:
+    """Summarize stored runs per point, or query them with DuckDB SQL."""
+    from schedlab.experiments.store import ResultStore
+
+    if fmt not in ("table", "csv", "json"):
+        fail(f"--format must be table, csv or json, not '{fmt}'")
+    if not directory.is_dir():
+        fail(f"{directory}: no such result directory")
+    store = ResultStore(directory)
+    if query is None:
+        _print_summary(store.read(), metric or ["mean_response_time"])
+        return
+    import duckdb
+
+    con = store.connect()
+    try:
+        rel = con.execute(query)
+    except duckdb.Error as exc:
+        fail(f"query failed: {str(exc).splitlines()[0]}")
+    columns = [d[0] for d in rel.description]
+    data = rel.fetchall()
+    if fmt == "json":
+        sys.stdout.write(
+            json.dumps([dict(zip(columns, r, strict=True)) for r in data], default=str) + "\n"
+        )
+    elif fmt == "csv":
+        import csv
+
+        w = csv.writer(sys.stdout)
+        w.writerow(columns)
+        w.writerows(data)
+    else:
+        table = Table(show_header=True, header_style="bold")
+        for c in columns:
+            table.add_column(escape(c))
+        for r in data:
+            table.add_row(*[escape(_fmt(v) if isinstance(v, float) else str(v)) for v in r])
+        out.print(table)
+
+
+@user_errors
+def plot(
+    directory: Annotated[Path, typer.Argument(help="Result directory of `schedlab run`.")],
+    x: Annotated[str, typer.Option(help="Column on the x axis, e.g. load.")],
+    y: Annotated[str, typer.Option(help="Metric, e.g. mean_response_time.")] = (
+        "mean_response_time"
+    ),
+    hue: Annotated[str, typer.Option(help="Column that makes the series.")] = "policy",
+    ratio_to: Annotated[
+        str | None,
+        typer.Option(help="Plot y relative to this hue value (paired on common random numbers)."),
+    ] = None,
+    logy: Annotated[bool, typer.Option("--logy", help="Logarithmic y axis.")] = False,
+    where: Annotated[str | None, typer.Option(help="SQL filter on the runs.")] = None,
+    out_file: Annotated[
+        Path | None,
+        typer.Option("--out", help="Figure path without suffix (PNG, SVG and CSV are written)."),
+    ] = None,
+) -> None:
+    """Plot a metric against a column with 95% CI bands; unstable points are marked."""
+    from schedlab.experiments.store import ResultStore
+    from schedlab.report.figures import line_plot
+
+    if not directory.is_dir():
+        fail(f"{directory}: no such result directory")
+    rows = select_rows(ResultStore(directory), where)
+    points, label = plot_points(rows, x=x, y=y, hue=hue, ratio_to=ratio_to)
+    target = out_file or directory / "figures" / safe_name(
+        f"{y}_vs_{x}" + (f"_ratio_to_{ratio_to}" if ratio_to else "")
+    )
+    paths = line_plot(
+        points, target, x=x, y=label, hue=hue, logy=logy, title=f"{directory.name}: {label}"
+    )
+    for p in paths:
+        out.print(str(p))
+
+
+def safe_name(text: str) -> str:
+    """A file name from column names: anything but letters, digits, '-' and '_' becomes '_'."""
+    import re
+
+    return re.sub(r"[^A-Za-z0-9_-]+", "_", text).strip("_")
+
+
+def select_rows(store: Any, where: str | None) -> list[dict[str, Any]]:
+    import duckdb
+
+    con = store.connect()
+    sql = "select * from runs" + (f" where {where}" if where else "")
+    try:
+        rel = con.execute(sql)
+    except duckdb.Error as exc:
+        fail(f"--where: {str(exc).splitlines()[0]}")
+    columns = [d[0] for d in rel.description]
+    rows = [dict(zip(columns, r, strict=True)) for r in rel.fetchall()]
+    if not rows:
+        fail("no stored runs match")
+    return rows
+
+
+def plot_points(
+    rows: list[dict[str, Any]], *, x: str, y: str, hue: str, ratio_to: str | None
+) -> tuple[list[Any], str]:
+    """The plotted points (mean and 95% CI per hue and x) and the y label."""
+    from schedlab.experiments.stats import compare, summarize
+    from schedlab.report.figures import Point
+
+    columns = set().union(*(r.keys() for r in rows))
+    for name, value in (("--x", x), ("--y", y), ("--hue", hue)):
+        if value not in columns:
+            metrics = sorted(c for c in columns if f"{c}_lo" in columns)
+            fail(
+                f"{name}: no column '{value}'; columns include {', '.join(sorted(_plain(columns)))}"
+                f"; metrics: {', '.join(metrics)}"
+            )
+    groups: dict[tuple, set] = {}
+    for r in rows:
+        groups.setdefault((r.get(hue), r.get(x)), set()).add((r["experiment"], r["point"]))
+    mixed = [k for k, pts in groups.items() if len(pts) > 1]
+    if mixed:
+        fail(
+            f"runs at {hue}={mixed[0][0]}, {x}={mixed[0][1]} come from {len(groups[mixed[0]])} "
+            "different points: narrow them with --where or choose another --hue"
+        )
+    if ratio_to is not None:
+        if ratio_to not in {str(r.get(hue)) for r in rows}:
+            fail(f"--ratio-to: no runs with {hue} = '{ratio_to}'")
+        ref = next(r.get(hue) for r in rows if str(r.get(hue)) == ratio_to)
+        stats = compare(rows, [x], y, hue, ref, ratio=True)
+        points = [
+            Point(
+                series=str(s.key[1]),
+                x=float(s.key[0]),
+                mean=s.mean,
+                lo=s.lo,
+                hi=s.hi,
+                stable=s.stable,
+            )
+            for s in stats
+        ]
+        return points, f"{y} / {y}[{hue}={ratio_to}]"
+    stats = summarize(rows, [hue, x], y)
+    points = [
+        Point(
+            series=str(s.key[0]), x=float(s.key[1]), mean=s.mean, lo=s.lo, hi=s.hi, stable=s.stable
+        )
+        for s in stats
+    ]
+    return points, y
+
+
+def _plain(columns: set[str]) -> list[str]:
+    return [c for c in columns if not c.endswith(("_lo", "_hi")) and c != "spec_json"]

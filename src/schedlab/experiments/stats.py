@@ -1,0 +1,155 @@
+"""Per-point statistics over stored runs: means with 95% intervals, paired comparisons.
+
+* One replication per point: the run's own batch-means interval.
+* Several replications: the mean of the replication means with a Student-t interval.
+* A point with any unstable replication is unstable: no finite mean is reported for it.
+* Paired comparisons (difference or ratio to a reference) pair runs of the same point and
+  replication, which saw the same job sequence (common random numbers), and take the t-interval
+  of the per-replication differences/ratios. With one replication they fall back to combining the
+  two batch-means intervals as if independent (conservative under common random numbers).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+
+@dataclass(frozen=True)
+class PointStat:
+    key: tuple[Any, ...]
+    n: int
+    mean: float
+    lo: float
+    hi: float
+    stable: bool
+    note: str = ""
+
+
+def _t_interval(values: np.ndarray) -> tuple[float, float, float]:
+    mean = float(values.mean())
+    if values.size < 2:
+        return mean, math.nan, math.nan
+    half = stats.t.ppf(0.975, values.size - 1) * values.std(ddof=1) / math.sqrt(values.size)
+    return mean, mean - half, mean + half
+
+
+def _value(row: dict[str, Any], metric: str) -> float:
+    v = row.get(metric)
+    return math.nan if v is None else float(v)
+
+
+def group(rows: Sequence[dict[str, Any]], by: Sequence[str]) -> dict[tuple, list[dict]]:
+    groups: dict[tuple, list[dict]] = defaultdict(list)
+    for row in rows:
+        groups[tuple(row.get(k) for k in by)].append(row)
+    return dict(groups)
+
+
+def summarize(rows: Sequence[dict[str, Any]], by: Sequence[str], metric: str) -> list[PointStat]:
+    """One PointStat per distinct value of the ``by`` columns."""
+    out = []
+    for key, members in group(rows, by).items():
+        unstable = [r for r in members if not r.get("stable", True)]
+        if unstable:
+            out.append(
+                PointStat(
+                    key,
+                    len(members),
+                    math.nan,
+                    math.nan,
+                    math.nan,
+                    False,
+                    unstable[0].get("instability", ""),
+                )
+            )
+            continue
+        if len(members) == 1:
+            r = members[0]
+            out.append(
+                PointStat(
+                    key,
+                    1,
+                    _value(r, metric),
+                    _value(r, f"{metric}_lo"),
+                    _value(r, f"{metric}_hi"),
+                    True,
+                    "batch means",
+                )
+            )
+            continue
+        mean, lo, hi = _t_interval(np.array([_value(r, metric) for r in members]))
+        out.append(PointStat(key, len(members), mean, lo, hi, True, "t over replications"))
+    return out
+
+
+def compare(
+    rows: Sequence[dict[str, Any]],
+    by: Sequence[str],
+    metric: str,
+    column: str,
+    reference: Any,
+    *,
+    ratio: bool,
+) -> list[PointStat]:
+    """Each value of ``column`` against ``reference`` at the same point (difference or ratio).
+
+    ``by`` are the point columns other than ``column``; the result's key is by + (column value,).
+    """
+    rows_by = group(rows, [*by, column, "replication"])
+    out = []
+    others = sorted({r.get(column) for r in rows} - {reference}, key=str)
+    for key in sorted({tuple(r.get(k) for k in by) for r in rows}, key=str):
+        for value in others:
+            pairs = []
+            unstable = False
+            reps = sorted({k[-1] for k in rows_by if k[:-2] == key and k[-2] == value})
+            for rep in reps:
+                a = rows_by.get((*key, value, rep), [])
+                b = rows_by.get((*key, reference, rep), [])
+                if not a or not b:
+                    continue
+                if not (a[0].get("stable", True) and b[0].get("stable", True)):
+                    unstable = True
+                pairs.append((a[0], b[0]))
+            if not pairs:
+                continue
+            full_key = (*key, value)
+            if unstable:
+                out.append(
+                    PointStat(full_key, len(pairs), math.nan, math.nan, math.nan, False, "unstable")
+                )
+                continue
+            xa = np.array([_value(a, metric) for a, _ in pairs])
+            xb = np.array([_value(b, metric) for _, b in pairs])
+            if len(pairs) >= 2:
+                mean, lo, hi = _t_interval(xa / xb if ratio else xa - xb)
+                out.append(PointStat(full_key, len(pairs), mean, lo, hi, True, "paired t"))
+                continue
+            a, b = pairs[0]
+            ha = (_value(a, f"{metric}_hi") - _value(a, f"{metric}_lo")) / 2
+            hb = (_value(b, f"{metric}_hi") - _value(b, f"{metric}_lo")) / 2
+            if ratio:
+                mean = xa[0] / xb[0]
+                half = abs(mean) * math.hypot(ha / xa[0], hb / xb[0])  # delta method
+            else:
+                mean = xa[0] - xb[0]
+                half = math.hypot(ha, hb)
+            out.append(
+                PointStat(
+                    full_key,
+                    1,
+                    float(mean),
+                    float(mean - half),
+                    float(mean + half),
+                    True,
+                    "independent intervals (conservative)",
+                )
+            )
+    return out
