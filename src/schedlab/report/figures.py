@@ -25,6 +25,12 @@ class Point:
     stable: bool = True
 
 
+def _minor_label(value: float, _: object) -> str:
+    """Label minor log ticks at 2, 3 and 5 times a power of ten only."""
+    mantissa = value / 10 ** math.floor(math.log10(value))
+    return f"{value:g}" if round(mantissa) in (2, 3, 5) else ""
+
+
 def write_csv(points: Sequence[Point], path: Path, *, x: str, y: str, hue: str) -> Path:
     with path.open("w", newline="") as fh:
         w = csv.writer(fh)
@@ -95,9 +101,8 @@ def line_plot(
         ax.set_yscale("log")
         low, high = ax.get_ylim()
         if high / low < 100:  # a short log range reads better with plain numbers
-            plain = FuncFormatter(lambda v, _: f"{v:g}")
-            ax.yaxis.set_major_formatter(plain)
-            ax.yaxis.set_minor_formatter(plain)
+            ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+            ax.yaxis.set_minor_formatter(FuncFormatter(_minor_label))
     ax.set_xlabel(x)
     ax.set_ylabel(y)
     ax.set_title(title, fontsize=10)
