@@ -185,12 +185,6 @@ def test_invariants_fcfs(spec):
 
 
 @RELAXED
-@given(pooled_specs("server-filling"))
-def test_invariants_server_filling(spec):
-    check(spec)
-
-
-@RELAXED
 @given(resource_specs("fifo-ff", "packing"))
 def test_invariants_fifo_ff(spec):
     check(spec)
@@ -208,7 +202,7 @@ def test_invariants_first_fit_loss(spec):
     check(spec)
 
 
-TESTED_POLICIES = {"fcfs", "server-filling", "fifo-ff", "first-fit"}
+TESTED_POLICIES = {"fcfs", "fifo-ff", "first-fit"}
 
 
 def test_every_registered_policy_has_an_invariant_test():

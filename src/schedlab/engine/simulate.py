@@ -96,14 +96,19 @@ def engine_settings(model: CompiledModel, n_jobs: int) -> EngineSettings:
 def prepare(model: CompiledModel, replication: int = 0) -> tuple[Jobs, State, tuple]:
     """The jobs, the initial engine state and the policy state of one replication."""
     jobs = generate_jobs(model, model.spec.run.seed, replication)
+    elastic = np.array([c.elastic for c in model.classes], dtype=np.int8)
+    max_alloc = np.array([c.max_alloc for c in model.classes])
+    if model.policy.resource_pooled:  # one server of capacity k (paper 004 §3.1)
+        elastic[:] = 1
+        max_alloc[:] = model.pooled_k
     st = build_state(
         jobs.arrival,
         jobs.job_class,
         jobs.demand,
         jobs.work,
         jobs.estimate,
-        class_elastic=np.array([c.elastic for c in model.classes], dtype=np.int8),
-        class_max_alloc=np.array([c.max_alloc for c in model.classes]),
+        class_elastic=elastic,
+        class_max_alloc=max_alloc,
         class_reward=np.array([c.reward for c in model.classes]),
         capacity=model.capacity,
         settings=engine_settings(model, len(jobs)),

@@ -44,6 +44,9 @@ class Policy:
     preset: dict[str, Any] = field(default_factory=dict)  # parameter values fixed by this name
     check: Callable[[Any, BaseModel], None] = _no_check  # raise SpecError for unsupported models
     families: tuple[str, ...] = ()
+    # Pooled family: run every job as elastic with allocation up to k (the resource-pooled
+    # single server of paper 004 §3.1), on the same job sequence.
+    resource_pooled: bool = False
 
     def __post_init__(self) -> None:
         if not self.families:
