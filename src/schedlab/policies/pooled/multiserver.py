@@ -37,19 +37,12 @@ from schedlab.policies.pooled.ordering import (
     ORDER_NEED_ASC,
     ORDER_NEED_DESC,
     ORDER_SRPT,
-    P_CAND_NEED,
-    P_CHOSEN,
-    P_CLASS,
-    P_CLASS_NEED,
-    P_COUNT,
-    P_PARAMS,
-    P_RUN,
-    P_SIZE,
     add_candidate,
     apply_choice,
     heap_pop,
     make_ordering_state,
     next_candidate,
+    remember_boundary,
     sort_running,
     sync,
 )
@@ -82,13 +75,15 @@ def _choose_filling(st, ps, k, n_run, mode):
         total += st.demand[j, 0]
         if mode == MODE_SERVER_FILLING and total >= k:
             break
-    needs = ps[P_CAND_NEED]
-    chosen = ps[P_CHOSEN]
+    needs = ps.cand_need
+    chosen = ps.chosen
     if mode == MODE_SERVER_FILLING:
-        server_filling_select(needs, m, k, chosen)
+        server_filling_select(needs, m, k, chosen, ps.order)
+        remember_boundary(ps, m, total >= k)
         return m
+    remember_boundary(ps, m, m >= k)
     free = k - divisor_filling_select(needs, m, k, chosen)
-    if ps[P_PARAMS][2] != 0.0:  # fill_idle: add the jobs of M that still fit, by priority
+    if ps.params[2] != 0.0:  # fill_idle: add the jobs of M that still fit, by priority
         for i in range(m):
             if chosen[i] == 0 and needs[i] <= free:
                 chosen[i] = 1
@@ -109,9 +104,11 @@ def _choose_greedy(st, ps, k, n_run, skip):
             break
         m = add_candidate(st, ps, m, j)
         if st.demand[j, 0] > free:
-            break
-        ps[P_CHOSEN][m - 1] = 1
+            remember_boundary(ps, m, not skip)  # greedy: cut at the first job that did not fit
+            return m
+        ps.chosen[m - 1] = 1
         free -= st.demand[j, 0]
+    remember_boundary(ps, m, not skip and free < 1.0)
     return m
 
 
@@ -119,22 +116,22 @@ def _choose_greedy(st, ps, k, n_run, skip):
 def _choose_max_weight(st, ps, k, n_run):
     """Serve take[c] jobs of each need class c (max-weight knapsack); running ones first, then
     the earliest waiting ones."""
-    class_need = ps[P_CLASS_NEED]
+    class_need = ps.class_need
     take = np.zeros(class_need.shape[0], dtype=np.int64)
-    max_weight_counts(class_need, ps[P_COUNT], k, take)
+    max_weight_counts(class_need, ps.count, k, take)
     m = 0
     for i in range(n_run):
-        j = ps[P_RUN][i]
-        c = ps[P_CLASS][j]
+        j = ps.run[i]
+        c = ps.job_class[j]
         if take[c] > 0:
             m = add_candidate(st, ps, m, j)
-            ps[P_CHOSEN][m - 1] = 1
+            ps.chosen[m - 1] = 1
             take[c] -= 1
     for c in range(class_need.shape[0]):
-        while take[c] > 0 and ps[P_SIZE][c] > 0:
+        while take[c] > 0 and ps.size[c] > 0:
             j = heap_pop(ps, c)
             m = add_candidate(st, ps, m, j)
-            ps[P_CHOSEN][m - 1] = 1
+            ps.chosen[m - 1] = 1
             take[c] -= 1
     return m
 
@@ -142,8 +139,9 @@ def _choose_max_weight(st, ps, k, n_run):
 @njit(cache=True)
 def decide(st, ps):
     k = st.capacity[0, 0]
-    sync(st, ps, k)
-    mode = int(ps[P_PARAMS][1])
+    if sync(st, ps, k):
+        return
+    mode = int(ps.params[1])
     n_run = sort_running(st, ps, k)
     allocation = 0.0
     if mode in (MODE_SERVER_FILLING, MODE_DIVISOR_FILLING):
@@ -157,7 +155,7 @@ def decide(st, ps):
         j, _ = next_candidate(st, ps, n_run, 0, math.inf)
         if j != -1:
             m = add_candidate(st, ps, 0, j)
-            ps[P_CHOSEN][0] = 1
+            ps.chosen[0] = 1
         allocation = k
     apply_choice(st, ps, m, allocation)
 

@@ -13,32 +13,78 @@ s = need * remaining duration / k (§3.2) —, and server need descending/ascend
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
+from numba.experimental import structref
 
 from schedlab.engine.actions import preempt, rate_of, start
 from schedlab.engine.constants import ARRIVED, N_COMPLETED_NEW, N_RUNNING, NEW_FROM, NOW, WAITING
+from schedlab.engine.state import new_struct_type, struct_handle
 
 ORDER_FCFS = 0
 ORDER_SRPT = 1
 ORDER_NEED_DESC = 3
 ORDER_NEED_ASC = 4
 
-# Indices into the policy-state tuple built by make_ordering_state.
-P_PARAMS = 0  # f8: [order, mode, ...policy parameters]
-P_KEY = 1  # f8[N] rank of each job (of running jobs: as of the current decision)
-P_CLASS = 2  # i4[N] need class of each job
-P_CLASS_NEED = 3  # f8[C]
-P_HEAP = 4  # i4[N] heap storage, class c at [offset[c], offset[c] + count[c])
-P_OFFSET = 5  # i4[C]
-P_SIZE = 6  # i4[C]
-P_HPOS = 7  # i4[N] position of a waiting job in its class heap, -1 if not in it
-P_CAND = 8  # i4[k + 2] candidates in priority order (this decision)
-P_CAND_NEED = 9  # f8[k + 2]
-P_CHOSEN = 10  # i1[k + 2]
-P_RUN = 11  # i4[k + 1] running jobs sorted by rank
-P_MARK = 12  # i1[N] jobs chosen at this decision
-P_COUNT = 13  # i8[C] jobs present per need class
+FIELDS = (
+    ("params", "F1"),  # [order, mode, fill_idle, boundary rank, boundary job, saturated]
+    ("key", "F1"),  # rank of each job (running jobs: as of the current decision)
+    ("job_class", "I1"),  # need class of each job
+    ("class_need", "F1"),  # need of each class
+    ("heap", "I1"),  # heap storage; class c at [offset[c], offset[c] + jobs of class c)
+    ("offset", "I1"),
+    ("size", "I1"),  # jobs in each class heap
+    ("hpos", "I1"),  # position of a waiting job in its class heap, -1 if not in it
+    ("cand", "I1"),  # candidates of this decision, in priority order (k + 2)
+    ("cand_need", "F1"),
+    ("chosen", "B1"),
+    ("run", "I1"),  # running jobs sorted by rank (k + 1)
+    ("mark", "B1"),  # jobs chosen at this decision (N)
+    ("count", "L1"),  # jobs present per need class
+    ("order", "L1"),  # scratch for the placement rules (k + 2)
+)
+OrderingArrays = namedtuple("OrderingArrays", [name for name, _ in FIELDS])
+ORDERING_TYPE = new_struct_type(FIELDS)
+
+
+@njit(cache=True)
+def _new_ordering_state(
+    params,
+    key,
+    job_class,
+    class_need,
+    heap,
+    offset,
+    size,
+    hpos,
+    cand,
+    cand_need,
+    chosen,
+    run,
+    mark,
+    count,
+    order,
+):
+    """Cached constructor of the compiled policy state (see engine/state.py for why a struct)."""
+    s = structref.new(ORDERING_TYPE)
+    s.params = params
+    s.key = key
+    s.job_class = job_class
+    s.class_need = class_need
+    s.heap = heap
+    s.offset = offset
+    s.size = size
+    s.hpos = hpos
+    s.cand = cand
+    s.cand_need = cand_need
+    s.chosen = chosen
+    s.run = run
+    s.mark = mark
+    s.count = count
+    s.order = order
+    return s
 
 
 @njit(cache=True)
@@ -48,10 +94,10 @@ def _before(key, a, b):
 
 @njit(cache=True)
 def _sift_up(ps, c, i):
-    key = ps[P_KEY]
-    heap = ps[P_HEAP]
-    hpos = ps[P_HPOS]
-    off = ps[P_OFFSET][c]
+    key = ps.key
+    heap = ps.heap
+    hpos = ps.hpos
+    off = ps.offset[c]
     j = heap[off + i]
     while i > 0:
         parent = (i - 1) >> 1
@@ -67,11 +113,11 @@ def _sift_up(ps, c, i):
 
 @njit(cache=True)
 def _sift_down(ps, c, i):
-    key = ps[P_KEY]
-    heap = ps[P_HEAP]
-    hpos = ps[P_HPOS]
-    off = ps[P_OFFSET][c]
-    n = ps[P_SIZE][c]
+    key = ps.key
+    heap = ps.heap
+    hpos = ps.hpos
+    off = ps.offset[c]
+    n = ps.size[c]
     j = heap[off + i]
     while True:
         child = 2 * i + 1
@@ -91,25 +137,25 @@ def _sift_down(ps, c, i):
 
 @njit(cache=True)
 def heap_push(ps, j):
-    c = ps[P_CLASS][j]
-    n = ps[P_SIZE][c]
-    ps[P_HEAP][ps[P_OFFSET][c] + n] = j
-    ps[P_HPOS][j] = n
-    ps[P_SIZE][c] = n + 1
+    c = ps.job_class[j]
+    n = ps.size[c]
+    ps.heap[ps.offset[c] + n] = j
+    ps.hpos[j] = n
+    ps.size[c] = n + 1
     _sift_up(ps, c, n)
 
 
 @njit(cache=True)
 def heap_pop(ps, c):
-    off = ps[P_OFFSET][c]
-    heap = ps[P_HEAP]
+    off = ps.offset[c]
+    heap = ps.heap
     j = heap[off]
-    n = ps[P_SIZE][c] - 1
-    ps[P_SIZE][c] = n
-    ps[P_HPOS][j] = -1
+    n = ps.size[c] - 1
+    ps.size[c] = n
+    ps.hpos[j] = -1
     if n > 0:
         heap[off] = heap[off + n]
-        ps[P_HPOS][heap[off]] = 0
+        ps.hpos[heap[off]] = 0
         _sift_down(ps, c, 0)
     return j
 
@@ -125,7 +171,7 @@ def remaining_size(st, j, k):
 
 @njit(cache=True)
 def rank_of(st, ps, j, k):
-    order = int(ps[P_PARAMS][0])
+    order = int(ps.params[0])
     if order == ORDER_FCFS:
         return st.arrival[j]
     if order == ORDER_SRPT:
@@ -137,21 +183,45 @@ def rank_of(st, ps, j, k):
 
 @njit(cache=True)
 def sync(st, ps, k):
-    """Put the new arrivals into their heaps; count jobs per need class."""
-    count = ps[P_COUNT]
+    """Put the new arrivals into their heaps; count jobs per need class. Returns True when the
+    previous decision still stands: the order is static (FCFS, server need: no rank ever changes),
+    the previous decision was saturated (its candidates were cut by capacity at a boundary job),
+    nothing completed, and every new arrival ranks after the boundary. Not for SRPT: running
+    jobs' remaining sizes fall at different rates (need / k), so they reorder between events and
+    the smallest prefix needing k servers can change."""
+    count = ps.count
+    params = ps.params
+    key = ps.key
+    boundary = int(params[4])
+    static = int(params[0]) != ORDER_SRPT
+    unchanged = static and params[5] != 0.0 and st.ctr[N_COMPLETED_NEW] == 0
     for j in range(st.ctr[NEW_FROM], st.ctr[ARRIVED]):
-        ps[P_KEY][j] = rank_of(st, ps, j, k)
+        key[j] = rank_of(st, ps, j, k)
         heap_push(ps, j)
-        count[ps[P_CLASS][j]] += 1
+        count[ps.job_class[j]] += 1
+        if unchanged and not (key[j] > params[3] or (key[j] == params[3] and j > boundary)):
+            unchanged = False
     for i in range(st.ctr[N_COMPLETED_NEW]):
-        count[ps[P_CLASS][st.done_buf[i]]] -= 1
+        count[ps.job_class[st.done_buf[i]]] -= 1
+    return unchanged
+
+
+@njit(cache=True)
+def remember_boundary(ps, m, saturated):
+    """Record the last candidate considered, for sync's test at the next decision."""
+    params = ps.params
+    params[5] = 1.0 if saturated and m > 0 else 0.0
+    if m > 0:
+        j = ps.cand[m - 1]
+        params[3] = ps.key[j]
+        params[4] = j
 
 
 @njit(cache=True)
 def sort_running(st, ps, k):
     """Rank the running jobs now and sort them (insertion sort: at most k of them)."""
-    run = ps[P_RUN]
-    key = ps[P_KEY]
+    run = ps.run
+    key = ps.key
     n = st.ctr[N_RUNNING]
     for i in range(n):
         j = st.running[i]
@@ -168,9 +238,9 @@ def sort_running(st, ps, k):
 def next_candidate(st, ps, n_run, r, max_need):
     """The best job not yet considered among running jobs run[r:] and the heap heads whose need
     is <= max_need; pops a waiting job from its heap. Returns (job or -1, new r)."""
-    run = ps[P_RUN]
-    key = ps[P_KEY]
-    class_need = ps[P_CLASS_NEED]
+    run = ps.run
+    key = ps.key
+    class_need = ps.class_need
     best = -1
     while r < n_run and st.demand[run[r], 0] > max_need:
         r += 1
@@ -178,9 +248,9 @@ def next_candidate(st, ps, n_run, r, max_need):
         best = run[r]
     best_class = -1
     for c in range(class_need.shape[0]):
-        if ps[P_SIZE][c] == 0 or class_need[c] > max_need:
+        if ps.size[c] == 0 or class_need[c] > max_need:
             continue
-        h = ps[P_HEAP][ps[P_OFFSET][c]]
+        h = ps.heap[ps.offset[c]]
         if best == -1 or _before(key, h, best):
             best = h
             best_class = c
@@ -194,9 +264,9 @@ def next_candidate(st, ps, n_run, r, max_need):
 
 @njit(cache=True)
 def add_candidate(st, ps, m, j):
-    ps[P_CAND][m] = j
-    ps[P_CAND_NEED][m] = st.demand[j, 0]
-    ps[P_CHOSEN][m] = 0
+    ps.cand[m] = j
+    ps.cand_need[m] = st.demand[j, 0]
+    ps.chosen[m] = 0
     return m + 1
 
 
@@ -206,9 +276,9 @@ def apply_choice(st, ps, m, allocation):
     heaps at their current rank), start the chosen waiting ones with ``allocation`` (1 = their
     need; the resource-pooled bounds pass k / need), and return the others to their heaps.
     Candidates that are waiting were popped from their heaps by next_candidate."""
-    cand = ps[P_CAND]
-    chosen = ps[P_CHOSEN]
-    mark = ps[P_MARK]
+    cand = ps.cand
+    chosen = ps.chosen
+    mark = ps.mark
     for c in range(m):
         if chosen[c] != 0:
             mark[cand[c]] = 1
@@ -222,7 +292,7 @@ def apply_choice(st, ps, m, allocation):
             heap_push(ps, j)
     for c in range(m):
         j = cand[c]
-        if st.status[j] == WAITING and ps[P_HPOS][j] == -1:
+        if st.status[j] == WAITING and ps.hpos[j] == -1:
             if mark[j] != 0:
                 start(st, j, 0, allocation / st.demand[j, 0] if allocation > 0 else 1.0)
             else:
@@ -230,26 +300,28 @@ def apply_choice(st, ps, m, allocation):
         mark[j] = 0
 
 
-def make_ordering_state(st, model, order: int, extra: list[float] | None = None) -> tuple:
+def make_ordering_state(st, model, order: int, extra: list[float] | None = None):
     """Allocate the policy state for a pooled policy ordering jobs by ``order``."""
     needs = st.demand[:, 0]
     class_need, job_class = np.unique(needs, return_inverse=True)
     counts = np.bincount(job_class, minlength=class_need.size)
     k = int(model.pooled_k)
     n = needs.shape[0]
-    return (
-        np.array([float(order), *(extra or [])]),
-        np.zeros(n),
-        job_class.astype(np.int32),
-        class_need.astype(np.float64),
-        np.full(n, -1, dtype=np.int32),
-        np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int32),
-        np.zeros(class_need.size, dtype=np.int32),
-        np.full(n, -1, dtype=np.int32),
-        np.full(k + 2, -1, dtype=np.int32),
-        np.zeros(k + 2),
-        np.zeros(k + 2, dtype=np.int8),
-        np.full(k + 1, -1, dtype=np.int32),
-        np.zeros(n, dtype=np.int8),
-        np.zeros(class_need.size, dtype=np.int64),
+    arrays = OrderingArrays(
+        params=np.array([float(order), *(extra or [0.0, 0.0]), 0.0, -1.0, 0.0]),
+        key=np.zeros(n),
+        job_class=job_class.astype(np.int32),
+        class_need=class_need.astype(np.float64),
+        heap=np.full(n, -1, dtype=np.int32),
+        offset=np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int32),
+        size=np.zeros(class_need.size, dtype=np.int32),
+        hpos=np.full(n, -1, dtype=np.int32),
+        cand=np.full(k + 2, -1, dtype=np.int32),
+        cand_need=np.zeros(k + 2),
+        chosen=np.zeros(k + 2, dtype=np.int8),
+        run=np.full(k + 1, -1, dtype=np.int32),
+        mark=np.zeros(n, dtype=np.int8),
+        count=np.zeros(class_need.size, dtype=np.int64),
+        order=np.zeros(k + 2, dtype=np.int64),
     )
+    return struct_handle(arrays, _new_ordering_state)

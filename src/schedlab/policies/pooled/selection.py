@@ -38,11 +38,10 @@ def server_filling_prefix(needs, m, k):
 
 
 @njit(cache=True)
-def server_filling_select(needs, m, k, chosen):
+def server_filling_select(needs, m, k, chosen, order):
     """ServerFilling (paper 004 §3.2): within M, place in decreasing order of need (ties by
-    priority) until no servers remain or the next job does not fit."""
+    priority) until no servers remain or the next job does not fit. ``order``: scratch, size m."""
     size = server_filling_prefix(needs, m, k)
-    order = np.empty(size, dtype=np.int64)
     need_descending(needs, size, order)
     free = k
     for i in range(size):
