@@ -1,0 +1,326 @@
+"""Paper 004 (Grosof, Scully, Harchol-Balter, Scheller-Wolf, POMACS 2023), Figs. 2-4.
+
+Setting (§6): k = 8 servers, server need K uniform on {1, 2, 4, 8}, size S = K D / k independent of
+K — exponential (Figs. 2, 3) or hyperexponential with C^2 = 10 (Fig. 4) — Poisson arrivals,
+10^7 arrivals per point (``--quick``: 10^5). We take E[S] = 1, so a need-K job's duration is S k / K
+(mean 8/K). Every policy at a load sees the same job sequence (common random numbers); SRPT-1 is
+simulated on that sequence (one server of speed k, schedlab.policies.pooled.multiserver).
+
+Claims checked (§1.6, §6):
+* ServerFilling-SRPT has the least mean response time of the multiserver-job policies at every
+  load;
+* its ratio to SRPT-1 falls toward 1 as rho -> 1, while ServerFilling's and MaxWeight's grow;
+* GreedySRPT and FirstFitSRPT are unstable at every load >= 0.85 — we locate their limits.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from schedlab.model.spec import SimulationSpec, parse_spec
+from schedlab.report.figures import Point, line_plot
+from schedlab.reproduce.registry import Claim, Context, Outcome, Reproduction, register
+
+K = 8
+NEEDS = (1, 2, 4, 8)
+MSJ_POLICIES = (
+    "server-filling-srpt",
+    "server-filling",
+    "max-weight",
+    "greedy-srpt",
+    "first-fit-srpt",
+)
+LABELS = {
+    "server-filling-srpt": "ServerFilling-SRPT",
+    "server-filling": "ServerFilling",
+    "max-weight": "MaxWeight",
+    "greedy-srpt": "GreedySRPT",
+    "first-fit-srpt": "FirstFitSRPT",
+    "srpt-1": "SRPT-1 (resource-pooled bound)",
+}
+FIG2_LOADS = (0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 0.98, 0.99)
+RATIO_LOADS = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995, 0.999)
+LIMIT_GRID = tuple(round(0.40 + 0.01 * i, 2) for i in range(51))  # 0.40 ... 0.90
+
+
+def spec(policy: str, load: float, arrivals: int, sizes: str) -> SimulationSpec:
+    """The §6 setting with E[S] = 1: exponential sizes, or hyperexponential with C^2 = 10."""
+    classes = []
+    for need in NEEDS:
+        mean = K / need
+        duration: dict[str, Any] = (
+            {"dist": "exponential", "mean": mean}
+            if sizes == "exponential"
+            else {"dist": "hyperexponential", "mean": mean, "scv": 10.0}
+        )
+        classes.append(
+            {"name": f"need{need}", "probability": 0.25, "need": need, "duration": duration}
+        )
+    return parse_spec(
+        {
+            "cluster": {"servers": K},
+            "workload": {"load": load, "classes": classes},
+            "policy": {"name": policy},
+            "run": {"arrivals": arrivals, "seed": 2023, "timeseries": 0, "check": False},
+        }
+    )
+
+
+def _arrivals(ctx: Context) -> int:
+    return 100_000 if ctx.quick else 10_000_000
+
+
+def _run(
+    ctx: Context,
+    policies: tuple[str, ...],
+    loads: tuple[float, ...],
+    sizes: str,
+    arrivals: int | None = None,
+) -> dict[tuple[str, float], dict[str, Any]]:
+    n = arrivals or _arrivals(ctx)
+    keys = [(p, load) for load in loads for p in policies]
+    records = ctx.run([spec(p, load, n, sizes) for p, load in keys], experiment="grosof2023")
+    return {key: recs[0] for key, recs in zip(keys, records, strict=True)}
+
+
+def _mean(rec: dict[str, Any]) -> float:
+    return rec["mean_response_time"] if rec["stable"] else math.inf
+
+
+def _fmt(x: float) -> str:
+    return "unstable" if not math.isfinite(x) else f"{x:.4g}"
+
+
+def _least_claim(runs: dict, loads: tuple[float, ...]) -> Claim:
+    """ServerFilling-SRPT has the least E[T] of the multiserver-job policies at every load."""
+    losses, rows = [], []
+    for load in loads:
+        sfs = runs[("server-filling-srpt", load)]
+        others = {
+            p: _mean(runs[(p, load)])
+            for p in MSJ_POLICIES
+            if (p, load) in runs and p != "server-filling-srpt"
+        }
+        best_other = min(others, key=others.get)
+        ok = sfs["stable"] and _mean(sfs) < others[best_other]
+        significant = ok and (
+            not math.isfinite(others[best_other])
+            or sfs["mean_response_time_hi"] < runs[(best_other, load)]["mean_response_time_lo"]
+        )
+        rows.append(
+            f"rho={load}: SF-SRPT {_fmt(_mean(sfs))} vs best other "
+            f"{LABELS[best_other]} {_fmt(others[best_other])}"
+            f"{'' if significant or not ok else ' (CIs overlap)'}"
+        )
+        if not ok:
+            losses.append(load)
+    return Claim(
+        "ServerFilling-SRPT has the least mean response time at every load",
+        not losses,
+        "; ".join(rows) + (f"; NOT least at {losses}" if losses else ""),
+    )
+
+
+def _ratio(runs: dict, policy: str, load: float) -> float:
+    a, b = runs[(policy, load)], runs[("srpt-1", load)]
+    if not (a["stable"] and b["stable"]):
+        return math.nan
+    return a["mean_response_time"] / b["mean_response_time"]
+
+
+def _ratio_points(runs: dict, loads: tuple[float, ...]) -> list[Point]:
+    """Ratio to SRPT-1 with a delta-method interval from the two batch-means intervals."""
+    points = []
+    for policy in ("server-filling-srpt", "server-filling", "max-weight"):
+        for load in loads:
+            a, b = runs[(policy, load)], runs[("srpt-1", load)]
+            ratio = _ratio(runs, policy, load)
+            if math.isnan(ratio):
+                points.append(Point(LABELS[policy], load, math.nan, math.nan, math.nan, False))
+                continue
+            rel = math.hypot(
+                (a["mean_response_time_hi"] - a["mean_response_time_lo"])
+                / 2
+                / a["mean_response_time"],
+                (b["mean_response_time_hi"] - b["mean_response_time_lo"])
+                / 2
+                / b["mean_response_time"],
+            )
+            points.append(Point(LABELS[policy], load, ratio, ratio * (1 - rel), ratio * (1 + rel)))
+    return points
+
+
+def _trend_claims(runs: dict, loads: tuple[float, ...]) -> list[Claim]:
+    heavy = [load for load in loads if load >= 0.9]
+    ratios = {
+        p: {load: _ratio(runs, p, load) for load in heavy}
+        for p in ("server-filling-srpt", "server-filling", "max-weight")
+    }
+    sfs = ratios["server-filling-srpt"]
+    stable_sfs = [load for load in heavy if math.isfinite(sfs[load])]
+    top = stable_sfs[-1] if stable_sfs else None
+    falls = (
+        bool(top) and sfs[top] < sfs[heavy[0]] and sfs[top] == min(sfs[load] for load in stable_sfs)
+    )
+    claims = [
+        Claim(
+            "ServerFilling-SRPT's ratio to SRPT-1 falls toward 1 as rho -> 1",
+            falls,
+            ", ".join(f"rho={load}: {_fmt(sfs[load])}" for load in heavy),
+        )
+    ]
+    for policy in ("server-filling", "max-weight"):
+        r = ratios[policy]
+        finite = [load for load in heavy if math.isfinite(r[load])]
+        grows = (
+            len(finite) >= 2
+            and r[finite[-1]] > r[finite[0]]
+            and r[finite[-1]] > sfs.get(finite[-1], math.inf)
+        )
+        unstable_tail = [load for load in heavy if not math.isfinite(r[load])]
+        claims.append(
+            Claim(
+                f"{LABELS[policy]}'s ratio to SRPT-1 grows as rho -> 1",
+                grows,
+                ", ".join(f"rho={load}: {_fmt(r[load])}" for load in heavy)
+                + (
+                    f" (no steady state within the run at {unstable_tail})" if unstable_tail else ""
+                ),
+            )
+        )
+    return claims
+
+
+def _limits(ctx: Context, sizes: str) -> tuple[Claim, list[str]]:
+    """GreedySRPT and FirstFitSRPT: last stable and first unstable load on a 0.01 grid."""
+    n = 100_000 if ctx.quick else 1_000_000
+    runs = _run(ctx, ("greedy-srpt", "first-fit-srpt"), LIMIT_GRID, sizes, arrivals=n)
+    notes, ok = [], True
+    for policy in ("greedy-srpt", "first-fit-srpt"):
+        stable = [load for load in LIMIT_GRID if runs[(policy, load)]["stable"]]
+        unstable = [load for load in LIMIT_GRID if not runs[(policy, load)]["stable"]]
+        first_unstable = min(unstable) if unstable else math.inf
+        last_stable = max(stable) if stable else -math.inf
+        ok &= first_unstable <= 0.85 and all(
+            load in unstable for load in LIMIT_GRID if load >= 0.85
+        )
+        notes.append(
+            f"{LABELS[policy]}: stable up to {last_stable}, unstable from "
+            f"{first_unstable} ({n:,} arrivals per load, 0.01 grid)"
+        )
+    return Claim(
+        "GreedySRPT and FirstFitSRPT are unstable at every load >= 0.85", ok, "; ".join(notes)
+    ), notes
+
+
+def _figure_et(ctx: Context, runs: dict, loads: tuple[float, ...], name: str, title: str) -> list:
+    points = []
+    for policy in (*MSJ_POLICIES, "srpt-1"):
+        for load in loads:
+            rec = runs[(policy, load)]
+            points.append(
+                Point(
+                    LABELS[policy],
+                    load,
+                    rec["mean_response_time"],
+                    rec["mean_response_time_lo"],
+                    rec["mean_response_time_hi"],
+                    rec["stable"],
+                )
+            )
+    return line_plot(
+        points,
+        ctx.out / name,
+        x="load (rho)",
+        y="mean response time E[T]",
+        hue="policy",
+        title=title,
+        logy=True,
+    )
+
+
+def fig2(ctx: Context) -> Outcome:
+    runs = _run(ctx, (*MSJ_POLICIES, "srpt-1"), FIG2_LOADS, "exponential")
+    paths = _figure_et(
+        ctx,
+        runs,
+        FIG2_LOADS,
+        "grosof2023-fig2",
+        "Paper 004 Fig. 2: k=8, K uniform on {1,2,4,8}, S ~ Exp(1)",
+    )
+    limit_claim, _ = _limits(ctx, "exponential")
+    return Outcome(
+        figures=paths[:1],
+        claims=[_least_claim(runs, FIG2_LOADS), limit_claim],
+        notes=[f"{_arrivals(ctx):,} arrivals per point; numbers in {paths[2]}"],
+    )
+
+
+def _ratio_figure(ctx: Context, sizes: str, name: str, title: str) -> Outcome:
+    policies = ("server-filling-srpt", "server-filling", "max-weight", "srpt-1")
+    runs = _run(ctx, policies, RATIO_LOADS, sizes)
+    points = _ratio_points(runs, RATIO_LOADS)
+    paths = line_plot(
+        points,
+        ctx.out / name,
+        x="load (rho)",
+        y="E[T] / E[T] of SRPT-1",
+        hue="policy",
+        title=title,
+        logy=True,
+    )
+    claims = [_least_claim(runs, RATIO_LOADS), *_trend_claims(runs, RATIO_LOADS)]
+    return Outcome(
+        figures=paths[:1],
+        claims=claims,
+        notes=[f"{_arrivals(ctx):,} arrivals per point; numbers in {paths[2]}"],
+    )
+
+
+def fig3(ctx: Context) -> Outcome:
+    return _ratio_figure(
+        ctx, "exponential", "grosof2023-fig3", "Paper 004 Fig. 3: ratio to SRPT-1, S ~ Exp(1)"
+    )
+
+
+def fig4(ctx: Context) -> Outcome:
+    return _ratio_figure(
+        ctx,
+        "hyperexponential",
+        "grosof2023-fig4",
+        "Paper 004 Fig. 4: ratio to SRPT-1, S hyperexponential, C^2 = 10",
+    )
+
+
+SCALE = "10^7 arrivals per point (--quick: 10^5)"
+register(
+    Reproduction(
+        "grosof2023-fig2",
+        "004",
+        "Fig. 2",
+        "E[T] vs load of ServerFilling-SRPT and prior policies",
+        fig2,
+        SCALE,
+    )
+)
+register(
+    Reproduction(
+        "grosof2023-fig3",
+        "004",
+        "Fig. 3",
+        "ratio of E[T] to SRPT-1, exponential sizes, loads up to 0.999",
+        fig3,
+        SCALE,
+    )
+)
+register(
+    Reproduction(
+        "grosof2023-fig4",
+        "004",
+        "Fig. 4",
+        "ratio of E[T] to SRPT-1, hyperexponential sizes (C^2 = 10)",
+        fig4,
+        SCALE,
+    )
+)
