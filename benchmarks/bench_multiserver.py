@@ -1,0 +1,41 @@
+"""Paper 004 performance (issue 5): ServerFilling-SRPT at k = 8, rho = 0.99 with 1e7 arrivals, and
+events per second of every multiserver-job policy at rho = 0.9 (1e6 arrivals)."""
+
+from __future__ import annotations
+
+import resource
+import time
+
+from schedlab.engine.simulate import prepare, run_loop
+from schedlab.model.compile import compile_model
+from schedlab.reproduce.grosof2023 import MSJ_POLICIES, spec
+
+
+def measure(policy: str, load: float, arrivals: int) -> dict:
+    model = compile_model(spec(policy, load, arrivals, "exponential"))
+    warm = compile_model(spec(policy, load, 10_000, "exponential"))
+    _, st, ps = prepare(warm)
+    run_loop(warm, st, ps)  # compile or load the cache
+    t0 = time.perf_counter()
+    _, st, ps = prepare(model)
+    cpu0 = resource.getrusage(resource.RUSAGE_SELF).ru_utime
+    loop = run_loop(model, st, ps)
+    cpu = resource.getrusage(resource.RUSAGE_SELF).ru_utime - cpu0
+    events = int(st.ctr[21])
+    return {
+        "name": f"{policy}, k=8, rho={load}, {arrivals:.0e} arrivals",
+        "policy": policy,
+        "load": load,
+        "arrivals": arrivals,
+        "events": events,
+        "wall_s": loop,
+        "cpu_s": cpu,
+        "events_per_s": events / loop,
+        "wall_with_generation_s": time.perf_counter() - t0,
+    }
+
+
+def run() -> list[dict]:
+    records = [measure("server-filling-srpt", 0.99, 10_000_000)]
+    records += [measure(p, 0.9, 1_000_000) for p in (*MSJ_POLICIES, "srpt-1")]
+    return records
