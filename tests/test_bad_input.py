@@ -56,7 +56,7 @@ def expect_error(path: Path, *fragments: str) -> str:
             ["workload.classes[2].duration", "unknown distribution 'expo'"],
         ),
         ("arrivals = 1_000_000", "arrivalz = 5", ["spec.toml:26", "run.arrivalz", "arrivals"]),
-        ("need = 4", "need = 3", ["DivisorFilling"]),
+        ("need = 4", "need = 3", ["divisor-filling"]),
     ],
 )
 def test_spec_errors_through_the_cli(tmp_toml, old, new, fragments):

@@ -3,8 +3,11 @@
 Columns (Parquet or CSV): ``arrival`` and ``duration`` (required, in the trace's time unit),
 ``need`` (server need, pooled family), ``demand_<resource>`` (normalized demand per named resource,
 packing and loss families; ``demand`` for a single unnamed resource), and optionally ``estimate``
-(the user's duration estimate), ``priority`` and ``source_id``. The trace readers
-(``schedlab trace convert``) write this table; see docs/traces.md.
+(the user's duration estimate), ``priority``, ``job_class`` and ``source_id``. The trace readers
+(``schedlab trace convert``, :mod:`schedlab.workloads.traces`) write this table, sorted by arrival,
+with demands normalized to one server; see docs/traces.md. Mapping per family: pooled replays use
+``need`` (whole servers, <= k); single-resource packing/loss clusters use ``demand`` (or the only
+demand column); clusters with named resources use ``demand_<resource>``.
 """
 
 from __future__ import annotations
@@ -78,8 +81,21 @@ def read_trace_table(
     duration = _column(table, "duration")
     if family == "pooled":
         if "need" not in names:
-            raise SpecError(f"{path}: the pooled family needs a 'need' column", field=field)
+            raise SpecError(
+                f"{path}: the pooled family needs a 'need' column (server need); make one with "
+                "`schedlab trace convert --need-from procs` (SWF) or `--need-from demand "
+                "--need-units N` (N unit servers per server)",
+                field=field,
+            )
         demand = _column(table, "need")[:, None]
+        whole = np.isfinite(demand[:, 0]) & (demand[:, 0] >= 1) & (demand[:, 0] % 1 == 0)
+        if not whole.all():
+            row = int(np.argmin(whole))
+            raise SpecError(
+                f"{path}: row {row + 1}: need {demand[row, 0]:g} is not a whole number of "
+                "servers >= 1",
+                field=field,
+            )
     elif resources == ("resource",):
         cols = [c for c in table.column_names if c.startswith("demand")]
         if SCALAR_DEMAND in names:
@@ -118,6 +134,13 @@ def read_trace_table(
         fits |= np.all(demand <= cap + 1e-12, axis=1)
     if not fits.all():
         row = int(np.argmin(fits))
+        if family == "pooled":
+            raise SpecError(
+                f"{path}: row {row + 1}: need {demand[row, 0]:g} exceeds the cluster's "
+                f"{float(capacity[0, 0]):g} servers ({int((~fits).sum())} jobs do); set "
+                "cluster.servers to the trace's k (`schedlab trace info` shows it)",
+                field=field,
+            )
         raise SpecError(
             f"{path}: row {row + 1}: demand {demand[row].tolist()} is larger than every server",
             field=field,

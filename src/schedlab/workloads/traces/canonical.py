@@ -1,0 +1,304 @@
+"""The canonical job table: its columns, its provenance metadata and a bounded-memory writer.
+
+One row per job, in arrival order. Columns (see docs/traces.md):
+
+========================  ========  ============================================================
+``arrival``               float64   arrival (submit) time, seconds, on the trace's own clock
+``duration``              float64   service time at full allocation, seconds (> 0)
+``demand_<resource>``     float64   demand per named resource, as a fraction of one server's
+                                    capacity (``demand_cpu``, ``demand_memory``, ``demand_procs``)
+``demand``                float64   one scalar demand (from the max-of-resources transform)
+``need``                  int64     server need for the pooled family (processors, nodes, ...)
+``estimate``              float64   the user's duration estimate, seconds (SWF requested time)
+``priority``              int32     priority as given by the trace
+``job_class``             int32     scheduling class (Google), queue number (SWF)
+``source_id``             string    where the job came from (``job/task``, SWF job number, ...)
+========================  ========  ============================================================
+
+Optional columns may be absent; readers may add format-specific ones (SWF ``status``, ``user``,
+...). The Parquet schema metadata key ``schedlab.trace`` holds JSON provenance: source format and
+files, the server capacity the demands were normalized to, the pooled server count ``k`` when the
+trace gives one (SWF MaxProcs), the read report (rows, drops, bad rows) and every transform
+applied, in order. :func:`schedlab.workloads.trace_table.read_trace_table` replays this table.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from schedlab.workloads.traces.ids import materialize
+from schedlab.workloads.traces.report import TraceError
+
+META_KEY = b"schedlab.trace"
+SEQ = "_seq"  # ingestion order, the tie-break that makes the arrival sort deterministic
+
+COLUMN_TYPES: dict[str, pa.DataType] = {
+    "arrival": pa.float64(),
+    "duration": pa.float64(),
+    "demand": pa.float64(),
+    "need": pa.int64(),
+    "estimate": pa.float64(),
+    "priority": pa.int32(),
+    "job_class": pa.int32(),
+    "source_id": pa.string(),
+}
+ORDER = ("arrival", "duration", "demand", "need", "estimate", "priority", "job_class", "source_id")
+
+
+def demand_columns(table: pa.Table | pa.Schema) -> list[str]:
+    """The per-resource demand columns ``demand_<resource>``, in table order."""
+    names = table.names if isinstance(table, pa.Schema) else table.column_names
+    return [c for c in names if c.startswith("demand_")]
+
+
+def column_order(names: list[str]) -> list[str]:
+    """Canonical columns first (demands after ``duration``), then the rest in their order."""
+    demands = [c for c in names if c.startswith("demand_")]
+    head = [c for c in ("arrival", "duration") if c in names] + demands
+    head += [c for c in ORDER if c in names and c not in head]
+    return head + [c for c in names if c not in head]
+
+
+def get_meta(table: pa.Table | pa.Schema) -> dict[str, Any]:
+    """The provenance metadata of a canonical table ({} if it has none)."""
+    schema = table if isinstance(table, pa.Schema) else table.schema
+    raw = (schema.metadata or {}).get(META_KEY)
+    return json.loads(raw) if raw else {}
+
+
+def with_meta(table: pa.Table, meta: dict[str, Any]) -> pa.Table:
+    """The table with its provenance metadata replaced by ``meta``."""
+    existing = dict(table.schema.metadata or {})
+    existing[META_KEY] = json.dumps(meta, sort_keys=True).encode()
+    return table.replace_schema_metadata(existing)
+
+
+def add_transform(table: pa.Table, name: str, **params: Any) -> pa.Table:
+    """Record a transform (name and parameters) in the table's metadata."""
+    meta = get_meta(table)
+    meta.setdefault("transforms", []).append({"name": name, **params})
+    return with_meta(table, meta)
+
+
+def conform(batch: pa.RecordBatch | pa.Table) -> pa.Table:
+    """The final form of rows: hidden id parts turned into ``source_id``, canonical columns cast
+    to their canonical types, columns in canonical order."""
+    table = batch if isinstance(batch, pa.Table) else pa.Table.from_batches([batch])
+    table = materialize(table)
+    cols = []
+    for name in column_order(table.column_names):
+        col = table.column(name)
+        want = COLUMN_TYPES.get(name, pa.float64() if name.startswith("demand_") else None)
+        if want is not None and col.type != want:
+            col = col.cast(want)
+        cols.append(col)
+    names = column_order(table.column_names)
+    return pa.Table.from_arrays(cols, names=names).replace_schema_metadata(table.schema.metadata)
+
+
+def sort_by_arrival(table: pa.Table) -> pa.Table:
+    """Rows in arrival order; ties keep their row order (a stable sort)."""
+    return sorted_table([table])
+
+
+def sorted_table(tables: list[pa.Table]) -> pa.Table:
+    """The rows of ``tables`` (same schema), concatenated and stably sorted by arrival.
+
+    Built one column at a time and *consuming* the list (it is emptied), so that each input
+    column can be freed as soon as its sorted copy exists: peak memory is about the data plus one
+    column, not twice the data.
+    """
+    if not tables:
+        raise ValueError("sorted_table needs at least one table")
+    schema = tables[0].schema
+    arrival = np.concatenate([t.column("arrival").to_numpy() for t in tables])
+    order = None if np.all(arrival[1:] >= arrival[:-1]) else np.argsort(arrival, kind="stable")
+    del arrival
+    pending = {name: [t.column(name) for t in tables] for name in schema.names}
+    tables.clear()
+    columns: list[pa.ChunkedArray | pa.Array] = []
+    for field in schema:
+        parts = pending.pop(field.name)
+        col = pa.chunked_array([c for p in parts for c in p.chunks], type=field.type)
+        del parts
+        if order is not None:
+            if col.null_count == 0 and (
+                pa.types.is_floating(field.type) or pa.types.is_integer(field.type)
+            ):
+                col = pa.array(col.to_numpy()[order], type=field.type)
+            else:
+                col = col.combine_chunks().take(pa.array(order))
+        columns.append(col)
+        del col
+    return pa.Table.from_arrays(columns, schema=schema)
+
+
+class JobSink:
+    """Collects unsorted job batches and writes them out sorted by arrival, in bounded memory.
+
+    Batches are kept in memory up to ``spill_bytes``; beyond that they are written to temporary
+    Parquet parts (with their ingestion order ``_seq``) and sorted out of core by DuckDB (which
+    spills to disk), so the output may be larger than memory. ``table()`` returns everything in
+    memory instead. Either way ties in arrival keep their ingestion order.
+    """
+
+    def __init__(self, spill_bytes: int = 256 << 20, tmp_dir: str | Path | None = None) -> None:
+        self.spill_bytes = spill_bytes
+        self._tmp_parent = tmp_dir
+        self._tmp: Path | None = None
+        self._batches: list[pa.Table] = []
+        self._bytes = 0
+        self._parts: list[Path] = []
+        self._schema: pa.Schema | None = None
+        self._spilled_rows = 0
+        self.rows = 0
+
+    def add(self, batch: pa.Table) -> None:
+        if batch.num_rows == 0:
+            return
+        batch = batch.replace_schema_metadata(None)
+        if self._schema is None:
+            self._schema = batch.schema
+        elif batch.schema != self._schema:
+            batch = batch.select(self._schema.names).cast(self._schema)
+        self.rows += batch.num_rows
+        self._batches.append(batch)
+        self._bytes += batch.nbytes
+        if self._bytes >= self.spill_bytes:
+            self._spill()
+
+    def _spill(self) -> None:
+        if not self._batches:
+            return
+        if self._tmp is None:
+            self._tmp = Path(tempfile.mkdtemp(prefix="schedlab-trace-", dir=self._tmp_parent))
+        part = self._tmp / f"part-{len(self._parts):05d}.parquet"
+        table = pa.concat_tables(self._batches)
+        seq = np.arange(self._spilled_rows, self._spilled_rows + table.num_rows, dtype=np.int64)
+        pq.write_table(table.append_column(SEQ, pa.array(seq)), part, compression="lz4")
+        self._spilled_rows += table.num_rows
+        self._parts.append(part)
+        self._batches, self._bytes = [], 0
+
+    def close(self) -> None:
+        self._batches = []
+        if self._tmp is not None:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
+
+    def _empty(self) -> pa.Table:
+        if self._schema is None:
+            return pa.table(
+                {"arrival": pa.array([], pa.float64()), "duration": pa.array([], pa.float64())}
+            )
+        return self._schema.empty_table()
+
+    def table(self) -> pa.Table:
+        """Everything, sorted by arrival, in memory; the sink is emptied."""
+        tables = [pq.read_table(p).drop_columns([SEQ]) for p in self._parts]
+        tables += self._batches
+        self._batches = []
+        return sorted_table(tables) if tables else self._empty()
+
+    def sorted_batches(self, batch_rows: int = 1 << 20) -> Iterator[pa.Table]:
+        """Everything sorted by arrival, as tables of up to ``batch_rows`` rows."""
+        if not self._parts:
+            table = self.table()
+            for start in range(0, max(table.num_rows, 1), batch_rows):
+                yield table.slice(start, batch_rows)
+            return
+        self._spill()
+        yield from self._duckdb_sorted(batch_rows)
+
+    def _duckdb_sorted(self, batch_rows: int) -> Iterator[pa.Table]:
+        import duckdb
+
+        assert self._tmp is not None and self._schema is not None
+        con = duckdb.connect()
+        try:
+            con.execute("SET enable_progress_bar = false")
+            con.execute("SET threads = 2")
+            con.execute("SET memory_limit = '256MB'")
+            con.execute("SET preserve_insertion_order = true")
+            con.execute(f"SET temp_directory = '{self._tmp / 'duckdb'}'")
+            files = ", ".join(f"'{p}'" for p in self._parts)
+            cols = ", ".join(f'"{n}"' for n in self._schema.names)
+            reader = con.sql(
+                f"SELECT {cols} FROM read_parquet([{files}]) ORDER BY arrival, {SEQ}"
+            ).to_arrow_reader(batch_rows)
+            pending: list[pa.RecordBatch] = []
+            size = 0
+            for batch in reader:  # DuckDB hands out small batches: regroup them
+                pending.append(batch)
+                size += batch.num_rows
+                if size >= batch_rows:
+                    yield pa.Table.from_batches(pending).cast(self._schema)
+                    pending, size = [], 0
+            if pending:
+                yield pa.Table.from_batches(pending).cast(self._schema)
+        finally:
+            con.close()
+
+
+def write_table(
+    batches: Iterator[pa.Table], out: Path, meta: dict[str, Any], *, row_group: int = 1 << 20
+) -> int:
+    """Write canonical batches to ``out`` (via a temporary file renamed at the end, so a failed
+    conversion leaves no partial output). Returns the number of rows written."""
+    out = Path(out)
+    if not out.parent.exists():
+        raise TraceError(f"{out}: directory {out.parent} does not exist")
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    writer: pq.ParquetWriter | None = None
+    rows = 0
+    try:
+        for batch in batches:
+            table = with_meta(conform(batch), meta)
+            if writer is None:
+                writer = pq.ParquetWriter(tmp, table.schema, compression="zstd")
+            elif table.schema != writer.schema:
+                table = table.cast(writer.schema)
+            if table.num_rows:
+                writer.write_table(table, row_group_size=row_group)
+                rows += table.num_rows
+        if writer is None:
+            raise TraceError(f"{out}: no job to write")
+        writer.close()
+        writer = None
+        tmp.replace(out)
+    finally:
+        if writer is not None:
+            writer.close()
+        tmp.unlink(missing_ok=True)
+    return rows
+
+
+def read_table(path: str | Path, columns: list[str] | None = None) -> pa.Table:
+    """A canonical table from Parquet (or CSV without metadata); ``columns`` selects columns
+    (those present; Parquet only)."""
+    import pyarrow.csv as pacsv
+
+    p = Path(path)
+    if not p.exists():
+        raise TraceError(f"{p}: no such file")
+    try:
+        if p.suffix in (".parquet", ".pq"):
+            if columns is not None:
+                names = pq.read_schema(p).names
+                columns = [c for c in columns if c in names]
+            return pq.read_table(p, columns=columns)
+        return pacsv.read_csv(p)
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise TraceError(f"{p}: cannot read job table: {exc}") from None

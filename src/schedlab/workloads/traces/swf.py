@@ -1,0 +1,282 @@
+"""Standard Workload Format (SWF) v2.2 logs of the Parallel Workloads Archive.
+
+Format (Feitelson et al., https://www.cs.huji.ac.il/labs/parallel/workload/swf.html): one job per
+line, 18 whitespace-separated fields, -1 meaning unknown; header comments start with ``;`` and
+carry ``Key: value`` pairs (``MaxProcs``, ``MaxNodes``, ``UnixStartTime``, ...). Fields:
+
+ 1 job number, 2 submit time (s), 3 wait time, 4 run time, 5 allocated processors,
+ 6 average CPU time, 7 used memory, 8 requested processors, 9 requested time (the user's
+ estimate), 10 requested memory, 11 status (1 completed, 0 failed, 5 cancelled, 2-4 partial),
+ 12 user, 13 group, 14 executable, 15 queue, 16 partition, 17 preceding job, 18 think time
+
+Canonical rows: arrival = submit time, duration = run time, estimate = requested time,
+``demand_procs`` = processors (allocated, or requested where allocated is unknown; normalized by
+MaxProcs), ``need`` = the same processors (pooled family, k = MaxProcs; see
+:func:`.transforms.server_need` for requested processors or whole nodes), ``job_class`` = queue.
+Also kept: ``procs_allocated``, ``procs_requested``, ``status``, ``user``, ``partition`` and
+``trace_wait`` (the wait the job had on the real machine, for comparison with simulated waits).
+
+Every job that ran is kept (run time > 0, processors known), whatever its status, as is usual
+when replaying these logs: failed and cancelled jobs occupied their processors too;
+``completed_only=True`` keeps status 1 only. Jobs that cannot be replayed are dropped and counted:
+unknown run time (-1), zero run time, unknown processors, more processors than MaxProcs.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import warnings
+from collections.abc import Iterator
+from typing import Any, ClassVar
+
+import numpy as np
+import pyarrow as pa
+
+from schedlab.workloads.traces.base import TraceReader, optional_int
+from schedlab.workloads.traces.fastcsv import parse_whitespace
+from schedlab.workloads.traces.source import Block, iter_blocks, split_lines
+
+N_FIELDS = 18
+FIELD_NAMES = (
+    "job number",
+    "submit time",
+    "wait time",
+    "run time",
+    "allocated processors",
+    "average CPU time",
+    "used memory",
+    "requested processors",
+    "requested time",
+    "requested memory",
+    "status",
+    "user",
+    "group",
+    "executable",
+    "queue",
+    "partition",
+    "preceding job",
+    "think time",
+)
+(JOB, SUBMIT, WAIT, RUN, ALLOC, _CPU, _MEM, REQ, REQ_TIME, _REQ_MEM, STATUS, USER) = range(12)
+QUEUE, PARTITION = 14, 15
+COMPLETED = 1
+
+
+def parse_header_line(line: str, header: dict[str, Any]) -> None:
+    """``; Key: value`` into ``header`` (numbers as int/float; the first value of a key wins)."""
+    text = line.lstrip(";").strip()
+    if ":" not in text:
+        return
+    key, _, value = text.partition(":")
+    key, value = key.strip(), value.strip()
+    if not key or " " in key or key in header:
+        return
+    try:
+        header[key] = int(value)
+    except ValueError:
+        try:
+            header[key] = float(value)
+        except ValueError:
+            header[key] = value
+
+
+class Swf(TraceReader):
+    name = "swf"
+    title = "Standard Workload Format v2.2 (Parallel Workloads Archive)"
+    reference = "Feitelson, Tsafrir & Krakov, Experience with using the Parallel Workloads Archive"
+    resources = ("procs",)
+    units: ClassVar[dict[str, str]] = {"procs": "processors"}
+    default_capacity: ClassVar[dict[str, float]] = {"procs": math.nan}  # MaxProcs from the header
+    default_need = "procs"
+
+    @classmethod
+    def option_names(cls) -> tuple[str, ...]:
+        return ("completed_only",)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.meta["header"] = {}
+        self._last_submit = -math.inf
+
+    def capacity(self) -> dict[str, float]:
+        max_procs = self.meta["header"].get("MaxProcs")
+        if not isinstance(max_procs, int | float) or max_procs <= 0:
+            return {"procs": math.nan}
+        return {"procs": float(max_procs)}
+
+    def pooled_servers(self) -> int | None:
+        max_procs = self.meta["header"].get("MaxProcs")
+        return int(max_procs) if isinstance(max_procs, int | float) and max_procs > 0 else None
+
+    def _scan(self, block: Block, force: bool = False) -> np.ndarray | None:
+        """Parse header comments of the block; the line numbers of its data lines, or None if
+        (unless ``force``) the block has no comment line."""
+        data = block.data
+        if not force and not (data.startswith(b";") or b"\n;" in data):
+            return None
+        lines = []
+        for offset, raw in enumerate(split_lines(block)):
+            s = raw.strip()
+            if not s:
+                continue
+            if s.startswith(b";"):
+                parse_header_line(s.decode("utf-8", errors="replace"), self.meta["header"])
+                continue
+            lines.append(block.first_line + offset)
+        return np.array(lines, dtype=np.int64)
+
+    def _slow(self, block: Block) -> tuple[np.ndarray, np.ndarray, int]:
+        rows: list[list[float]] = []
+        lines: list[int] = []
+        seen = 0
+        for offset, raw in enumerate(split_lines(block)):
+            s = raw.strip()
+            if not s or s.startswith(b";"):
+                continue
+            seen += 1
+            line = block.first_line + offset
+            parts = s.split()
+            if len(parts) != N_FIELDS:
+                self.report.bad_row(
+                    "field_count", block.path, line, f"{len(parts)} fields, expected {N_FIELDS}"
+                )
+                continue
+            try:
+                rows.append([float(p) for p in parts])
+            except ValueError:
+                k = next(i for i, p in enumerate(parts) if not _is_number(p))
+                shown = parts[k][:40].decode("utf-8", errors="replace")
+                self.report.bad_row(
+                    "not_numeric",
+                    block.path,
+                    line,
+                    f"{shown!r} is not a number",
+                    field_name=f"field {k + 1} ({FIELD_NAMES[k]})",
+                )
+                continue
+            lines.append(line)
+        values = np.array(rows, dtype=np.float64).reshape(-1, N_FIELDS)
+        return values, np.array(lines, dtype=np.int64), seen
+
+    def _parse(self, block: Block) -> tuple[np.ndarray, np.ndarray, int]:
+        """The block's jobs (n x 18), their line numbers, and the number of data lines seen."""
+        if block.data.startswith(b";") or b"\n;" in block.data:
+            self._scan(block)  # header comments
+        fast = parse_whitespace(block.data, N_FIELDS, block.n_lines)
+        if fast is not None:
+            values, offsets = fast
+            return values.T, block.first_line + offsets, int(offsets.shape[0])
+        return self._parse_loadtxt(block)
+
+    def _parse_loadtxt(self, block: Block) -> tuple[np.ndarray, np.ndarray, int]:
+        lines = self._scan(block)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)  # a block of comments only
+                values = np.loadtxt(io.BytesIO(block.data), comments=";", dtype=np.float64, ndmin=2)
+        except ValueError:
+            return self._slow(block)
+        if values.shape[0] and values.shape[1] != N_FIELDS:
+            return self._slow(block)
+        if lines is None:
+            if values.shape[0] == block.n_lines:
+                lines = np.arange(block.first_line, block.first_line + block.n_lines)
+            else:  # blank lines
+                lines = self._scan(block, force=True)
+        if lines is None or lines.shape[0] != values.shape[0]:
+            return self._slow(block)
+        return values.reshape(-1, N_FIELDS), lines.astype(np.int64), int(lines.shape[0])
+
+    def batches(self) -> Iterator[pa.Table]:
+        for block in iter_blocks(self.paths, self.report):
+            values, lines, seen = self._parse(block)
+            self.report.rows += seen
+            if values.shape[0]:
+                table = self._jobs(block, values, lines)
+                if table.num_rows:
+                    yield table
+
+    def _jobs(self, block: Block, v: np.ndarray, lines: np.ndarray) -> pa.Table:
+        report = self.report
+        submit = v[:, SUBMIT]
+        run = v[:, RUN]
+        negative = (run < 0) & (run != -1)
+        prev = np.concatenate([[self._last_submit], submit[:-1]])
+        back = (submit < prev) & (submit >= 0) & ~negative
+        if (submit >= 0).any():
+            self._last_submit = float(submit[submit >= 0][-1])
+        found = []
+        if back.any():
+            found.append(
+                (
+                    int(lines[np.argmax(back)]),
+                    "out_of_order",
+                    "submit time earlier than the job before (the job is kept; jobs are sorted "
+                    "by arrival)",
+                    "field 2 (submit time)",
+                    int(back.sum()),
+                )
+            )
+        if negative.any():
+            found.append(
+                (
+                    int(lines[np.argmax(negative)]),
+                    "negative_duration",
+                    f"run time {run[negative][0]:g} (only -1 means unknown)",
+                    "field 4 (run time)",
+                    int(negative.sum()),
+                )
+            )
+        for line, kind, message, field_name, count in sorted(found):
+            report.bad_row(kind, block.path, line, message, field_name=field_name, count=count)
+        alloc, req = v[:, ALLOC], v[:, REQ]
+        procs = np.where(alloc > 0, alloc, req)
+        keep = ~negative
+        for reason, mask in (
+            ("no_submit_time", submit < 0),
+            ("no_run_time", run == -1),
+            ("zero_duration", run == 0),
+            ("no_processors", ~(procs > 0)),
+        ):
+            hit = keep & mask
+            report.drop(reason, int(hit.sum()))
+            keep &= ~mask
+        k = self.pooled_servers()
+        if k is not None:
+            wide = keep & (procs > k)
+            report.drop("wider_than_machine", int(wide.sum()))
+            keep &= ~wide
+        if self.options.get("completed_only"):
+            failed = keep & (v[:, STATUS] != COMPLETED)
+            report.drop("not_completed", int(failed.sum()))
+            keep &= ~failed
+        v, procs = v[keep], procs[keep]  # (fancy indexing copies: no view of the block)
+        if not v.shape[0]:
+            return pa.table({"arrival": pa.array([], pa.float64())})
+        est = v[:, REQ_TIME]
+        wait = v[:, WAIT]
+        return pa.table(
+            {
+                "arrival": v[:, SUBMIT],
+                "duration": v[:, RUN],
+                "demand_procs": procs,
+                "estimate": pa.array(est, mask=~(est > 0)),
+                "job_class": optional_int(v[:, QUEUE].astype(np.int64)),
+                "_id0": v[:, JOB].astype(np.int64),
+                "procs_allocated": optional_int(v[:, ALLOC].astype(np.int64)),
+                "procs_requested": optional_int(v[:, REQ].astype(np.int64)),
+                "status": optional_int(v[:, STATUS].astype(np.int64)),
+                "user": optional_int(v[:, USER].astype(np.int64)),
+                "partition": optional_int(v[:, PARTITION].astype(np.int64)),
+                "trace_wait": pa.array(wait, mask=wait < 0),
+            }
+        )
+
+
+def _is_number(text: bytes) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
