@@ -1,0 +1,72 @@
+"""The psychas2019 reproductions: their settings are the paper's, and their evidence helpers count
+what they claim to count (the runs themselves are `schedlab reproduce`, not tests)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from schedlab.model.compile import compile_model
+from schedlab.report.figures import Point
+from schedlab.reproduce import psychas2019 as R
+from schedlab.reproduce.registry import get_reproduction
+
+
+def test_registered():
+    for name in ("fig3a", "fig3b", "fig4a", "fig4b", "fig5"):
+        assert get_reproduction(f"psychas2019-{name}").paper == "000"
+
+
+def test_fig3_and_fig4_settings_are_the_papers():
+    m = compile_model(R.fig3a_spec("vqs", 1e6))
+    assert m.slotted and m.rate == pytest.approx(0.014) and m.n_servers == 1
+    m = compile_model(R.fig3b_spec("bf-js", 1e6))
+    assert m.rate == pytest.approx(0.0306) and float(m.capacity[0, 0]) == 10.0
+    assert m.classes[0].duration.mean == 100 and m.classes[0].duration.integer
+    for which, mean_size in (("a", 0.1), ("b", 0.5)):
+        m = compile_model(R.fig4_spec(R.FIG4[which], "bf-js", 0.95, 1000))
+        # Poisson arrivals at alpha mu L / E[R] jobs per slot (§VII-A3)
+        assert m.rate == pytest.approx(0.95 * 0.01 * 5 / mean_size)
+        assert m.n_servers == 5 and m.slotted
+
+
+def test_co_location_and_time_in_mix():
+    jobs = {
+        "demand[resource]": np.array([0.4, 0.6, 0.4, 0.6]),
+        "start": np.array([0.0, 5.0, 10.0, 12.0]),
+        "finish": np.array([5.0, 10.0, 20.0, 14.0]),
+    }
+    # job 0 ends when job 1 starts (no overlap); job 3 starts while job 2 runs
+    assert R.co_location(jobs, 0.4, 0.6) == 1
+    # exactly one 0.4 and one 0.6 during [12, 14): 2 of the 20 time units
+    assert R.time_in_mix(jobs, {0.4: 1, 0.6: 1}, 0.0, 20.0) == pytest.approx(0.1)
+    assert R.time_in_mix(jobs, {0.4: 1, 0.6: 0}, 0.0, 20.0) == pytest.approx(13 / 20)
+
+
+def test_clearly_lower():
+    stable = Point("a", 1, 10, 9, 11)
+    higher = Point("b", 1, 20, 18, 22)
+    overlapping = Point("c", 1, 10.5, 9.5, 11.5)
+    growing = Point("d", 1, 500, np.nan, np.nan, stable=False)
+    growing_more = Point("e", 1, 900, np.nan, np.nan, stable=False)
+    assert R._lower(stable, higher) and not R._lower(higher, stable)
+    assert not R._lower(stable, overlapping)
+    # a growing queue: compare time-averages over the same run
+    assert R._lower(higher, growing) and not R._lower(growing, stable)
+    assert R._lower(growing, growing_more) and not R._lower(growing_more, growing)
+    assert R._lower(growing, Point("f", 1, 6e4, 5e4, 7e4))
+
+
+def test_trace_sizes_and_corollary_1_j(tmp_path):
+    path = tmp_path / "t.parquet"
+    size = np.r_[np.full(99, 0.3), 0.001]  # 1% of jobs below 1/2^J for every J <= 9
+    pq.write_table(
+        pa.table({"arrival": np.arange(100.0), "duration": np.ones(100), "demand": size}), path
+    )
+    J, s, d = R.trace_sizes(path)
+    assert d.sum() == 100
+    assert J == 10 and s.size == 100  # F_R(1/2^J) = 1% is not < 1% until 1/2^10 < 0.001
+    J, _, _ = R.trace_sizes(path, eps=0.02)
+    assert J == 2
