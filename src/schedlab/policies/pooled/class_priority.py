@@ -1,0 +1,298 @@
+"""Class-priority allocation with per-class caps; Inelastic-First and Elastic-First as presets.
+
+Paper 003 (Berg, Harchol-Balter, Moseley, Wang, Whitehouse, SPAA 2020), §2. k servers, elastic jobs
+run on any (fractional) number of servers with linear speedup, inelastic jobs on at most one (or at
+most C servers, the generalization of §2), preemptive. The paper's two policies:
+
+* **Elastic-First (EF)**: "in any state (i, j) where j > 0, EF allocates all k servers to the
+  elastic job with the earliest arrival time. In any state (i, j) where j = 0, EF allocates one
+  server to each inelastic job, in FCFS order, until either all jobs have received a server or
+  all k servers have been allocated."
+* **Inelastic-First (IF)**: "in any state (i, j) where i < k, one server is allocated to each
+  inelastic job and the remaining k - i servers are allocated to the elastic job with the earliest
+  arrival time if there is one. In any state (i, j) where i >= k, all k servers are allocated to
+  the inelastic jobs with the k earliest arrival times."
+
+Both are one rule, implemented once here (``class-priority``): the classes are split into priority
+levels; at every decision epoch the servers are handed out level by level, and within a level in
+FCFS (arrival) order across its classes, each job receiving ``min(cap of its class, servers
+left)`` until no server is left. A job's cap defaults to its class's ``max_alloc`` (1 for
+``speedup = "inelastic"``, k for a fully elastic class), so the first elastic job takes every
+server left over: with linear speedup, FCFS within the elastic class means exactly that (§2). A job
+losing its servers is preempted (preempt-resume); a running elastic job whose share changes gets a
+new allocation (``set_allocation``).
+
+Presets (inferred, stated here): for ``inelastic-first`` and ``elastic-first`` a class is
+*elastic* when it is declared ``speedup = "elastic"`` and can use all k servers (no ``max_alloc``
+below k), and *inelastic* otherwise (``speedup = "inelastic"``, or ``speedup = "elastic"`` with
+``max_alloc = C < k``: the §2 generalization to inelastic jobs on up to C servers). Several
+classes of one kind share a level and are served FCFS across classes. ``class-priority`` takes
+the levels explicitly (``order``) and optional per-class caps (``caps``, at most the class's
+``max_alloc``).
+
+Incremental: the policy keeps one arrival-ordered linked list per level in ``ps`` (updated from the
+new arrivals and completions of each epoch), so a decision walks only the jobs it serves.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Literal
+
+import numpy as np
+from numba import njit
+from pydantic import BaseModel, ConfigDict, Field
+
+from schedlab.engine.actions import preempt, set_allocation, start
+from schedlab.engine.constants import ARRIVED, EPS, N_COMPLETED_NEW, N_RUNNING, NEW_FROM, WAITING
+from schedlab.engine.loop import run_engine
+from schedlab.errors import SpecError
+from schedlab.policies.registry import Policy, register
+
+PRESET_ORDERS = ("inelastic-first", "elastic-first")
+
+
+class ClassPriorityParams(BaseModel):
+    """Parameters of the class-priority rule.
+
+    ``order``: priority levels, highest first; each entry is a class name or a list of class names
+    sharing one level (FCFS across them). Every class appears exactly once. ``"inelastic-first"`` /
+    ``"elastic-first"`` derive the two levels from the classes (module docstring); None puts all
+    classes in one level (FCFS with caps).
+    ``caps``: per-job server cap of a class (default: its ``max_alloc``); 0 < cap <= max_alloc.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    order: Literal["inelastic-first", "elastic-first"] | list[str | list[str]] | None = None
+    caps: dict[str, Annotated[float, Field(gt=0, allow_inf_nan=False)]] = Field(
+        default_factory=dict
+    )
+
+
+@njit(cache=True)
+def _unlink(nxt, prv, head, tail, level, j):
+    p = prv[j]
+    q = nxt[j]
+    if p == -1:
+        head[level] = q
+    else:
+        nxt[p] = q
+    if q == -1:
+        tail[level] = p
+    else:
+        prv[q] = p
+    nxt[j] = -1
+    prv[j] = -1
+
+
+@njit(cache=True)
+def _append(nxt, prv, head, tail, level, j):
+    last = tail[level]
+    prv[j] = last
+    nxt[j] = -1
+    if last == -1:
+        head[level] = j
+    else:
+        nxt[last] = j
+    tail[level] = j
+
+
+@njit(cache=True)
+def decide(st, ps):
+    level_of, cap_of, nxt, prv, head, tail, chosen, share, target = ps
+    # Keep the per-level FCFS lists current: drop completed jobs, append new arrivals.
+    for q in range(st.ctr[N_COMPLETED_NEW]):
+        j = st.done_buf[q]
+        _unlink(nxt, prv, head, tail, level_of[st.job_class[j]], j)
+    for j in range(st.ctr[NEW_FROM], st.ctr[ARRIVED]):
+        _append(nxt, prv, head, tail, level_of[st.job_class[j]], j)
+    # Target allocation: level by level, FCFS within a level, min(cap, servers left) per job.
+    eps = st.clk[EPS]
+    free = st.capacity[0, 0]
+    m = 0
+    for level in range(head.shape[0]):
+        j = head[level]
+        while j != -1 and free > eps:
+            a = min(cap_of[st.job_class[j]], free)
+            chosen[m] = j
+            share[m] = a
+            target[j] = a
+            m += 1
+            free -= a
+            j = nxt[j]
+        if free <= eps:
+            break
+    # Release first (preemptions, shrinking allocations), then grow and start: never over k.
+    i = 0
+    while i < st.ctr[N_RUNNING]:
+        j = st.running[i]
+        if target[j] == 0.0:
+            preempt(st, j)  # swap-removes j: running[i] now holds another job
+        else:
+            if target[j] < st.alloc[j] - eps:
+                set_allocation(st, j, target[j])
+            i += 1
+    for q in range(m):
+        j = chosen[q]
+        a = share[q]
+        if st.status[j] == WAITING:
+            start(st, j, 0, a)
+        elif a > st.alloc[j] + eps:
+            set_allocation(st, j, a)
+        target[j] = 0.0
+
+
+@njit(cache=True)
+def run(st, ps, max_events):
+    return run_engine(st, ps, decide, max_events)
+
+
+def _class_names(model) -> list[str]:
+    return [c.name for c in model.classes]
+
+
+def _is_elastic_kind(model, index: int) -> bool:
+    """Paper 003 kind of a class for the presets: elastic iff it is declared elastic and can use
+    all k servers (so at k = 1 an inelastic class is still the inelastic one)."""
+    if model.spec.workload.classes[index].speedup == "inelastic":
+        return False
+    return model.classes[index].max_alloc >= model.pooled_k
+
+
+def levels_and_caps(model, params: ClassPriorityParams) -> tuple[np.ndarray, np.ndarray]:
+    """Priority level and per-job cap of every class (raises SpecError on a bad setting)."""
+    names = _class_names(model)
+    n = len(names)
+    order = params.order
+    if order is None:
+        level = np.zeros(n, dtype=np.int32)
+    elif isinstance(order, str):
+        elastic = np.array([_is_elastic_kind(model, c) for c in range(n)])
+        first_elastic = order == "elastic-first"
+        level = np.where(elastic == first_elastic, 0, 1).astype(np.int32)
+        if level.min() == 1:  # only one kind present: a single level
+            level[:] = 0
+    else:
+        level = np.full(n, -1, dtype=np.int32)
+        for lv, entry in enumerate(order):
+            group = [entry] if isinstance(entry, str) else list(entry)
+            if not group:
+                raise SpecError(
+                    "a priority level must name at least one class", field="policy.order"
+                )
+            for name in group:
+                if name not in names:
+                    raise SpecError(
+                        f"unknown class '{name}'; the classes are {', '.join(names)}",
+                        field="policy.order",
+                    )
+                if level[names.index(name)] != -1:
+                    raise SpecError(f"class '{name}' appears twice", field="policy.order")
+                level[names.index(name)] = lv
+        missing = [names[c] for c in range(n) if level[c] == -1]
+        if missing:
+            raise SpecError(
+                f"every class needs a priority level; missing: {', '.join(missing)}",
+                field="policy.order",
+            )
+    cap = np.array([c.max_alloc for c in model.classes], dtype=np.float64)
+    for name, value in params.caps.items():
+        if name not in names:
+            raise SpecError(
+                f"unknown class '{name}'; the classes are {', '.join(names)}",
+                field=f"policy.caps.{name}",
+            )
+        c = names.index(name)
+        if value > cap[c] + 1e-12:
+            raise SpecError(
+                f"cap {value:g} exceeds the class's max_alloc {cap[c]:g}",
+                field=f"policy.caps.{name}",
+            )
+        cap[c] = value
+    return level, cap
+
+
+def check(model, params: ClassPriorityParams) -> None:
+    """Refuse rigid jobs, traces, bad class names and presets whose order was overridden."""
+    if model.trace is not None:
+        raise SpecError(
+            "class-priority allocation needs elastic/inelastic job classes, not a rigid trace",
+            field="workload.arrivals",
+        )
+    for i, cls in enumerate(model.classes):
+        if not cls.elastic:
+            raise SpecError(
+                f"policy '{model.policy.name}' allocates servers to elastic and inelastic jobs "
+                "(paper 003 §2); this class is rigid: give speedup = 'elastic' or 'inelastic'",
+                field=f"workload.classes[{i}].speedup",
+            )
+    preset = model.policy.preset.get("order")
+    if preset is not None and params.order != preset:
+        raise SpecError(
+            f"policy '{model.policy.name}' fixes order = '{preset}'; use policy 'class-priority' "
+            "to choose the priority order",
+            field="policy.order",
+        )
+    levels_and_caps(model, params)
+
+
+def make_state(st, model, params: ClassPriorityParams) -> tuple:
+    level, cap = levels_and_caps(model, params)
+    n = len(st.arrival)
+    n_levels = int(level.max()) + 1
+    k = model.pooled_k
+    served = min(n, math.ceil(k / float(cap.min())) + 1) + 1  # jobs holding servers at once
+    return (
+        level,
+        cap,
+        np.full(n, -1, dtype=np.int32),  # next in level list
+        np.full(n, -1, dtype=np.int32),  # previous in level list
+        np.full(n_levels, -1, dtype=np.int32),  # level heads
+        np.full(n_levels, -1, dtype=np.int32),  # level tails
+        np.zeros(served, dtype=np.int32),  # jobs chosen at this epoch
+        np.zeros(served, dtype=np.float64),  # their allocations
+        np.zeros(n, dtype=np.float64),  # target allocation by job (0: none)
+    )
+
+
+_COMMON = {
+    "family": "pooled",
+    "runner": run,
+    "make_state": make_state,
+    "params": ClassPriorityParams,
+    "check": check,
+}
+
+register(
+    Policy(
+        name="inelastic-first",
+        title="Inelastic-First (IF)",
+        reference="Berg et al. 2020 (paper 003), §2; optimal when mu_I >= mu_E (§4.2, Thm 5)",
+        summary="preemptive priority to inelastic jobs (one server each, FCFS); the servers left "
+        "go to the earliest elastic job",
+        preset={"order": "inelastic-first"},
+        **_COMMON,
+    )
+)
+register(
+    Policy(
+        name="elastic-first",
+        title="Elastic-First (EF)",
+        reference="Berg et al. 2020 (paper 003), §2",
+        summary="preemptive priority to elastic jobs (earliest elastic job takes all k servers); "
+        "inelastic jobs FCFS on one server each when no elastic job is present",
+        preset={"order": "elastic-first"},
+        **_COMMON,
+    )
+)
+register(
+    Policy(
+        name="class-priority",
+        title="Class priority with per-class caps",
+        reference="Berg et al. 2020 (paper 003), §2 (IF and EF are instances)",
+        summary="priority levels of classes, FCFS within a level, each job min(cap, servers "
+        "left); preemptive",
+        **_COMMON,
+    )
+)
