@@ -59,9 +59,41 @@ print(json.dumps(schedlab.simulate(spec).to_dict()["metrics"]))
 """
 
 
-@pytest.mark.parametrize("policy", ["server-filling", "fcfs"])
+PACKING = {
+    "cluster": {"servers": 3, "capacity": 1.0},
+    "workload": {
+        "load": 0.8,
+        "classes": [
+            {
+                "demand": {"dist": "uniform", "low": 0.05, "high": 0.6},
+                "duration": {"dist": "geometric", "mean": 6.0},
+            }
+        ],
+    },
+    "model": {"time": "slotted"},
+    "run": {"arrivals": 400, "seed": 5},
+}
+
+
+@pytest.mark.parametrize(
+    "policy",
+    [
+        "server-filling",
+        "fcfs",
+        "server-filling-gittins",
+        "divisor-filling-srpt",
+        "max-weight",
+        "easy-backfill",
+        "fifo-ff",
+        "bf-js",
+        "vqs",
+    ],
+)
 def test_uncompiled_engine_gives_identical_results(policy):
-    spec = paper004_spec(0.8, policy, 400, seed=5)
+    if policy in ("fifo-ff", "bf-js", "vqs"):
+        spec = {**PACKING, "policy": {"name": policy}}
+    else:
+        spec = paper004_spec(0.8, policy, 400, seed=5)
     outputs = []
     for jit in ("1", "0"):
         env = {**os.environ, "SCHEDLAB_JIT": jit}

@@ -22,9 +22,15 @@ TESTED_POLICIES = {
     "least-servers-first",
     "max-weight",
     "srpt-1",
+    "server-filling-gittins",
+    "divisor-filling-gittins",
+    "gittins-1",
 }
 EXAMPLES = 1000
 RELAXED = settings(max_examples=EXAMPLES, suppress_health_check=list(HealthCheck))
+# Gittins policies tabulate a numerical rank for each drawn size law (analysis/gittins.py):
+# ~0.2 s per example, so fewer examples keep the suite within its time budget.
+GITTINS = settings(max_examples=250, suppress_health_check=list(HealthCheck))
 
 
 @st.composite
@@ -42,7 +48,7 @@ def general_specs(draw, policy: str, divisible: bool):
 def run_and_audit(spec) -> None:
     spec["run"]["check"] = True
     result = schedlab.simulate(spec)
-    if spec["policy"]["name"] == "srpt-1":
+    if spec["policy"]["name"] in ("srpt-1", "gittins-1"):
         # one server of speed k: a job of need K and duration D is done after K D / k in service
         jobs = result.jobs.to_pydict()
         served = np.array(jobs["finish"]) - np.array(jobs["start"])
@@ -55,8 +61,8 @@ def run_and_audit(spec) -> None:
     audit(result, spec)
 
 
-def _power_of_two(policy):
-    @RELAXED
+def _power_of_two(policy, budget=RELAXED):
+    @budget
     @given(pooled_specs(policy))
     def test(spec):
         run_and_audit(spec)
@@ -64,8 +70,8 @@ def _power_of_two(policy):
     return test
 
 
-def _general(policy, divisible=False):
-    @RELAXED
+def _general(policy, divisible=False, budget=RELAXED):
+    @budget
     @given(general_specs(policy, divisible))
     def test(spec):
         run_and_audit(spec)
@@ -76,6 +82,9 @@ def _general(policy, divisible=False):
 test_server_filling = _power_of_two("server-filling")
 test_server_filling_srpt = _power_of_two("server-filling-srpt")
 test_srpt_1 = _power_of_two("srpt-1")
+test_server_filling_gittins = _power_of_two("server-filling-gittins", GITTINS)
+test_gittins_1 = _power_of_two("gittins-1", GITTINS)
+test_divisor_filling_gittins = _general("divisor-filling-gittins", divisible=True, budget=GITTINS)
 test_divisor_filling = _general("divisor-filling", divisible=True)
 test_divisor_filling_srpt = _general("divisor-filling-srpt", divisible=True)
 test_greedy_srpt = _general("greedy-srpt")

@@ -25,15 +25,17 @@ takes K D / k = its size S).
 from __future__ import annotations
 
 import math
+from typing import Annotated, Literal
 
 import numpy as np
 from numba import njit
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from schedlab.engine.loop import run_engine
 from schedlab.errors import SpecError
 from schedlab.policies.pooled.ordering import (
     ORDER_FCFS,
+    ORDER_GITTINS,
     ORDER_NEED_ASC,
     ORDER_NEED_DESC,
     ORDER_SRPT,
@@ -45,6 +47,7 @@ from schedlab.policies.pooled.ordering import (
     remember_boundary,
     sort_running,
     sync,
+    wake_at_rank_change,
 )
 from schedlab.policies.pooled.selection import (
     divisor_filling_select,
@@ -158,6 +161,8 @@ def decide(st, ps):
             ps.chosen[0] = 1
         allocation = k
     apply_choice(st, ps, m, allocation)
+    if int(ps.params[0]) == ORDER_GITTINS:
+        wake_at_rank_change(st, ps, k, ps.params[6])
 
 
 @njit(cache=True)
@@ -230,10 +235,35 @@ class DivisorFillingParams(BaseModel):
     fill_idle: bool = True
 
 
+class GittinsParams(BaseModel):
+    """``sizes``: "unknown" (blind: the rank of a job's age in its need's size distribution,
+    paper 004 §5.1) or "known" (the Gittins rank of a known size is its remaining size: SRPT).
+    ``quantum``: ranks that rise with age (e.g. hyperexponential sizes) are re-ordered when a
+    served job's rank reaches the smallest waiting rank or rises by this fraction."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    sizes: Literal["unknown", "known"] = "unknown"
+    quantum: Annotated[float, Field(gt=0, le=1)] = 0.01
+
+
+class DivisorFillingGittinsParams(GittinsParams, DivisorFillingParams):
+    """Both the Gittins and the DivisorFilling parameters."""
+
+
 def _state(order: int, mode: int):
     def make_state(st, model, params: BaseModel) -> tuple:
-        fill = float(getattr(params, "fill_idle", False))
-        return make_ordering_state(st, model, order, [float(mode), fill])
+        chosen = order
+        if order == ORDER_GITTINS and getattr(params, "sizes", "unknown") == "known":
+            chosen = ORDER_SRPT
+        return make_ordering_state(
+            st,
+            model,
+            chosen,
+            mode,
+            fill_idle=getattr(params, "fill_idle", False),
+            quantum=getattr(params, "quantum", 0.0),
+        )
 
     return make_state
 
@@ -332,6 +362,37 @@ POLICIES = [
         "smallest server need first (FCFS ties), first fit, preemptive",
         check_rigid,
         NoParams,
+    ),
+    (
+        "server-filling-gittins",
+        "ServerFilling-Gittins",
+        ORDER_GITTINS,
+        MODE_SERVER_FILLING,
+        f"{P004}, §5.1",
+        "Gittins-rank order (unknown sizes); smallest prefix needing >= k servers, largest need "
+        "first; heavy-traffic optimal (Thm 5.2)",
+        check_nested_divisors,
+        GittinsParams,
+    ),
+    (
+        "divisor-filling-gittins",
+        "DivisorFilling-Gittins",
+        ORDER_GITTINS,
+        MODE_DIVISOR_FILLING,
+        f"{P004}, §5.1 and App. C",
+        "Gittins-rank order; recursive DivisorFilling placement for needs dividing k",
+        check_divisors,
+        DivisorFillingGittinsParams,
+    ),
+    (
+        "gittins-1",
+        "Gittins-1 (resource-pooled bound)",
+        ORDER_GITTINS,
+        MODE_RESOURCE_POOLED,
+        f"{P004}, §5.3",
+        "one server of speed k serving the least Gittins rank first: the bound for unknown sizes",
+        check_rigid,
+        GittinsParams,
     ),
     (
         "max-weight",

@@ -13,23 +13,30 @@ s = need * remaining duration / k (§3.2) —, and server need descending/ascend
 
 from __future__ import annotations
 
+import math
 from collections import namedtuple
 
 import numpy as np
 from numba import njit
 from numba.experimental import structref
 
-from schedlab.engine.actions import preempt, rate_of, start
+from schedlab.engine.actions import preempt, rate_of, start, wake_at
 from schedlab.engine.constants import ARRIVED, N_COMPLETED_NEW, N_RUNNING, NEW_FROM, NOW, WAITING
 from schedlab.engine.state import new_struct_type, struct_handle
+from schedlab.policies.pooled.gittins_rank import (
+    gittins_rank,
+    gittins_rank_crossing,
+    gittins_rank_packed,
+)
 
 ORDER_FCFS = 0
 ORDER_SRPT = 1
+ORDER_GITTINS = 2
 ORDER_NEED_DESC = 3
 ORDER_NEED_ASC = 4
 
 FIELDS = (
-    ("params", "F1"),  # [order, mode, fill_idle, boundary rank, boundary job, saturated]
+    ("params", "F1"),  # [order, mode, fill_idle, boundary rank, boundary job, saturated, quantum]
     ("key", "F1"),  # rank of each job (running jobs: as of the current decision)
     ("job_class", "I1"),  # need class of each job
     ("class_need", "F1"),  # need of each class
@@ -44,6 +51,10 @@ FIELDS = (
     ("mark", "B1"),  # jobs chosen at this decision (N)
     ("count", "L1"),  # jobs present per need class
     ("order", "L1"),  # scratch for the placement rules (k + 2)
+    ("g_kind", "L1"),  # Gittins rank of each need class (gittins_rank.py): kind,
+    ("g_offset", "L1"),  # offsets into the parameter arrays (C + 1),
+    ("g_a", "F1"),  # and parameters
+    ("g_b", "F1"),
 )
 OrderingArrays = namedtuple("OrderingArrays", [name for name, _ in FIELDS])
 ORDERING_TYPE = new_struct_type(FIELDS)
@@ -66,6 +77,10 @@ def _new_ordering_state(
     mark,
     count,
     order,
+    g_kind,
+    g_offset,
+    g_a,
+    g_b,
 ):
     """Cached constructor of the compiled policy state (see engine/state.py for why a struct)."""
     s = structref.new(ORDERING_TYPE)
@@ -84,6 +99,10 @@ def _new_ordering_state(
     s.mark = mark
     s.count = count
     s.order = order
+    s.g_kind = g_kind
+    s.g_offset = g_offset
+    s.g_a = g_a
+    s.g_b = g_b
     return s
 
 
@@ -178,7 +197,47 @@ def rank_of(st, ps, j, k):
         return remaining_size(st, j, k)
     if order == ORDER_NEED_DESC:
         return -st.demand[j, 0]
-    return st.demand[j, 0]  # ORDER_NEED_ASC
+    if order == ORDER_NEED_ASC:
+        return st.demand[j, 0]
+    return gittins_rank_packed(
+        ps.g_kind, ps.g_offset, ps.g_a, ps.g_b, ps.job_class[j], age(st, j, k)
+    )
+
+
+@njit(cache=True)
+def age(st, j, k):
+    """Attained size of job j: need * attained duration / k (paper 004 §5.2)."""
+    return st.demand[j, 0] * st.work[j] / k - remaining_size(st, j, k)
+
+
+@njit(cache=True)
+def wake_at_rank_change(st, ps, k, quantum):
+    """Gittins ranks may rise with age (e.g. hyperexponential sizes). Ask for a decision epoch
+    when a served job's rank has risen by the relative ``quantum`` and reached the smallest
+    waiting rank (paper 004 §5.1 re-orders jobs by rank). The quantum stands for the sharing
+    between equal ranks that exact Gittins would do; without it, jobs of equal age would swap
+    at every infinitesimal step."""
+    threshold = math.inf
+    for c in range(ps.class_need.shape[0]):
+        if ps.size[c] > 0:
+            threshold = min(threshold, ps.key[ps.heap[ps.offset[c]]])
+    if threshold == math.inf:
+        return
+    soonest = math.inf
+    for i in range(st.ctr[N_RUNNING]):
+        j = st.running[i]
+        c = ps.job_class[j]
+        lo = ps.g_offset[c]
+        hi = ps.g_offset[c + 1]
+        now_age = age(st, j, k)
+        rank = gittins_rank(ps.g_kind[c], ps.g_a[lo:hi], ps.g_b[lo:hi], now_age)
+        target = max(threshold, rank * (1.0 + quantum) + 1e-300)
+        cross = gittins_rank_crossing(ps.g_kind[c], ps.g_a[lo:hi], ps.g_b[lo:hi], now_age, target)
+        speed = st.demand[j, 0] * rate_of(st, j, st.alloc[j]) / k  # age per unit time
+        if cross < math.inf and cross > now_age:
+            soonest = min(soonest, (cross - now_age) / speed)
+    if soonest < math.inf:
+        wake_at(st, st.clk[NOW] + soonest)
 
 
 @njit(cache=True)
@@ -193,7 +252,7 @@ def sync(st, ps, k):
     params = ps.params
     key = ps.key
     boundary = int(params[4])
-    static = int(params[0]) != ORDER_SRPT
+    static = int(params[0]) not in (ORDER_SRPT, ORDER_GITTINS)
     unchanged = static and params[5] != 0.0 and st.ctr[N_COMPLETED_NEW] == 0
     for j in range(st.ctr[NEW_FROM], st.ctr[ARRIVED]):
         key[j] = rank_of(st, ps, j, k)
@@ -300,15 +359,18 @@ def apply_choice(st, ps, m, allocation):
         mark[j] = 0
 
 
-def make_ordering_state(st, model, order: int, extra: list[float] | None = None):
+def make_ordering_state(
+    st, model, order: int, mode: int, fill_idle: bool = False, quantum: float = 0.0
+):
     """Allocate the policy state for a pooled policy ordering jobs by ``order``."""
     needs = st.demand[:, 0]
     class_need, job_class = np.unique(needs, return_inverse=True)
+    g_kind, g_offset, g_a, g_b = _gittins(model, class_need, order)
     counts = np.bincount(job_class, minlength=class_need.size)
     k = int(model.pooled_k)
     n = needs.shape[0]
     arrays = OrderingArrays(
-        params=np.array([float(order), *(extra or [0.0, 0.0]), 0.0, -1.0, 0.0]),
+        params=np.array([order, mode, float(fill_idle), 0.0, -1.0, 0.0, quantum], dtype=float),
         key=np.zeros(n),
         job_class=job_class.astype(np.int32),
         class_need=class_need.astype(np.float64),
@@ -323,5 +385,36 @@ def make_ordering_state(st, model, order: int, extra: list[float] | None = None)
         mark=np.zeros(n, dtype=np.int8),
         count=np.zeros(class_need.size, dtype=np.int64),
         order=np.zeros(k + 2, dtype=np.int64),
+        g_kind=g_kind,
+        g_offset=g_offset,
+        g_a=g_a,
+        g_b=g_b,
     )
     return struct_handle(arrays, _new_ordering_state)
+
+
+def _gittins(model, class_need: np.ndarray, order: int):
+    """Gittins rank tables in the order of ``class_need`` (empty unless order is Gittins)."""
+    if order != ORDER_GITTINS:
+        return (
+            np.zeros(class_need.size, dtype=np.int64),
+            np.zeros(class_need.size + 1, dtype=np.int64),
+            np.zeros(1),
+            np.zeros(1),
+        )
+    from schedlab.analysis.gittins import gittins_tables
+
+    tables = gittins_tables(model)
+    index = [tables.need_index(float(n)) for n in class_need]
+    a, b, offset = [], [], [0]
+    for i in index:
+        lo, hi = tables.offsets[i], tables.offsets[i + 1]
+        a.append(tables.params_a[lo:hi])
+        b.append(tables.params_b[lo:hi])
+        offset.append(offset[-1] + hi - lo)
+    return (
+        tables.kinds[index].astype(np.int64),
+        np.array(offset, dtype=np.int64),
+        np.ascontiguousarray(np.concatenate(a), dtype=float),
+        np.ascontiguousarray(np.concatenate(b), dtype=float),
+    )
