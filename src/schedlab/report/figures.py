@@ -107,7 +107,11 @@ def line_plot(
     ax.set_ylabel(y)
     ax.set_title(title, fontsize=10)
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
+    if len(series) > 6:  # many series: the legend goes beside the axes, not over the lines
+        fig.set_size_inches(9.5, 4.5)
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    else:
+        ax.legend(fontsize=8)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     png = path.with_suffix(".png")
