@@ -8,6 +8,8 @@ from typing import Any
 import pytest
 from hypothesis import settings
 
+from schedlab.model.distributions import Exponential, HyperExponential
+
 settings.register_profile("ci", deadline=None, print_blob=True)
 settings.load_profile("ci")
 
@@ -56,3 +58,11 @@ def tmp_toml(tmp_path):
         return path
 
     return write
+
+
+def exp(mean: float) -> Exponential:
+    return Exponential(dist="exponential", mean=mean)
+
+
+def hyperexp(mean: float, scv: float) -> HyperExponential:
+    return HyperExponential(dist="hyperexponential", mean=mean, scv=scv)

@@ -41,7 +41,6 @@ from schedlab.model.compile import compile_model
 from schedlab.model.distributions import (
     Discrete,
     Empirical,
-    Exponential,
     Fixed,
     HyperExponential,
     LogNormal,
@@ -53,17 +52,9 @@ from schedlab.policies.pooled.gittins_rank import (
     gittins_rank_crossing,
     gittins_rank_packed,
 )
-from tests.conftest import paper004_spec
+from tests.conftest import exp, hyperexp, paper004_spec
 
 LEVEL = 0.999
-
-
-def exp(mean: float) -> Exponential:
-    return Exponential(dist="exponential", mean=mean)
-
-
-def hyperexp(mean: float, scv: float) -> HyperExponential:
-    return HyperExponential(dist="hyperexponential", mean=mean, scv=scv)
 
 
 DISCRETE = Discrete(dist="discrete", values=[1, 2, 5], probabilities=[0.2, 0.5, 0.3])

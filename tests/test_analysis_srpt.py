@@ -45,17 +45,9 @@ from schedlab.model.distributions import (
     Uniform,
 )
 from schedlab.model.spec import parse_spec
-from tests.conftest import PAPER004_CLASSES, paper004_spec
+from tests.conftest import PAPER004_CLASSES, exp, hyperexp, paper004_spec
 
 LEVEL = 0.999
-
-
-def exp(mean: float) -> Exponential:
-    return Exponential(dist="exponential", mean=mean)
-
-
-def hyperexp(mean: float, scv: float) -> HyperExponential:
-    return HyperExponential(dist="hyperexponential", mean=mean, scv=scv)
 
 
 CONTINUOUS = [

@@ -28,9 +28,6 @@ TESTED_POLICIES = {
 }
 EXAMPLES = 1000
 RELAXED = settings(max_examples=EXAMPLES, suppress_health_check=list(HealthCheck))
-# Gittins policies tabulate a numerical rank for each drawn size law (analysis/gittins.py):
-# ~0.2 s per example, so fewer examples keep the suite within its time budget.
-GITTINS = settings(max_examples=250, suppress_health_check=list(HealthCheck))
 
 
 @st.composite
@@ -61,8 +58,8 @@ def run_and_audit(spec) -> None:
     audit(result, spec)
 
 
-def _power_of_two(policy, budget=RELAXED):
-    @budget
+def _power_of_two(policy):
+    @RELAXED
     @given(pooled_specs(policy))
     def test(spec):
         run_and_audit(spec)
@@ -70,8 +67,8 @@ def _power_of_two(policy, budget=RELAXED):
     return test
 
 
-def _general(policy, divisible=False, budget=RELAXED):
-    @budget
+def _general(policy, divisible=False):
+    @RELAXED
     @given(general_specs(policy, divisible))
     def test(spec):
         run_and_audit(spec)
@@ -82,9 +79,9 @@ def _general(policy, divisible=False, budget=RELAXED):
 test_server_filling = _power_of_two("server-filling")
 test_server_filling_srpt = _power_of_two("server-filling-srpt")
 test_srpt_1 = _power_of_two("srpt-1")
-test_server_filling_gittins = _power_of_two("server-filling-gittins", GITTINS)
-test_gittins_1 = _power_of_two("gittins-1", GITTINS)
-test_divisor_filling_gittins = _general("divisor-filling-gittins", divisible=True, budget=GITTINS)
+test_server_filling_gittins = _power_of_two("server-filling-gittins")
+test_gittins_1 = _power_of_two("gittins-1")
+test_divisor_filling_gittins = _general("divisor-filling-gittins", divisible=True)
 test_divisor_filling = _general("divisor-filling", divisible=True)
 test_divisor_filling_srpt = _general("divisor-filling-srpt", divisible=True)
 test_greedy_srpt = _general("greedy-srpt")

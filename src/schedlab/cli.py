@@ -159,11 +159,17 @@ def simulate(
 @user_errors
 def policies(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    markdown: Annotated[
+        bool, typer.Option("--markdown", help="Print a Markdown table (docs/policies.md).")
+    ] = False,
 ) -> None:
     """List every policy with its family, paper and section."""
-    from schedlab.policies.registry import all_policies
+    from schedlab.policies.registry import all_policies, policies_markdown
 
     items = all_policies()
+    if markdown:
+        sys.stdout.write(policies_markdown())
+        return
     if as_json:
         rows = [
             {

@@ -18,7 +18,7 @@ from schedlab.cli_support import escape, fail, out, user_errors
 
 analyze_app = typer.Typer(
     no_args_is_help=True,
-    help="Analytic tools: Markov-chain response times and bounds (paper 003).",
+    help="Analytic tools: exact response times, bounds and capacities (papers 000, 003, 004).",
 )
 
 

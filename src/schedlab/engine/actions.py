@@ -155,7 +155,7 @@ def start(st, j, s, a):
         if not fits(st, j, s, a):
             return violation(st, V_CAPACITY, j, s)
     c = st.job_class[j]
-    list_remove(st.q_next, st.q_prev, st.ctr, Q_HEAD, Q_TAIL, j)
+    list_remove(st.q_next, st.q_prev, st.ctr, st.ctr, Q_HEAD, Q_TAIL, j)
     st.ctr[N_WAITING] -= 1
     st.class_in_queue[c] -= 1
     now = st.clk[NOW]
@@ -201,7 +201,7 @@ def _queue_insert_in_arrival_order(st, j):
     before = st.p_prev[j]
     while before != -1 and st.status[before] != WAITING:
         before = st.p_prev[before]
-    list_insert_after(st.q_next, st.q_prev, st.ctr, Q_HEAD, Q_TAIL, before, j)
+    list_insert_after(st.q_next, st.q_prev, st.ctr, st.ctr, Q_HEAD, Q_TAIL, before, j)
 
 
 @njit(cache=True)
@@ -225,7 +225,7 @@ def preempt(st, j):
         st.class_in_queue[c] += 1
     else:
         st.status[j] = LOST
-        list_remove(st.p_next, st.p_prev, st.ctr, P_HEAD, P_TAIL, j)
+        list_remove(st.p_next, st.p_prev, st.ctr, st.ctr, P_HEAD, P_TAIL, j)
         st.ctr[N_LOST] += 1
         st.class_in_system[c] -= 1
     st.ctr[PREEMPTIONS] += 1
@@ -272,8 +272,8 @@ def reject(st, j):
 def reject_waiting(st, j):
     """Mark waiting job j lost (engine-internal; also used for loss-family drops)."""
     c = st.job_class[j]
-    list_remove(st.q_next, st.q_prev, st.ctr, Q_HEAD, Q_TAIL, j)
-    list_remove(st.p_next, st.p_prev, st.ctr, P_HEAD, P_TAIL, j)
+    list_remove(st.q_next, st.q_prev, st.ctr, st.ctr, Q_HEAD, Q_TAIL, j)
+    list_remove(st.p_next, st.p_prev, st.ctr, st.ctr, P_HEAD, P_TAIL, j)
     st.status[j] = LOST
     st.ctr[N_WAITING] -= 1
     st.ctr[N_LOST] += 1

@@ -114,8 +114,8 @@ def _arrive(st, j, t):
     c = st.job_class[j]
     st.status[j] = WAITING
     st.t_update[j] = t
-    list_append(st.q_next, st.q_prev, st.ctr, Q_HEAD, Q_TAIL, j)
-    list_append(st.p_next, st.p_prev, st.ctr, P_HEAD, P_TAIL, j)
+    list_append(st.q_next, st.q_prev, st.ctr, st.ctr, Q_HEAD, Q_TAIL, j)
+    list_append(st.p_next, st.p_prev, st.ctr, st.ctr, P_HEAD, P_TAIL, j)
     st.ctr[N_WAITING] += 1
     st.class_in_system[c] += 1
     st.class_in_queue[c] += 1
@@ -130,7 +130,7 @@ def _complete(st, j, t):
     st.t_finish[j] = t
     st.remaining[j] = 0.0
     st.t_update[j] = t
-    list_remove(st.p_next, st.p_prev, st.ctr, P_HEAD, P_TAIL, j)
+    list_remove(st.p_next, st.p_prev, st.ctr, st.ctr, P_HEAD, P_TAIL, j)
     st.ctr[N_DONE] += 1
     st.class_in_system[st.job_class[j]] -= 1
     st.done_buf[st.ctr[N_COMPLETED_NEW]] = j

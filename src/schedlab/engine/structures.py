@@ -9,51 +9,54 @@ from schedlab.engine.constants import HEAP_SIZE, N_RUNNING
 
 
 @njit(cache=True)
-def list_append(nxt, prv, ctr, head, tail, j):
-    """Append job j to the list whose head/tail indices live at ctr[head], ctr[tail]."""
-    last = ctr[tail]
+def list_append(nxt, prv, heads, tails, h, t, j):
+    """Append item j to a doubly linked list (links nxt/prv) whose first and last items are
+    heads[h] and tails[t]: the engine keeps them in its counters (heads = tails = ctr), policies
+    keep one list per bucket (h = t = the bucket)."""
+    last = tails[t]
     prv[j] = last
     nxt[j] = -1
     if last == -1:
-        ctr[head] = j
+        heads[h] = j
     else:
         nxt[last] = j
-    ctr[tail] = j
+    tails[t] = j
 
 
 @njit(cache=True)
-def list_insert_after(nxt, prv, ctr, head, tail, after, j):
-    """Insert job j after job `after` (at the head when after == -1)."""
+def list_insert_after(nxt, prv, heads, tails, h, t, after, j):
+    """Insert item j after item `after` (at the head when after == -1)."""
     if after == -1:
-        first = ctr[head]
+        first = heads[h]
         prv[j] = -1
         nxt[j] = first
         if first == -1:
-            ctr[tail] = j
+            tails[t] = j
         else:
             prv[first] = j
-        ctr[head] = j
+        heads[h] = j
         return
     follow = nxt[after]
     prv[j] = after
     nxt[j] = follow
     nxt[after] = j
     if follow == -1:
-        ctr[tail] = j
+        tails[t] = j
     else:
         prv[follow] = j
 
 
 @njit(cache=True)
-def list_remove(nxt, prv, ctr, head, tail, j):
+def list_remove(nxt, prv, heads, tails, h, t, j):
+    """Unlink item j (which must be in the list)."""
     before = prv[j]
     after = nxt[j]
     if before == -1:
-        ctr[head] = after
+        heads[h] = after
     else:
         nxt[before] = after
     if after == -1:
-        ctr[tail] = before
+        tails[t] = before
     else:
         prv[after] = before
     nxt[j] = -1

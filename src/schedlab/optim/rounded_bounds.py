@@ -26,7 +26,6 @@ Command line: ``python -m schedlab.optim.rounded_bounds --uniform 0.01 0.19 --se
 
 from __future__ import annotations
 
-import argparse
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -310,68 +309,3 @@ def rounded_bounds(
             result.converged = True
             break
     return result
-
-
-def _main(argv: Sequence[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(
-        prog="python -m schedlab.optim.rounded_bounds",
-        description="Bracket the maximum supportable workload rho* (paper 000, Theorem 1).",
-    )
-    src = ap.add_mutually_exclusive_group(required=True)
-    src.add_argument("--uniform", nargs=2, type=float, metavar=("LOW", "HIGH"))
-    src.add_argument("--discrete", type=str, help="comma-separated sizes")
-    src.add_argument("--trace", type=str, help="canonical job table (Parquet/CSV), column demand")
-    ap.add_argument("--probs", type=str, help="comma-separated probabilities (with --discrete)")
-    ap.add_argument("--servers", type=int, default=1)
-    ap.add_argument("--capacity", type=float, default=1.0)
-    ap.add_argument("--tol", type=float, default=0.01)
-    ap.add_argument("--max-level", type=int, default=7)
-    ap.add_argument("--mean-service", type=float, default=None, help="print lambda* = rho*/E[S]")
-    args = ap.parse_args(argv)
-    if args.uniform:
-        law = SizeLaw.uniform(*args.uniform)
-    elif args.discrete:
-        values = [float(x) for x in args.discrete.split(",")]
-        probs = [float(x) for x in args.probs.split(",")] if args.probs else None
-        law = SizeLaw.discrete(values, probs)
-    else:
-        import pyarrow.parquet as pq
-        from pyarrow import csv as pacsv
-
-        table = (
-            pq.read_table(args.trace)
-            if args.trace.endswith((".parquet", ".pq"))
-            else pacsv.read_csv(args.trace)
-        )
-        demand = table.column("demand").to_numpy().astype(float)
-        duration = table.column("duration").to_numpy().astype(float)
-        law = SizeLaw.from_samples(demand, weights=duration)
-
-    def show(lv: LevelBounds) -> None:
-        print(
-            f"level {lv.level}: {lv.types:5d} types, grid {lv.grid:6d}: "
-            f"{lv.lower:.6g} <= rho* <= {lv.upper:.6g}   ({lv.seconds:.2f} s)",
-            flush=True,
-        )
-
-    res = rounded_bounds(
-        law,
-        servers=args.servers,
-        capacity=args.capacity,
-        tol=args.tol,
-        max_level=args.max_level,
-        progress=show,
-    )
-    a_lo, a_hi = res.traffic_intensity()
-    state = "exact" if res.exact else ("converged" if res.converged else "not converged")
-    print(f"rho* in [{res.lower:.6g}, {res.upper:.6g}] ({state}, gap {100 * res.gap:.3g}%)")
-    print(f"traffic intensity alpha* in [{a_lo:.6g}, {a_hi:.6g}] (E[R] = {res.mean_size:.6g})")
-    if args.mean_service:
-        print(
-            f"arrival rate lambda* in [{res.lower / args.mean_service:.6g}, "
-            f"{res.upper / args.mean_service:.6g}] per time unit"
-        )
-
-
-if __name__ == "__main__":
-    _main()

@@ -90,3 +90,30 @@ def get_policy(name: str) -> Policy:
     raise SpecError(
         f"unknown policy '{name}'{hint}; `schedlab policies` lists them", field="policy.name"
     )
+
+
+def _parameters(policy: Policy) -> str:
+    """``name = default`` of each parameter a spec may set (presets are fixed by the name)."""
+    fields = policy.params.model_fields
+    shown = [
+        f"`{name}` (required)"
+        if field.is_required()
+        else f"`{name} = {default!r}`"
+        if (default := field.get_default(call_default_factory=True)) is not None
+        else f"`{name}` (optional)"
+        for name, field in fields.items()
+        if name not in policy.preset
+    ]
+    return ", ".join(shown) or "—"
+
+
+def policies_markdown() -> str:
+    """Every registered policy as a Markdown table (the one in docs/policies.md)."""
+    rows = [
+        "| name | family | reference | what it does | parameters |",
+        "|---|---|---|---|---|",
+    ]
+    for p in sorted(all_policies(), key=lambda p: (p.family, p.name)):
+        cells = [f"`{p.name}`", "/".join(p.families), p.reference, p.summary, _parameters(p)]
+        rows.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return "\n".join(rows) + "\n"

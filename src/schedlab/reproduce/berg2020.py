@@ -371,6 +371,22 @@ def _exact_cache() -> Callable[[ElasticSystem], dict[str, float]]:
     return get
 
 
+def simulation_points(rows: list[dict[str, Any]], where: str, value: float, x: str) -> list[Point]:
+    """The simulated points (with intervals) of the rows whose ``where`` equals ``value``."""
+    return [
+        Point(
+            f"{SHORT[r['policy']]} simulation",
+            r[x],
+            r["sim_mean"],
+            r["sim_lo"],
+            r["sim_hi"],
+            bool(r["sim_stable"]),
+        )
+        for r in rows
+        if r[where] == value
+    ]
+
+
 def analysis_vs_simulation_plot(
     points: Sequence[Point],
     path: Path,
@@ -656,18 +672,7 @@ def run_fig5(ctx: Context) -> Outcome:
                 )
             if mi >= 1.0 and et["inelastic-first"] > et["elastic-first"] * (1 + 1e-12):
                 if_wins_right.append(f"rho={rho}, mu_I={mi:g}")
-        for r in rows:
-            if r["rho"] == rho:
-                curve.append(
-                    Point(
-                        f"{SHORT[r['policy']]} simulation",
-                        r["mu_i"],
-                        r["sim_mean"],
-                        r["sim_lo"],
-                        r["sim_hi"],
-                        bool(r["sim_stable"]),
-                    )
-                )
+        curve += simulation_points(rows, "rho", rho, "mu_i")
         figures += analysis_vs_simulation_plot(
             curve,
             ctx.out / f"berg2020-fig5{panel}",
@@ -734,18 +739,7 @@ def run_fig6(ctx: Context) -> Outcome:
                 )
             if k == FIG6_K[-1]:
                 gaps.append((mi, et["inelastic-first"], et["elastic-first"]))
-        for r in rows:
-            if r["mu_i"] == mi:
-                curve.append(
-                    Point(
-                        f"{SHORT[r['policy']]} simulation",
-                        r["k"],
-                        r["sim_mean"],
-                        r["sim_lo"],
-                        r["sim_hi"],
-                        bool(r["sim_stable"]),
-                    )
-                )
+        curve += simulation_points(rows, "mu_i", mi, "k")
         figures += analysis_vs_simulation_plot(
             curve,
             ctx.out / f"berg2020-fig6{panel}",

@@ -204,6 +204,19 @@ def _series_points(run: LongRun, samples: int = 400) -> list[Point]:
 # ---------------------------------------------------------------------------------- Fig. 3(a)
 
 
+def fig3_run(slots: float) -> dict[str, Any]:
+    """The run section of Figs 3(a) and 3(b): a horizon in slots, per-job records and a queue
+    time series (the figures plot the queue over time)."""
+    return {
+        "horizon": slots,
+        "seed": SEED,
+        "jobs": True,
+        "timeseries": 2000,
+        "allow_unstable": True,
+        "warmup": 0.05,
+    }
+
+
 def fig3a_spec(policy: str, slots: float, **params: Any) -> SimulationSpec:
     return parse_spec(
         {
@@ -219,14 +232,7 @@ def fig3a_spec(policy: str, slots: float, **params: Any) -> SimulationSpec:
             },
             "model": {"time": "slotted"},
             "policy": {"name": policy, **params},
-            "run": {
-                "horizon": slots,
-                "seed": SEED,
-                "jobs": True,
-                "timeseries": 2000,
-                "allow_unstable": True,
-                "warmup": 0.05,
-            },
+            "run": fig3_run(slots),
         }
     )
 
@@ -317,14 +323,7 @@ def fig3b_spec(policy: str, slots: float, **params: Any) -> SimulationSpec:
             },
             "model": {"time": "slotted"},
             "policy": {"name": policy, **params},
-            "run": {
-                "horizon": slots,
-                "seed": SEED,
-                "jobs": True,
-                "timeseries": 2000,
-                "allow_unstable": True,
-                "warmup": 0.05,
-            },
+            "run": fig3_run(slots),
         }
     )
 

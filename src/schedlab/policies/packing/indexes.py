@@ -26,6 +26,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from schedlab.engine.structures import list_insert_after, list_remove
+
 NEG_INF = -np.inf
 
 
@@ -182,24 +184,7 @@ def ix_insert(ix, keys, scale, i, descending):
     p = tail[b]
     while p != -1 and not _before(keys, p, i, descending):
         p = prv[p]
-    if p == -1:
-        first = head[b]
-        prv[i] = -1
-        nxt[i] = first
-        if first == -1:
-            tail[b] = i
-        else:
-            prv[first] = i
-        head[b] = i
-    else:
-        after = nxt[p]
-        prv[i] = p
-        nxt[i] = after
-        nxt[p] = i
-        if after == -1:
-            tail[b] = i
-        else:
-            prv[after] = i
+    list_insert_after(nxt, prv, head, tail, b, b, p, i)
     bk[i] = b
     seg_add(counts, b, 1.0)
 
@@ -211,18 +196,7 @@ def ix_remove(ix, i):
     b = bk[i]
     if b < 0:
         return
-    before = prv[i]
-    after = nxt[i]
-    if before == -1:
-        head[b] = after
-    else:
-        nxt[before] = after
-    if after == -1:
-        tail[b] = before
-    else:
-        prv[after] = before
-    nxt[i] = -1
-    prv[i] = -1
+    list_remove(nxt, prv, head, tail, b, b, i)
     bk[i] = -1
     seg_add(counts, b, -1.0)
 

@@ -63,6 +63,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from schedlab.engine.actions import activate, stall, start
 from schedlab.engine.constants import ARRIVED, EPS, N_COMPLETED_NEW, NEW_FROM, WAITING
 from schedlab.engine.loop import run_engine
+from schedlab.engine.structures import list_append, list_remove
 from schedlab.errors import SpecError
 from schedlab.optim.configurations import reduced_compact, universal_partition
 from schedlab.policies.packing.best_fit import JOB_BUCKETS, scalar_sizes
@@ -109,14 +110,7 @@ def _list_push(nxt, prv, head, tail, inlist, lst, s):
     """Append s to list lst (each item in at most one list of this family)."""
     if inlist[s] >= 0:
         return
-    last = tail[lst]
-    prv[s] = last
-    nxt[s] = -1
-    if last == -1:
-        head[lst] = s
-    else:
-        nxt[last] = s
-    tail[lst] = s
+    list_append(nxt, prv, head, tail, lst, lst, s)
     inlist[s] = lst
 
 
@@ -125,18 +119,7 @@ def _list_drop(nxt, prv, head, tail, inlist, s):
     lst = inlist[s]
     if lst < 0:
         return
-    before = prv[s]
-    after = nxt[s]
-    if before == -1:
-        head[lst] = after
-    else:
-        nxt[before] = after
-    if after == -1:
-        tail[lst] = before
-    else:
-        prv[after] = before
-    nxt[s] = -1
-    prv[s] = -1
+    list_remove(nxt, prv, head, tail, lst, lst, s)
     inlist[s] = -1
 
 
@@ -187,19 +170,7 @@ def _vqs_start(st, j, s, role, x, typ, q, vq, srv, lists, lo_abs, eps):
         return False
     t = typ[j]
     q[t] -= 1
-    # unlink j from its virtual queue
-    before = vq_prv[j]
-    after = vq_nxt[j]
-    if before == -1:
-        vq_head[t] = after
-    else:
-        vq_nxt[before] = after
-    if after == -1:
-        vq_tail[t] = before
-    else:
-        vq_prv[after] = before
-    vq_nxt[j] = -1
-    vq_prv[j] = -1
+    list_remove(vq_nxt, vq_prv, vq_head, vq_tail, t, t, j)  # out of its virtual queue
     role_of[j] = role
     if role == ROLE_RESERVED:
         has1[s] = 1

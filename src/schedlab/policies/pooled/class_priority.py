@@ -46,6 +46,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from schedlab.engine.actions import preempt, set_allocation, start
 from schedlab.engine.constants import ARRIVED, EPS, N_COMPLETED_NEW, N_RUNNING, NEW_FROM, WAITING
 from schedlab.engine.loop import run_engine
+from schedlab.engine.structures import list_append, list_remove
 from schedlab.errors import SpecError
 from schedlab.policies.registry import Policy, register
 
@@ -71,42 +72,16 @@ class ClassPriorityParams(BaseModel):
 
 
 @njit(cache=True)
-def _unlink(nxt, prv, head, tail, level, j):
-    p = prv[j]
-    q = nxt[j]
-    if p == -1:
-        head[level] = q
-    else:
-        nxt[p] = q
-    if q == -1:
-        tail[level] = p
-    else:
-        prv[q] = p
-    nxt[j] = -1
-    prv[j] = -1
-
-
-@njit(cache=True)
-def _append(nxt, prv, head, tail, level, j):
-    last = tail[level]
-    prv[j] = last
-    nxt[j] = -1
-    if last == -1:
-        head[level] = j
-    else:
-        nxt[last] = j
-    tail[level] = j
-
-
-@njit(cache=True)
 def decide(st, ps):
     level_of, cap_of, nxt, prv, head, tail, chosen, share, target = ps
     # Keep the per-level FCFS lists current: drop completed jobs, append new arrivals.
     for q in range(st.ctr[N_COMPLETED_NEW]):
         j = st.done_buf[q]
-        _unlink(nxt, prv, head, tail, level_of[st.job_class[j]], j)
+        level = level_of[st.job_class[j]]
+        list_remove(nxt, prv, head, tail, level, level, j)
     for j in range(st.ctr[NEW_FROM], st.ctr[ARRIVED]):
-        _append(nxt, prv, head, tail, level_of[st.job_class[j]], j)
+        level = level_of[st.job_class[j]]
+        list_append(nxt, prv, head, tail, level, level, j)
     # Target allocation: level by level, FCFS within a level, min(cap, servers left) per job.
     eps = st.clk[EPS]
     free = st.capacity[0, 0]
