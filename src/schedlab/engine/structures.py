@@ -8,7 +8,7 @@ from numba import njit
 from schedlab.engine.constants import HEAP_SIZE, N_RUNNING
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def list_append(nxt, prv, heads, tails, h, t, j):
     """Append item j to a doubly linked list (links nxt/prv) whose first and last items are
     heads[h] and tails[t]: the engine keeps them in its counters (heads = tails = ctr), policies
@@ -23,7 +23,7 @@ def list_append(nxt, prv, heads, tails, h, t, j):
     tails[t] = j
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def list_insert_after(nxt, prv, heads, tails, h, t, after, j):
     """Insert item j after item `after` (at the head when after == -1)."""
     if after == -1:
@@ -46,7 +46,7 @@ def list_insert_after(nxt, prv, heads, tails, h, t, after, j):
         prv[follow] = j
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def list_remove(nxt, prv, heads, tails, h, t, j):
     """Unlink item j (which must be in the list)."""
     before = prv[j]

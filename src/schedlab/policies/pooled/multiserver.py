@@ -41,6 +41,7 @@ from schedlab.policies.pooled.ordering import (
     ORDER_SRPT,
     add_candidate,
     apply_choice,
+    first_position,
     heap_pop,
     make_ordering_state,
     next_candidate,
@@ -68,7 +69,7 @@ MODE_RESOURCE_POOLED = 5
 def _choose_filling(st, ps, k, n_run, mode):
     """ServerFilling: the smallest prefix needing >= k servers; DivisorFilling: the first k jobs."""
     m = 0
-    r = 0
+    r = first_position(st, ps)
     total = 0.0
     while m < k:
         j, r = next_candidate(st, ps, n_run, r, math.inf)
@@ -99,7 +100,7 @@ def _choose_greedy(st, ps, k, n_run, skip):
     """In priority order, serve each job that fits; stop at the first that does not (greedy) or
     only consider the needs that still fit (first fit)."""
     m = 0
-    r = 0
+    r = first_position(st, ps)
     free = k
     while free >= 1.0:
         j, r = next_candidate(st, ps, n_run, r, free if skip else math.inf)
@@ -155,7 +156,7 @@ def decide(st, ps):
         m = _choose_max_weight(st, ps, k, n_run)
     else:  # MODE_RESOURCE_POOLED: the best job alone, on all k servers
         m = 0
-        j, _ = next_candidate(st, ps, n_run, 0, math.inf)
+        j, _ = next_candidate(st, ps, n_run, first_position(st, ps), math.inf)
         if j != -1:
             m = add_candidate(st, ps, 0, j)
             ps.chosen[0] = 1
@@ -263,6 +264,7 @@ def _state(order: int, mode: int):
             mode,
             fill_idle=getattr(params, "fill_idle", False),
             quantum=getattr(params, "quantum", 0.0),
+            listed=chosen == ORDER_FCFS and mode != MODE_MAX_WEIGHT,
         )
 
     return make_state

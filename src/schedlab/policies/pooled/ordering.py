@@ -21,7 +21,15 @@ from numba import njit
 from numba.experimental import structref
 
 from schedlab.engine.actions import preempt, rate_of, start, wake_at
-from schedlab.engine.constants import ARRIVED, N_COMPLETED_NEW, N_RUNNING, NEW_FROM, NOW, WAITING
+from schedlab.engine.constants import (
+    ARRIVED,
+    N_COMPLETED_NEW,
+    N_RUNNING,
+    NEW_FROM,
+    NOW,
+    P_HEAD,
+    WAITING,
+)
 from schedlab.engine.state import new_struct_type, struct_handle
 from schedlab.policies.pooled.gittins_rank import (
     gittins_rank,
@@ -36,7 +44,8 @@ ORDER_NEED_DESC = 3
 ORDER_NEED_ASC = 4
 
 FIELDS = (
-    ("params", "F1"),  # [order, mode, fill_idle, boundary rank, boundary job, saturated, quantum]
+    # [order, mode, fill_idle, boundary rank, boundary job, saturated, quantum, listed]
+    ("params", "F1"),
     ("key", "F1"),  # rank of each job (running jobs: as of the current decision)
     ("job_class", "I1"),  # need class of each job
     ("class_need", "F1"),  # need of each class
@@ -254,9 +263,11 @@ def sync(st, ps, k):
     boundary = int(params[4])
     static = int(params[0]) not in (ORDER_SRPT, ORDER_GITTINS)
     unchanged = static and params[5] != 0.0 and st.ctr[N_COMPLETED_NEW] == 0
+    listed = params[7] != 0.0
     for j in range(st.ctr[NEW_FROM], st.ctr[ARRIVED]):
         key[j] = rank_of(st, ps, j, k)
-        heap_push(ps, j)
+        if not listed:
+            heap_push(ps, j)
         count[ps.job_class[j]] += 1
         if unchanged and not (key[j] > params[3] or (key[j] == params[3] and j > boundary)):
             unchanged = False
@@ -282,6 +293,8 @@ def sort_running(st, ps, k):
     run = ps.run
     key = ps.key
     n = st.ctr[N_RUNNING]
+    if ps.params[7] != 0.0:  # listed: next_candidate walks the engine's FCFS list instead
+        return n
     for i in range(n):
         j = st.running[i]
         key[j] = rank_of(st, ps, j, k)
@@ -294,9 +307,22 @@ def sort_running(st, ps, k):
 
 
 @njit(cache=True)
+def first_position(st, ps):
+    """Where next_candidate starts: the head of the engine's arrival-ordered list of present jobs
+    when the policy is listed (FCFS order: that list is the order itself, no heaps needed), else
+    the first sorted running job."""
+    return st.ctr[P_HEAD] if ps.params[7] != 0.0 else 0
+
+
+@njit(cache=True)
 def next_candidate(st, ps, n_run, r, max_need):
     """The best job not yet considered among running jobs run[r:] and the heap heads whose need
-    is <= max_need; pops a waiting job from its heap. Returns (job or -1, new r)."""
+    is <= max_need; pops a waiting job from its heap. Returns (job or -1, new r). Listed
+    policies: the next job of the FCFS list from job r on whose need is <= max_need."""
+    if ps.params[7] != 0.0:
+        while r != -1 and st.demand[r, 0] > max_need:
+            r = st.p_next[r]
+        return r, (st.p_next[r] if r != -1 else -1)
     run = ps.run
     key = ps.key
     class_need = ps.class_need
@@ -341,6 +367,7 @@ def apply_choice(st, ps, m, allocation):
     for c in range(m):
         if chosen[c] != 0:
             mark[cand[c]] = 1
+    heaps = ps.params[7] == 0.0
     i = 0
     while i < st.ctr[N_RUNNING]:
         j = st.running[i]
@@ -348,21 +375,29 @@ def apply_choice(st, ps, m, allocation):
             i += 1
         else:
             preempt(st, j)  # swap-removes j from running
-            heap_push(ps, j)
+            if heaps:
+                heap_push(ps, j)
     for c in range(m):
         j = cand[c]
         if st.status[j] == WAITING and ps.hpos[j] == -1:
             if mark[j] != 0:
                 start(st, j, 0, allocation / st.demand[j, 0] if allocation > 0 else 1.0)
-            else:
+            elif heaps:
                 heap_push(ps, j)
         mark[j] = 0
 
 
 def make_ordering_state(
-    st, model, order: int, mode: int, fill_idle: bool = False, quantum: float = 0.0
+    st,
+    model,
+    order: int,
+    mode: int,
+    fill_idle: bool = False,
+    quantum: float = 0.0,
+    listed: bool = False,
 ):
-    """Allocate the policy state for a pooled policy ordering jobs by ``order``."""
+    """Allocate the policy state for a pooled policy ordering jobs by ``order``; ``listed``:
+    take the candidates from the engine's FCFS list (FCFS order only) instead of heaps."""
     needs = st.demand[:, 0]
     class_need, job_class = np.unique(needs, return_inverse=True)
     g_kind, g_offset, g_a, g_b = _gittins(model, class_need, order)
@@ -370,7 +405,9 @@ def make_ordering_state(
     k = int(model.pooled_k)
     n = needs.shape[0]
     arrays = OrderingArrays(
-        params=np.array([order, mode, float(fill_idle), 0.0, -1.0, 0.0, quantum], dtype=float),
+        params=np.array(
+            [order, mode, float(fill_idle), 0.0, -1.0, 0.0, quantum, float(listed)], dtype=float
+        ),
         key=np.zeros(n),
         job_class=job_class.astype(np.int32),
         class_need=class_need.astype(np.float64),
