@@ -14,6 +14,7 @@ import signal
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from schedlab.errors import SchedlabError
@@ -113,8 +114,9 @@ def run_tasks(
     if not todo:
         return summary
 
-    def finished(row: dict[str, Any]) -> None:
-        store.write(row)
+    def finished(row: dict[str, Any] | None) -> None:
+        if row is not None:  # None: a local worker stored it itself
+            store.write(row)
         summary.ran += 1
         if progress is not None:
             progress(summary.ran, len(todo))
@@ -128,7 +130,7 @@ def run_tasks(
             for task in todo:
                 finished(execute(task))
         else:
-            _run_pool(todo, workers or default_workers(), finished)
+            _run_pool(todo, workers or default_workers(), store.root, finished)
     except KeyboardInterrupt:
         raise Interrupted(
             f"interrupted: {summary.ran} of {len(todo)} runs finished and stored in {store.root}; "
@@ -156,18 +158,29 @@ def _context() -> multiprocessing.context.BaseContext:
     return context
 
 
-def _run_pool(todo: list[Task], workers: int, finished: Callable[[dict[str, Any]], None]) -> None:
+def execute_and_store(task: Task, root: str) -> None:
+    """Run one task and store its record from the worker (local pools: the parent then has no
+    per-run work left to take CPU from the workers)."""
+    from schedlab.experiments.store import ResultStore
+
+    ResultStore(root).write(execute(task))
+
+
+def _run_pool(
+    todo: list[Task], workers: int, root: Path, finished: Callable[[dict[str, Any] | None], None]
+) -> None:
     context = _context()
     pool = ProcessPoolExecutor(
         max_workers=min(workers, len(todo)), mp_context=context, initializer=_ignore_sigint
     )
     pending: set[Future] = set()
     try:
-        pending = {pool.submit(execute, task) for task in todo}
+        pending = {pool.submit(execute_and_store, task, str(root)) for task in todo}
         while pending:
             complete, pending = wait(pending, return_when=FIRST_COMPLETED)
             for fut in complete:
-                finished(fut.result())
+                fut.result()
+                finished(None)
     finally:
         if pending:  # interrupted or failed: stop the workers now, keep what is stored
             for process in list(getattr(pool, "_processes", {}).values()):
