@@ -48,7 +48,7 @@ from schedlab.engine.constants import ARRIVED, EPS, N_COMPLETED_NEW, N_RUNNING, 
 from schedlab.engine.loop import run_engine
 from schedlab.engine.structures import list_append, list_remove
 from schedlab.errors import SpecError
-from schedlab.policies.registry import Policy, register
+from schedlab.policies._legacy import Policy, register
 
 PRESET_ORDERS = ("inelastic-first", "elastic-first")
 
