@@ -188,6 +188,7 @@ def main() -> int:
     parser.add_argument("action", choices=["record", "check"])
     parser.add_argument("path")
     parser.add_argument("--arrivals", type=int, default=20_000)
+    parser.add_argument("--only", nargs="*", help="check only these policies")
     args = parser.parse_args()
     if args.action == "record":
         out = {"arrivals": args.arrivals, "cases": {}}
@@ -203,6 +204,8 @@ def main() -> int:
         ref = json.load(f)
     bad = 0
     for policy, base, params in CASES:
+        if args.only and policy not in args.only:
+            continue
         key = case_key(policy, base, params)
         if key not in ref["cases"]:
             print("NEW  ", policy, params)

@@ -1,6 +1,6 @@
 """BF-J, BF-S and BF-J/S: Best-Fit scheduling from the job's, the server's and both perspectives.
 
-Paper 000 (Psychas & Ghaderi, INFOCOM 2019), §IV-A; extensions of §VIII. One implementation,
+psychas2019 §IV-A; extensions of §VIII. One implementation,
 parametrized by ``mode``:
 
 * **BF-J** (job's perspective): the waiting jobs in arrival order; each is placed in the server with
@@ -40,12 +40,12 @@ Inferred details (the paper leaves them open):
   both reduce to best fit (least residual capacity; largest job) — our choice of the score's
   server-side form, which §VIII does not fix. Dot mode scans servers/queue linearly: O(L) per
   new job and O(queue) per server with departures;
-* stalling (``stalling = true``) for non-geometric service (§VIII, technique of paper 001 §3):
+* stalling (``stalling = true``) for non-geometric service (§VIII, technique of psychas2018 §3):
   after a decision, a server that had a departure, is less than half full (every resource below
   half in dot mode) and cannot take a waiting job that would fit it were it empty, stops taking
   jobs until it empties ("for BF-J/S that condition is when the server is less than half full");
   it is then activated and filled by the BF-S step. ``max_stalled_fraction`` caps the fraction
-  of stalled servers (paper 001 §6.4; default 1: no cap).
+  of stalled servers (psychas2018 §6.4; default 1: no cap).
 """
 
 from __future__ import annotations
@@ -54,22 +54,24 @@ from typing import Annotated, Any, Literal
 
 import numpy as np
 from numba import njit
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from schedlab.engine.actions import activate, fits, stall, start
-from schedlab.engine.constants import (
-    ARRIVED,
-    EPS,
-    N_COMPLETED_NEW,
-    NEW_FROM,
-    Q_HEAD,
-    WAITING,
-)
+from schedlab.engine.constants import ARRIVED, EPS, N_COMPLETED_NEW, NEW_FROM, Q_HEAD, WAITING
 from schedlab.engine.loop import run_engine
 from schedlab.errors import SpecError
-from schedlab.policies._legacy import Policy, register
+from schedlab.policies.contract import (
+    Policy,
+    PolicyConfig,
+    PolicyState,
+    StateField,
+    engine_sizes,
+    register,
+)
 from schedlab.policies.packing.indexes import (
+    JOB_INDEX,
     NEG_INF,
+    SERVER_INDEX,
     ix_insert,
     ix_largest_le,
     ix_max_item,
@@ -82,22 +84,15 @@ from schedlab.policies.packing.indexes import (
     seg_first_ge,
     seg_set,
 )
+from schedlab.policies.packing.sweep import departed_servers, next_server
 
 MODES = {"bf-js": 0, "bf-j": 1, "bf-s": 2}
 MODE_JS, MODE_J, MODE_S = 0, 1, 2
 JOB_BUCKETS = 4096
 
-# fpar: float parameters
-F_MODE, F_DOT, F_STALL, F_MAX_STALLED, F_EPS, F_JSCALE, F_SSCALE, F_JTREE = range(8)
-N_FPAR = 8
-# ictr: integer counters
-C_EPOCH, C_STALLED = 0, 1
 
-
-class BestFitParams(BaseModel):
-    """Parameters of BF-J/S (paper 000 §IV-A) and its §VIII extensions."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class BestFitConfig(PolicyConfig):
+    """Settings of BF-J/S (psychas2019 §IV-A) and its §VIII extensions (module docstring)."""
 
     mode: Literal["bf-js", "bf-j", "bf-s"] = "bf-js"
     multi_resource: Literal["dot", "max"] = "dot"
@@ -105,57 +100,86 @@ class BestFitParams(BaseModel):
     max_stalled_fraction: Annotated[float, Field(gt=0, le=1)] = 1.0
 
 
+STATE = PolicyState(
+    "best_fit",
+    [
+        # compiled configuration
+        StateField("mode", "i8"),  # MODE_JS, MODE_J or MODE_S
+        StateField("dot", "b1"),  # multi-resource dot-product score (else scalar sizes)
+        StateField("stalling", "b1"),
+        StateField("max_stalled", "i8"),  # most servers stalled at once
+        StateField("eps", "f8"),  # fit tolerance
+        StateField("jscale", "f8"),  # job size -> bucket (equal-width buckets)
+        StateField("sscale", "f8"),  # residual capacity -> server bucket
+        StateField("use_jtree", "b1"),  # BF-J keeps waiting jobs in a segment tree
+        # scalar sizes (psychas2019 §VII-B mapping for several resources)
+        StateField("x", "f8", "jobs"),  # job size
+        StateField("cap", "f8", "servers"),  # server capacity
+        StateField("u", "f8", "servers"),  # used capacity
+        StateField("res", "f8", "servers"),  # residual capacity (the server index's key)
+        StateField("jix", JOB_INDEX, "jobs"),  # waiting jobs by size
+        StateField("six", SERVER_INDEX),  # active servers by residual capacity
+        StateField("s_tree", "f8", "server_tree"),  # residual capacity over server index
+        StateField("j_tree", "f8", "job_tree"),  # -size of waiting jobs over arrival order
+        # decision epochs (sweep.py)
+        StateField("mark", "i8", "servers"),
+        StateField("dirty", "i4", "servers"),
+        StateField("epoch", "i8"),
+        StateField("n_stalled", "i8"),
+    ],
+)
+
 # ------------------------------------------------------------------------------ scalar helpers
 
 
 @njit(cache=True)
-def _server_key(six, res, cap, u, s_tree, sscale, s, active):
+def _server_key(ps, s, active):
     """Re-key server s in the residual index (or take it out when not active)."""
-    ix_remove(six, s)
+    ix_remove(ps.six, s)
     if active:
-        r = cap[s] - u[s]
+        r = ps.cap[s] - ps.u[s]
         if r < 0.0:
             r = 0.0
-        res[s] = r
-        ix_insert(six, res, sscale, s, False)
-        seg_set(s_tree, s, r)
+        ps.res[s] = r
+        ix_insert(ps.six, ps.res, ps.sscale, s, False)
+        seg_set(ps.s_tree, s, r)
     else:
-        seg_set(s_tree, s, NEG_INF)
+        seg_set(ps.s_tree, s, NEG_INF)
 
 
 @njit(cache=True)
-def _start_scalar(st, j, s, x, cap, u, res, jix, six, s_tree, j_tree, sscale, use_jtree):
+def _start_scalar(st, ps, j, s):
     if not start(st, j, s, 1.0):
         return False
-    ix_remove(jix, j)
-    if use_jtree:
-        seg_set(j_tree, j, NEG_INF)
-    u[s] += x[j]
-    _server_key(six, res, cap, u, s_tree, sscale, s, True)
+    ix_remove(ps.jix, j)
+    if ps.use_jtree:
+        seg_set(ps.j_tree, j, NEG_INF)
+    ps.u[s] += ps.x[j]
+    _server_key(ps, s, True)
     return True
 
 
 @njit(cache=True)
-def _fill_scalar(st, s, x, cap, u, res, jix, six, s_tree, j_tree, jscale, sscale, eps, use_jt):
+def _fill_scalar(st, ps, s):
     """BF-S on server s: repeatedly the largest waiting job that fits. Returns jobs placed."""
     n = 0
     while True:
-        j = ix_largest_le(jix, x, jscale, res[s] + eps)
+        j = ix_largest_le(ps.jix, ps.x, ps.jscale, ps.res[s] + ps.eps)
         if j < 0:
             break
-        if not _start_scalar(st, j, s, x, cap, u, res, jix, six, s_tree, j_tree, sscale, use_jt):
+        if not _start_scalar(st, ps, j, s):
             break
         n += 1
     return n
 
 
 @njit(cache=True)
-def _place_scalar(st, j, x, cap, u, res, jix, six, s_tree, j_tree, sscale, eps, use_jt):
+def _place_scalar(st, ps, j):
     """BF-J for job j: the server with the least residual capacity that holds it."""
-    s = ix_smallest_ge(six, res, sscale, x[j] - eps)
+    s = ix_smallest_ge(ps.six, ps.res, ps.sscale, ps.x[j] - ps.eps)
     if s < 0:
         return False
-    return _start_scalar(st, j, s, x, cap, u, res, jix, six, s_tree, j_tree, sscale, use_jt)
+    return _start_scalar(st, ps, j, s)
 
 
 # --------------------------------------------------------------------------------- dot helpers
@@ -231,15 +255,10 @@ def _fits_empty(st, j, s):
 
 @njit(cache=True)
 def decide(st, ps):
-    fpar, x, cap, u, res, jix, six, s_tree, j_tree, mark, dirty, ictr = ps
-    mode = int(fpar[F_MODE])
-    dot = fpar[F_DOT] != 0.0
-    eps = fpar[F_EPS]
-    jscale = fpar[F_JSCALE]
-    sscale = fpar[F_SSCALE]
-    use_jt = fpar[F_JTREE] != 0.0
-    ictr[C_EPOCH] += 1
-    epoch = ictr[C_EPOCH]
+    mode = ps.mode
+    dot = ps.dot
+    x = ps.x
+    u = ps.u
     a0 = st.ctr[NEW_FROM]
     a1 = st.ctr[ARRIVED]
 
@@ -247,31 +266,27 @@ def decide(st, ps):
     if not dot:
         for j in range(a0, a1):
             if st.status[j] == WAITING:
-                ix_insert(jix, x, jscale, j, True)
-                if use_jt:
-                    seg_set(j_tree, j, -x[j])
+                ix_insert(ps.jix, x, ps.jscale, j, True)
+                if ps.use_jtree:
+                    seg_set(ps.j_tree, j, -x[j])
 
     # departures: release capacity, collect the servers that had them, activate empty stalled ones
-    nd = 0
-    for i in range(st.ctr[N_COMPLETED_NEW]):
-        j = st.done_buf[i]
-        s = st.server[j]
-        if not dot:
+    if not dot:
+        for i in range(st.ctr[N_COMPLETED_NEW]):
+            j = st.done_buf[i]
+            s = st.server[j]
             u[s] -= x[j]
             if st.n_on_server[s] == 0:
                 u[s] = 0.0
-        if mark[s] != epoch:
-            mark[s] = epoch
-            dirty[nd] = s
-            nd += 1
-    dirty[:nd].sort()
+    nd = departed_servers(st, ps)
+    dirty = ps.dirty
     for k in range(nd):
         s = dirty[k]
         if st.stalled[s] != 0 and st.n_on_server[s] == 0:
             activate(st, s)
-            ictr[C_STALLED] -= 1
+            ps.n_stalled -= 1
         if not dot and st.stalled[s] == 0:
-            _server_key(six, res, cap, u, s_tree, sscale, s, True)
+            _server_key(ps, s, True)
 
     if mode == MODE_JS:
         # (1) BF-S over the servers with departures, (2) BF-J over the new arrivals
@@ -281,9 +296,7 @@ def decide(st, ps):
                 if dot:
                     _fill_dot(st, s, -1, -1)
                 else:
-                    _fill_scalar(
-                        st, s, x, cap, u, res, jix, six, s_tree, j_tree, jscale, sscale, eps, use_jt
-                    )
+                    _fill_scalar(st, ps, s)
         for j in range(a0, a1):
             if st.status[j] == WAITING:
                 if dot:
@@ -291,9 +304,7 @@ def decide(st, ps):
                     if s >= 0:
                         start(st, j, s, 1.0)
                 else:
-                    _place_scalar(
-                        st, j, x, cap, u, res, jix, six, s_tree, j_tree, sscale, eps, use_jt
-                    )
+                    _place_scalar(st, ps, j)
     elif mode == MODE_J:
         if dot:
             # old jobs can only fit servers that had departures; new jobs anywhere
@@ -314,20 +325,18 @@ def decide(st, ps):
             # every waiting job in arrival order; skip those larger than the roomiest server
             prev = -1
             while True:
-                top = ix_max_item(six)
+                top = ix_max_item(ps.six)
                 if top < 0:
                     break
-                j = seg_first_ge(j_tree, prev + 1, -(res[top] + eps))
+                j = seg_first_ge(ps.j_tree, prev + 1, -(ps.res[top] + ps.eps))
                 if j < 0:
                     break
-                _place_scalar(st, j, x, cap, u, res, jix, six, s_tree, j_tree, sscale, eps, use_jt)
+                _place_scalar(st, ps, j)
                 prev = j
         else:
             for j in range(a0, a1):
                 if st.status[j] == WAITING:
-                    _place_scalar(
-                        st, j, x, cap, u, res, jix, six, s_tree, j_tree, sscale, eps, use_jt
-                    )
+                    _place_scalar(st, ps, j)
     else:
         # BF-S: servers in index order; those without departures can only take new arrivals
         n_srv = st.capacity.shape[0]
@@ -336,48 +345,34 @@ def decide(st, ps):
             if st.status[j] == WAITING:
                 if dot:
                     thr_new = 0.0
-                elif x[j] - eps < thr_new:
-                    thr_new = x[j] - eps
+                elif x[j] - ps.eps < thr_new:
+                    thr_new = x[j] - ps.eps
         cur = -1
         di = 0
         while True:
-            while di < nd and dirty[di] <= cur:
-                di += 1
-            nxt_d = dirty[di] if di < nd else n_srv
-            nxt_o = n_srv
-            if thr_new < np.inf:
-                if dot:
-                    nxt_o = cur + 1
-                else:
-                    o = seg_first_ge(s_tree, cur + 1, thr_new)
-                    if o >= 0:
-                        nxt_o = o
-            s = nxt_d if nxt_d < nxt_o else nxt_o
+            s, di, is_dirty = next_server(ps, nd, di, cur, thr_new, dot, n_srv)
             if s >= n_srv:
                 break
-            is_dirty = s == nxt_d
             if st.stalled[s] == 0:
                 if dot:
                     placed = _fill_dot(st, s, -1 if is_dirty else a0, a1)
                 else:
-                    placed = _fill_scalar(
-                        st, s, x, cap, u, res, jix, six, s_tree, j_tree, jscale, sscale, eps, use_jt
-                    )
+                    placed = _fill_scalar(st, ps, s)
                 if placed == 0 and not is_dirty and not dot:
                     thr_new = np.inf  # tighten: the smallest new job still waiting
                     for j in range(a0, a1):
-                        if st.status[j] == WAITING and x[j] - eps < thr_new:
-                            thr_new = x[j] - eps
+                        if st.status[j] == WAITING and x[j] - ps.eps < thr_new:
+                            thr_new = x[j] - ps.eps
             cur = s
 
     # §VIII stalling: servers with departures that stay less than half full while a job they
     # could hold (if empty) waits
-    if fpar[F_STALL] != 0.0:
+    if ps.stalling:
         for k in range(nd):
             s = dirty[k]
             if st.stalled[s] != 0 or st.n_on_server[s] == 0:
                 continue
-            if ictr[C_STALLED] + 1 > fpar[F_MAX_STALLED]:
+            if ps.n_stalled + 1 > ps.max_stalled:
                 break
             if dot:
                 half = True
@@ -396,13 +391,13 @@ def decide(st, ps):
                 if not waiting:
                     continue
             else:
-                if u[s] >= 0.5 * cap[s]:
+                if u[s] >= 0.5 * ps.cap[s]:
                     continue
-                if ix_largest_le(jix, x, jscale, cap[s] + eps) < 0:
+                if ix_largest_le(ps.jix, x, ps.jscale, ps.cap[s] + ps.eps) < 0:
                     continue
-                _server_key(six, res, cap, u, s_tree, sscale, s, False)
+                _server_key(ps, s, False)
             stall(st, s)
-            ictr[C_STALLED] += 1
+            ps.n_stalled += 1
 
 
 @njit(cache=True)
@@ -426,14 +421,14 @@ def scalar_sizes(demand: np.ndarray, capacity: np.ndarray) -> tuple[np.ndarray, 
     return (demand / top).max(axis=1), (capacity / top).min(axis=1), True
 
 
-def make_state(st: Any, model: Any, params: BestFitParams) -> tuple:
+def init(st: Any, model: Any, config: BestFitConfig) -> Any:
     n_jobs = st.arrival.shape[0]
     n_srv = st.capacity.shape[0]
     n_res = st.capacity.shape[1]
-    dot = n_res > 1 and params.multi_resource == "dot"
-    mode = MODES[params.mode]
+    dot = n_res > 1 and config.multi_resource == "dot"
+    mode = MODES[config.mode]
     if dot:
-        x = np.zeros(1)
+        x = np.zeros(n_jobs)
         cap = np.zeros(n_srv)
         eps = 0.0
     else:
@@ -444,56 +439,57 @@ def make_state(st: Any, model: Any, params: BestFitParams) -> tuple:
     use_jt = mode == MODE_J and not dot
     j_tree, _ = new_tree(n_jobs if use_jt else 1)
     s_tree, _ = new_tree(n_srv)
-    fpar = np.zeros(N_FPAR)
-    fpar[F_MODE] = mode
-    fpar[F_DOT] = 1.0 if dot else 0.0
-    fpar[F_STALL] = 1.0 if params.stalling else 0.0
-    fpar[F_MAX_STALLED] = np.floor(params.max_stalled_fraction * n_srv + 1e-9)
-    fpar[F_EPS] = eps
-    fpar[F_JSCALE] = JOB_BUCKETS / xmax
-    fpar[F_SSCALE] = s_buckets / xmax
-    fpar[F_JTREE] = 1.0 if use_jt else 0.0
-    jix = new_index(1, JOB_BUCKETS) if dot else new_index(n_jobs, 0, population_bounds(x))
-    six = new_index(n_srv, s_buckets)
-    u = np.zeros(n_srv)
-    res = cap.copy()
-    ps = (
-        fpar,
-        x,
-        cap,
-        u,
-        res,
-        jix,
-        six,
-        s_tree,
-        j_tree,
-        np.zeros(n_srv, dtype=np.int64),
-        np.zeros(n_srv, dtype=np.int32),
-        np.zeros(2, dtype=np.int64),
+    jix = (
+        new_index(JOB_INDEX, n_jobs, JOB_BUCKETS)
+        if dot
+        else new_index(JOB_INDEX, n_jobs, 0, population_bounds(x))
+    )
+    sizes = engine_sizes(st, server_tree=s_tree.shape[0], job_tree=j_tree.shape[0])
+    ps = STATE.allocate(
+        sizes,
+        {
+            "mode": mode,
+            "dot": dot,
+            "stalling": config.stalling,
+            "max_stalled": int(np.floor(config.max_stalled_fraction * n_srv + 1e-9)),
+            "eps": eps,
+            "jscale": JOB_BUCKETS / xmax,
+            "sscale": s_buckets / xmax,
+            "use_jtree": use_jt,
+            "x": x,
+            "cap": cap,
+            "res": cap,
+            "jix": jix,
+            "six": new_index(SERVER_INDEX, n_srv, s_buckets),
+            "s_tree": s_tree,
+            "j_tree": j_tree,
+        },
     )
     if not dot:
-        _init_servers(six, res, cap, u, s_tree, fpar[F_SSCALE])
+        _init_servers(ps)
     return ps
 
 
 @njit(cache=True)
-def _init_servers(six, res, cap, u, s_tree, sscale):
-    for s in range(cap.shape[0]):
-        _server_key(six, res, cap, u, s_tree, sscale, s, True)
+def _init_servers(ps):
+    for s in range(ps.cap.shape[0]):
+        _server_key(ps, s, True)
 
 
-def check(model: Any, params: BestFitParams) -> None:
+def check(model: Any, config: BestFitConfig) -> None:
     if model.family != "packing":
         raise SpecError(
-            "best-fit policies are packing-family policies (paper 000)", field="model.family"
+            "best-fit policies are packing-family policies (psychas2019)", field="model.family"
         )
 
 
 _COMMON = {
     "runner": run,
-    "make_state": make_state,
-    "params": BestFitParams,
+    "state": STATE,
+    "init": init,
+    "config": BestFitConfig,
     "check": check,
+    "paper": "psychas2019",
 }
 
 register(
@@ -501,7 +497,7 @@ register(
         name="bf-js",
         family="packing",
         title="BF-J/S",
-        reference="Psychas & Ghaderi 2019 (paper 000), §IV-A, Theorem 2",
+        section="§IV-A, Theorem 2",
         summary="best fit: BF-S on servers with departures, then BF-J for new arrivals",
         preset={"mode": "bf-js"},
         **_COMMON,
@@ -512,7 +508,7 @@ register(
         name="bf-j",
         family="packing",
         title="BF-J",
-        reference="Psychas & Ghaderi 2019 (paper 000), §IV-A",
+        section="§IV-A",
         summary="best fit from the job's perspective: each waiting job to the tightest server",
         preset={"mode": "bf-j"},
         **_COMMON,
@@ -523,7 +519,7 @@ register(
         name="bf-s",
         family="packing",
         title="BF-S",
-        reference="Psychas & Ghaderi 2019 (paper 000), §IV-A",
+        section="§IV-A",
         summary="best fit, server's perspective: each server takes the largest jobs that fit",
         preset={"mode": "bf-s"},
         **_COMMON,

@@ -15,8 +15,9 @@ set of keyed items that changes by single insertions and removals:
   reaches a threshold" (servers in index order for BF-S; waiting jobs in arrival order, keyed by
   minus their size, for BF-J).
 
-An index is a tuple ``(nxt, prv, bucket_of_item, head, tail, counts, bounds)`` of arrays
-(``bounds`` empty for equal-width buckets); keys live in a separate array owned by the caller.
+An index is a nested policy state (:func:`bucket_index`) with named arrays ``nxt``, ``prv``,
+``bucket`` (per item), ``head``, ``tail`` (per bucket), ``counts`` (segment tree of bucket counts)
+and ``bounds`` (empty for equal-width buckets); keys live in a separate array owned by the caller.
 ``descending`` orders a bucket by decreasing key (jobs: the largest first), otherwise by
 increasing key (servers: the tightest first); ties by item id (jobs: the oldest first).
 """
@@ -27,6 +28,7 @@ import numpy as np
 from numba import njit
 
 from schedlab.engine.structures import list_insert_after, list_remove
+from schedlab.policies.contract import PolicyState, StateField
 
 NEG_INF = -np.inf
 
@@ -44,24 +46,44 @@ def new_tree(n: int) -> tuple[np.ndarray, int]:
     return np.full(2 * p, NEG_INF), p
 
 
-def new_index(n_items: int, n_buckets: int, bounds: np.ndarray | None = None) -> tuple:
+def bucket_index(items: str) -> PolicyState:
+    """The layout of a bucket index over ``items`` ("jobs": grown with the engine's job slots, or
+    "servers")."""
+    return PolicyState(
+        "bucket_index",
+        [
+            StateField("nxt", "i4", items, fill=-1),
+            StateField("prv", "i4", items, fill=-1),
+            StateField("bucket", "i4", items, fill=-1),
+            StateField("head", "i4", "buckets", fill=-1),
+            StateField("tail", "i4", "buckets", fill=-1),
+            StateField("counts", "f8", "count_tree"),
+            StateField("bounds", "f8", "bounds"),
+        ],
+    )
+
+
+JOB_INDEX = bucket_index("jobs")
+SERVER_INDEX = bucket_index("servers")
+
+
+def new_index(
+    layout: PolicyState, n_items: int, n_buckets: int, bounds: np.ndarray | None = None
+) -> object:
     """An empty bucket index over item ids 0..n_items-1: ``n_buckets`` of equal key width, or one
     bucket per entry of ``bounds`` (bucket b holds keys in (bounds[b-1], bounds[b]])."""
     if bounds is None:
         bounds = np.zeros(0)
     else:
         n_buckets = bounds.shape[0]
-    counts, _ = new_tree(n_buckets)
-    counts[:] = 0.0
-    return (
-        np.full(n_items, -1, dtype=np.int32),
-        np.full(n_items, -1, dtype=np.int32),
-        np.full(n_items, -1, dtype=np.int32),
-        np.full(n_buckets, -1, dtype=np.int32),
-        np.full(n_buckets, -1, dtype=np.int32),
-        counts,
-        np.ascontiguousarray(bounds, dtype=np.float64),
-    )
+    items = layout.fields[0].size
+    sizes = {
+        items: n_items,
+        "buckets": n_buckets,
+        "count_tree": 2 * next_pow2(max(n_buckets, 1)),
+        "bounds": bounds.shape[0],
+    }
+    return layout.allocate(sizes, {"bounds": bounds})
 
 
 def population_bounds(
@@ -178,7 +200,8 @@ def _before(keys, a, b, descending):
 @njit(cache=True)
 def ix_insert(ix, keys, scale, i, descending):
     """Insert item i with key keys[i]."""
-    nxt, prv, bk, head, tail, counts, bounds = ix
+    nxt, prv, bk, head, tail, counts = ix.nxt, ix.prv, ix.bucket, ix.head, ix.tail, ix.counts
+    bounds = ix.bounds
     nb = head.shape[0]
     b = bucket_of(bounds, keys[i], scale, nb)
     p = tail[b]
@@ -192,7 +215,7 @@ def ix_insert(ix, keys, scale, i, descending):
 @njit(cache=True)
 def ix_remove(ix, i):
     """Remove item i (no-op when absent)."""
-    nxt, prv, bk, head, tail, counts, _bounds = ix
+    nxt, prv, bk, head, tail, counts = ix.nxt, ix.prv, ix.bucket, ix.head, ix.tail, ix.counts
     b = bk[i]
     if b < 0:
         return
@@ -202,14 +225,9 @@ def ix_remove(ix, i):
 
 
 @njit(cache=True)
-def ix_contains(ix, i):
-    return ix[2][i] >= 0
-
-
-@njit(cache=True)
 def ix_largest_le(ix, keys, scale, thr):
     """Descending index: the item with the largest key <= thr (ties: smallest id), or -1."""
-    nxt, _prv, _bk, head, tail, counts, bounds = ix
+    nxt, head, tail, counts, bounds = ix.nxt, ix.head, ix.tail, ix.counts, ix.bounds
     nb = head.shape[0]
     b = bucket_of(bounds, thr, scale, nb)
     h = head[b]
@@ -229,7 +247,7 @@ def ix_largest_le(ix, keys, scale, thr):
 @njit(cache=True)
 def ix_smallest_ge(ix, keys, scale, thr):
     """Ascending index: the item with the smallest key >= thr (ties: smallest id), or -1."""
-    nxt, _prv, _bk, head, tail, counts, bounds = ix
+    nxt, head, tail, counts, bounds = ix.nxt, ix.head, ix.tail, ix.counts, ix.bounds
     nb = head.shape[0]
     b = bucket_of(bounds, thr, scale, nb)
     h = head[b]
@@ -249,7 +267,7 @@ def ix_smallest_ge(ix, keys, scale, thr):
 @njit(cache=True)
 def ix_max_item(ix):
     """Ascending index: the item with the largest key (the last of the top bucket), or -1."""
-    _nxt, _prv, _bk, head, tail, counts, _bounds = ix
+    head, tail, counts = ix.head, ix.tail, ix.counts
     b = seg_last_ge(counts, head.shape[0] - 1, 0.5)
     if b < 0:
         return -1

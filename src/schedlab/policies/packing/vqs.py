@@ -69,6 +69,7 @@ from schedlab.optim.configurations import reduced_compact, universal_partition
 from schedlab.policies._legacy import Policy, register
 from schedlab.policies.packing.best_fit import JOB_BUCKETS, scalar_sizes
 from schedlab.policies.packing.indexes import (
+    JOB_INDEX,
     NEG_INF,
     ix_insert,
     ix_largest_le,
@@ -640,7 +641,7 @@ def make_state_vqs_bf(st: Any, model: Any, params: VqsParams) -> tuple:
         cap,
         hi_abs,
         cfg,
-        new_index(n, 0, population_bounds(x)),
+        new_index(JOB_INDEX, n, 0, population_bounds(x)),
         np.zeros(n_srv),
         cap.copy(),
         s_tree,
