@@ -1,6 +1,6 @@
 """VQS and VQS-BF: virtual-queue scheduling over the universal partition I (paper 000 §V, §VI).
 
-Paper 000 (Psychas & Ghaderi, INFOCOM 2019).
+psychas2019 (Psychas & Ghaderi, INFOCOM 2019).
 
 Virtual queues (§V-A). Job sizes are cut by partition I of eq. (6) with parameter J:
 I_2m = (2/3 2^-m, 2^-m], I_2m+1 = (1/2 2^-m, 2/3 2^-m], m = 0..J-1 (sizes relative to the largest
@@ -44,10 +44,10 @@ Inferred details:
   virtual queues; it needs J - a >= 2;
 * multi-resource jobs: the max-of-resources mapping of §VII-B/§VIII (VQS is a single-resource
   algorithm);
-* stalling (``stalling = true``, §VIII with paper 001 §3 condition (5)): when a job departs from a
+* stalling (``stalling = true``, §VIII with psychas2018 §3 condition (5)): when a job departs from a
   server that stays non-empty, the server stalls if the weight of its active configuration is
   below ``stall_beta`` times the max weight over its K_RED; it takes no jobs until it empties,
-  then renews its configuration. ``max_stalled_fraction`` caps the stalled fraction (paper 001
+  then renews its configuration. ``max_stalled_fraction`` caps the stalled fraction (psychas2018
   §6.4).
 """
 
@@ -58,7 +58,7 @@ from typing import Annotated, Any, Literal
 
 import numpy as np
 from numba import njit
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from schedlab.engine.actions import activate, stall, start
 from schedlab.engine.constants import ARRIVED, EPS, N_COMPLETED_NEW, NEW_FROM, WAITING
@@ -66,7 +66,14 @@ from schedlab.engine.loop import run_engine
 from schedlab.engine.structures import list_append, list_remove
 from schedlab.errors import SpecError
 from schedlab.optim.configurations import reduced_compact, universal_partition
-from schedlab.policies._legacy import Policy, register
+from schedlab.policies.contract import (
+    Policy,
+    PolicyConfig,
+    PolicyState,
+    StateField,
+    engine_sizes,
+    register,
+)
 from schedlab.policies.packing.best_fit import JOB_BUCKETS, scalar_sizes
 from schedlab.policies.packing.indexes import (
     JOB_INDEX,
@@ -80,28 +87,95 @@ from schedlab.policies.packing.indexes import (
     seg_first_ge,
     seg_set,
 )
+from schedlab.policies.packing.sweep import departed_servers, next_server
 
 MAX_J = 24
-
-# fpar
-F_EPS, F_JSCALE, F_STALL, F_BETA, F_MAX_STALLED = range(5)
-N_FPAR = 5
-# ictr
-C_EPOCH, C_STALLED = 0, 1
-# job roles under VQS
+# role of a job started by VQS
 ROLE_RESERVED, ROLE_MAIN = 1, 2
 
 
-class VqsParams(BaseModel):
-    """Parameters of VQS (§V) and VQS-BF (§VI)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class VqsConfig(PolicyConfig):
+    """Settings of VQS (psychas2019 §V) and VQS-BF (§VI); stalling after psychas2018 §3."""
 
     J: Annotated[int, Field(ge=2, le=MAX_J)] | Literal["auto"] = "auto"
     stalling: bool = False
     stall_beta: Annotated[float, Field(gt=0, lt=1)] = 0.9
     max_stalled_fraction: Annotated[float, Field(gt=0, le=1)] = 1.0
 
+
+def _common_fields() -> list[StateField]:
+    """Fields of both VQS and VQS-BF."""
+    return [
+        StateField("eps", "f8"),  # fit tolerance
+        StateField("jscale", "f8"),  # job size -> bucket
+        StateField("stalling", "b1"),
+        StateField("stall_beta", "f8"),
+        StateField("max_stalled", "i8"),  # most servers stalled at once
+        StateField("x", "f8", "jobs"),  # scalar job size
+        StateField("typ", "i8", "jobs"),  # virtual queue of each job
+        StateField("q", "i8", "queues"),  # Q_j: jobs in virtual queue j
+        StateField("cap", "f8", "servers"),
+        StateField("cls", "i8", "servers"),  # a_l: capacity C / 2^a_l
+        StateField("conf", "i8", "servers"),  # active configuration (-1: none)
+        # K_RED^(J - a) of eq. (7) per server class a, row c (config_table)
+        StateField("cfg_k1", "i8", ("server_classes", "configs")),  # k1 (-1: unused row)
+        StateField("cfg_reserved_q", "i8", ("server_classes", "configs")),  # VQ_1 of class a
+        StateField("cfg_main_q", "i8", ("server_classes", "configs")),  # jm
+        StateField("cfg_count", "i8", ("server_classes", "configs")),  # km
+        # decision epochs (sweep.py)
+        StateField("mark", "i8", "servers"),
+        StateField("dirty", "i4", "servers"),
+        StateField("epoch", "i8"),
+        StateField("n_stalled", "i8"),
+    ]
+
+
+VQS_STATE = PolicyState(
+    "vqs",
+    [
+        *_common_fields(),
+        StateField("reserve", "f8", "servers"),  # room reserved for the VQ_1 job
+        StateField("lo_abs", "f8", "queues"),  # lower end of each I_j (absolute)
+        # virtual queues: FIFO lists of jobs
+        StateField("vq_nxt", "i4", "jobs", fill=-1),
+        StateField("vq_prv", "i4", "jobs", fill=-1),
+        StateField("vq_head", "i4", "queues", fill=-1),
+        StateField("vq_tail", "i4", "queues", fill=-1),
+        # per server
+        StateField("used_main", "f8", "servers"),  # capacity used by main-queue jobs
+        StateField("cap_main", "f8", "servers"),  # capacity for main-queue jobs
+        StateField("has1", "i8", "servers"),  # holds its VQ_1 job
+        StateField("main_t", "i8", "servers"),  # main virtual queue
+        StateField("role_of", "i1", "jobs"),  # ROLE_RESERVED or ROLE_MAIN
+        # servers open to each virtual queue: main part (o_*) and reserved part (r_*)
+        StateField("o_nxt", "i4", "servers", fill=-1),
+        StateField("o_prv", "i4", "servers", fill=-1),
+        StateField("o_head", "i4", "queues", fill=-1),
+        StateField("o_tail", "i4", "queues", fill=-1),
+        StateField("o_in", "i8", "servers", fill=-1),
+        StateField("r_nxt", "i4", "servers", fill=-1),
+        StateField("r_prv", "i4", "servers", fill=-1),
+        StateField("r_head", "i4", "queues", fill=-1),
+        StateField("r_tail", "i4", "queues", fill=-1),
+        StateField("r_in", "i8", "servers", fill=-1),
+        # empty servers per class: max segment trees over server index (1: empty)
+        StateField("empty", "f8", ("server_classes", "server_tree")),
+    ],
+)
+
+VQS_BF_STATE = PolicyState(
+    "vqs_bf",
+    [
+        *_common_fields(),
+        StateField("hi_abs", "f8", "queues"),  # upper end of each I_j (absolute)
+        StateField("jix", JOB_INDEX, "jobs"),  # waiting jobs by size
+        StateField("u", "f8", "servers"),  # used capacity
+        StateField("res", "f8", "servers"),  # residual capacity
+        StateField("s_tree", "f8", "server_tree"),  # residual capacity over server index
+        StateField("n_reserved", "i8", "servers"),  # jobs of the configuration's VQ_1
+        StateField("n_main", "i8", "servers"),  # jobs of the configuration's main queue
+    ],
+)
 
 # ------------------------------------------------------------------------ linked lists (servers)
 
@@ -124,19 +198,30 @@ def _list_drop(nxt, prv, head, tail, inlist, s):
     inlist[s] = -1
 
 
+@njit(cache=True)
+def _drop_open(ps, s):
+    _list_drop(ps.o_nxt, ps.o_prv, ps.o_head, ps.o_tail, ps.o_in, s)
+
+
+@njit(cache=True)
+def _drop_reserved(ps, s):
+    _list_drop(ps.r_nxt, ps.r_prv, ps.r_head, ps.r_tail, ps.r_in, s)
+
+
 # ----------------------------------------------------------------------------- configurations
 
 
 @njit(cache=True)
-def argmax_config(q, cfg, a):
+def argmax_config(ps, a):
     """Max-weight configuration of class a (eq. (8)): (index, weight); ties: first in eq. (7)."""
+    q = ps.q
     best = -1
     best_w = -1.0
-    for c in range(cfg.shape[1]):
-        k1 = cfg[a, c, 0]
+    for c in range(ps.cfg_k1.shape[1]):
+        k1 = ps.cfg_k1[a, c]
         if k1 < 0:
             break
-        w = k1 * q[cfg[a, c, 1]] + cfg[a, c, 3] * q[cfg[a, c, 2]]
+        w = k1 * q[ps.cfg_reserved_q[a, c]] + ps.cfg_count[a, c] * q[ps.cfg_main_q[a, c]]
         if w > best_w:
             best_w = w
             best = c
@@ -144,78 +229,74 @@ def argmax_config(q, cfg, a):
 
 
 @njit(cache=True)
-def config_weight(q, cfg, a, c):
-    return cfg[a, c, 0] * q[cfg[a, c, 1]] + cfg[a, c, 3] * q[cfg[a, c, 2]]
+def config_weight(ps, a, c):
+    q = ps.q
+    return (
+        ps.cfg_k1[a, c] * q[ps.cfg_reserved_q[a, c]] + ps.cfg_count[a, c] * q[ps.cfg_main_q[a, c]]
+    )
 
 
 @njit(cache=True)
-def _should_stall(st, s, q, cfg, cls, conf, fpar, ictr):
-    """paper 001 condition (5) with K_RED: weight(active) < beta * max weight."""
-    if fpar[F_STALL] == 0.0 or ictr[C_STALLED] + 1 > fpar[F_MAX_STALLED]:
+def _should_stall(ps, s):
+    """psychas2018 condition (5) with K_RED: weight(active) < beta * max weight."""
+    if not ps.stalling or ps.n_stalled + 1 > ps.max_stalled:
         return False
-    a = cls[s]
-    _, best = argmax_config(q, cfg, a)
-    return config_weight(q, cfg, a, conf[s]) < fpar[F_BETA] * best
+    a = ps.cls[s]
+    _, best = argmax_config(ps, a)
+    return config_weight(ps, a, ps.conf[s]) < ps.stall_beta * best
 
 
 # ------------------------------------------------------------------------------------- VQS
 
 
 @njit(cache=True)
-def _vqs_start(st, j, s, role, x, typ, q, vq, srv, lists, lo_abs, eps):
+def _vqs_start(st, ps, j, s, role):
     """Start job j on server s as its VQ_1 job (role 1) or a main-queue job (role 2)."""
-    vq_nxt, vq_prv, vq_head, vq_tail = vq
-    _conf, _cls, used_main, cap_main, has1, main_t, role_of = srv
-    o_nxt, o_prv, o_head, o_tail, o_in, r_nxt, r_prv, r_head, r_tail, r_in = lists
     if not start(st, j, s, 1.0):
         return False
-    t = typ[j]
-    q[t] -= 1
-    list_remove(vq_nxt, vq_prv, vq_head, vq_tail, t, t, j)  # out of its virtual queue
-    role_of[j] = role
+    t = ps.typ[j]
+    ps.q[t] -= 1
+    list_remove(ps.vq_nxt, ps.vq_prv, ps.vq_head, ps.vq_tail, t, t, j)  # out of its queue
+    ps.role_of[j] = role
     if role == ROLE_RESERVED:
-        has1[s] = 1
-        _list_drop(r_nxt, r_prv, r_head, r_tail, r_in, s)
+        ps.has1[s] = 1
+        _drop_reserved(ps, s)
     else:
-        used_main[s] += x[j]
-        if cap_main[s] - used_main[s] + eps <= lo_abs[main_t[s]]:
-            _list_drop(o_nxt, o_prv, o_head, o_tail, o_in, s)
+        ps.used_main[s] += ps.x[j]
+        if ps.cap_main[s] - ps.used_main[s] + ps.eps <= ps.lo_abs[ps.main_t[s]]:
+            _drop_open(ps, s)
     return True
 
 
 @njit(cache=True)
-def _vqs_open(s, cfg, srv, lists, lo_abs, eps):
+def _vqs_open(ps, s):
     """Put server s (active, non-empty) in the lists of the virtual queues it can serve now."""
-    conf, cls, used_main, cap_main, has1, main_t, _role_of = srv
-    o_nxt, o_prv, o_head, o_tail, o_in, r_nxt, r_prv, r_head, r_tail, r_in = lists
-    c = conf[s]
-    a = cls[s]
-    if cfg[a, c, 0] == 1 and has1[s] == 0:
-        _list_push(r_nxt, r_prv, r_head, r_tail, r_in, cfg[a, c, 1], s)
-    t = main_t[s]
-    if cap_main[s] - used_main[s] + eps > lo_abs[t]:
-        _list_push(o_nxt, o_prv, o_head, o_tail, o_in, t, s)
+    c = ps.conf[s]
+    a = ps.cls[s]
+    if ps.cfg_k1[a, c] == 1 and ps.has1[s] == 0:
+        _list_push(ps.r_nxt, ps.r_prv, ps.r_head, ps.r_tail, ps.r_in, ps.cfg_reserved_q[a, c], s)
+    t = ps.main_t[s]
+    if ps.cap_main[s] - ps.used_main[s] + ps.eps > ps.lo_abs[t]:
+        _list_push(ps.o_nxt, ps.o_prv, ps.o_head, ps.o_tail, ps.o_in, t, s)
 
 
 @njit(cache=True)
-def _vqs_fill(st, s, x, typ, q, vq, srv, lists, cfg, lo_abs, eps):
+def _vqs_fill(st, ps, s):
     """VQS step 2 on server s: (i) the head of VQ_1 into the reserved part; (ii) jobs of VQ_jm in
     FIFO order, each that fits, until no job of I_jm can fit. Returns jobs placed."""
-    vq_nxt, _vq_prv, vq_head, _vq_tail = vq
-    conf, cls, used_main, cap_main, has1, main_t, _role_of = srv
-    a = cls[s]
-    c = conf[s]
+    a = ps.cls[s]
+    c = ps.conf[s]
     n = 0
-    if cfg[a, c, 0] == 1 and has1[s] == 0:
-        j = vq_head[cfg[a, c, 1]]
-        if j != -1 and _vqs_start(st, j, s, ROLE_RESERVED, x, typ, q, vq, srv, lists, lo_abs, eps):
+    if ps.cfg_k1[a, c] == 1 and ps.has1[s] == 0:
+        j = ps.vq_head[ps.cfg_reserved_q[a, c]]
+        if j != -1 and _vqs_start(st, ps, j, s, ROLE_RESERVED):
             n += 1
-    t = main_t[s]
-    j = vq_head[t]
-    while j != -1 and cap_main[s] - used_main[s] + eps > lo_abs[t]:
-        nxt = vq_nxt[j]
-        if x[j] <= cap_main[s] - used_main[s] + eps:
-            if not _vqs_start(st, j, s, ROLE_MAIN, x, typ, q, vq, srv, lists, lo_abs, eps):
+    t = ps.main_t[s]
+    j = ps.vq_head[t]
+    while j != -1 and ps.cap_main[s] - ps.used_main[s] + ps.eps > ps.lo_abs[t]:
+        nxt = ps.vq_nxt[j]
+        if ps.x[j] <= ps.cap_main[s] - ps.used_main[s] + ps.eps:
+            if not _vqs_start(st, ps, j, s, ROLE_MAIN):
                 break
             n += 1
         j = nxt
@@ -223,32 +304,25 @@ def _vqs_fill(st, s, x, typ, q, vq, srv, lists, cfg, lo_abs, eps):
 
 
 @njit(cache=True)
-def _vqs_renew(s, q, cfg, srv, cap, reserve):
+def _vqs_renew(ps, s):
     """Set the max-weight configuration of empty server s (eq. (8)); returns its weight."""
-    conf, cls, used_main, cap_main, has1, main_t, _role_of = srv
-    a = cls[s]
-    c, w = argmax_config(q, cfg, a)
-    conf[s] = c
-    main_t[s] = cfg[a, c, 2]
-    used_main[s] = 0.0
-    has1[s] = 0
-    cap_main[s] = cap[s] - reserve[s] if cfg[a, c, 0] == 1 else cap[s]
+    a = ps.cls[s]
+    c, w = argmax_config(ps, a)
+    ps.conf[s] = c
+    ps.main_t[s] = ps.cfg_main_q[a, c]
+    ps.used_main[s] = 0.0
+    ps.has1[s] = 0
+    ps.cap_main[s] = ps.cap[s] - ps.reserve[s] if ps.cfg_k1[a, c] == 1 else ps.cap[s]
     return w
 
 
 @njit(cache=True)
 def decide_vqs(st, ps):
-    fpar, x, typ, q, cap, reserve, lo_abs, cfg, vq, srv, lists, empty, mark, dirty, ictr = ps
-    conf, cls, used_main, cap_main, has1, _main_t, role_of = srv
-    o_nxt, o_prv, o_head, o_tail, o_in, r_nxt, r_prv, r_head, r_tail, r_in = lists
-    vq_nxt, vq_prv, vq_head, vq_tail = vq
-    eps = fpar[F_EPS]
-    ictr[C_EPOCH] += 1
-    epoch = ictr[C_EPOCH]
     a0 = st.ctr[NEW_FROM]
     a1 = st.ctr[ARRIVED]
+    vq_nxt, vq_prv, vq_head, vq_tail = ps.vq_nxt, ps.vq_prv, ps.vq_head, ps.vq_tail
     for j in range(a0, a1):  # arrivals join their virtual queue
-        t = typ[j]
+        t = ps.typ[j]
         last = vq_tail[t]
         vq_prv[j] = last
         vq_nxt[j] = -1
@@ -257,73 +331,69 @@ def decide_vqs(st, ps):
         else:
             vq_nxt[last] = j
         vq_tail[t] = j
-        q[t] += 1
-    nd = 0
+        ps.q[t] += 1
     for i in range(st.ctr[N_COMPLETED_NEW]):
         j = st.done_buf[i]
         s = st.server[j]
-        if role_of[j] == ROLE_RESERVED:
-            has1[s] = 0
+        if ps.role_of[j] == ROLE_RESERVED:
+            ps.has1[s] = 0
         else:
-            used_main[s] -= x[j]
-        if mark[s] != epoch:
-            mark[s] = epoch
-            dirty[nd] = s
-            nd += 1
-    dirty[:nd].sort()
+            ps.used_main[s] -= ps.x[j]
+    nd = departed_servers(st, ps)
     for k in range(nd):
-        s = dirty[k]
+        s = ps.dirty[k]
         if st.n_on_server[s] == 0:
-            _list_drop(o_nxt, o_prv, o_head, o_tail, o_in, s)
-            _list_drop(r_nxt, r_prv, r_head, r_tail, r_in, s)
-            conf[s] = -1
-            used_main[s] = 0.0
-            has1[s] = 0
+            _drop_open(ps, s)
+            _drop_reserved(ps, s)
+            ps.conf[s] = -1
+            ps.used_main[s] = 0.0
+            ps.has1[s] = 0
             if st.stalled[s] != 0:
                 activate(st, s)
-                ictr[C_STALLED] -= 1
-            seg_set(empty[cls[s]], s, 1.0)
+                ps.n_stalled -= 1
+            seg_set(ps.empty[ps.cls[s]], s, 1.0)
         elif st.stalled[s] == 0:
-            if _should_stall(st, s, q, cfg, cls, conf, fpar, ictr):
+            if _should_stall(ps, s):
                 stall(st, s)
-                ictr[C_STALLED] += 1
-                _list_drop(o_nxt, o_prv, o_head, o_tail, o_in, s)
-                _list_drop(r_nxt, r_prv, r_head, r_tail, r_in, s)
+                ps.n_stalled += 1
+                _drop_open(ps, s)
+                _drop_reserved(ps, s)
             else:
-                _vqs_open(s, cfg, srv, lists, lo_abs, eps)
-                _vqs_fill(st, s, x, typ, q, vq, srv, lists, cfg, lo_abs, eps)
+                _vqs_open(ps, s)
+                _vqs_fill(st, ps, s)
     # new arrivals: to a server whose active configuration serves their virtual queue
     for j in range(a0, a1):
         if st.status[j] != WAITING:
             continue
-        t = typ[j]
-        s = r_head[t]
+        t = ps.typ[j]
+        s = ps.r_head[t]
         if s != -1:
-            _vqs_start(st, j, s, ROLE_RESERVED, x, typ, q, vq, srv, lists, lo_abs, eps)
+            _vqs_start(st, ps, j, s, ROLE_RESERVED)
             continue
-        s = o_head[t]
+        s = ps.o_head[t]
         while s != -1:
-            nxt = o_nxt[s]
-            if x[j] <= cap_main[s] - used_main[s] + eps:
-                _vqs_start(st, j, s, ROLE_MAIN, x, typ, q, vq, srv, lists, lo_abs, eps)
+            nxt = ps.o_nxt[s]
+            if ps.x[j] <= ps.cap_main[s] - ps.used_main[s] + ps.eps:
+                _vqs_start(st, ps, j, s, ROLE_MAIN)
                 break
             s = nxt
     # empty servers renew their configuration (eq. (8)-(9)) and schedule
+    empty = ps.empty
     for a in range(empty.shape[0]):
         s = -1
         while True:
-            _, w = argmax_config(q, cfg, a)
+            _, w = argmax_config(ps, a)
             if w <= 0.0:
                 break
             s = seg_first_ge(empty[a], s + 1, 0.5)
             if s < 0:
                 break
-            _vqs_renew(s, q, cfg, srv, cap, reserve)
-            if _vqs_fill(st, s, x, typ, q, vq, srv, lists, cfg, lo_abs, eps) == 0:
-                conf[s] = -1
+            _vqs_renew(ps, s)
+            if _vqs_fill(st, ps, s) == 0:
+                ps.conf[s] = -1
                 break
             seg_set(empty[a], s, NEG_INF)
-            _vqs_open(s, cfg, srv, lists, lo_abs, eps)
+            _vqs_open(ps, s)
 
 
 @njit(cache=True)
@@ -335,65 +405,60 @@ def run_vqs(st, ps, max_events):
 
 
 @njit(cache=True)
-def _bf_start(st, j, s, x, typ, q, jix, u, res, cap, s_tree, cnt, conf, cls, cfg):
+def _bf_start(st, ps, j, s):
     if not start(st, j, s, 1.0):
         return False
-    t = typ[j]
-    q[t] -= 1
-    ix_remove(jix, j)
-    u[s] += x[j]
-    r = cap[s] - u[s]
-    res[s] = r if r > 0.0 else 0.0
-    seg_set(s_tree, s, res[s])
-    c = conf[s]
-    a = cls[s]
-    if cfg[a, c, 0] == 1 and t == cfg[a, c, 1]:
-        cnt[s, 0] += 1
-    if t == cfg[a, c, 2]:
-        cnt[s, 1] += 1
+    t = ps.typ[j]
+    ps.q[t] -= 1
+    ix_remove(ps.jix, j)
+    ps.u[s] += ps.x[j]
+    r = ps.cap[s] - ps.u[s]
+    ps.res[s] = r if r > 0.0 else 0.0
+    seg_set(ps.s_tree, s, ps.res[s])
+    c = ps.conf[s]
+    a = ps.cls[s]
+    if ps.cfg_k1[a, c] == 1 and t == ps.cfg_reserved_q[a, c]:
+        ps.n_reserved[s] += 1
+    if t == ps.cfg_main_q[a, c]:
+        ps.n_main[s] += 1
     return True
 
 
 @njit(cache=True)
-def _largest_of_type(jix, x, typ, jscale, thr, t, hi_abs):
+def _largest_of_type(ps, thr, t):
     """The largest waiting job of virtual queue t with size <= thr, or -1."""
-    lim = thr if thr < hi_abs[t] else hi_abs[t]
-    j = ix_largest_le(jix, x, jscale, lim)
-    if j >= 0 and typ[j] == t:
+    lim = thr if thr < ps.hi_abs[t] else ps.hi_abs[t]
+    j = ix_largest_le(ps.jix, ps.x, ps.jscale, lim)
+    if j >= 0 and ps.typ[j] == t:
         return j
     return -1
 
 
 @njit(cache=True)
-def _bf_visit(st, s, x, typ, q, jix, u, res, cap, s_tree, cnt, conf, cls, cfg, hi_abs, fp):
+def _bf_visit(st, ps, s):
     """VQS-BF on server s: renew the configuration if empty, then steps (i), (ii), (iii)."""
-    eps = fp[F_EPS]
-    jscale = fp[F_JSCALE]
-    a = cls[s]
+    eps = ps.eps
+    a = ps.cls[s]
     if st.n_on_server[s] == 0:
-        c, _ = argmax_config(q, cfg, a)
-        conf[s] = c
-        cnt[s, 0] = 0
-        cnt[s, 1] = 0
-    c = conf[s]
+        c, _ = argmax_config(ps, a)
+        ps.conf[s] = c
+        ps.n_reserved[s] = 0
+        ps.n_main[s] = 0
+    c = ps.conf[s]
     n = 0
-    if cfg[a, c, 0] == 1 and cnt[s, 0] < 1:  # (i)
-        j = _largest_of_type(jix, x, typ, jscale, res[s] + eps, cfg[a, c, 1], hi_abs)
-        if j >= 0 and _bf_start(st, j, s, x, typ, q, jix, u, res, cap, s_tree, cnt, conf, cls, cfg):
+    if ps.cfg_k1[a, c] == 1 and ps.n_reserved[s] < 1:  # (i)
+        j = _largest_of_type(ps, ps.res[s] + eps, ps.cfg_reserved_q[a, c])
+        if j >= 0 and _bf_start(st, ps, j, s):
             n += 1
-    t = cfg[a, c, 2]
-    while cnt[s, 1] < cfg[a, c, 3]:  # (ii)
-        j = _largest_of_type(jix, x, typ, jscale, res[s] + eps, t, hi_abs)
-        if j < 0 or not _bf_start(
-            st, j, s, x, typ, q, jix, u, res, cap, s_tree, cnt, conf, cls, cfg
-        ):
+    t = ps.cfg_main_q[a, c]
+    while ps.n_main[s] < ps.cfg_count[a, c]:  # (ii)
+        j = _largest_of_type(ps, ps.res[s] + eps, t)
+        if j < 0 or not _bf_start(st, ps, j, s):
             break
         n += 1
     while True:  # (iii) BF-S
-        j = ix_largest_le(jix, x, jscale, res[s] + eps)
-        if j < 0 or not _bf_start(
-            st, j, s, x, typ, q, jix, u, res, cap, s_tree, cnt, conf, cls, cfg
-        ):
+        j = ix_largest_le(ps.jix, ps.x, ps.jscale, ps.res[s] + eps)
+        if j < 0 or not _bf_start(st, ps, j, s):
             break
         n += 1
     return n
@@ -401,79 +466,57 @@ def _bf_visit(st, s, x, typ, q, jix, u, res, cap, s_tree, cnt, conf, cls, cfg, h
 
 @njit(cache=True)
 def decide_vqs_bf(st, ps):
-    fpar, x, typ, q, cap, hi_abs, cfg, jix, u, res, s_tree, cnt, conf, cls, mark, dirty, ictr = ps
-    eps = fpar[F_EPS]
-    jscale = fpar[F_JSCALE]
-    ictr[C_EPOCH] += 1
-    epoch = ictr[C_EPOCH]
+    eps = ps.eps
+    x = ps.x
     a0 = st.ctr[NEW_FROM]
     a1 = st.ctr[ARRIVED]
     thr_new = np.inf
     for j in range(a0, a1):
-        ix_insert(jix, x, jscale, j, True)
-        q[typ[j]] += 1
+        ix_insert(ps.jix, x, ps.jscale, j, True)
+        ps.q[ps.typ[j]] += 1
         if x[j] - eps < thr_new:
             thr_new = x[j] - eps
-    nd = 0
     for i in range(st.ctr[N_COMPLETED_NEW]):
         j = st.done_buf[i]
         s = st.server[j]
-        u[s] -= x[j]
-        t = typ[j]
-        c = conf[s]
-        a = cls[s]
-        if cfg[a, c, 0] == 1 and t == cfg[a, c, 1]:
-            cnt[s, 0] -= 1
-        if t == cfg[a, c, 2]:
-            cnt[s, 1] -= 1
-        if mark[s] != epoch:
-            mark[s] = epoch
-            dirty[nd] = s
-            nd += 1
-    dirty[:nd].sort()
+        ps.u[s] -= x[j]
+        t = ps.typ[j]
+        c = ps.conf[s]
+        a = ps.cls[s]
+        if ps.cfg_k1[a, c] == 1 and t == ps.cfg_reserved_q[a, c]:
+            ps.n_reserved[s] -= 1
+        if t == ps.cfg_main_q[a, c]:
+            ps.n_main[s] -= 1
+    nd = departed_servers(st, ps)
     for k in range(nd):
-        s = dirty[k]
+        s = ps.dirty[k]
         if st.n_on_server[s] == 0:
-            u[s] = 0.0
+            ps.u[s] = 0.0
             if st.stalled[s] != 0:
                 activate(st, s)
-                ictr[C_STALLED] -= 1
+                ps.n_stalled -= 1
         if st.stalled[s] == 0:
-            r = cap[s] - u[s]
-            res[s] = r if r > 0.0 else 0.0
-            seg_set(s_tree, s, res[s])
+            r = ps.cap[s] - ps.u[s]
+            ps.res[s] = r if r > 0.0 else 0.0
+            seg_set(ps.s_tree, s, ps.res[s])
     # servers in index order: those with departures, and those with room for a new arrival
-    n_srv = cap.shape[0]
+    n_srv = ps.cap.shape[0]
     cur = -1
     di = 0
     while True:
-        while di < nd and dirty[di] <= cur:
-            di += 1
-        nxt_d = dirty[di] if di < nd else n_srv
-        nxt_o = n_srv
-        if thr_new < np.inf:
-            o = seg_first_ge(s_tree, cur + 1, thr_new)
-            if o >= 0:
-                nxt_o = o
-        s = nxt_d if nxt_d < nxt_o else nxt_o
+        s, di, is_dirty = next_server(ps, nd, di, cur, thr_new, False, n_srv)
         if s >= n_srv:
             break
         cur = s
         if st.stalled[s] != 0:
             continue
-        if (
-            s == nxt_d
-            and st.n_on_server[s] > 0
-            and _should_stall(st, s, q, cfg, cls, conf, fpar, ictr)
-        ):
+        if is_dirty and st.n_on_server[s] > 0 and _should_stall(ps, s):
             stall(st, s)
-            ictr[C_STALLED] += 1
-            seg_set(s_tree, s, NEG_INF)
+            ps.n_stalled += 1
+            seg_set(ps.s_tree, s, NEG_INF)
             continue
-        placed = _bf_visit(
-            st, s, x, typ, q, jix, u, res, cap, s_tree, cnt, conf, cls, cfg, hi_abs, fpar
-        )
-        if placed == 0 and s != nxt_d:
+        placed = _bf_visit(st, ps, s)
+        if placed == 0 and not is_dirty:
             thr_new = np.inf
             for j in range(a0, a1):
                 if st.status[j] == WAITING and x[j] - eps < thr_new:
@@ -495,7 +538,7 @@ def server_classes(cap: np.ndarray) -> np.ndarray:
     a = np.rint(np.log2(ratio)).astype(np.int64)
     if not np.allclose(ratio, 2.0**a, rtol=1e-9):
         raise SpecError(
-            "VQS/VQS-BF need server capacities that differ by powers of two (paper 000 §VIII); "
+            "VQS/VQS-BF need server capacities that differ by powers of two (psychas2019 §VIII); "
             f"got {sorted(set(np.round(cap, 12).tolist()))}",
             field="cluster",
         )
@@ -509,10 +552,10 @@ def j_for_min_size(min_size: float, top: float) -> int:
     return int(min(MAX_J, max(2, math.ceil(math.log2(top / min_size) - 1e-12))))
 
 
-def resolve_j(model: Any, params: VqsParams, x: np.ndarray | None = None) -> int:
+def resolve_j(model: Any, config: VqsConfig, x: np.ndarray | None = None) -> int:
     """J of the run: the parameter, or (``auto``) from the smallest possible job size."""
-    if params.J != "auto":
-        return int(params.J)
+    if config.J != "auto":
+        return int(config.J)
     _, cap, _ = scalar_sizes(np.ones((1, model.capacity.shape[1])), model.capacity)
     top = float(cap.max())
     if x is not None and x.size:
@@ -540,10 +583,11 @@ def config_table(J: int, classes: np.ndarray) -> np.ndarray:
     return cfg
 
 
-def _common(st: Any, model: Any, params: VqsParams) -> tuple:
+def _common(st: Any, model: Any, config: VqsConfig) -> tuple[dict[str, Any], dict[str, int]]:
+    """Values and sizes shared by the VQS and VQS-BF states."""
     x, cap, mapped = scalar_sizes(st.demand, st.capacity)
     classes = server_classes(cap)
-    J = resolve_j(model, params, x if model.trace is not None else None)
+    J = resolve_j(model, config, x if model.trace is not None else None)
     if J - int(classes.max()) < 2:
         raise SpecError(
             f"J = {J} is too small for servers {2 ** int(classes.max())} times smaller than the "
@@ -562,63 +606,53 @@ def _common(st: Any, model: Any, params: VqsParams) -> tuple:
         hit = ~assigned & (x > lo_abs[t])
         typ[hit] = t
         assigned |= hit
-    eps = 0.25e-9 if mapped else 0.5 * float(st.clk[EPS])
-    fpar = np.zeros(N_FPAR)
-    fpar[F_EPS] = eps
-    fpar[F_JSCALE] = JOB_BUCKETS / top
-    fpar[F_STALL] = 1.0 if params.stalling else 0.0
-    fpar[F_BETA] = params.stall_beta
-    fpar[F_MAX_STALLED] = np.floor(params.max_stalled_fraction * cap.size + 1e-9)
-    return fpar, x, typ, cap, classes, config_table(J, classes), lo_abs, hi_abs, J
-
-
-def make_state_vqs(st: Any, model: Any, params: VqsParams) -> tuple:
-    fpar, x, typ, cap, classes, cfg, lo_abs, _, J = _common(st, model, params)
-    n, n_srv, n_q = x.shape[0], cap.shape[0], 2 * J
-    reserve = cap * (2.0 / 3.0)  # the largest VQ_1 size of each server (I_1's upper end)
-    vq = tuple(np.full(m, -1, dtype=np.int32) for m in (n, n, n_q, n_q))
-    srv = (
-        np.full(n_srv, -1, dtype=np.int64),  # active configuration
-        classes,
-        np.zeros(n_srv),  # capacity used by main-queue jobs
-        cap.copy(),  # capacity for main-queue jobs
-        np.zeros(n_srv, dtype=np.int64),  # holds its VQ_1 job
-        np.zeros(n_srv, dtype=np.int64),  # main virtual queue
-        np.zeros(n, dtype=np.int8),  # role of each job
+    cfg = config_table(J, classes)
+    values = {
+        "eps": 0.25e-9 if mapped else 0.5 * float(st.clk[EPS]),
+        "jscale": JOB_BUCKETS / top,
+        "stalling": config.stalling,
+        "stall_beta": config.stall_beta,
+        "max_stalled": int(np.floor(config.max_stalled_fraction * cap.size + 1e-9)),
+        "x": x,
+        "typ": typ,
+        "cap": cap,
+        "cls": classes,
+        "conf": np.full(cap.size, -1, dtype=np.int64),
+        "cfg_k1": cfg[:, :, 0],
+        "cfg_reserved_q": cfg[:, :, 1],
+        "cfg_main_q": cfg[:, :, 2],
+        "cfg_count": cfg[:, :, 3],
+        "lo_abs": lo_abs,
+        "hi_abs": hi_abs,
+    }
+    sizes = engine_sizes(
+        st,
+        queues=2 * J,
+        server_classes=cfg.shape[0],
+        configs=cfg.shape[1],
+        server_tree=new_tree(cap.size)[0].shape[0],
     )
+    return values, sizes
 
-    def lst() -> tuple:
-        return (
-            np.full(n_srv, -1, dtype=np.int32),
-            np.full(n_srv, -1, dtype=np.int32),
-            np.full(n_q, -1, dtype=np.int32),
-            np.full(n_q, -1, dtype=np.int32),
-            np.full(n_srv, -1, dtype=np.int64),
-        )
 
-    lists = lst() + lst()
+def init_vqs(st: Any, model: Any, config: VqsConfig) -> Any:
+    values, sizes = _common(st, model, config)
+    cap, classes = values["cap"], values["cls"]
+    del values["hi_abs"]
+    n_srv = cap.shape[0]
     empty = np.vstack([new_tree(n_srv)[0] for _ in range(int(classes.max()) + 1)])
     for s in range(n_srv):
         empty[classes[s], empty.shape[1] // 2 + s] = 1.0
     for a in range(empty.shape[0]):
         _rebuild(empty[a])
-    return (
-        fpar,
-        x,
-        typ,
-        np.zeros(n_q, dtype=np.int64),
-        cap,
-        reserve,
-        lo_abs,
-        cfg,
-        vq,
-        srv,
-        lists,
-        empty,
-        np.zeros(n_srv, dtype=np.int64),
-        np.zeros(n_srv, dtype=np.int32),
-        np.zeros(2, dtype=np.int64),
+    values.update(
+        {
+            "reserve": cap * (2.0 / 3.0),  # the largest VQ_1 size of each server (I_1's top)
+            "cap_main": cap,
+            "empty": empty,
+        }
     )
+    return VQS_STATE.allocate(sizes, values)
 
 
 def _rebuild(tree: np.ndarray) -> None:
@@ -627,43 +661,35 @@ def _rebuild(tree: np.ndarray) -> None:
         tree[k] = max(tree[2 * k], tree[2 * k + 1])
 
 
-def make_state_vqs_bf(st: Any, model: Any, params: VqsParams) -> tuple:
-    fpar, x, typ, cap, classes, cfg, _, hi_abs, J = _common(st, model, params)
-    n, n_srv = x.shape[0], cap.shape[0]
+def init_vqs_bf(st: Any, model: Any, config: VqsConfig) -> Any:
+    values, sizes = _common(st, model, config)
+    cap, x = values["cap"], values["x"]
+    del values["lo_abs"]
+    n_srv = cap.shape[0]
     s_tree, _ = new_tree(n_srv)
     s_tree[s_tree.shape[0] // 2 : s_tree.shape[0] // 2 + n_srv] = cap
     _rebuild(s_tree)
-    return (
-        fpar,
-        x,
-        typ,
-        np.zeros(2 * J, dtype=np.int64),
-        cap,
-        hi_abs,
-        cfg,
-        new_index(JOB_INDEX, n, 0, population_bounds(x)),
-        np.zeros(n_srv),
-        cap.copy(),
-        s_tree,
-        np.zeros((n_srv, 2), dtype=np.int64),
-        np.zeros(n_srv, dtype=np.int64),
-        classes,
-        np.zeros(n_srv, dtype=np.int64),
-        np.zeros(n_srv, dtype=np.int32),
-        np.zeros(2, dtype=np.int64),
+    values.update(
+        {
+            "conf": np.zeros(n_srv, dtype=np.int64),
+            "jix": new_index(JOB_INDEX, x.shape[0], 0, population_bounds(x)),
+            "res": cap,
+            "s_tree": s_tree,
+        }
     )
+    return VQS_BF_STATE.allocate(sizes, values)
 
 
-def check(model: Any, params: VqsParams) -> None:
+def check(model: Any, config: VqsConfig) -> None:
     if model.family != "packing":
         raise SpecError(
-            "VQS policies are packing-family policies (paper 000)", field="model.family"
+            "VQS policies are packing-family policies (psychas2019)", field="model.family"
         )
     _, cap, _ = scalar_sizes(np.ones((1, model.capacity.shape[1])), model.capacity)
     classes = server_classes(cap)
-    if params.J != "auto" and int(params.J) - int(classes.max()) < 2:
+    if config.J != "auto" and int(config.J) - int(classes.max()) < 2:
         raise SpecError(
-            f"J = {params.J} is too small for servers {2 ** int(classes.max())} times smaller "
+            f"J = {config.J} is too small for servers {2 ** int(classes.max())} times smaller "
             "than the largest (needs J - a >= 2)",
             field="policy.J",
         )
@@ -674,11 +700,13 @@ register(
         name="vqs",
         family="packing",
         title="VQS",
-        reference="Psychas & Ghaderi 2019 (paper 000), §V, eq. (6)-(9), Theorem 3",
+        paper="psychas2019",
+        section="§V, eq. (6)-(9), Theorem 3",
         summary="virtual queues over partition I; max-weight K_RED configuration at empty times",
+        config=VqsConfig,
+        state=VQS_STATE,
+        init=init_vqs,
         runner=run_vqs,
-        make_state=make_state_vqs,
-        params=VqsParams,
         check=check,
     )
 )
@@ -687,11 +715,13 @@ register(
         name="vqs-bf",
         family="packing",
         title="VQS-BF",
-        reference="Psychas & Ghaderi 2019 (paper 000), §VI, Theorem 4",
+        paper="psychas2019",
+        section="§VI, Theorem 4",
         summary="VQS configurations, largest-fit within them, then BF-S on the remaining room",
+        config=VqsConfig,
+        state=VQS_BF_STATE,
+        init=init_vqs_bf,
         runner=run_vqs_bf,
-        make_state=make_state_vqs_bf,
-        params=VqsParams,
         check=check,
     )
 )
