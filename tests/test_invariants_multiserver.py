@@ -21,6 +21,7 @@ TESTED_POLICIES = {
     "most-servers-first",
     "least-servers-first",
     "max-weight",
+    "max-weight-greedy",
     "srpt-1",
     "server-filling-gittins",
     "divisor-filling-gittins",
@@ -90,6 +91,7 @@ test_preemptive_first_fit = _general("preemptive-first-fit")
 test_most_servers_first = _general("most-servers-first")
 test_least_servers_first = _general("least-servers-first")
 test_max_weight = _general("max-weight")
+test_max_weight_greedy = _general("max-weight-greedy")
 
 
 def test_with_unit_needs_every_srpt_variant_is_srpt_k():

@@ -9,12 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from schedlab.policies.pooled.selection import (
-    divisor_filling_select,
-    largest_prime_factor,
-    max_weight_counts,
-    server_filling_select,
-)
+from schedlab.policies.pooled.divisor_filling import divisor_filling_select, largest_prime_factor
+from schedlab.policies.pooled.max_weight import max_weight_counts, max_weight_greedy_select
+from schedlab.policies.pooled.server_filling import server_filling_select
 
 
 def serve(select, needs, k):
@@ -165,3 +162,31 @@ def test_max_weight_is_an_exact_knapsack(k, classes):
         if sum(x * n for x, n in zip(xs, need, strict=True)) <= k
     )
     assert best == brute
+
+
+@pytest.mark.parametrize(
+    ("needs", "k", "served"),
+    [
+        # need 1: count 5, key 5*4//1 = 20 (the largest); 1*5 >= 4: the first 4 need-1 jobs alone
+        ([1, 1, 2, 1, 1, 2, 1], 4, [0, 1, 3, 4]),
+        # need 2: count 3, key 3*4//2 = 6 > need 1's 1*4//1 = 4; 2*3 >= 4: first 2 need-2 jobs
+        ([2, 1, 2, 2], 4, [0, 2]),
+        # keys: need 1 -> 2*4//1 = 8, need 2 -> 3*4//2 = 6; 1*2 < 4: need-1 jobs first (arrival
+        # order), then need-2 jobs first fit until full
+        ([2, 1, 2, 1, 2], 4, [0, 1, 3]),
+        # k = 8, keys: need 2 -> 3*8//2 = 12, need 1 -> 8, need 4 -> 2*8//4 = 4; 2*3 < 8:
+        # the three need-2 jobs (6), the need-1 job (7), no need-4 job fits
+        ([4, 2, 4, 2, 1, 2], 8, [1, 3, 4, 5]),
+        # k = 6 (integer division): need 4 -> 1*6//4 = 1, need 1 -> 2*6//1 = 12; both need-1
+        # jobs, then the need-4 job fits the 4 servers left
+        ([4, 1, 1], 6, [0, 1, 2]),
+        # equal keys 4 for needs 1, 2, 4 (1*4//1, 2*4//2, 4*4//4): the tie goes to need 1 and
+        # 1*1 < 4, so every job by arrival order, first fit: job 0 (1), job 5 (2); 3 servers
+        ([1, 4, 4, 4, 4, 2, 2], 4, [0, 5]),
+    ],
+)
+def test_max_weight_greedy_follows_the_authors_rule_on_hand_worked_queues(needs, k, served):
+    chosen = np.zeros(len(needs), dtype=np.int8)
+    used = max_weight_greedy_select(np.array(needs, dtype=float), len(needs), k, chosen)
+    assert np.flatnonzero(chosen).tolist() == served
+    assert used == sum(needs[i] for i in served) <= k

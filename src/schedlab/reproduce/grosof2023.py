@@ -4,7 +4,7 @@ Setting (§6): k = 8 servers, server need K uniform on {1, 2, 4, 8}, size S = K 
 K — exponential (Figs. 2, 3) or hyperexponential with C^2 = 10 (Fig. 4) — Poisson arrivals,
 10^7 arrivals per point (``--quick``: 10^5). We take E[S] = 1, so a need-K job's duration is S k / K
 (mean 8/K). Every policy at a load sees the same job sequence (common random numbers); SRPT-1 is
-simulated on that sequence (one server of speed k, schedlab.policies.pooled.multiserver).
+simulated on that sequence (one server of speed k, schedlab.policies.pooled.resource_pooled).
 
 Claims checked (§1.6, §6):
 * ServerFilling-SRPT has the least mean response time of the multiserver-job policies at every

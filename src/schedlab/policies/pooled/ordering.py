@@ -14,11 +14,9 @@ s = need * remaining duration / k (§3.2) —, and server need descending/ascend
 from __future__ import annotations
 
 import math
-from collections import namedtuple
 
 import numpy as np
 from numba import njit
-from numba.experimental import structref
 
 from schedlab.engine.actions import preempt, rate_of, start, wake_at
 from schedlab.engine.constants import (
@@ -30,7 +28,7 @@ from schedlab.engine.constants import (
     P_HEAD,
     WAITING,
 )
-from schedlab.engine.state import new_struct_type, struct_handle
+from schedlab.policies.contract import PolicyState, StateField, engine_sizes
 from schedlab.policies.pooled.gittins_rank import (
     gittins_rank,
     gittins_rank_crossing,
@@ -43,76 +41,42 @@ ORDER_GITTINS = 2
 ORDER_NEED_DESC = 3
 ORDER_NEED_ASC = 4
 
-FIELDS = (
-    # [order, mode, fill_idle, boundary rank, boundary job, saturated, quantum, listed]
-    ("params", "F1"),
-    ("key", "F1"),  # rank of each job (running jobs: as of the current decision)
-    ("job_class", "I1"),  # need class of each job
-    ("class_need", "F1"),  # need of each class
-    ("heap", "I1"),  # heap storage; class c at [offset[c], offset[c] + jobs of class c)
-    ("offset", "I1"),
-    ("size", "I1"),  # jobs in each class heap
-    ("hpos", "I1"),  # position of a waiting job in its class heap, -1 if not in it
-    ("cand", "I1"),  # candidates of this decision, in priority order (k + 2)
-    ("cand_need", "F1"),
-    ("chosen", "B1"),
-    ("run", "I1"),  # running jobs sorted by rank (k + 1)
-    ("mark", "B1"),  # jobs chosen at this decision (N)
-    ("count", "L1"),  # jobs present per need class
-    ("order", "L1"),  # scratch for the placement rules (k + 2)
-    ("g_kind", "L1"),  # Gittins rank of each need class (gittins_rank.py): kind,
-    ("g_offset", "L1"),  # offsets into the parameter arrays (C + 1),
-    ("g_a", "F1"),  # and parameters
-    ("g_b", "F1"),
+POOLED_STATE = PolicyState(
+    "pooled_order",
+    [
+        # compiled configuration
+        StateField("order", "i8"),  # ORDER_*
+        StateField("listed", "b1"),  # candidates from the engine's FCFS list instead of heaps
+        StateField("fill_idle", "b1"),  # DivisorFilling: also serve jobs of M that fit
+        StateField("quantum", "f8"),  # Gittins: relative rank rise that triggers a decision
+        # what the last decision left behind (sync's test)
+        StateField("saturated", "b1"),  # its candidates were cut by capacity
+        StateField("boundary_rank", "f8"),  # rank of its last candidate
+        StateField("boundary_job", "i8", fill=-1),  # its last candidate
+        # jobs
+        StateField("key", "f8", "jobs"),  # rank (running jobs: as of the current decision)
+        StateField("job_class", "i4", "jobs"),  # need class
+        StateField("hpos", "i4", "jobs", fill=-1),  # position in its class heap, -1 if absent
+        StateField("mark", "i1", "jobs"),  # chosen at this decision
+        # one heap per need class: class c at heap[offset[c], offset[c] + its jobs)
+        StateField("heap", "i4", "jobs", fill=-1),
+        StateField("class_need", "f8", "needs"),
+        StateField("offset", "i4", "needs"),
+        StateField("size", "i4", "needs"),  # jobs in each class heap
+        StateField("count", "i8", "needs"),  # jobs present per need class
+        # candidates of this decision, in priority order
+        StateField("cand", "i4", "candidates", fill=-1),
+        StateField("cand_need", "f8", "candidates"),
+        StateField("chosen", "i1", "candidates"),
+        StateField("scratch", "i8", "candidates"),  # for the placement rules
+        StateField("run", "i4", "running", fill=-1),  # running jobs sorted by rank
+        # Gittins rank of each need class (gittins_rank.py): kind, offsets, parameters
+        StateField("g_kind", "i8", "needs"),
+        StateField("g_offset", "i8", "need_offsets"),
+        StateField("g_a", "f8", "gittins_params"),
+        StateField("g_b", "f8", "gittins_params"),
+    ],
 )
-OrderingArrays = namedtuple("OrderingArrays", [name for name, _ in FIELDS])
-ORDERING_TYPE = new_struct_type(FIELDS)
-
-
-@njit(cache=True)
-def _new_ordering_state(
-    params,
-    key,
-    job_class,
-    class_need,
-    heap,
-    offset,
-    size,
-    hpos,
-    cand,
-    cand_need,
-    chosen,
-    run,
-    mark,
-    count,
-    order,
-    g_kind,
-    g_offset,
-    g_a,
-    g_b,
-):
-    """Cached constructor of the compiled policy state (see engine/state.py for why a struct)."""
-    s = structref.new(ORDERING_TYPE)
-    s.params = params
-    s.key = key
-    s.job_class = job_class
-    s.class_need = class_need
-    s.heap = heap
-    s.offset = offset
-    s.size = size
-    s.hpos = hpos
-    s.cand = cand
-    s.cand_need = cand_need
-    s.chosen = chosen
-    s.run = run
-    s.mark = mark
-    s.count = count
-    s.order = order
-    s.g_kind = g_kind
-    s.g_offset = g_offset
-    s.g_a = g_a
-    s.g_b = g_b
-    return s
 
 
 @njit(cache=True)
@@ -199,7 +163,7 @@ def remaining_size(st, j, k):
 
 @njit(cache=True)
 def rank_of(st, ps, j, k):
-    order = int(ps.params[0])
+    order = ps.order
     if order == ORDER_FCFS:
         return st.arrival[j]
     if order == ORDER_SRPT:
@@ -258,18 +222,18 @@ def sync(st, ps, k):
     jobs' remaining sizes fall at different rates (need / k), so they reorder between events and
     the smallest prefix needing k servers can change."""
     count = ps.count
-    params = ps.params
     key = ps.key
-    boundary = int(params[4])
-    static = int(params[0]) not in (ORDER_SRPT, ORDER_GITTINS)
-    unchanged = static and params[5] != 0.0 and st.ctr[N_COMPLETED_NEW] == 0
-    listed = params[7] != 0.0
+    boundary = ps.boundary_job
+    boundary_rank = ps.boundary_rank
+    static = ps.order != ORDER_SRPT and ps.order != ORDER_GITTINS
+    unchanged = static and ps.saturated and st.ctr[N_COMPLETED_NEW] == 0
+    listed = ps.listed
     for j in range(st.ctr[NEW_FROM], st.ctr[ARRIVED]):
         key[j] = rank_of(st, ps, j, k)
         if not listed:
             heap_push(ps, j)
         count[ps.job_class[j]] += 1
-        if unchanged and not (key[j] > params[3] or (key[j] == params[3] and j > boundary)):
+        if unchanged and not (key[j] > boundary_rank or (key[j] == boundary_rank and j > boundary)):
             unchanged = False
     for i in range(st.ctr[N_COMPLETED_NEW]):
         count[ps.job_class[st.done_buf[i]]] -= 1
@@ -279,12 +243,11 @@ def sync(st, ps, k):
 @njit(cache=True)
 def remember_boundary(ps, m, saturated):
     """Record the last candidate considered, for sync's test at the next decision."""
-    params = ps.params
-    params[5] = 1.0 if saturated and m > 0 else 0.0
+    ps.saturated = saturated and m > 0
     if m > 0:
         j = ps.cand[m - 1]
-        params[3] = ps.key[j]
-        params[4] = j
+        ps.boundary_rank = ps.key[j]
+        ps.boundary_job = j
 
 
 @njit(cache=True)
@@ -293,7 +256,7 @@ def sort_running(st, ps, k):
     run = ps.run
     key = ps.key
     n = st.ctr[N_RUNNING]
-    if ps.params[7] != 0.0:  # listed: next_candidate walks the engine's FCFS list instead
+    if ps.listed:  # next_candidate walks the engine's FCFS list instead
         return n
     for i in range(n):
         j = st.running[i]
@@ -311,7 +274,7 @@ def first_position(st, ps):
     """Where next_candidate starts: the head of the engine's arrival-ordered list of present jobs
     when the policy is listed (FCFS order: that list is the order itself, no heaps needed), else
     the first sorted running job."""
-    return st.ctr[P_HEAD] if ps.params[7] != 0.0 else 0
+    return st.ctr[P_HEAD] if ps.listed else 0
 
 
 @njit(cache=True)
@@ -319,7 +282,7 @@ def next_candidate(st, ps, n_run, r, max_need):
     """The best job not yet considered among running jobs run[r:] and the heap heads whose need
     is <= max_need; pops a waiting job from its heap. Returns (job or -1, new r). Listed
     policies: the next job of the FCFS list from job r on whose need is <= max_need."""
-    if ps.params[7] != 0.0:
+    if ps.listed:
         while r != -1 and st.demand[r, 0] > max_need:
             r = st.p_next[r]
         return r, (st.p_next[r] if r != -1 else -1)
@@ -367,7 +330,7 @@ def apply_choice(st, ps, m, allocation):
     for c in range(m):
         if chosen[c] != 0:
             mark[cand[c]] = 1
-    heaps = ps.params[7] == 0.0
+    heaps = not ps.listed
     i = 0
     while i < st.ctr[N_RUNNING]:
         j = st.running[i]
@@ -387,47 +350,61 @@ def apply_choice(st, ps, m, allocation):
         mark[j] = 0
 
 
-def make_ordering_state(
+def init_ordering(
     st,
     model,
     order: int,
-    mode: int,
+    *,
     fill_idle: bool = False,
     quantum: float = 0.0,
     listed: bool = False,
 ):
-    """Allocate the policy state for a pooled policy ordering jobs by ``order``; ``listed``:
-    take the candidates from the engine's FCFS list (FCFS order only) instead of heaps."""
+    """The state of a pooled policy ordering jobs by ``order``; ``listed``: take the candidates
+    from the engine's FCFS list (FCFS order only) instead of heaps."""
     needs = st.demand[:, 0]
     class_need, job_class = np.unique(needs, return_inverse=True)
     g_kind, g_offset, g_a, g_b = _gittins(model, class_need, order)
     counts = np.bincount(job_class, minlength=class_need.size)
     k = int(model.pooled_k)
-    n = needs.shape[0]
-    arrays = OrderingArrays(
-        params=np.array(
-            [order, mode, float(fill_idle), 0.0, -1.0, 0.0, quantum, float(listed)], dtype=float
-        ),
-        key=np.zeros(n),
-        job_class=job_class.astype(np.int32),
-        class_need=class_need.astype(np.float64),
-        heap=np.full(n, -1, dtype=np.int32),
-        offset=np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int32),
-        size=np.zeros(class_need.size, dtype=np.int32),
-        hpos=np.full(n, -1, dtype=np.int32),
-        cand=np.full(k + 2, -1, dtype=np.int32),
-        cand_need=np.zeros(k + 2),
-        chosen=np.zeros(k + 2, dtype=np.int8),
-        run=np.full(k + 1, -1, dtype=np.int32),
-        mark=np.zeros(n, dtype=np.int8),
-        count=np.zeros(class_need.size, dtype=np.int64),
-        order=np.zeros(k + 2, dtype=np.int64),
-        g_kind=g_kind,
-        g_offset=g_offset,
-        g_a=g_a,
-        g_b=g_b,
+    sizes = engine_sizes(
+        st,
+        needs=class_need.size,
+        need_offsets=class_need.size + 1,
+        candidates=k + 2,
+        running=k + 1,
+        gittins_params=g_a.size,
     )
-    return struct_handle(arrays, _new_ordering_state)
+    values = {
+        "order": order,
+        "listed": listed,
+        "fill_idle": fill_idle,
+        "quantum": quantum,
+        "job_class": job_class,
+        "class_need": class_need,
+        "offset": np.concatenate([[0], np.cumsum(counts)[:-1]]),
+        "g_kind": g_kind,
+        "g_offset": g_offset,
+        "g_a": g_a,
+        "g_b": g_b,
+    }
+    return POOLED_STATE.allocate(sizes, values)
+
+
+def init_order(st, model, config, *, order: int, heaps: bool = False):
+    """The state of a policy registered with an ``order`` (bind it with functools.partial): a
+    Gittins order with ``config.sizes == "known"`` ranks by remaining size (SRPT); the FCFS order
+    walks the engine's FCFS list unless the placement rule needs per-need ``heaps``; settings
+    ``quantum`` and ``fill_idle`` are taken from ``config`` when it has them."""
+    if order == ORDER_GITTINS and getattr(config, "sizes", "unknown") == "known":
+        order = ORDER_SRPT
+    return init_ordering(
+        st,
+        model,
+        order,
+        fill_idle=getattr(config, "fill_idle", False),
+        quantum=getattr(config, "quantum", 0.0),
+        listed=order == ORDER_FCFS and not heaps,
+    )
 
 
 def _gittins(model, class_need: np.ndarray, order: int):
@@ -455,3 +432,25 @@ def _gittins(model, class_need: np.ndarray, order: int):
         np.ascontiguousarray(np.concatenate(a), dtype=float),
         np.ascontiguousarray(np.concatenate(b), dtype=float),
     )
+
+
+@njit(cache=True)
+def begin_decision(st, ps, k):
+    """Start a decision of a preemptive pooled policy: bring the order up to date (sync) and
+    sort the running jobs. Returns the number of running jobs, or -1 when the previous decision
+    still stands. A policy's decide is: ``n_run = begin_decision(st, ps, k)``; if >= 0, its
+    placement rule marks ``ps.chosen[:m]`` among the candidates it draws (next_candidate,
+    add_candidate), then ``end_decision(st, ps, k, m, allocation)``."""
+    if sync(st, ps, k):
+        return -1
+    return sort_running(st, ps, k)
+
+
+@njit(cache=True)
+def end_decision(st, ps, k, m, allocation):
+    """Serve exactly the chosen candidates (apply_choice; ``allocation`` 0: each its need, k: all
+    k servers, the resource-pooled single server of grosof2023 §3.1); Gittins orders ask for the
+    next rank crossing."""
+    apply_choice(st, ps, m, allocation)
+    if ps.order == ORDER_GITTINS:
+        wake_at_rank_change(st, ps, k, ps.quantum)

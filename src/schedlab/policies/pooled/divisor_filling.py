@@ -1,56 +1,51 @@
-"""Which jobs to serve, given candidates in priority order: the placement rules of paper 004.
+"""DivisorFilling and its SRPT and Gittins orders (grosof2023 App. C; Gittins order §5.1).
 
-Pure compiled functions over ``needs[0:m]`` (server needs of the candidates, best first). Each marks
-``chosen[i] = 1`` for the candidates to serve and returns the total need served. They are shared
-by every ordering (FCFS, SRPT, Gittins) and tested directly on random states (Lemma 3.1,
-Corollary 3.1, Theorem C.1).
+For needs that divide k but not necessarily each other. At every arrival and completion the jobs
+are ordered (ordering.py: FCFS, SRPT or Gittins rank), M is the first k of them, and App. C.1's
+recursive rule chooses which of M to serve (divisor_filling_select); running jobs not chosen are
+preempted. Theorem C.1: all k servers are busy whenever at least k jobs are present.
 """
 
 from __future__ import annotations
 
+import functools
+import math
+from typing import Any
+
 import numpy as np
 from numba import njit
 
-
-@njit(cache=True)
-def need_descending(needs, m, order):
-    """order[0:m] = candidate indices sorted by decreasing need, ties by priority (stable)."""
-    for i in range(m):
-        order[i] = i
-    for i in range(1, m):
-        x = order[i]
-        h = i - 1
-        while h >= 0 and needs[order[h]] < needs[x]:
-            order[h + 1] = order[h]
-            h -= 1
-        order[h + 1] = x
-
-
-@njit(cache=True)
-def server_filling_prefix(needs, m, k):
-    """Length of M: the smallest prefix with total need >= k, or m (paper 004 §3.2)."""
-    total = 0.0
-    for i in range(m):
-        total += needs[i]
-        if total >= k:
-            return i + 1
-    return m
+from schedlab.engine.loop import run_engine
+from schedlab.errors import SpecError
+from schedlab.policies.contract import Policy, PolicyConfig, register
+from schedlab.policies.pooled.needs import GittinsConfig, server_needs
+from schedlab.policies.pooled.ordering import (
+    ORDER_FCFS,
+    ORDER_GITTINS,
+    ORDER_SRPT,
+    POOLED_STATE,
+    add_candidate,
+    begin_decision,
+    end_decision,
+    first_position,
+    init_order,
+    next_candidate,
+    remember_boundary,
+)
+from schedlab.policies.pooled.server_filling import need_descending
 
 
-@njit(cache=True)
-def server_filling_select(needs, m, k, chosen, order):
-    """ServerFilling (paper 004 §3.2): within M, place in decreasing order of need (ties by
-    priority) until no servers remain or the next job does not fit. ``order``: scratch, size m."""
-    size = server_filling_prefix(needs, m, k)
-    need_descending(needs, size, order)
-    free = k
-    for i in range(size):
-        c = order[i]
-        if needs[c] > free:
-            break
-        chosen[c] = 1
-        free -= needs[c]
-    return k - free
+class DivisorFillingConfig(PolicyConfig):
+    """``fill_idle`` (inferred, default true): read literally, App. C.1's recursion can leave
+    servers idle while jobs of M wait when fewer than k jobs are present (e.g. one need-1 job with
+    k = 8 matches no case); the policy then also serves the jobs of M that fit, in priority order.
+    With at least k jobs present nothing changes (Theorem C.1 fills all k servers)."""
+
+    fill_idle: bool = True
+
+
+class DivisorFillingGittinsConfig(GittinsConfig, DivisorFillingConfig):
+    """Both the Gittins and the DivisorFilling settings."""
 
 
 @njit(cache=True)
@@ -72,7 +67,7 @@ _LOOP = 1
 
 @njit(cache=True)
 def divisor_filling_select(needs, m, k, chosen):
-    """DivisorFilling (paper 004 App. C.1) on candidates whose needs divide k.
+    """DivisorFilling (grosof2023 App. C.1) on candidates whose needs divide k.
 
     M = the (up to) k first candidates. Case 1: at least k/6 of M need one server: place M in
     decreasing need order until one does not fit, then fill with need-1 jobs. Case 2 (k = 2^a 3^b):
@@ -204,30 +199,91 @@ def divisor_filling_select(needs, m, k, chosen):
 
 
 @njit(cache=True)
-def max_weight_counts(class_need, counts, k, take):
-    """MaxWeight (paper 004 §6): choose how many jobs of each need class to serve, at most
-    counts[c], total need <= k, maximizing sum take[c] * counts[c] (weight of a job = the number
-    of jobs with its need). Exact bounded-knapsack dynamic program over the k servers; ties go to
-    the configuration found first (classes in index order, fewer jobs first)."""
-    cap = int(k)
-    n_cls = class_need.shape[0]
-    best = np.zeros((n_cls + 1, cap + 1))
-    pick = np.zeros((n_cls + 1, cap + 1), dtype=np.int64)
-    for c in range(n_cls):
-        need = int(class_need[c])
-        w = float(counts[c])
-        for s in range(cap + 1):
-            best[c + 1, s] = best[c, s]
-            pick[c + 1, s] = 0
-            x = 1
-            while x <= counts[c] and x * need <= s:
-                v = best[c, s - x * need] + x * w
-                if v > best[c + 1, s]:
-                    best[c + 1, s] = v
-                    pick[c + 1, s] = x
-                x += 1
-    s = cap
-    for c in range(n_cls - 1, -1, -1):
-        take[c] = pick[c + 1, s]
-        s -= take[c] * int(class_need[c])
-    return best[n_cls, cap]
+def choose(st, ps, k, n_run):
+    """The first k candidates (M), then App. C.1's rule; with ``fill_idle`` also the jobs of M
+    that still fit, by priority."""
+    m = 0
+    r = first_position(st, ps)
+    while m < k:
+        j, r = next_candidate(st, ps, n_run, r, math.inf)
+        if j == -1:
+            break
+        m = add_candidate(st, ps, m, j)
+    needs = ps.cand_need
+    chosen = ps.chosen
+    remember_boundary(ps, m, m >= k)
+    free = k - divisor_filling_select(needs, m, k, chosen)
+    if ps.fill_idle:
+        for i in range(m):
+            if chosen[i] == 0 and needs[i] <= free:
+                chosen[i] = 1
+                free -= needs[i]
+    return m
+
+
+@njit(cache=True)
+def decide(st, ps):
+    k = st.capacity[0, 0]
+    n_run = begin_decision(st, ps, k)
+    if n_run >= 0:
+        end_decision(st, ps, k, choose(st, ps, k, n_run), 0.0)
+
+
+@njit(cache=True)
+def run(st, ps, max_events):
+    return run_engine(st, ps, decide, max_events)
+
+
+def check_divisors(model: Any, config: PolicyConfig) -> None:
+    """The divisible setting (grosof2023 §3.2, App. C): every need divides k."""
+    k = model.pooled_k
+    for need in server_needs(model):
+        if k % need != 0:
+            raise SpecError(
+                f"DivisorFilling needs server needs that divide k (grosof2023 App. C): "
+                f"{need:g} does not divide {k:g}; for general needs use first-fit-srpt, "
+                "preemptive-first-fit or easy-backfill",
+                field="workload.classes",
+            )
+
+
+_COMMON = {
+    "family": "pooled",
+    "paper": "grosof2023",
+    "state": POOLED_STATE,
+    "runner": run,
+    "check": check_divisors,
+}
+register(
+    Policy(
+        name="divisor-filling",
+        title="DivisorFilling",
+        section="App. C",
+        summary="FCFS order; recursive DivisorFilling placement for needs dividing k",
+        init=functools.partial(init_order, order=ORDER_FCFS),
+        config=DivisorFillingConfig,
+        **_COMMON,
+    )
+)
+register(
+    Policy(
+        name="divisor-filling-srpt",
+        title="DivisorFilling-SRPT",
+        section="App. C",
+        summary="SRPT order; recursive DivisorFilling placement for needs dividing k",
+        init=functools.partial(init_order, order=ORDER_SRPT),
+        config=DivisorFillingConfig,
+        **_COMMON,
+    )
+)
+register(
+    Policy(
+        name="divisor-filling-gittins",
+        title="DivisorFilling-Gittins",
+        section="§5.1 and App. C",
+        summary="Gittins-rank order; recursive DivisorFilling placement for needs dividing k",
+        init=functools.partial(init_order, order=ORDER_GITTINS),
+        config=DivisorFillingGittinsConfig,
+        **_COMMON,
+    )
+)

@@ -1,0 +1,49 @@
+"""Server needs of a pooled (multiserver-job) model, and the settings shared by the policies of
+grosof2023 that order jobs by Gittins rank."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+import numpy as np
+from pydantic import Field
+
+from schedlab.errors import SpecError
+from schedlab.policies.contract import PolicyConfig
+
+
+def server_needs(model: Any) -> np.ndarray:
+    """The finite set of server needs of a pooled model (SpecError otherwise)."""
+    needs: set[float] = set()
+    for i, cls in enumerate(model.classes):
+        if cls.elastic:
+            raise SpecError(
+                "this policy serves rigid multiserver jobs only",
+                field=f"workload.classes[{i}].speedup",
+            )
+        values = cls.demand[0].values()
+        if values is None:
+            raise SpecError(
+                "this policy needs a finite set of server needs (fixed, discrete, "
+                "integer uniform or empirical)",
+                field=f"workload.classes[{i}].need",
+            )
+        needs.update(float(v) for v in values)
+    if model.trace is not None:
+        needs.update(np.unique(model.trace.demand[:, 0]).tolist())
+    return np.array(sorted(needs))
+
+
+def check_rigid(model: Any, config: PolicyConfig) -> None:
+    """Rigid jobs with a finite set of server needs."""
+    server_needs(model)
+
+
+class GittinsConfig(PolicyConfig):
+    """``sizes``: "unknown" (blind: the rank of a job's age in its need's size distribution,
+    grosof2023 §5.1) or "known" (the Gittins rank of a known size is its remaining size: SRPT).
+    ``quantum`` (inferred): ranks that rise with age (e.g. hyperexponential sizes) are re-ordered
+    when a served job's rank reaches the smallest waiting rank or rises by this fraction."""
+
+    sizes: Literal["unknown", "known"] = "unknown"
+    quantum: Annotated[float, Field(gt=0, le=1)] = 0.01

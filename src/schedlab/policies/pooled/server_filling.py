@@ -1,0 +1,169 @@
+"""ServerFilling and its SRPT and Gittins orders (grosof2023 §3.2, §5.1, §6).
+
+At every arrival and completion the jobs present are ordered (ordering.py: FCFS for
+ServerFilling, SRPT by remaining size need x remaining duration / k for ServerFilling-SRPT, the
+Gittins rank of a job's age for ServerFilling-Gittins), and M is the smallest prefix of that order
+whose total need is at least k. The jobs of M are placed in decreasing order of need (ties by
+priority) until no servers remain or the next one does not fit; running jobs not chosen are
+preempted (preempt-resume, §3.1). When every need divides k and each larger need (Lemma 3.1)
+ServerFilling fills all k servers whenever M needs k (Corollary 3.1).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import Any
+
+from numba import njit
+
+from schedlab.engine.loop import run_engine
+from schedlab.errors import SpecError
+from schedlab.policies.contract import NoConfig, Policy, PolicyConfig, register
+from schedlab.policies.pooled.needs import GittinsConfig, server_needs
+from schedlab.policies.pooled.ordering import (
+    ORDER_FCFS,
+    ORDER_GITTINS,
+    ORDER_SRPT,
+    POOLED_STATE,
+    add_candidate,
+    begin_decision,
+    end_decision,
+    first_position,
+    init_order,
+    next_candidate,
+    remember_boundary,
+)
+
+
+@njit(cache=True)
+def need_descending(needs, m, order):
+    """order[0:m] = candidate indices sorted by decreasing need, ties by priority (stable)."""
+    for i in range(m):
+        order[i] = i
+    for i in range(1, m):
+        x = order[i]
+        h = i - 1
+        while h >= 0 and needs[order[h]] < needs[x]:
+            order[h + 1] = order[h]
+            h -= 1
+        order[h + 1] = x
+
+
+@njit(cache=True)
+def server_filling_prefix(needs, m, k):
+    """Length of M: the smallest prefix with total need >= k, or m (grosof2023 §3.2)."""
+    total = 0.0
+    for i in range(m):
+        total += needs[i]
+        if total >= k:
+            return i + 1
+    return m
+
+
+@njit(cache=True)
+def server_filling_select(needs, m, k, chosen, order):
+    """ServerFilling (grosof2023 §3.2) on candidates needs[0:m] in priority order: within M,
+    place in decreasing order of need (ties by priority) until no servers remain or the next job
+    does not fit; marks chosen[i] = 1 and returns the servers used. ``order``: scratch, size m."""
+    size = server_filling_prefix(needs, m, k)
+    need_descending(needs, size, order)
+    free = k
+    for i in range(size):
+        c = order[i]
+        if needs[c] > free:
+            break
+        chosen[c] = 1
+        free -= needs[c]
+    return k - free
+
+
+@njit(cache=True)
+def choose(st, ps, k, n_run):
+    """Draw candidates in priority order until their needs reach k (M), then place them."""
+    m = 0
+    r = first_position(st, ps)
+    total = 0.0
+    while m < k:
+        j, r = next_candidate(st, ps, n_run, r, math.inf)
+        if j == -1:
+            break
+        m = add_candidate(st, ps, m, j)
+        total += st.demand[j, 0]
+        if total >= k:
+            break
+    server_filling_select(ps.cand_need, m, k, ps.chosen, ps.scratch)
+    remember_boundary(ps, m, total >= k)
+    return m
+
+
+@njit(cache=True)
+def decide(st, ps):
+    k = st.capacity[0, 0]
+    n_run = begin_decision(st, ps, k)
+    if n_run >= 0:
+        end_decision(st, ps, k, choose(st, ps, k, n_run), 0.0)
+
+
+@njit(cache=True)
+def run(st, ps, max_events):
+    return run_engine(st, ps, decide, max_events)
+
+
+def check_nested_divisors(model: Any, config: PolicyConfig) -> None:
+    """Lemma 3.1's condition (grosof2023 §3.2): every need divides k and every larger need."""
+    k = model.pooled_k
+    chain = [*server_needs(model).tolist(), k]
+    for i, a in enumerate(chain):
+        for b in chain[i + 1 :]:
+            if b % a != 0:
+                raise SpecError(
+                    f"ServerFilling needs server needs that divide k and each other (powers of "
+                    f"two, or of any integer x; grosof2023 §3.2): need {a:g} does not divide "
+                    f"{b:g} (k = {k:g}). For needs that only divide k use divisor-filling",
+                    field="workload.classes",
+                )
+
+
+_COMMON = {
+    "family": "pooled",
+    "paper": "grosof2023",
+    "state": POOLED_STATE,
+    "runner": run,
+    "check": check_nested_divisors,
+}
+register(
+    Policy(
+        name="server-filling",
+        title="ServerFilling",
+        section="§6",
+        summary="FCFS order; smallest prefix needing >= k servers, placed largest need first",
+        init=functools.partial(init_order, order=ORDER_FCFS),
+        config=NoConfig,
+        **_COMMON,
+    )
+)
+register(
+    Policy(
+        name="server-filling-srpt",
+        title="ServerFilling-SRPT",
+        section="§3.2",
+        summary="SRPT order; smallest prefix needing >= k servers, largest need first; "
+        "heavy-traffic optimal (Thm 4.2)",
+        init=functools.partial(init_order, order=ORDER_SRPT),
+        config=NoConfig,
+        **_COMMON,
+    )
+)
+register(
+    Policy(
+        name="server-filling-gittins",
+        title="ServerFilling-Gittins",
+        section="§5.1",
+        summary="Gittins-rank order (unknown sizes); smallest prefix needing >= k servers, "
+        "largest need first; heavy-traffic optimal (Thm 5.2)",
+        init=functools.partial(init_order, order=ORDER_GITTINS),
+        config=GittinsConfig,
+        **_COMMON,
+    )
+)
