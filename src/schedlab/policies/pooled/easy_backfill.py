@@ -3,7 +3,7 @@
 The classic HPC batch scheduler (Lifka, "The ANL/IBM SP scheduling system", JSSPP 1995, LNCS 949;
 analysed by Mu'alem & Feitelson, "Utilization, predictability, workloads, and user runtime
 estimates in scheduling the IBM SP2 with backfilling", IEEE TPDS 12(6), 2001, §2), named in
-paper 004 §2.3 as a supercomputing baseline. At every decision epoch:
+grosof2023 §2.3 as a supercomputing baseline. At every decision epoch:
 
 1. Start jobs from the head of the FCFS queue while the head fits in the free servers.
 2. If the head does not fit, reserve for it: walk the running jobs in order of expected finish
@@ -41,7 +41,6 @@ from typing import Literal
 
 import numpy as np
 from numba import njit
-from pydantic import BaseModel, ConfigDict
 
 from schedlab.engine.actions import start
 from schedlab.engine.constants import (
@@ -55,28 +54,38 @@ from schedlab.engine.constants import (
 )
 from schedlab.engine.loop import run_engine
 from schedlab.errors import SpecError
-from schedlab.policies._legacy import Policy, register
+from schedlab.policies.contract import (
+    Policy,
+    PolicyConfig,
+    PolicyState,
+    StateField,
+    engine_sizes,
+    register,
+)
 
 
-class EasyBackfillParams(BaseModel):
+class EasyBackfillConfig(PolicyConfig):
     """``durations``: "estimate" (user estimates, falling back to the actual duration when a job
     has none) or "actual" (perfect estimates)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     durations: Literal["estimate", "actual"] = "estimate"
 
 
-# ps[0]: configuration
-CFG_USE_ESTIMATE = 0
-CFG_MIN_NEED = 1
-# ps[1]: what the last decision left behind
-C_VALID = 0  # 1 when the fields below describe the state after the last decision
-C_HEAD = 1  # the blocked head job (-1: the queue was empty)
-C_SHADOW = 2
-C_EXTRA = 3
-C_FREE = 4
-C_FIRST_DUE = 5  # earliest expected finish among running jobs (inf: none)
+STATE = PolicyState(
+    "easy_backfill",
+    [
+        StateField("use_estimate", "b1"),  # durations = "estimate"
+        StateField("min_need", "f8"),  # the smallest need of the run
+        # what the last decision left behind
+        StateField("valid", "b1"),  # the fields below describe the state after it
+        StateField("head", "i8", fill=-1),  # the blocked head job (-1: the queue was empty)
+        StateField("shadow", "f8"),  # reservation time of the head job
+        StateField("extra", "f8"),  # servers free at the shadow time beyond the head's need
+        StateField("free", "f8"),  # servers free now
+        StateField("first_due", "f8", fill=math.inf),  # earliest expected finish of a running job
+        StateField("due", "f8", "jobs"),  # scratch: expected finish of each running job
+    ],
+)
 
 
 @njit(cache=True)
@@ -131,34 +140,33 @@ def _reservation(st, need, free, now, use_estimate, due):
 
 @njit(cache=True)
 def decide(st, ps):
-    cfg, cache, due = ps
-    use_estimate = cfg[CFG_USE_ESTIMATE] != 0.0
-    min_need = cfg[CFG_MIN_NEED]
+    use_estimate = ps.use_estimate
+    min_need = ps.min_need
     eps = st.clk[EPS]
     now = st.clk[NOW]
     k = st.capacity[0, 0]
     head = st.ctr[Q_HEAD]
     if (
-        cache[C_VALID] != 0.0
+        ps.valid
         and st.ctr[N_COMPLETED_NEW] == 0
         and head != -1
-        and head == int(cache[C_HEAD])
-        and now <= cache[C_FIRST_DUE]
+        and head == ps.head
+        and now <= ps.first_due
     ):
         # Only arrivals since the last decision: try the new jobs against the same reservation.
-        free = cache[C_FREE]
-        extra = cache[C_EXTRA]
-        shadow = cache[C_SHADOW]
-        first = cache[C_FIRST_DUE]
+        free = ps.free
+        extra = ps.extra
+        shadow = ps.shadow
+        first = ps.first_due
         for j in range(st.ctr[NEW_FROM], st.ctr[ARRIVED]):
             if free < min_need - eps:
                 break
             free, extra, first = _try_backfill(
                 st, j, free, extra, shadow, first, now, use_estimate, eps
             )
-        cache[C_FREE] = free
-        cache[C_EXTRA] = extra
-        cache[C_FIRST_DUE] = first
+        ps.free = free
+        ps.extra = extra
+        ps.first_due = first
         return
     free = k - st.used_total[0]
     while head != -1 and st.demand[head, 0] <= free + eps:
@@ -166,11 +174,11 @@ def decide(st, ps):
         start(st, head, 0, 1.0)
         free -= st.demand[head, 0]
         head = nxt
-    cache[C_HEAD] = head
+    ps.head = head
     if head == -1:
-        cache[C_VALID] = 0.0
+        ps.valid = False
         return
-    shadow, extra, first = _reservation(st, st.demand[head, 0], free, now, use_estimate, due)
+    shadow, extra, first = _reservation(st, st.demand[head, 0], free, now, use_estimate, ps.due)
     j = st.q_next[head]
     while j != -1 and free >= min_need - eps:
         nxt = st.q_next[j]
@@ -178,11 +186,11 @@ def decide(st, ps):
             st, j, free, extra, shadow, first, now, use_estimate, eps
         )
         j = nxt
-    cache[C_VALID] = 1.0
-    cache[C_SHADOW] = shadow
-    cache[C_EXTRA] = extra
-    cache[C_FREE] = free
-    cache[C_FIRST_DUE] = first
+    ps.valid = True
+    ps.shadow = shadow
+    ps.extra = extra
+    ps.free = free
+    ps.first_due = first
 
 
 @njit(cache=True)
@@ -190,18 +198,16 @@ def run(st, ps, max_events):
     return run_engine(st, ps, decide, max_events)
 
 
-def make_state(st, model, params: EasyBackfillParams) -> tuple:
+def init(st, model, config: EasyBackfillConfig):
     n = len(st.arrival)
-    cfg = np.zeros(2)
-    cfg[CFG_USE_ESTIMATE] = 1.0 if params.durations == "estimate" else 0.0
-    cfg[CFG_MIN_NEED] = float(st.demand[:, 0].min()) if n else 1.0
-    cache = np.zeros(6)
-    cache[C_HEAD] = -1.0
-    cache[C_FIRST_DUE] = math.inf
-    return (cfg, cache, np.zeros(max(n, 1)))
+    values = {
+        "use_estimate": config.durations == "estimate",
+        "min_need": float(st.demand[:, 0].min()) if n else 1.0,
+    }
+    return STATE.allocate(engine_sizes(st), values)
 
 
-def check_rigid(model, params) -> None:
+def check_rigid(model, config: EasyBackfillConfig) -> None:
     for i, cls in enumerate(model.classes):
         if cls.elastic:
             raise SpecError(
@@ -215,12 +221,14 @@ register(
         name="easy-backfill",
         family="pooled",
         title="EASY backfilling",
-        reference="Lifka 1995; Mu'alem & Feitelson 2001, §2 (paper 004 §2.3 baseline)",
+        paper="grosof2023",
+        section="§2.3 (HPC baseline: Lifka 1995; Mu'alem & Feitelson 2001)",
         summary="FCFS with a reservation for the blocked head job; later jobs backfill if they "
         "end (by their estimate) before it or use only spare servers; non-preemptive",
         runner=run,
-        make_state=make_state,
-        params=EasyBackfillParams,
+        state=STATE,
+        init=init,
+        config=EasyBackfillConfig,
         check=check_rigid,
     )
 )

@@ -1,6 +1,6 @@
 """Class-priority allocation with per-class caps; Inelastic-First and Elastic-First as presets.
 
-Paper 003 (Berg, Harchol-Balter, Moseley, Wang, Whitehouse, SPAA 2020), §2. k servers, elastic jobs
+berg2020 (Berg, Harchol-Balter, Moseley, Wang, Whitehouse, SPAA 2020), §2. k servers, elastic jobs
 run on any (fractional) number of servers with linear speedup, inelastic jobs on at most one (or at
 most C servers, the generalization of §2), preemptive. The paper's two policies:
 
@@ -30,8 +30,8 @@ classes of one kind share a level and are served FCFS across classes. ``class-pr
 the levels explicitly (``order``) and optional per-class caps (``caps``, at most the class's
 ``max_alloc``).
 
-Incremental: the policy keeps one arrival-ordered linked list per level in ``ps`` (updated from the
-new arrivals and completions of each epoch), so a decision walks only the jobs it serves.
+Incremental: the policy keeps one arrival-ordered linked list per level in its state (updated
+from the new arrivals and completions of each epoch), so a decision walks only the jobs it serves.
 """
 
 from __future__ import annotations
@@ -41,20 +41,27 @@ from typing import Annotated, Literal
 
 import numpy as np
 from numba import njit
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from schedlab.engine.actions import preempt, set_allocation, start
 from schedlab.engine.constants import ARRIVED, EPS, N_COMPLETED_NEW, N_RUNNING, NEW_FROM, WAITING
 from schedlab.engine.loop import run_engine
 from schedlab.engine.structures import list_append, list_remove
 from schedlab.errors import SpecError
-from schedlab.policies._legacy import Policy, register
+from schedlab.policies.contract import (
+    Policy,
+    PolicyConfig,
+    PolicyState,
+    StateField,
+    engine_sizes,
+    register,
+)
 
 PRESET_ORDERS = ("inelastic-first", "elastic-first")
 
 
-class ClassPriorityParams(BaseModel):
-    """Parameters of the class-priority rule.
+class ClassPriorityConfig(PolicyConfig):
+    """Settings of the class-priority rule (berg2020 §2).
 
     ``order``: priority levels, highest first; each entry is a class name or a list of class names
     sharing one level (FCFS across them). Every class appears exactly once. ``"inelastic-first"`` /
@@ -62,8 +69,6 @@ class ClassPriorityParams(BaseModel):
     classes in one level (FCFS with caps).
     ``caps``: per-job server cap of a class (default: its ``max_alloc``); 0 < cap <= max_alloc.
     """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     order: Literal["inelastic-first", "elastic-first"] | list[str | list[str]] | None = None
     caps: dict[str, Annotated[float, Field(gt=0, allow_inf_nan=False)]] = Field(
@@ -73,7 +78,8 @@ class ClassPriorityParams(BaseModel):
 
 @njit(cache=True)
 def decide(st, ps):
-    level_of, cap_of, nxt, prv, head, tail, chosen, share, target = ps
+    level_of, cap_of, nxt, prv = ps.level_of, ps.cap_of, ps.nxt, ps.prv
+    head, tail, chosen, share, target = ps.head, ps.tail, ps.chosen, ps.share, ps.target
     # Keep the per-level FCFS lists current: drop completed jobs, append new arrivals.
     for q in range(st.ctr[N_COMPLETED_NEW]):
         j = st.done_buf[q]
@@ -128,18 +134,18 @@ def _class_names(model) -> list[str]:
 
 
 def _is_elastic_kind(model, index: int) -> bool:
-    """Paper 003 kind of a class for the presets: elastic iff it is declared elastic and can use
+    """berg2020 kind of a class for the presets: elastic iff it is declared elastic and can use
     all k servers (so at k = 1 an inelastic class is still the inelastic one)."""
     if model.spec.workload.classes[index].speedup == "inelastic":
         return False
     return model.classes[index].max_alloc >= model.pooled_k
 
 
-def levels_and_caps(model, params: ClassPriorityParams) -> tuple[np.ndarray, np.ndarray]:
+def levels_and_caps(model, config: ClassPriorityConfig) -> tuple[np.ndarray, np.ndarray]:
     """Priority level and per-job cap of every class (raises SpecError on a bad setting)."""
     names = _class_names(model)
     n = len(names)
-    order = params.order
+    order = config.order
     if order is None:
         level = np.zeros(n, dtype=np.int32)
     elif isinstance(order, str):
@@ -172,7 +178,7 @@ def levels_and_caps(model, params: ClassPriorityParams) -> tuple[np.ndarray, np.
                 field="policy.order",
             )
     cap = np.array([c.max_alloc for c in model.classes], dtype=np.float64)
-    for name, value in params.caps.items():
+    for name, value in config.caps.items():
         if name not in names:
             raise SpecError(
                 f"unknown class '{name}'; the classes are {', '.join(names)}",
@@ -188,7 +194,7 @@ def levels_and_caps(model, params: ClassPriorityParams) -> tuple[np.ndarray, np.
     return level, cap
 
 
-def check(model, params: ClassPriorityParams) -> None:
+def check(model, config: ClassPriorityConfig) -> None:
     """Refuse rigid jobs, traces, bad class names and presets whose order was overridden."""
     if model.trace is not None:
         raise SpecError(
@@ -199,43 +205,51 @@ def check(model, params: ClassPriorityParams) -> None:
         if not cls.elastic:
             raise SpecError(
                 f"policy '{model.policy.name}' allocates servers to elastic and inelastic jobs "
-                "(paper 003 §2); this class is rigid: give speedup = 'elastic' or 'inelastic'",
+                "(berg2020 §2); this class is rigid: give speedup = 'elastic' or 'inelastic'",
                 field=f"workload.classes[{i}].speedup",
             )
     preset = model.policy.preset.get("order")
-    if preset is not None and params.order != preset:
+    if preset is not None and config.order != preset:
         raise SpecError(
             f"policy '{model.policy.name}' fixes order = '{preset}'; use policy 'class-priority' "
             "to choose the priority order",
             field="policy.order",
         )
-    levels_and_caps(model, params)
+    levels_and_caps(model, config)
 
 
-def make_state(st, model, params: ClassPriorityParams) -> tuple:
-    level, cap = levels_and_caps(model, params)
+STATE = PolicyState(
+    "class_priority",
+    [
+        StateField("level_of", "i4", "classes"),  # priority level of each class
+        StateField("cap_of", "f8", "classes"),  # per-job server cap of each class
+        StateField("nxt", "i4", "jobs", fill=-1),  # arrival-ordered list of each level
+        StateField("prv", "i4", "jobs", fill=-1),
+        StateField("head", "i4", "levels", fill=-1),
+        StateField("tail", "i4", "levels", fill=-1),
+        StateField("chosen", "i4", "served"),  # jobs chosen at this epoch
+        StateField("share", "f8", "served"),  # their allocations
+        StateField("target", "f8", "jobs"),  # target allocation by job (0: none)
+    ],
+)
+
+
+def init(st, model, config: ClassPriorityConfig):
+    level, cap = levels_and_caps(model, config)
     n = len(st.arrival)
-    n_levels = int(level.max()) + 1
     k = model.pooled_k
     served = min(n, math.ceil(k / float(cap.min())) + 1) + 1  # jobs holding servers at once
-    return (
-        level,
-        cap,
-        np.full(n, -1, dtype=np.int32),  # next in level list
-        np.full(n, -1, dtype=np.int32),  # previous in level list
-        np.full(n_levels, -1, dtype=np.int32),  # level heads
-        np.full(n_levels, -1, dtype=np.int32),  # level tails
-        np.zeros(served, dtype=np.int32),  # jobs chosen at this epoch
-        np.zeros(served, dtype=np.float64),  # their allocations
-        np.zeros(n, dtype=np.float64),  # target allocation by job (0: none)
-    )
+    sizes = engine_sizes(st, levels=int(level.max()) + 1, served=served)
+    return STATE.allocate(sizes, {"level_of": level, "cap_of": cap})
 
 
 _COMMON = {
     "family": "pooled",
+    "paper": "berg2020",
     "runner": run,
-    "make_state": make_state,
-    "params": ClassPriorityParams,
+    "state": STATE,
+    "init": init,
+    "config": ClassPriorityConfig,
     "check": check,
 }
 
@@ -243,7 +257,7 @@ register(
     Policy(
         name="inelastic-first",
         title="Inelastic-First (IF)",
-        reference="Berg et al. 2020 (paper 003), §2; optimal when mu_I >= mu_E (§4.2, Thm 5)",
+        section="§2; optimal when mu_I >= mu_E (§4.2, Thm 5)",
         summary="preemptive priority to inelastic jobs (one server each, FCFS); the servers left "
         "go to the earliest elastic job",
         preset={"order": "inelastic-first"},
@@ -254,7 +268,7 @@ register(
     Policy(
         name="elastic-first",
         title="Elastic-First (EF)",
-        reference="Berg et al. 2020 (paper 003), §2",
+        section="§2",
         summary="preemptive priority to elastic jobs (earliest elastic job takes all k servers); "
         "inelastic jobs FCFS on one server each when no elastic job is present",
         preset={"order": "elastic-first"},
@@ -265,7 +279,7 @@ register(
     Policy(
         name="class-priority",
         title="Class priority with per-class caps",
-        reference="Berg et al. 2020 (paper 003), §2 (IF and EF are instances)",
+        section="§2 (IF and EF are instances)",
         summary="priority levels of classes, FCFS within a level, each job min(cap, servers "
         "left); preemptive",
         **_COMMON,
