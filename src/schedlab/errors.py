@@ -49,7 +49,3 @@ class SpecError(SchedlabError):
 
 class InvariantViolation(SchedlabError):
     """A policy asked the engine for an action that breaks the model (capacity, preemption...)."""
-
-
-class UnstableRunError(SchedlabError):
-    """A steady-state run was requested at a load no policy can sustain."""

@@ -70,13 +70,6 @@ def _rho_lt(law: SizeLaw, lam: float, x: float) -> float:
     return lam * float(law.partial_moment(1, x, strict=True))
 
 
-def srpt1_waiting_time_given_size(size_law: Any, arrival_rate: float, size: float) -> float:
-    """Mean time from arrival to first service of a job of size x under SRPT (module formula)."""
-    law = as_size_law(size_law)
-    check_arrival_rate(law, arrival_rate)
-    return _waiting(law, arrival_rate, float(size))
-
-
 def _waiting(law: SizeLaw, lam: float, x: float) -> float:
     if x <= 0:
         return 0.0
@@ -180,13 +173,6 @@ def ps1_mean_response_time(size_law: Any, arrival_rate: float) -> float:
     law = as_size_law(size_law)
     rho = check_arrival_rate(law, arrival_rate)
     return law.mean / (1.0 - rho)
-
-
-def fb1_response_time_given_size(size_law: Any, arrival_rate: float, size: float) -> float:
-    """E[T(x)] of the M/G/1 under FB / least attained service (module docstring)."""
-    law = as_size_law(size_law)
-    check_arrival_rate(law, arrival_rate)
-    return float(_fb(law, arrival_rate, float(size)))
 
 
 def _fb(law: SizeLaw, lam: float, x: Any) -> Any:

@@ -106,11 +106,6 @@ def conform(batch: pa.RecordBatch | pa.Table) -> pa.Table:
     return pa.Table.from_arrays(cols, names=names).replace_schema_metadata(table.schema.metadata)
 
 
-def sort_by_arrival(table: pa.Table) -> pa.Table:
-    """Rows in arrival order; ties keep their row order (a stable sort)."""
-    return sorted_table([table])
-
-
 def sorted_table(tables: list[pa.Table]) -> pa.Table:
     """The rows of ``tables`` (same schema), concatenated and stably sorted by arrival.
 
