@@ -13,9 +13,9 @@ from schedlab.analysis.elastic import (
     exact_response_time,
     matrix_analytic_response_time,
 )
-from schedlab.engine.simulate import prepare, run_loop
 from schedlab.model.compile import compile_model
 from schedlab.reproduce.berg2020 import FIG4_MUS, LOADS, fig4_grid, simulation_spec
+from schedlab.simulation.simulate import prepare, run_loop
 
 REPEATS = 5
 ARRIVALS = 1_000_000

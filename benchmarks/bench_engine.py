@@ -6,9 +6,9 @@ import statistics
 import time
 from importlib import resources
 
-from schedlab.engine.simulate import prepare, run_loop, with_run
 from schedlab.model.compile import compile_model
 from schedlab.model.spec import load_spec, parse_spec
+from schedlab.simulation.simulate import prepare, run_loop, with_run
 
 ARRIVALS = 1_000_000
 REPEATS = 3

@@ -7,9 +7,9 @@ import resource
 import time
 
 from schedlab.engine.constants import EVENTS
-from schedlab.engine.simulate import prepare, run_loop
 from schedlab.model.compile import compile_model
 from schedlab.reproduce.grosof2023 import MSJ_POLICIES, spec
+from schedlab.simulation.simulate import prepare, run_loop
 
 OTHERS = (
     "srpt-1",

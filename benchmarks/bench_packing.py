@@ -25,9 +25,9 @@ import time
 from pathlib import Path
 
 from schedlab.engine import constants as K
-from schedlab.engine.simulate import prepare, run_loop, with_run
 from schedlab.model.compile import compile_model
 from schedlab.model.spec import parse_spec
+from schedlab.simulation.simulate import prepare, run_loop, with_run
 
 ARRIVALS = int(os.environ.get("SCHEDLAB_BENCH_ARRIVALS", "1000000"))
 POLICIES = ("fifo-ff", "bf-js", "bf-j", "bf-s", "vqs", "vqs-bf")

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 import schedlab
-from schedlab.engine.simulate import prepare
 from schedlab.model.compile import compile_model
 from schedlab.model.spec import parse_spec
+from schedlab.simulation.simulate import prepare
 from tests.conftest import paper004_spec
 
 

@@ -18,11 +18,11 @@ import pytest
 import schedlab
 from schedlab.analysis.closed_forms import mmc_mean_response_time
 from schedlab.analysis.elastic import ElasticSystem, exact_response_time
-from schedlab.engine.simulate import engine_settings, run_loop
 from schedlab.engine.state import build_state
 from schedlab.errors import SpecError
 from schedlab.model.compile import compile_model
 from schedlab.reproduce.berg2020 import simulation_spec
+from schedlab.simulation.simulate import engine_settings, run_loop
 
 LEVEL = 0.999
 

@@ -14,11 +14,11 @@ from numba import njit
 from schedlab.engine import actions as A
 from schedlab.engine.constants import N_RUNNING, P_HEAD, Q_HEAD, Q_TAIL
 from schedlab.engine.loop import run_engine
-from schedlab.engine.simulate import simulate_model
 from schedlab.errors import InvariantViolation
 from schedlab.model.compile import compile_model
 from schedlab.model.spec import parse_spec
 from schedlab.policies.contract import Policy, PolicyState, StateField, engine_sizes
+from schedlab.simulation.simulate import simulate_model
 from tests.conftest import pooled_spec
 
 

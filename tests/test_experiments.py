@@ -18,7 +18,6 @@ from scipy import stats
 from typer.testing import CliRunner
 
 from schedlab.cli import app
-from schedlab.engine.simulate import run_model
 from schedlab.experiments.records import TIMING_COLUMNS
 from schedlab.experiments.runner import run_tasks
 from schedlab.experiments.spec import load_experiment
@@ -26,6 +25,7 @@ from schedlab.experiments.stats import compare, summarize
 from schedlab.experiments.store import ResultStore
 from schedlab.model.compile import compile_model
 from schedlab.model.spec import parse_spec
+from schedlab.simulation.simulate import run_model
 from tests.conftest import pooled_spec
 
 runner = CliRunner()

@@ -19,9 +19,9 @@ from schedlab.analysis.gittins import gittins1_mean_response_time
 from schedlab.analysis.sizes import SizeLaw
 from schedlab.analysis.srpt import srpt1_mean_response_time
 from schedlab.analysis.theorem41 import theorem41_bounds
-from schedlab.engine.simulate import with_run
 from schedlab.model.compile import compile_model
 from schedlab.reproduce.grosof2023 import spec as paper004_setting
+from schedlab.simulation.simulate import with_run
 from tests.conftest import pooled_spec
 
 ANALYSIS = {"srpt-1": srpt1_mean_response_time, "gittins-1": gittins1_mean_response_time}

@@ -98,7 +98,7 @@ def test_loss_replay_with_named_resources(alibaba_table):
 
 
 def test_arrivals_and_durations_come_from_the_table(kth_table):
-    from schedlab.engine.simulate import prepare
+    from schedlab.simulation.simulate import prepare
 
     model = compile_model(parse_spec(spec(kth_table, {"servers": 100}, "fcfs", 500)))
     jobs = prepare(model)[0]

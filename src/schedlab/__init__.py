@@ -4,9 +4,9 @@ from schedlab._jit import configure as _configure_numba
 
 _configure_numba()
 
-from schedlab.engine.result import Result  # noqa: E402
-from schedlab.engine.simulate import simulate  # noqa: E402
 from schedlab.model.spec import SimulationSpec, load_spec  # noqa: E402
+from schedlab.simulation.result import Result  # noqa: E402
+from schedlab.simulation.simulate import simulate  # noqa: E402
 
 __version__ = "0.1.0"
 

@@ -122,9 +122,9 @@ def simulate(
     import pyarrow.csv as pacsv
     import pyarrow.parquet as pq
 
-    from schedlab.engine.simulate import simulate_model, with_run
     from schedlab.model.compile import compile_model
     from schedlab.model.spec import errors_located_in, load_spec
+    from schedlab.simulation.simulate import simulate_model, with_run
 
     parsed = with_run(
         load_spec(spec),

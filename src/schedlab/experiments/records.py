@@ -16,8 +16,8 @@ import json
 import math
 from typing import Any
 
-from schedlab.engine.result import Result
 from schedlab.model.spec import SimulationSpec
+from schedlab.simulation.result import Result
 
 TIMING_COLUMNS = ("wall_s", "loop_s")
 

@@ -62,9 +62,9 @@ def _parse(spec_json: str) -> SimulationSpec:
 
 def execute(task: Task) -> dict[str, Any]:
     """Run one task and return its record (runs in worker processes)."""
-    from schedlab.engine.simulate import run_model
     from schedlab.experiments.records import run_record
     from schedlab.model.compile import compile_model
+    from schedlab.simulation.simulate import run_model
 
     try:
         model = compile_model(_parse(task.spec_json))
@@ -144,7 +144,11 @@ def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-PRELOAD = ["schedlab.experiments.runner", "schedlab.engine.simulate", "schedlab.policies.registry"]
+PRELOAD = [
+    "schedlab.experiments.runner",
+    "schedlab.simulation.simulate",
+    "schedlab.policies.registry",
+]
 
 
 def _context() -> multiprocessing.context.BaseContext:

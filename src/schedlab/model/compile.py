@@ -65,6 +65,19 @@ class CompiledModel:
     trace: TraceTable | None = None
     notes: list[str] = field(default_factory=list)
 
+    def trace_arrivals(self) -> np.ndarray:
+        """Arrival times of the trace's jobs in this run (rescaled to the model's rate,
+        truncated to run.arrivals and run.horizon)."""
+        assert self.trace is not None
+        arrival = self.trace.arrival * (self.trace.rate / self.rate)
+        run = self.spec.run
+        keep = len(arrival)
+        if run.arrivals is not None:
+            keep = min(keep, run.arrivals)
+        if run.horizon is not None:
+            keep = min(keep, int(np.searchsorted(arrival, run.horizon, side="right")))
+        return arrival[:keep]
+
     @property
     def n_servers(self) -> int:
         return int(self.capacity.shape[0])
@@ -232,6 +245,22 @@ def offered_load(
     return {name: float(rate * work[r] / total[r]) for r, name in enumerate(resources)}
 
 
+def _check_batch_sizes(dist: Any, per_slot_mean: float | None) -> None:
+    """Batch sizes are whole numbers; per-slot counts (slotted time) must stay whole numbers when
+    rescaled to the mean the load needs."""
+    if not dist.integer:
+        raise SpecError("batch sizes must be whole numbers", field="workload.arrivals.batch_size")
+    if per_slot_mean is None or math.isclose(dist.mean, per_slot_mean, rel_tol=1e-12):
+        return
+    if not dist.with_mean(per_slot_mean).integer:
+        raise SpecError(
+            f"this batch_size distribution has mean {dist.mean:g} but the load needs "
+            f"{per_slot_mean:g} jobs per batch and it cannot be rescaled keeping whole numbers; "
+            "give rate/load consistent with it, or use dist = 'poisson'/'geometric'",
+            field="workload.arrivals.batch_size",
+        )
+
+
 def compile_model(spec: SimulationSpec) -> CompiledModel:
     """Validate a spec across sections and derive the model arrays. Raises SpecError."""
     policy, params = _policy(spec)
@@ -322,6 +351,8 @@ def compile_model(spec: SimulationSpec) -> CompiledModel:
         rate = wl.rate
     else:
         rate = float(wl.load) / bottleneck  # type: ignore[arg-type]
+    if wl.arrivals.process == "batch":
+        _check_batch_sizes(wl.arrivals.batch_size, rate if slotted else None)
     loads = {r: v * rate for r, v in one_job_work.items()}
     load = max(loads.values())
     if family != "loss" and load >= 1.0 and not spec.run.allow_unstable:
@@ -347,5 +378,7 @@ def compile_model(spec: SimulationSpec) -> CompiledModel:
         config=params,
         trace=trace,
     )
+    if trace is not None and model.trace_arrivals().size == 0:
+        raise SpecError("no trace job arrives within run.horizon", field="run.horizon")
     policy.check(model, params)
     return model

@@ -41,21 +41,12 @@ class Jobs:
         return int(self.arrival.shape[0])
 
 
-def _batch_sizes(model: CompiledModel, dist: _Dist, mean: float) -> _Dist:
-    """The batch-size (or per-slot count) distribution rescaled to the required mean."""
-    if not dist.integer:
-        raise SpecError("batch sizes must be whole numbers", field="workload.arrivals.batch_size")
+def per_slot_counts(dist: _Dist, mean: float) -> _Dist:
+    """The per-slot count distribution rescaled to the required mean (compile_model checked
+    that it stays whole-numbered)."""
     if math.isclose(dist.mean, mean, rel_tol=1e-12):
         return dist
-    scaled = dist.with_mean(mean)
-    if not scaled.integer:
-        raise SpecError(
-            f"this batch_size distribution has mean {dist.mean:g} but the load needs "
-            f"{mean:g} jobs per batch and it cannot be rescaled keeping whole numbers; give "
-            "rate/load consistent with it, or use dist = 'poisson'/'geometric'",
-            field="workload.arrivals.batch_size",
-        )
-    return scaled
+    return dist.with_mean(mean)
 
 
 def _arrival_times(model: CompiledModel, rng: np.random.Generator, n: int) -> np.ndarray:
@@ -63,7 +54,7 @@ def _arrival_times(model: CompiledModel, rng: np.random.Generator, n: int) -> np
     rate = model.rate
     if model.slotted:
         counts_dist = (
-            _batch_sizes(model, arrivals.batch_size, rate) if arrivals.process == "batch" else None
+            per_slot_counts(arrivals.batch_size, rate) if arrivals.process == "batch" else None
         )
         return _batched(rng, n, rate, counts_dist, slotted=True, gaps=None)
     if arrivals.process == "poisson":
@@ -71,9 +62,7 @@ def _arrival_times(model: CompiledModel, rng: np.random.Generator, n: int) -> np
     if arrivals.process == "renewal":
         gaps = arrivals.interarrival.with_mean(1.0 / rate)  # type: ignore[union-attr]
         return np.cumsum(gaps.sample(rng, n))
-    sizes = arrivals.batch_size
-    if not sizes.integer:  # type: ignore[union-attr]
-        raise SpecError("batch sizes must be whole numbers", field="workload.arrivals.batch_size")
+    sizes = arrivals.batch_size  # whole numbers (compile_model)
     mean_batch = sizes.mean  # type: ignore[union-attr]
     gaps = (arrivals.interarrival or Exponential(dist="exponential", mean=1.0)).with_mean(
         mean_batch / rate
@@ -181,18 +170,10 @@ def _check_every_job_fits(model: CompiledModel, job_class: np.ndarray, demand: n
 def _trace_jobs(model: CompiledModel) -> Jobs:
     trace = model.trace
     assert trace is not None
-    scale = trace.rate / model.rate
-    arrival = trace.arrival * scale
-    run = model.spec.run
-    keep = len(arrival)
-    if run.arrivals is not None:
-        keep = min(keep, run.arrivals)
-    if run.horizon is not None:
-        keep = min(keep, int(np.searchsorted(arrival, run.horizon, side="right")))
-    if keep == 0:
-        raise SpecError("no trace job arrives within run.horizon", field="run.horizon")
+    arrival = model.trace_arrivals()  # compile_model checked that it is not empty
+    keep = arrival.size
     return Jobs(
-        arrival=arrival[:keep],
+        arrival=arrival,
         job_class=np.zeros(keep, dtype=np.int32),
         demand=trace.demand[:keep],
         work=trace.duration[:keep],

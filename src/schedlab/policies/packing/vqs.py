@@ -587,13 +587,7 @@ def _common(st: Any, model: Any, config: VqsConfig) -> tuple[dict[str, Any], dic
     """Values and sizes shared by the VQS and VQS-BF states."""
     x, cap, mapped = scalar_sizes(st.demand, st.capacity)
     classes = server_classes(cap)
-    J = resolve_j(model, config, x if model.trace is not None else None)
-    if J - int(classes.max()) < 2:
-        raise SpecError(
-            f"J = {J} is too small for servers {2 ** int(classes.max())} times smaller than the "
-            "largest (a server of capacity C/2^a needs J - a >= 2); raise J",
-            field="policy.J",
-        )
+    J = resolve_j(model, config, x if model.trace is not None else None)  # checked by check()
     top = float(cap.max())
     part = universal_partition(J)
     lo_abs = top * part.lower
@@ -687,10 +681,15 @@ def check(model: Any, config: VqsConfig) -> None:
         )
     _, cap, _ = scalar_sizes(np.ones((1, model.capacity.shape[1])), model.capacity)
     classes = server_classes(cap)
-    if config.J != "auto" and int(config.J) - int(classes.max()) < 2:
+    x = None
+    if model.trace is not None:  # J = "auto" follows the smallest job of the run
+        kept = model.trace.demand[: model.trace_arrivals().size]
+        x, _, _ = scalar_sizes(kept, model.capacity)
+    J = resolve_j(model, config, x)
+    if J - int(classes.max()) < 2:
         raise SpecError(
-            f"J = {config.J} is too small for servers {2 ** int(classes.max())} times smaller "
-            "than the largest (needs J - a >= 2)",
+            f"J = {J} is too small for servers {2 ** int(classes.max())} times smaller than the "
+            "largest (a server of capacity C/2^a needs J - a >= 2); raise J",
             field="policy.J",
         )
 

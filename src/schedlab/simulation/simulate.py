@@ -12,7 +12,6 @@ import pyarrow as pa
 
 from schedlab.engine import constants as K
 from schedlab.engine.metrics import compute_metrics
-from schedlab.engine.result import Result, combine_replications
 from schedlab.engine.state import (
     VIOLATION_MESSAGES,
     EngineSettings,
@@ -23,6 +22,7 @@ from schedlab.engine.state import (
 from schedlab.errors import InvariantViolation
 from schedlab.model.compile import CompiledModel, compile_model
 from schedlab.model.spec import SimulationSpec, errors_located_in, load_spec, parse_spec
+from schedlab.simulation.result import Result, combine_replications
 from schedlab.workloads.generate import Jobs, generate_jobs
 
 EVENTS_PER_CHUNK = 2_000_000
