@@ -5,7 +5,7 @@ need k_j and duration d_j has size s_j = k_j d_j / k, and load rho = lambda E[S]
 resource-pooled M/G/1 (SRPT-1, Gittins-1) serves these sizes on one server of speed 1.
 
 Within a job class the need K and the duration D are independent (that is how
-:mod:`schedlab.workloads.generate` samples them), so class c contributes, for each value n of its
+:mod:`schedlab.simulation.generate` samples them), so class c contributes, for each value n of its
 need, the component (n / k) D_c with weight p_c P(K_c = n). A :class:`SizeLaw` is that mixture;
 each component remembers its server need, so the law of the sizes of need-i jobs (S_i, which the
 Gittins rank of §5.1 uses) is the sub-mixture of the components with need i.

@@ -22,8 +22,8 @@ from schedlab.engine.state import (
 from schedlab.errors import InvariantViolation
 from schedlab.model.compile import CompiledModel, compile_model
 from schedlab.model.spec import SimulationSpec, errors_located_in, load_spec, parse_spec
+from schedlab.simulation.generate import Jobs, generate_jobs
 from schedlab.simulation.result import Result, combine_replications
-from schedlab.workloads.generate import Jobs, generate_jobs
 
 EVENTS_PER_CHUNK = 2_000_000
 PREEMPT_MODE = {"pooled": K.PREEMPT_RESUME, "packing": K.PREEMPT_NONE, "loss": K.PREEMPT_DROP}

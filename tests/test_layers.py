@@ -1,0 +1,114 @@
+"""The import graph of src/schedlab runs downward only, without cycles (issue 11, item 5).
+
+Layers, lowest first (a module may import its own layer or lower ones):
+base (errors, _jit, papers) < engine < optim < policies < workloads (traces) < model (specs,
+compile) < simulation and the package root (the public API: simulate, Result) < analysis,
+experiments, report < reproduce < commands, demo, cli_support < cli.
+Every import counts, also those inside functions (a hidden cycle is still a cycle).
+KNOWN_UPWARD lists the upward imports that exist today, each with who removes it; the test fails
+on any other, and when one of them disappears (so the list only shrinks).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+LAYER = {
+    "errors": 0,
+    "_jit": 0,
+    "papers": 0,
+    "engine": 1,
+    "optim": 2,
+    "policies": 3,
+    "workloads": 4,
+    "model": 5,
+    "simulation": 6,
+    "analysis": 7,
+    "experiments": 7,
+    "report": 7,
+    "reproduce": 8,
+    "commands": 9,
+    "demo": 9,
+    "cli_support": 9,
+    "cli": 10,
+    "": 6,  # schedlab/__init__.py: the public API (simulate, Result, load_spec)
+}
+KNOWN_UPWARD = {
+    # the Gittins rank tables are built from the size laws of analysis/ (issue 11, left open)
+    ("schedlab.policies.pooled.ordering", "schedlab.analysis.gittins"),
+    # rounded bounds read the distribution types of model/ (issue 11, left open)
+    ("schedlab.optim.rounded_bounds", "schedlab.model.distributions"),
+    # the report reuses the CLI's plotting of sweeps (helper `report`, issue 16)
+    ("schedlab.report.html", "schedlab.commands.experiments"),
+}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(SRC).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imports() -> dict[str, set[str]]:
+    """Every schedlab module and the schedlab modules it imports (anywhere in its body)."""
+    known = {module_name(p) for p in (SRC / "schedlab").rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for path in (SRC / "schedlab").rglob("*.py"):
+        targets: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                targets.update(a.name for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                for alias in node.names:  # `from schedlab import _jit` imports schedlab._jit
+                    full = f"{node.module}.{alias.name}"
+                    targets.add(full if full in known else node.module)
+        graph[module_name(path)] = {t for t in targets if t in known}
+    return graph
+
+
+def layer(module: str) -> int:
+    parts = module.split(".")
+    return LAYER[parts[1] if len(parts) > 1 else ""]
+
+
+def test_every_package_has_a_layer():
+    assert {m.split(".")[1] for m in imports() if "." in m} <= set(LAYER)
+
+
+def test_imports_run_downward_only():
+    graph = imports()
+    upward = {
+        (a, b)
+        for a, targets in graph.items()
+        for b in targets
+        if layer(b) > layer(a) and not b.startswith(a + ".")
+    }
+    assert upward - KNOWN_UPWARD == set(), "imports from a lower layer to a higher one"
+    assert KNOWN_UPWARD - upward == set(), "fixed: remove it from KNOWN_UPWARD"
+
+
+def test_no_import_cycles():
+    graph = imports()
+    # Tarjan-free check: depth-first search for a back edge, packages importing their own
+    # __init__ excepted (a package's __init__ importing its submodules is not a cycle).
+    state: dict[str, int] = {}
+    cycles: list[list[str]] = []
+
+    def visit(m: str, stack: list[str]) -> None:
+        state[m] = 1
+        for t in sorted(graph.get(m, ())):
+            if m.startswith(t + ".") or t.startswith(m + "."):
+                continue
+            if state.get(t) == 1:
+                cycles.append([*stack[stack.index(t) :], t] if t in stack else [m, t])
+            elif t not in state:
+                visit(t, [*stack, t])
+        state[m] = 2
+
+    for m in sorted(graph):
+        if m not in state:
+            visit(m, [m])
+    assert not cycles, cycles
