@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats
+
+from schedlab.engine.metrics import t_interval
 
 
 @dataclass(frozen=True)
@@ -33,11 +34,10 @@ class PointStat:
 
 
 def _t_interval(values: np.ndarray) -> tuple[float, float, float]:
+    """Mean and Student-t 95% interval of independent values (engine.metrics.t_interval)."""
     mean = float(values.mean())
-    if values.size < 2:
-        return mean, math.nan, math.nan
-    half = stats.t.ppf(0.975, values.size - 1) * values.std(ddof=1) / math.sqrt(values.size)
-    return mean, mean - half, mean + half
+    estimate = t_interval(mean, values)
+    return mean, estimate.ci95[0], estimate.ci95[1]
 
 
 def _value(row: dict[str, Any], metric: str) -> float:

@@ -41,6 +41,7 @@ from schedlab.analysis.elastic import (
     exact_response_time,
     matrix_analytic_response_time,
 )
+from schedlab.experiments.stats import t_interval
 from schedlab.model.spec import SimulationSpec, parse_spec
 from schedlab.report.figures import Point, write_csv
 from schedlab.report.heatmap import Cell, MarkerStyle, Overlay, heat_map
@@ -197,11 +198,11 @@ def summarize(records: list[dict[str, Any]], batches: int = 20) -> SimStat:
             by_class=by_class,
         )
     mean = float(values.mean())
-    half = float(stats.t.ppf(0.975, values.size - 1) * values.std(ddof=1) / math.sqrt(values.size))
+    lo, hi = t_interval(mean, values).ci95
     return SimStat(
         mean,
-        mean - half,
-        mean + half,
+        lo,
+        hi,
         values.size - 1,
         values.size,
         arrivals,
@@ -489,8 +490,7 @@ def _verdict(if_stat: SimStat, ef_stat: SimStat) -> tuple[str, str]:
     if if_stat.replications >= 2 and if_stat.replications == ef_stat.replications:
         ratio = ef_stat.per_replication / if_stat.per_replication
         m = float(ratio.mean())
-        half = float(stats.t.ppf(0.975, ratio.size - 1) * ratio.std(ddof=1) / math.sqrt(ratio.size))
-        lo, hi = m - half, m + half
+        lo, hi = t_interval(m, ratio).ci95
     else:
         lo, hi = ef_stat.lo / if_stat.hi, ef_stat.hi / if_stat.lo
         m = ef_stat.mean / if_stat.mean
