@@ -1,6 +1,6 @@
 """Loop time of a few policies on 10^5-arrival runs (before/after comparisons of a refactoring).
 
-    PYTHONPATH=src python benchmarks/time_policies.py [--arrivals 100000] [--repeat 3]
+    PYTHONPATH=src python benchmarks/time_policies.py [--arrivals 100000] [--repeat 3] [--only P..]
 
 Prints, per policy, the loop seconds of each repeat (compiled code already cached: one warm-up
 run first) and the median in million events per second.
@@ -43,8 +43,11 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--arrivals", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--only", nargs="*", help="time only these policies")
     args = parser.parse_args()
     for name, base in CASES:
+        if args.only and name not in args.only:
+            continue
         spec = {**base, "policy": {"name": name}, "run": {"arrivals": args.arrivals, "seed": 3}}
         schedlab.simulate({**spec, "run": {"arrivals": 1000, "seed": 1}})  # warm-up
         loops, rates = [], []
