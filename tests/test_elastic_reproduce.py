@@ -15,7 +15,7 @@ def test_registered():
     for name, figure in [("berg2020-fig4", "Fig. 4"), ("berg2020-fig5", "Fig. 5"),
                          ("berg2020-fig6", "Fig. 6")]:  # fmt: skip
         entry = get_reproduction(name)
-        assert entry.paper == "003" and entry.figure == figure
+        assert entry.paper == "berg2020" and entry.figure == figure
 
 
 def _record(mean: float, lo: float, hi: float) -> dict:

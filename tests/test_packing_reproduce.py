@@ -16,7 +16,7 @@ from schedlab.reproduce.registry import get_reproduction
 
 def test_registered():
     for name in ("fig3a", "fig3b", "fig4a", "fig4b", "fig5"):
-        assert get_reproduction(f"psychas2019-{name}").paper == "000"
+        assert get_reproduction(f"psychas2019-{name}").paper == "psychas2019"
 
 
 def test_fig3_and_fig4_settings_are_the_papers():

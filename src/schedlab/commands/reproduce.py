@@ -45,7 +45,7 @@ def reproduce(
     target = out_dir or Path("out") / "reproduce" / (entry.name + ("-quick" if quick else ""))
     out.print(
         f"[bold]{escape(entry.name)}[/]: {escape(entry.title)} "
-        f"(paper {entry.paper}, {entry.figure}){' — quick variant' if quick else ''}"
+        f"({entry.paper}, {entry.figure}){' — quick variant' if quick else ''}"
     )
     with Progress(
         TextColumn("{task.description}"),

@@ -776,7 +776,7 @@ _SCALE = (
 register(
     Reproduction(
         name="berg2020-fig4",
-        paper="003",
+        paper="berg2020",
         figure="Fig. 4",
         title="IF vs EF heat maps over (mu_I, mu_E) at low, medium and high load, k = 4",
         run=run_fig4,
@@ -787,7 +787,7 @@ register(
 register(
     Reproduction(
         name="berg2020-fig5",
-        paper="003",
+        paper="berg2020",
         figure="Fig. 5",
         title="E[T] of IF and EF vs mu_I (mu_E = 1, k = 4) at three loads",
         run=run_fig5,
@@ -797,7 +797,7 @@ register(
 register(
     Reproduction(
         name="berg2020-fig6",
-        paper="003",
+        paper="berg2020",
         figure="Fig. 6",
         title="E[T] of IF and EF vs k (rho = 0.9), mu_I = 1/4 and 4, mu_E = 1",
         run=run_fig6,

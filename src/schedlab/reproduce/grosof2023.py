@@ -396,7 +396,7 @@ SCALE = "10^7 arrivals per point (--quick: 10^5)"
 register(
     Reproduction(
         "grosof2023-fig2",
-        "004",
+        "grosof2023",
         "Fig. 2",
         "E[T] vs load of ServerFilling-SRPT and prior policies",
         fig2,
@@ -406,7 +406,7 @@ register(
 register(
     Reproduction(
         "grosof2023-fig3",
-        "004",
+        "grosof2023",
         "Fig. 3",
         "ratio of E[T] to SRPT-1, exponential sizes, loads up to 0.999",
         fig3,
@@ -416,7 +416,7 @@ register(
 register(
     Reproduction(
         "grosof2023-fig4",
-        "004",
+        "grosof2023",
         "Fig. 4",
         "ratio of E[T] to SRPT-1, hyperexponential sizes (C^2 = 10)",
         fig4,

@@ -761,7 +761,7 @@ def run_fig5(ctx: Context) -> Outcome:
 register(
     Reproduction(
         name="psychas2019-fig3a",
-        paper="000",
+        paper="psychas2019",
         figure="Fig. 3(a)",
         title="VQS unstable, BF-J/S and VQS-BF stable (sizes 0.4/0.6, one server)",
         run=run_fig3a,
@@ -771,7 +771,7 @@ register(
 register(
     Reproduction(
         name="psychas2019-fig3b",
-        paper="000",
+        paper="psychas2019",
         figure="Fig. 3(b)",
         title="VQS stable, BF-J/S and VQS-BF unstable (capacity 10, sizes 2/5, fixed service)",
         run=run_fig3b,
@@ -781,7 +781,7 @@ register(
 register(
     Reproduction(
         name="psychas2019-fig4a",
-        paper="000",
+        paper="psychas2019",
         figure="Fig. 4(a)",
         title="mean queue size vs traffic intensity, 5 servers, sizes ~ Unif[0.01, 0.19]",
         run=lambda ctx: run_fig4(ctx, "a"),
@@ -791,7 +791,7 @@ register(
 register(
     Reproduction(
         name="psychas2019-fig4b",
-        paper="000",
+        paper="psychas2019",
         figure="Fig. 4(b)",
         title="mean queue size vs traffic intensity, 5 servers, sizes ~ Unif[0.1, 0.9]",
         run=lambda ctx: run_fig4(ctx, "b"),
@@ -801,7 +801,7 @@ register(
 register(
     Reproduction(
         name="psychas2019-fig5",
-        paper="000",
+        paper="psychas2019",
         figure="Fig. 5",
         title="trace replay, 1000 servers, 100 ms decisions, traffic scaling 1-1.6",
         run=run_fig5,

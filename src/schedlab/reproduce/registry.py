@@ -21,6 +21,7 @@ from schedlab.errors import SchedlabError
 from schedlab.experiments.runner import Progress, run_specs
 from schedlab.experiments.store import ResultStore
 from schedlab.model.spec import SimulationSpec
+from schedlab.papers import PAPERS
 
 
 @dataclass(frozen=True)
@@ -75,7 +76,7 @@ class Context:
 @dataclass(frozen=True)
 class Reproduction:
     name: str  # e.g. "grosof2023-fig2"
-    paper: str  # e.g. "004"
+    paper: str  # author-year key of schedlab.papers.PAPERS, e.g. "grosof2023"
     figure: str  # e.g. "Fig. 2"
     title: str
     run: Callable[[Context], Outcome]
@@ -87,6 +88,10 @@ _LOADED = False
 
 
 def register(reproduction: Reproduction) -> Reproduction:
+    if reproduction.paper not in PAPERS:
+        raise ValueError(
+            f"reproduction {reproduction.name!r}: unknown paper {reproduction.paper!r}"
+        )
     if reproduction.name in _REGISTRY:
         raise ValueError(f"reproduction {reproduction.name!r} registered twice")
     _REGISTRY[reproduction.name] = reproduction

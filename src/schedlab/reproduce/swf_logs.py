@@ -163,7 +163,7 @@ def run_logs(ctx: Context) -> Outcome:
 register(
     Reproduction(
         "swf-logs",
-        "004",
+        "grosof2023",
         "real logs (not a paper figure)",
         "general-need policies on the KTH-SP2 and HPC2N logs, load rescaled",
         run_logs,
