@@ -70,3 +70,20 @@ def test_trace_sizes_and_corollary_1_j(tmp_path):
     assert J == 10 and s.size == 100  # F_R(1/2^J) = 1% is not < 1% until 1/2^10 < 0.001
     J, _, _ = R.trace_sizes(path, eps=0.02)
     assert J == 2
+
+
+def test_long_runs_are_stored_in_the_result_store_and_read_back_unchanged(tmp_path):
+    from schedlab.reproduce.registry import Context
+
+    spec = R.fig3a_spec("bf-js", 300)
+    ctx = Context(quick=True, out=tmp_path)
+    first = R.run_long(ctx, spec, lambda result: {"events": result.events})
+    assert len(list((tmp_path / R.LONG_RUNS / "runs").glob("*.parquet"))) == 1
+    again = R.run_long(ctx, spec, lambda result: pytest.fail("stored run was simulated again"))
+    assert (again.policy, again.stable, again.mean_queue) == (
+        first.policy,
+        first.stable,
+        first.mean_queue,
+    )
+    assert again.extras == first.extras and again.seconds == first.seconds
+    assert np.array_equal(again.time, first.time) and np.array_equal(again.queue, first.queue)

@@ -26,8 +26,8 @@ Clusters", INFOCOM 2019): Figs 3(a), 3(b), 4(a), 4(b) and 5.
 Inferred settings (not stated in the paper): the run lengths and seed; VQS's J (the smallest J
 with every job size >= C/2^J, Theorem 3; for a trace Corollary 1's F_R(1/2^J) < 1%); the Fig. 3
 horizons; Fig. 5's base load for the Alibaba table. Fig. 3's single long runs call
-schedlab.simulate directly (their time series is not in Context.run's records) and are cached in
-``out/runs``; Figs 4 and 5 go through Context.run (parallel, cached).
+schedlab.simulate directly (their time series is not in Context.run's records) and are stored
+in the result store ``out/long_runs``; Figs 4 and 5 go through Context.run (parallel, cached).
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 
 from schedlab.experiments.records import spec_hash
+from schedlab.experiments.store import ResultStore
 from schedlab.model.spec import SimulationSpec, parse_spec
 from schedlab.optim.capacity_lp import lp_over_configurations, max_workload
 from schedlab.optim.rounded_bounds import SizeLaw, rounded_bounds
@@ -54,6 +55,7 @@ SEED = 2019
 FIG3_POLICIES = ("vqs", "bf-js", "vqs-bf")
 FIG4_POLICIES = ("vqs", "bf-js", "vqs-bf")
 FIG5_POLICIES = ("fifo-ff", "vqs", "bf-js", "vqs-bf")
+LONG_RUNS = "long_runs"  # result store of the Fig. 3 runs with their time series
 NAMES = {"vqs": "VQS", "bf-js": "BF-J/S", "vqs-bf": "VQS-BF", "fifo-ff": "FIFO-FF"}
 FIG4_ALPHAS = (0.85, 0.87, 0.89, 0.91, 0.93, 0.95, 0.97, 0.99)
 FIG4_QUICK_ALPHAS = (0.85, 0.91, 0.95, 0.99)
@@ -98,25 +100,26 @@ class LongRun:
 def run_long(
     ctx: Context, spec: SimulationSpec, extras: Callable[[Any], dict[str, Any]]
 ) -> LongRun:
-    """Run ``spec`` with schedlab.simulate and keep its time series, cached in ``ctx.out/runs``.
+    """Run ``spec`` with schedlab.simulate and keep its time series, stored (one row per run) in
+    the result store ``ctx.out/long_runs`` beside the metric runs of ``ctx.out/runs``.
 
-    Context.run's records carry metrics only, not the time series these figures plot (see the
-    report for the proposed API change), so the single long runs of Fig. 3 are run directly."""
+    Context.run's records carry metrics only, not the time series these figures plot, so the
+    single long runs of Fig. 3 are run directly."""
     import schedlab
 
+    store = ResultStore(ctx.out / LONG_RUNS)
     key = spec_hash(spec)
-    path = ctx.out / "runs" / f"{key}.json"
-    if path.exists():
-        data = json.loads(path.read_text())
+    if key in store.done():
+        row = store.read([key])[0]
         return LongRun(
-            data["policy"],
-            data["stable"],
-            data["instability"],
-            data["mean_queue"],
-            np.array(data["time"]),
-            np.array(data["queue"]),
-            data["extras"],
-            data["seconds"],
+            row["policy"],
+            row["stable"],
+            row["instability"],
+            row["mean_queue"],
+            np.array(row["time"], dtype=float),
+            np.array(row["queue"], dtype=float),
+            json.loads(row["extras"]),
+            row["seconds"],
         )
     t0 = time.perf_counter()
     result = schedlab.simulate(spec)
@@ -131,21 +134,19 @@ def run_long(
         extras(result),
         time.perf_counter() - t0,
     )
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(
-        json.dumps(
-            {
-                "policy": run.policy,
-                "stable": run.stable,
-                "instability": run.instability,
-                "mean_queue": run.mean_queue,
-                "time": run.time.tolist(),
-                "queue": run.queue.tolist(),
-                "extras": run.extras,
-                "seconds": run.seconds,
-                "spec": json.loads(spec.model_dump_json(by_alias=True, exclude_unset=True)),
-            }
-        )
+    store.write(
+        {
+            "spec_hash": key,
+            "policy": run.policy,
+            "stable": run.stable,
+            "instability": run.instability,
+            "mean_queue": run.mean_queue,
+            "time": run.time.tolist(),
+            "queue": run.queue.tolist(),
+            "extras": json.dumps(run.extras),
+            "seconds": run.seconds,
+            "spec": spec.model_dump_json(by_alias=True, exclude_unset=True),
+        }
     )
     return run
 
@@ -297,7 +298,7 @@ def run_fig3a(ctx: Context) -> Outcome:
         figures,
         claims,
         [f"{_name(p)}: {runs[p].seconds:.1f} s" for p in FIG3_POLICIES]
-        + ["time series cached in " + str(ctx.out / "runs")],
+        + ["time series stored in " + str(ctx.out / LONG_RUNS)],
     )
 
 
