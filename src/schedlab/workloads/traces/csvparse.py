@@ -3,13 +3,15 @@
 The fast path hands a whole block to a compiled parser (:mod:`.fastcsv`, numeric tables) or to
 Arrow's multithreaded CSV parser. It is taken only when the block parses cleanly and yields one
 row per line; otherwise (a row with the wrong number of
-fields, a non-numeric value, an empty required field, a blank line) the block is parsed again line
+fields, a non-numeric or non-finite value (``nan``, ``inf``, ``1e400``: never let into a table),
+an empty required field, a blank line) the block is parsed again line
 by line, so that each bad row is counted with its file, line and field and the good rows around it
 are kept. A malformed row therefore costs one slow block, never the rest of the file.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Literal
@@ -84,6 +86,7 @@ def _fast(data: bytes, layout: Layout, expected: int) -> dict[str, np.ndarray | 
                 include_columns=[names[c.index] for c in layout.cols],
                 column_types={names[c.index]: _ARROW[c.kind] for c in layout.cols},
                 strings_can_be_null=True,
+                null_values=[""],  # "nan", "NA" ... are values (then bad ones), not gaps
             ),
         )
     except pa.ArrowInvalid:
@@ -96,7 +99,10 @@ def _fast(data: bytes, layout: Layout, expected: int) -> dict[str, np.ndarray | 
         if c.required and col.null_count:
             return None
         if c.kind == "float":
-            out[c.name] = col.to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
+            values = col.to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
+            if col.null_count != np.isnan(values).sum() or np.isinf(values).any():
+                return None  # a non-finite number: the careful path names it
+            out[c.name] = values
         elif c.kind == "int":
             if col.null_count:
                 col = col.fill_null(MISSING_INT)
@@ -143,7 +149,18 @@ def _slow(block: Block, layout: Layout, skip: int, report: ReadReport) -> Parsed
                 row[c.name] = {"int": MISSING_INT, "float": np.nan, "str": None}[c.kind]
                 continue
             try:
-                row[c.name] = _convert(raw_value, c.kind)
+                row[c.name] = value = _convert(raw_value, c.kind)
+                if c.kind == "float" and not math.isfinite(value):  # type: ignore[arg-type]
+                    shown = raw_value.strip()[:40].decode("utf-8", errors="replace")
+                    report.bad_row(
+                        "bad_value",
+                        block.path,
+                        line,
+                        f"{shown!r} is not a finite number",
+                        field_name=_label(c),
+                    )
+                    ok = False
+                    break
             except ValueError:
                 shown = raw_value.strip()[:40].decode("utf-8", errors="replace")
                 report.bad_row(

@@ -27,13 +27,19 @@ from __future__ import annotations
 import io
 import math
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
 
 import numpy as np
 import pyarrow as pa
 
-from schedlab.workloads.traces.base import TraceReader, optional_int
+from schedlab.workloads.traces.base import (
+    BadCheck,
+    TraceReader,
+    flag_bad,
+    not_finite,
+    optional_int,
+)
 from schedlab.workloads.traces.fastcsv import parse_whitespace
 from schedlab.workloads.traces.source import Block, iter_blocks, split_lines
 
@@ -61,6 +67,8 @@ FIELD_NAMES = (
 (JOB, SUBMIT, WAIT, RUN, ALLOC, _CPU, _MEM, REQ, REQ_TIME, _REQ_MEM, STATUS, USER) = range(12)
 QUEUE, PARTITION = 14, 15
 COMPLETED = 1
+INT_FIELDS = (JOB, ALLOC, REQ, STATUS, USER, QUEUE, PARTITION)  # stored as integers
+INT_LIMIT = 2**31 - 1  # the int32 columns of the table (job numbers are int64 but use it too)
 
 
 def parse_header_line(line: str, header: dict[str, Any]) -> None:
@@ -188,6 +196,28 @@ class Swf(TraceReader):
             return self._slow(block)
         return values.reshape(-1, N_FIELDS), lines.astype(np.int64), int(lines.shape[0])
 
+    def _report_out_of_order(
+        self, block: Block, submit: np.ndarray, lines: np.ndarray, known: np.ndarray
+    ) -> None:
+        """Jobs submitted before the job above them (as the Google reader reports events out of
+        time order): counted as bad rows, but kept (the table is sorted by arrival)."""
+        times, where = submit[known], lines[known]
+        if not times.size:
+            return
+        prev = np.concatenate([[self._last_submit], times[:-1]])
+        back = times < prev
+        self._last_submit = float(times[-1])
+        if back.any():
+            self.report.bad_row(
+                "out_of_order",
+                block.path,
+                int(where[np.argmax(back)]),
+                "submit time earlier than the job before (the job is kept; jobs are sorted "
+                "by arrival)",
+                field_name="field 2 (submit time)",
+                count=int(back.sum()),
+            )
+
     def batches(self) -> Iterator[pa.Table]:
         for block in iter_blocks(self.paths, self.report):
             values, lines, seen = self._parse(block)
@@ -201,38 +231,38 @@ class Swf(TraceReader):
         report = self.report
         submit = v[:, SUBMIT]
         run = v[:, RUN]
-        negative = (run < 0) & (run != -1)
-        prev = np.concatenate([[self._last_submit], submit[:-1]])
-        back = (submit < prev) & (submit >= 0) & ~negative
-        if (submit >= 0).any():
-            self._last_submit = float(submit[submit >= 0][-1])
-        found = []
-        if back.any():
-            found.append(
-                (
-                    int(lines[np.argmax(back)]),
-                    "out_of_order",
-                    "submit time earlier than the job before (the job is kept; jobs are sorted "
-                    "by arrival)",
-                    "field 2 (submit time)",
-                    int(back.sum()),
-                )
-            )
-        if negative.any():
-            found.append(
-                (
-                    int(lines[np.argmax(negative)]),
-                    "negative_duration",
-                    f"run time {run[negative][0]:g} (only -1 means unknown)",
-                    "field 4 (run time)",
-                    int(negative.sum()),
-                )
-            )
-        for line, kind, message, field_name, count in sorted(found):
-            report.bad_row(kind, block.path, line, message, field_name=field_name, count=count)
         alloc, req = v[:, ALLOC], v[:, REQ]
+
+        def field(k: int) -> str:
+            return f"field {k + 1} ({FIELD_NAMES[k]})"
+
+        def first_nonfinite(i: int) -> tuple[str, str]:
+            k = int(np.argmax(~np.isfinite(v[i])))
+            return field(k), f"{v[i, k]!r} is not a finite number"
+
+        def out_of_range(i: int) -> tuple[str, str]:
+            k = INT_FIELDS[int(np.argmax(np.abs(v[i, list(INT_FIELDS)]) > INT_LIMIT))]
+            return field(k), f"{v[i, k]:g} is out of range (at most {INT_LIMIT:,})"
+
+        def negative(k: int) -> Callable[[int], tuple[str, str]]:
+            return lambda i: (field(k), f"{v[i, k]:g} (only -1 means unknown)")
+
+        ints = np.abs(v[:, list(INT_FIELDS)])
+        keep = flag_bad(
+            report,
+            block.path,
+            lines,
+            (
+                BadCheck("bad_value", not_finite(v), first_nonfinite),
+                BadCheck("bad_value", (ints > INT_LIMIT).any(axis=1), out_of_range),
+                BadCheck("bad_value", (submit < 0) & (submit != -1), negative(SUBMIT)),
+                BadCheck("negative_duration", (run < 0) & (run != -1), negative(RUN)),
+                BadCheck("bad_value", (alloc < 0) & (alloc != -1), negative(ALLOC)),
+                BadCheck("bad_value", (req < 0) & (req != -1), negative(REQ)),
+            ),
+        )
+        self._report_out_of_order(block, submit, lines, keep & (submit >= 0))
         procs = np.where(alloc > 0, alloc, req)
-        keep = ~negative
         for reason, mask in (
             ("no_submit_time", submit < 0),
             ("no_run_time", run == -1),

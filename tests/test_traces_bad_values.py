@@ -1,0 +1,142 @@
+"""Bad values in real rows (issue 15 items 3 and 7): non-finite numbers, absurd instance counts and
+negative submit times or processor counts are bad rows counted with their file and line (errors
+with ``strict``), never a NaN or infinity in the table, never a traceback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from schedlab.workloads.traces import TraceError, get_meta, read
+from tests.data import ALIBABA2017, KTH, swf_parts, text_lines
+
+NON_FINITE = ("nan", "NaN", "inf", "-inf", "Infinity", "1e400", "-1e999")
+
+
+def all_finite(table: pa.Table) -> bool:
+    for name in table.column_names:
+        col = table.column(name)
+        if pa.types.is_floating(col.type) or pa.types.is_integer(col.type):
+            values = col.to_numpy(zero_copy_only=False).astype(np.float64)
+            if not np.isfinite(values[~np.isnan(values)]).all() or (
+                pa.types.is_floating(col.type) and col.null_count != np.isnan(values).sum()
+            ):
+                return False
+    return True
+
+
+def swf_with(tmp_path: Path, field: int, value: str, row: int = 3) -> tuple[Path, int]:
+    """The KTH excerpt's header and first 10 jobs with field ``field`` (1-based) of job ``row``
+    replaced; also the line number of that job."""
+    header, jobs = swf_parts(KTH)
+    jobs = jobs[:10]
+    fields = jobs[row].split()
+    fields[field - 1] = value
+    jobs[row] = " ".join(fields)
+    path = tmp_path / "log.swf"
+    path.write_text("\n".join(header + jobs) + "\n")
+    return path, len(header) + row + 1
+
+
+@pytest.mark.parametrize("value", NON_FINITE)
+@pytest.mark.parametrize(
+    ("field", "name"),
+    [
+        (2, "submit time"),
+        (4, "run time"),
+        (5, "allocated processors"),
+        (6, "average CPU time"),
+        (7, "used memory"),
+        (9, "requested time"),
+    ],
+)
+def test_swf_non_finite_number_is_a_bad_value(tmp_path, field, name, value):
+    path, line = swf_with(tmp_path, field, value)
+    table = read(path, "swf")
+    report = get_meta(table)["report"]
+    assert report["bad"] == {"bad_value": 1}
+    assert report["examples"]["bad_value"].startswith(f"{path}:{line}: field {field} ({name}): ")
+    assert "not a finite number" in report["examples"]["bad_value"]
+    assert table.num_rows == 9
+    assert all_finite(table)
+    with pytest.raises(TraceError, match=rf"log\.swf:{line}: field {field} "):
+        read(path, "swf", strict=True)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "name"),
+    [
+        (2, "-5", "submit time"),
+        (5, "-4", "allocated processors"),
+        (8, "-2", "requested processors"),
+        (5, "1e12", "allocated processors"),
+    ],
+)
+def test_swf_negative_submit_or_processors_is_a_bad_value_not_a_drop(tmp_path, field, value, name):
+    path, line = swf_with(tmp_path, field, value)
+    report = get_meta(read(path, "swf"))["report"]
+    assert report["bad"] == {"bad_value": 1}
+    assert report["dropped"] == {}
+    assert report["examples"]["bad_value"].startswith(f"{path}:{line}: field {field} ({name}): ")
+
+
+def test_swf_unknown_submit_time_minus_one_stays_a_drop(tmp_path):
+    path, _ = swf_with(tmp_path, 2, "-1")
+    report = get_meta(read(path, "swf"))["report"]
+    assert report["dropped"] == {"no_submit_time": 1}
+    assert report["bad"] == {}
+
+
+def test_swf_out_of_order_rows_are_reported_with_their_line(tmp_path):
+    header, jobs = swf_parts(KTH)
+    jobs = jobs[:10]
+    jobs[4], jobs[6] = jobs[6], jobs[4]  # job 6 before 4 and 5: two jobs go back in time
+    path = tmp_path / "log.swf"
+    path.write_text("\n".join(header + jobs) + "\n")
+    table = read(path, "swf")
+    report = get_meta(table)["report"]
+    assert report["bad"] == {"out_of_order": 2}
+    assert report["examples"]["out_of_order"].startswith(f"{path}:{len(header) + 6}: field 2")
+    assert table.num_rows == 10  # kept, and sorted
+    arrival = table.column("arrival").to_numpy()
+    assert np.all(np.diff(arrival) >= 0)
+
+
+def alibaba_with(tmp_path: Path, field: int, value: str, row: int = 1) -> tuple[Path, int]:
+    """The Alibaba excerpt's header and first 12 rows with field ``field`` (1-based) of data row
+    ``row`` (a Terminated task) replaced; also its line number."""
+    lines = text_lines(ALIBABA2017)[:13]
+    fields = lines[row].split(",")
+    assert fields[5] == "Terminated"
+    fields[field - 1] = value
+    lines[row] = ",".join(fields)
+    path = tmp_path / "batch_task.csv"
+    path.write_text("\n".join(lines) + "\n")
+    return path, row + 1
+
+
+@pytest.mark.parametrize("value", NON_FINITE)
+@pytest.mark.parametrize("field", [7, 8])
+def test_alibaba_non_finite_request_is_a_bad_value(tmp_path, field, value):
+    path, line = alibaba_with(tmp_path, field, value)
+    table = read(path, "alibaba2017")
+    report = get_meta(table)["report"]
+    assert report["bad"] == {"bad_value": 1}
+    assert report["examples"]["bad_value"].startswith(f"{path}:{line}: field {field} ")
+    assert all_finite(table)
+    with pytest.raises(TraceError, match=rf"batch_task\.csv:{line}: field {field} "):
+        read(path, "alibaba2017", strict=True)
+
+
+@pytest.mark.parametrize("value", ["1000000000000000", "9223372036854775807", "1e400", "nan"])
+def test_alibaba_absurd_instance_count_is_a_bad_row_not_a_memory_error(tmp_path, value):
+    path, line = alibaba_with(tmp_path, 5, value)
+    table = read(path, "alibaba2017")
+    report = get_meta(table)["report"]
+    assert sum(report["bad"].values()) == 1
+    (example,) = report["examples"].values()
+    assert example.startswith(f"{path}:{line}: field 5 (number of instances): ")
+    assert all_finite(table)
