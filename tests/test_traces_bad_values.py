@@ -10,8 +10,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from schedlab.workloads.traces import TraceError, get_meta, read
-from tests.data import ALIBABA2017, KTH, swf_parts, text_lines
+from schedlab.workloads.traces import TraceError, Transforms, get_meta, read
+from tests.data import ALIBABA2017, HPC2N, KTH, swf_parts, text_lines
 
 NON_FINITE = ("nan", "NaN", "inf", "-inf", "Infinity", "1e400", "-1e999")
 
@@ -140,3 +140,41 @@ def test_alibaba_absurd_instance_count_is_a_bad_row_not_a_memory_error(tmp_path,
     (example,) = report["examples"].values()
     assert example.startswith(f"{path}:{line}: field 5 (number of instances): ")
     assert all_finite(table)
+
+
+def test_headerless_swf_infers_the_capacity_from_the_widest_job(tmp_path):
+    _, jobs = swf_parts(HPC2N)
+    path = tmp_path / "headerless.swf"
+    path.write_text("\n".join(jobs) + "\n")
+    widest = max(int(f[4]) if int(f[4]) > 0 else int(f[7]) for f in (ln.split() for ln in jobs))
+    table = read(path, "swf")
+    meta = get_meta(table)
+    assert meta["capacity"] == {"procs": float(widest)}
+    assert meta["capacity_inferred"] == {"procs": float(widest)}
+    assert meta["k"] == widest
+    assert any(
+        "no MaxProcs header" in n and f"{widest:,} processors" in n for n in meta["report"]["notes"]
+    )
+    assert table.column("demand_procs").to_numpy().max() == 1.0
+    assert table.num_rows == len(jobs)
+    override = read(path, "swf", transforms=Transforms(normalize={"procs": 240}))
+    assert get_meta(override)["capacity"] == {"procs": 240.0}
+    assert "capacity_inferred" not in get_meta(override)
+    first_procs = int(jobs[0].split()[4])
+    assert override.column("demand_procs")[0].as_py() == pytest.approx(first_procs / 240)
+
+
+def test_headerless_swf_converts_on_the_command_line(tmp_path):
+    from typer.testing import CliRunner
+
+    from schedlab.cli import app
+
+    _, jobs = swf_parts(KTH)
+    path = tmp_path / "headerless.swf"
+    path.write_text("\n".join(jobs) + "\n")
+    result = CliRunner().invoke(
+        app, ["trace", "convert", str(path), "-f", "swf", "-o", str(tmp_path / "t.parquet")]
+    )
+    assert result.exit_code == 0, result.output
+    assert "no MaxProcs header" in result.output
+    assert "largest allocation seen" in result.output

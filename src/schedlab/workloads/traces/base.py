@@ -64,6 +64,11 @@ class TraceReader(ABC):
         """The pooled server count k that the trace itself gives (SWF MaxProcs), if any."""
         return None
 
+    def infer_capacity(self, resource: str) -> float | None:
+        """A server capacity for ``resource`` inferred from the data when the trace states none
+        (SWF logs without a MaxProcs header); None if the format cannot infer one."""
+        return None
+
 
 def join_ids(*parts: np.ndarray | pa.Array, sep: str = "/") -> pa.Array:
     """Element-wise ``a/b/c`` source ids from integer or string columns (vectorized)."""

@@ -179,6 +179,10 @@ def _capacity(reader: TraceReader, transforms: Transforms) -> dict[str, float]:
         capacity[r] = float(v)
     for r, v in capacity.items():
         if not (v > 0 and math.isfinite(v)):
+            inferred = reader.infer_capacity(r)
+            if inferred is not None and inferred > 0 and math.isfinite(inferred):
+                capacity[r] = inferred
+                continue
             hint = " (SWF: the header has no MaxProcs)" if reader.name == "swf" else ""
             raise TraceError(
                 f"{reader.paths[0]}: no server capacity for '{r}'{hint}; give it with "

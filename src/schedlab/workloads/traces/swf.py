@@ -16,6 +16,10 @@ MaxProcs), ``need`` = the same processors (pooled family, k = MaxProcs; see
 Also kept: ``procs_allocated``, ``procs_requested``, ``status``, ``user``, ``partition`` and
 ``trace_wait`` (the wait the job had on the real machine, for comparison with simulated waits).
 
+A log without a ``; MaxProcs`` header (as some mirrors distribute METACENTRUM-2009-2 or RICC-2010-2)
+is normalized by the largest allocation seen (:meth:`Swf.infer_capacity`), stated in the read
+report and the metadata; ``--normalize procs=N`` overrides it.
+
 Every job that ran is kept (run time > 0, processors known), whatever its status, as is usual
 when replaying these logs: failed and cancelled jobs occupied their processors too;
 ``completed_only=True`` keeps status 1 only. Jobs that cannot be replayed are dropped and counted:
@@ -32,6 +36,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from schedlab.workloads.traces.base import (
     BadCheck,
@@ -41,6 +46,7 @@ from schedlab.workloads.traces.base import (
     optional_int,
 )
 from schedlab.workloads.traces.fastcsv import parse_whitespace
+from schedlab.workloads.traces.report import ReadReport
 from schedlab.workloads.traces.source import Block, iter_blocks, split_lines
 
 N_FIELDS = 18
@@ -106,6 +112,7 @@ class Swf(TraceReader):
         super().__init__(*args, **kwargs)
         self.meta["header"] = {}
         self._last_submit = -math.inf
+        self._inferred_k: int | None = None
 
     def capacity(self) -> dict[str, float]:
         max_procs = self.meta["header"].get("MaxProcs")
@@ -115,7 +122,30 @@ class Swf(TraceReader):
 
     def pooled_servers(self) -> int | None:
         max_procs = self.meta["header"].get("MaxProcs")
-        return int(max_procs) if isinstance(max_procs, int | float) and max_procs > 0 else None
+        if isinstance(max_procs, int | float) and max_procs > 0:
+            return int(max_procs)
+        return self._inferred_k
+
+    def infer_capacity(self, resource: str) -> float | None:
+        """A log without ``; MaxProcs`` (as some mirrors distribute METACENTRUM or RICC): the
+        largest allocation of a job that can be replayed, found by one extra pass over the files.
+        Stated in the read report's notes and in the table's metadata (``capacity_inferred``);
+        ``--normalize procs=N`` overrides it (then this pass is not made)."""
+        if resource != "procs":
+            return None
+        scout = Swf(self.paths, ReadReport())
+        widest = max(
+            (pc.max(t.column("demand_procs")).as_py() for t in scout.batches()), default=None
+        )
+        if widest is None:
+            return None
+        self._inferred_k = int(widest)
+        self.meta["capacity_inferred"] = {"procs": float(widest)}
+        self.report.notes.append(
+            f"{self.paths[0]}: no MaxProcs header; the server capacity is the largest allocation "
+            f"seen, {int(widest):,} processors (set it with --normalize procs=N)"
+        )
+        return float(widest)
 
     def _scan(self, block: Block, force: bool = False) -> np.ndarray | None:
         """Parse header comments of the block; the line numbers of its data lines, or None if
