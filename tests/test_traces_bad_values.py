@@ -10,8 +10,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from schedlab.workloads.traces import TraceError, Transforms, get_meta, read
-from tests.data import ALIBABA2017, HPC2N, KTH, swf_parts, text_lines
+from schedlab.workloads.traces import TraceError, Transforms, convert, get_meta, read
+from tests.data import ALIBABA2017, GOOGLE2011, HPC2N, KTH, swf_parts, text_lines
 
 NON_FINITE = ("nan", "NaN", "inf", "-inf", "Infinity", "1e400", "-1e999")
 
@@ -178,3 +178,67 @@ def test_headerless_swf_converts_on_the_command_line(tmp_path):
     assert result.exit_code == 0, result.output
     assert "no MaxProcs header" in result.output
     assert "largest allocation seen" in result.output
+
+
+JUNK = bytes(range(256)) * 8 + b"\r\n\x00,,\x1f\x8b" + bytes(range(255, -1, -1)) * 4
+
+
+@pytest.mark.parametrize("format", ["swf", "google2011", "alibaba2017", "alibaba2018", "borg2019"])
+def test_wholly_bad_input_is_one_line_naming_the_input_and_the_reason(tmp_path, format):
+    from typer.testing import CliRunner
+
+    from schedlab.cli import app
+
+    junk = tmp_path / "junk.bin"
+    junk.write_bytes(JUNK)
+    out = tmp_path / "junk.parquet"
+    result = CliRunner().invoke(app, ["trace", "convert", str(junk), "-f", format, "-o", str(out)])
+    assert result.exit_code == 2
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1, result.output
+    assert lines[0].startswith(f"error: {junk}")
+    assert str(out) not in lines[0]
+    assert all(ch.isprintable() for ch in lines[0])
+    assert not out.exists()
+
+
+def test_an_all_wrong_google_file_says_why_and_keeps_the_report(tmp_path):
+    from schedlab.workloads.traces.report import NoJobs
+
+    rows = [ln.split(",") for ln in text_lines(GOOGLE2011)[:50]]
+    path = tmp_path / "task_events.csv"
+    path.write_text("".join(",".join([*r[:6], "x", *r[7:12]]) + "\n" for r in rows))  # 12 fields
+    with pytest.raises(NoJobs) as caught:
+        convert(path, "google2011", tmp_path / "t.parquet")
+    message = str(caught.value)
+    assert message.startswith(f"{path}: no job could be read: 50 rows read; 50 bad")
+    assert f"{path}:1: 12 fields, expected 13" in message
+    assert caught.value.report.bad == {"field_count": 50}
+
+
+def test_trace_info_on_junk_never_prints_binary(tmp_path):
+    from typer.testing import CliRunner
+
+    from schedlab.cli import app
+
+    for name, data in (("junk.bin", JUNK), ("junk.csv", b"a,b\n\xff\xfe\x01,2\n" * 50)):
+        path = tmp_path / name
+        path.write_bytes(data)
+        result = CliRunner().invoke(app, ["trace", "info", str(path)])
+        assert result.exit_code == 2
+        (line,) = result.output.strip().splitlines()
+        assert line.startswith(f"error: {path}: not a job table")
+        assert all(ch.isprintable() for ch in line)
+
+
+def test_trace_info_of_a_raw_trace_without_jobs_says_why(tmp_path):
+    from typer.testing import CliRunner
+
+    from schedlab.cli import app
+
+    junk = tmp_path / "junk.bin"
+    junk.write_bytes(JUNK)
+    result = CliRunner().invoke(app, ["trace", "info", str(junk), "-f", "swf"])
+    assert result.exit_code == 2
+    (line,) = result.output.strip().splitlines()
+    assert line.startswith(f"error: {junk}: no job could be read: ")

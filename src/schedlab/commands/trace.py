@@ -275,6 +275,12 @@ def info_cmd(
 
     if format:
         table = read(path, format)
+        if table.num_rows == 0:
+            from schedlab.workloads.traces import get_meta
+            from schedlab.workloads.traces.report import NoJobs, ReadReport
+
+            report = ReadReport.from_dict(get_meta(table)["report"])
+            raise NoJobs(get_meta(table)["sources"], report)
     else:
         import pyarrow.parquet as pq
 

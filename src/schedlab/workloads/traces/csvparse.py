@@ -197,7 +197,11 @@ def _split(raw: bytes, quoted: bool) -> list[bytes]:
         return raw.split(b",")
     import csv
 
-    return [f.encode() for f in next(csv.reader([raw.decode("utf-8", errors="replace")]))]
+    try:
+        row = next(csv.reader([raw.decode("utf-8", errors="replace")]), [])
+    except csv.Error:  # a stray CR or NUL byte: not a CSV row, count its fields as they are
+        return raw.split(b",")
+    return [f.encode() for f in row]
 
 
 def _empty(layout: Layout) -> Parsed:
