@@ -242,3 +242,17 @@ def test_trace_info_of_a_raw_trace_without_jobs_says_why(tmp_path):
     assert result.exit_code == 2
     (line,) = result.output.strip().splitlines()
     assert line.startswith(f"error: {junk}: no job could be read: ")
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077])
+def test_converted_parquet_gets_a_normal_mode_from_the_umask(tmp_path, umask):
+    import os
+    import stat
+
+    old = os.umask(umask)
+    try:
+        out = tmp_path / "kth.parquet"
+        convert(KTH, "swf", out)
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(out.stat().st_mode) == 0o666 & ~umask

@@ -277,12 +277,19 @@ def write_table(
             raise TraceError(f"{out}: no job to write")
         writer.close()
         writer = None
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp made it 0600: give it a normal file's mode
         tmp.replace(out)
     finally:
         if writer is not None:
             writer.close()
         tmp.unlink(missing_ok=True)
     return rows
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def read_table(path: str | Path, columns: list[str] | None = None) -> pa.Table:
