@@ -275,7 +275,7 @@ class Swf(TraceReader):
             return field(k), f"{v[i, k]:g} is out of range (at most {INT_LIMIT:,})"
 
         def negative(k: int) -> Callable[[int], tuple[str, str]]:
-            return lambda i: (field(k), f"{v[i, k]:g} (only -1 means unknown)")
+            return lambda i: (field(k), f"{FIELD_NAMES[k]} {v[i, k]:g} (only -1 means unknown)")
 
         ints = np.abs(v[:, list(INT_FIELDS)])
         keep = flag_bad(
