@@ -115,7 +115,10 @@ def _fast(data: bytes, layout: Layout, expected: int) -> dict[str, np.ndarray | 
 def _convert(raw: bytes, kind: Kind) -> float | int | str:
     text = raw.strip()
     if kind == "int":
-        return int(text)
+        value = int(text)
+        if not -(2**63) <= value < 2**63:
+            raise ValueError(f"{value} does not fit in 64 bits")
+        return value
     if kind == "float":
         return float(text)
     return text.decode("utf-8", errors="replace")
