@@ -1,31 +1,32 @@
-"""Parse blocks of comma-separated lines into NumPy columns: vectorized, with an exact fallback.
+"""Parse blocks of comma-separated lines into NumPy columns: Arrow's reader, an exact fallback.
 
-The fast path hands a whole block to a compiled parser (:mod:`.fastcsv`, numeric tables) or to
-Arrow's multithreaded CSV parser. It is taken only when the block parses cleanly and yields one
-row per line; otherwise (a row with the wrong number of
+Each block of whole lines (:mod:`.source`) goes to Arrow's CSV reader (``pyarrow.csv``), which
+tokenizes every field but converts only the columns a format uses. The result is taken only when
+the block parses cleanly and yields one row per line; otherwise (a row with the wrong number of
 fields, a non-numeric or non-finite value (``nan``, ``inf``, ``1e400``: never let into a table),
-an empty required field, a blank line) the block is parsed again line
-by line, so that each bad row is counted with its file, line and field and the good rows around it
-are kept. A malformed row therefore costs one slow block, never the rest of the file.
+an empty required field, a blank line) the block is parsed again line by line, so that each bad
+row is counted with its file, line and field and the good rows around it are kept. A malformed
+row therefore costs one slow block, never the rest of the file. Arrow was measured against
+DuckDB's ``read_csv`` (docs/traces.md, "Performance"): on blocks already in memory it is as fast
+as the former compiled parser, and it works on a block, which the line-locating fallback needs.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import cached_property
 from typing import Literal
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
-from schedlab.workloads.traces.fastcsv import NumericLayout
 from schedlab.workloads.traces.report import ReadReport
 from schedlab.workloads.traces.source import Block, split_lines
 
 Kind = Literal["int", "float", "str"]
 MISSING_INT = -1
+ARROW_BLOCK = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -48,18 +49,6 @@ class Layout:
     cols: tuple[Col, ...]
     quoted: bool = False
 
-    @cached_property
-    def numeric(self) -> NumericLayout | None:
-        """The compiled parser's layout when every extracted column is a number."""
-        if self.quoted or any(c.kind == "str" for c in self.cols):
-            return None
-        return NumericLayout(
-            self.n_fields,
-            ints={c.index: c.name for c in self.cols if c.kind == "int"},
-            floats={c.index: c.name for c in self.cols if c.kind == "float"},
-            required={c.index for c in self.cols if c.required},
-        )
-
 
 @dataclass
 class Parsed:
@@ -80,7 +69,10 @@ def _fast(data: bytes, layout: Layout, expected: int) -> dict[str, np.ndarray | 
     try:
         table = pacsv.read_csv(
             pa.py_buffer(data),
-            read_options=pacsv.ReadOptions(column_names=names, block_size=1 << 22),
+            # 1 MB blocks on one thread: fastest measured (the other core inflates gzip)
+            read_options=pacsv.ReadOptions(
+                column_names=names, block_size=ARROW_BLOCK, use_threads=False
+            ),
             parse_options=pacsv.ParseOptions(quote_char='"' if layout.quoted else False),
             convert_options=pacsv.ConvertOptions(
                 include_columns=[names[c.index] for c in layout.cols],
@@ -230,10 +222,7 @@ def parse_block(block: Block, layout: Layout, report: ReadReport, *, skip: int =
     expected = block.n_lines - skip
     if expected <= 0:
         return _empty(layout)
-    numeric = layout.numeric
-    fast = numeric.parse(data, expected) if numeric is not None else None
-    if fast is None:
-        fast = _fast(data, layout, expected)
+    fast = _fast(data, layout, expected)
     if fast is not None:
         first = block.first_line + skip
         return Parsed(fast, np.arange(first, first + expected, dtype=np.int64))

@@ -37,6 +37,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.csv as pacsv
 
 from schedlab.workloads.traces.base import (
     BadCheck,
@@ -45,7 +46,6 @@ from schedlab.workloads.traces.base import (
     not_finite,
     optional_int,
 )
-from schedlab.workloads.traces.fastcsv import parse_whitespace
 from schedlab.workloads.traces.report import ReadReport
 from schedlab.workloads.traces.source import Block, iter_blocks, split_lines
 
@@ -198,13 +198,25 @@ class Swf(TraceReader):
         return values, np.array(lines, dtype=np.int64), seen
 
     def _parse(self, block: Block) -> tuple[np.ndarray, np.ndarray, int]:
-        """The block's jobs (n x 18), their line numbers, and the number of data lines seen."""
-        if block.data.startswith(b";") or b"\n;" in block.data:
-            self._scan(block)  # header comments
-        fast = parse_whitespace(block.data, N_FIELDS, block.n_lines)
+        """The block's jobs (n x 18), their line numbers, and the number of data lines seen.
+
+        Header comments are read, blank lines skipped, and the job lines (blanks made single
+        spaces) go to Arrow's CSV reader; a block it cannot take whole (a malformed row) goes
+        to NumPy's ``loadtxt`` and then, if needed, line by line, which locates each bad row."""
+        rows: list[bytes] = []
+        lines: list[int] = []
+        for offset, raw in enumerate(split_lines(block)):
+            fields = raw.split()
+            if not fields:
+                continue
+            if fields[0].startswith(b";"):
+                parse_header_line(raw.decode("utf-8", errors="replace"), self.meta["header"])
+                continue
+            rows.append(b" ".join(fields))
+            lines.append(block.first_line + offset)
+        fast = _arrow_rows(b"\n".join(rows), len(rows)) if rows else None
         if fast is not None:
-            values, offsets = fast
-            return values.T, block.first_line + offsets, int(offsets.shape[0])
+            return fast, np.array(lines, dtype=np.int64), len(rows)
         return self._parse_loadtxt(block)
 
     def _parse_loadtxt(self, block: Block) -> tuple[np.ndarray, np.ndarray, int]:
@@ -332,6 +344,30 @@ class Swf(TraceReader):
                 "trace_wait": pa.array(wait, mask=wait < 0),
             }
         )
+
+
+_COLUMNS = [f"f{i}" for i in range(N_FIELDS)]
+
+
+def _arrow_rows(data: bytes, n_rows: int) -> np.ndarray | None:
+    """Rows of 18 single-space-separated numbers as an (n, 18) array (Arrow's CSV reader), or
+    None unless every one of the ``n_rows`` lines is 18 numbers."""
+    try:
+        table = pacsv.read_csv(
+            pa.py_buffer(data),
+            read_options=pacsv.ReadOptions(
+                column_names=_COLUMNS, block_size=1 << 20, use_threads=False
+            ),
+            parse_options=pacsv.ParseOptions(delimiter=" ", quote_char=False),
+            convert_options=pacsv.ConvertOptions(
+                column_types=dict.fromkeys(_COLUMNS, pa.float64()), null_values=[]
+            ),
+        )
+    except pa.ArrowInvalid:
+        return None
+    if table.num_rows != n_rows:
+        return None
+    return np.column_stack([c.to_numpy() for c in table.columns])
 
 
 def _is_number(text: bytes) -> bool:
