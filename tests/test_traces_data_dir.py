@@ -67,4 +67,4 @@ def test_list_says_which_entries_need_data_and_where_they_look(tmp_path, monkeyp
     text = result.output
     assert "alibaba/batch_task_v2017.csv.gz (MISSING)" in text
     assert "swf/KTH-SP2-1996-2.1-cln.swf.gz" in text
-    assert f"data folder: {tmp_path} ($SCHEDLAB_DATA" in text
+    assert f"data folder: {tmp_path} (--data-dir or $SCHEDLAB_DATA" in text

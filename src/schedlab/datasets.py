@@ -52,7 +52,7 @@ def data_dir() -> Path:
 def data_dir_origin() -> str:
     """How :func:`data_dir` was chosen, for messages."""
     if os.environ.get(ENV):
-        return f"${ENV}"
+        return f"--data-dir or ${ENV}"
     return "default: shared/data beside the git checkout of the current directory"
 
 
