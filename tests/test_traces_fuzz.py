@@ -216,3 +216,13 @@ def test_borg2019_any_mutation_is_read_safely(tmp_path_factory, row, key, value)
     report = check_table(table, path)
     if isinstance(value, str) and value in BAD_NUMBERS and key in BORG_KEYS[:4] + BORG_KEYS[7:]:
         assert_bad_at(path, report, row + 1)
+
+
+@FUZZ
+@given(text=st.text(alphabet=" \t\r\n19.-;", max_size=200))
+def test_swf_blank_runs_collapse_like_split_and_join(text):
+    from schedlab.workloads.traces.swf import _single_spaces
+
+    data = text.encode()
+    expected = b"\n".join(b" ".join(line.split()) for line in data.split(b"\n"))
+    assert _single_spaces(data) == expected
