@@ -29,8 +29,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-HPC2N = DATA / "swf" / "HPC2N-2002-2.1-cln.swf.gz"
+from schedlab.datasets import data_file
+
+HPC2N = "swf/HPC2N-2002-2.1-cln.swf.gz"  # in the data folder (--data-dir / $SCHEDLAB_DATA)
 ROWS = int(os.environ.get("SCHEDLAB_BENCH_ROWS", "10000000"))
 
 # 2011 event codes
@@ -156,8 +157,9 @@ def run() -> list[dict]:
     records = []
     with tempfile.TemporaryDirectory(prefix="schedlab-bench-traces-") as tmp:
         d = Path(tmp)
-        _convert([str(HPC2N)], "swf", d / "warm.parquet")  # compile/cache warm-up
-        r = _convert([str(HPC2N)], "swf", d / "hpc2n.parquet")
+        hpc2n = str(data_file(HPC2N, "the HPC2N SWF log"))
+        _convert([hpc2n], "swf", d / "warm.parquet")  # compile/cache warm-up
+        r = _convert([hpc2n], "swf", d / "hpc2n.parquet")
         records.append(
             {
                 "name": "convert HPC2N SWF (202,876 jobs)",

@@ -1,28 +1,33 @@
-"""Alibaba batch_task readers: the real cluster-trace-v2017 table (../shared/data/alibaba, read in
-place) and a v2018 table written in its exact format."""
+"""Alibaba batch_task readers: a real excerpt of the cluster-trace-v2017 table (tests/data: its
+header row and first 300 task rows) and a v2018 table written in its exact format."""
 
 from __future__ import annotations
 
-import gzip
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from schedlab.workloads.traces import Transforms, get_meta, read
 from schedlab.workloads.traces.alibaba import Alibaba2017
 from schedlab.workloads.traces.report import ReadReport
-
-ALIBABA = Path(__file__).resolve().parents[2] / "shared" / "data" / "alibaba"
-V2017 = ALIBABA / "batch_task_v2017.csv.gz"
-pytestmark = pytest.mark.skipif(not V2017.exists(), reason="../shared/data is not available")
+from tests.data import ALIBABA2017, text_lines
 
 
-def test_v2017_whole_table_one_job_per_instance():
-    """Stream the real table (10.1 million instances) without holding it: counts and the first
-    task's instances."""
+def excerpt_rows() -> list[list[str]]:
+    return [line.split(",") for line in text_lines(ALIBABA2017)[1:]]
+
+
+def test_v2017_excerpt_one_job_per_instance(tmp_path):
+    """Stream the excerpt batch by batch: counts (computed independently from the rows), a bad
+    row with its line, and the first task's instances."""
+    lines = text_lines(ALIBABA2017)
+    rows = excerpt_rows()
+    emptied = next(i for i, r in enumerate(rows) if r[5] == "Terminated" and i > 100)
+    lines[emptied + 1] = ",".join([*rows[emptied][:6], "", rows[emptied][7]])
+    path = tmp_path / "batch_task.csv"
+    path.write_text("\n".join(lines) + "\n")
     report = ReadReport()
-    reader = Alibaba2017([V2017], report)
+    reader = Alibaba2017([path], report)
     jobs = 0
     first_task = []
     for batch in reader.batches():
@@ -32,36 +37,39 @@ def test_v2017_whole_table_one_job_per_instance():
         sel = (job == 3) & (task == 4)
         if sel.any():
             first_task.append(batch.filter(sel))
-    assert report.rows == 80_553
-    assert jobs == 10_134_817
-    # 67,013 Terminated tasks: 167 created before the trace window, 21 with a zero span and 10
-    # without a CPU/memory request leave 66,815 tasks; the other statuses are dropped.
-    assert report.dropped == {"not_terminated": 13_540, "before_trace": 167, "zero_duration": 21}
-    assert report.bad == {"missing_value": 10}
+    terminated = [r for i, r in enumerate(rows) if r[5] == "Terminated" and i != emptied]
+    kept = [r for r in terminated if int(r[0]) > 0 and int(r[1]) > int(r[0])]
+    assert report.rows == 300
+    assert jobs == sum(int(r[4]) for r in kept) == 118_699 - int(rows[emptied][4])
+    assert report.dropped == {"not_terminated": sum(r[5] != "Terminated" for r in rows)}
+    assert report.bad == {"missing_value": 1}
     assert report.examples["missing_value"].startswith(
-        f"{V2017}:54978: field 7 (CPUs requested per instance): empty"
+        f"{path}:{emptied + 2}: field 7 (CPUs requested per instance): empty"
     )
-    assert reader.meta["header_rows"] == [str(V2017)]
+    assert reader.meta["header_rows"] == [str(path)]
     # Line 2: "6459,6524,3,4,15740,Terminated,50,0.007956928" -> 15,740 jobs.
-    (rows,) = first_task
-    assert rows.num_rows == 15_740
-    assert np.array_equal(rows.column("_id2").to_numpy(), np.arange(15_740))
-    assert set(rows.column("arrival").to_pylist()) == {6459.0}
-    assert set(rows.column("duration").to_pylist()) == {65.0}
-    assert set(rows.column("demand_cpu").to_pylist()) == {0.5}  # cores, before normalizing
-    assert set(rows.column("demand_memory").to_pylist()) == {0.007956928}
+    (rows_3_4,) = first_task
+    assert rows_3_4.num_rows == 15_740
+    assert np.array_equal(rows_3_4.column("_id2").to_numpy(), np.arange(15_740))
+    assert set(rows_3_4.column("arrival").to_pylist()) == {6459.0}
+    assert set(rows_3_4.column("duration").to_pylist()) == {65.0}
+    assert set(rows_3_4.column("demand_cpu").to_pylist()) == {0.5}  # cores, before normalizing
+    assert set(rows_3_4.column("demand_memory").to_pylist()) == {0.007956928}
 
 
 def real_extract(tmp_path: Path, lines: int) -> Path:
-    """The header and first ``lines`` rows of the real v2017 table (in tmp_path)."""
-    with gzip.open(V2017, "rb") as f:
-        head = [next(f) for _ in range(lines + 1)]
+    """The header and first ``lines`` rows of the real v2017 excerpt (in tmp_path, gzipped)."""
+    import gzip
+
+    head = text_lines(ALIBABA2017)[: lines + 1]
     path = tmp_path / "batch_task_head.csv.gz"
-    path.write_bytes(gzip.compress(b"".join(head)))
+    path.write_bytes(gzip.compress(("\n".join(head) + "\n").encode()))
     return path
 
 
 def test_v2017_extract_normalized_and_max_resource(tmp_path):
+    import gzip
+
     path = real_extract(tmp_path, 20)
     table = read(path, "alibaba2017", transforms=Transforms(max_resource=True))
     meta = get_meta(table)

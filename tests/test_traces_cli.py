@@ -12,12 +12,10 @@ from typer.testing import CliRunner
 
 from schedlab.cli import app
 from schedlab.workloads.traces import get_meta
+from tests.data import KTH
 
-SWF = Path(__file__).resolve().parents[2] / "shared" / "data" / "swf"
-KTH = SWF / "KTH-SP2-1996-2.1-cln.swf.gz"
 FIXTURES = Path(__file__).parent / "fixtures" / "traces"
 runner = CliRunner()
-needs_data = pytest.mark.skipif(not KTH.exists(), reason="../shared/data is not available")
 
 
 def run(*args: str):
@@ -34,32 +32,30 @@ def one_line_error(result, *fragments: str) -> str:
     return text
 
 
-@needs_data
 def test_convert_and_info_on_kth(tmp_path):
     out = tmp_path / "kth.parquet"
     result = run("trace", "convert", KTH, "--format", "swf", "--out", out)
     assert result.exit_code == 0, result.output
-    assert "swf: read 27,992 rows from 1 file" in result.output
-    assert "kept 27,992 jobs" in result.output
+    assert "swf: read 300 rows from 1 file" in result.output
+    assert "kept 300 jobs" in result.output
     assert "demands normalized to a server of procs=100" in result.output
-    assert f"wrote {out}: 27,992 jobs" in result.output.replace("\n", "")
+    assert f"wrote {out}: 300 jobs" in result.output.replace("\n", "")
     table = pq.read_table(out)
-    assert table.num_rows == 27_992
+    assert table.num_rows == 300
     assert get_meta(table)["k"] == 100
     info = run("trace", "info", out)
     assert info.exit_code == 0, info.output
     text = info.output
-    assert "27,992" in text
+    assert "300" in text
     assert "pooled k       100 servers (MaxProcs)" in text
-    assert "load on k = 100: 0.6859" in text
-    assert "28,763,768 s (333 d)" in text
+    assert "load on k = 100: 0.5636" in text
+    assert "193,147 s (2.24 d)" in text
     as_json = json.loads(run("trace", "info", out, "--json").output)
-    assert as_json["jobs"] == 27_992
+    assert as_json["jobs"] == 300
     assert as_json["k"] == 100
-    assert as_json["pooled_load"] == pytest.approx(0.6859, abs=1e-4)
+    assert as_json["pooled_load"] == pytest.approx(0.5636, abs=1e-4)
 
 
-@needs_data
 def test_convert_with_transforms(tmp_path):
     out = tmp_path / "kth-window.parquet"
     result = run(
@@ -71,7 +67,7 @@ def test_convert_with_transforms(tmp_path):
         "-o",
         out,
         "--window-jobs",
-        "100:1000",
+        "100:150",
         "--time-scale",
         "0.5",
         "--round-pow2",
@@ -79,13 +75,13 @@ def test_convert_with_transforms(tmp_path):
     )
     assert result.exit_code == 0, result.output
     summary = json.loads(result.output)
-    assert summary["rows_written"] == 1000
+    assert summary["rows_written"] == 150
     names = [t["name"] for t in summary["transforms"]]
     assert names == ["normalize", "server_need", "round_pow2", "window_jobs", "time_scale"]
     table = pq.read_table(out)
     reference = run("trace", "convert", KTH, "-f", "swf", "-o", tmp_path / "all.parquet")
     assert reference.exit_code == 0
-    every = pq.read_table(tmp_path / "all.parquet").slice(100, 1000)
+    every = pq.read_table(tmp_path / "all.parquet").slice(100, 150)
     assert table.column("arrival").to_pylist() == [
         0.5 * a for a in every.column("arrival").to_pylist()
     ]

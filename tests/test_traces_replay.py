@@ -4,7 +4,6 @@ reports is the offered load `schedlab trace info` reports."""
 
 from __future__ import annotations
 
-import gzip
 from pathlib import Path
 
 import numpy as np
@@ -16,11 +15,7 @@ from schedlab.errors import SpecError
 from schedlab.model.compile import compile_model
 from schedlab.model.spec import parse_spec
 from schedlab.workloads.traces import Transforms, convert, summarize
-
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-KTH = DATA / "swf" / "KTH-SP2-1996-2.1-cln.swf.gz"
-ALIBABA = DATA / "alibaba" / "batch_task_v2017.csv.gz"
-pytestmark = pytest.mark.skipif(not KTH.exists(), reason="../shared/data is not available")
+from tests.data import ALIBABA2017, KTH
 
 
 @pytest.fixture(scope="module")
@@ -33,13 +28,8 @@ def kth_table(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def alibaba_table(tmp_path_factory) -> Path:
     """The first 300 task rows of the real v2017 table, with demand = max(cpu, memory)."""
-    tmp = tmp_path_factory.mktemp("replay")
-    with gzip.open(ALIBABA, "rb") as f:
-        head = b"".join(next(f) for _ in range(301))
-    src = tmp / "batch_task_head.csv.gz"
-    src.write_bytes(gzip.compress(head))
-    out = tmp / "alibaba.parquet"
-    convert(src, "alibaba2017", out, transforms=Transforms(max_resource=True))
+    out = tmp_path_factory.mktemp("replay") / "alibaba.parquet"
+    convert(ALIBABA2017, "alibaba2017", out, transforms=Transforms(max_resource=True))
     return out
 
 
@@ -54,12 +44,12 @@ def spec(path: Path, cluster: dict, policy: str, arrivals: int, **model) -> dict
 
 
 def test_pooled_replay_of_an_swf_log(kth_table):
-    s = spec(kth_table, {"servers": 100}, "fcfs", 4000)
+    s = spec(kth_table, {"servers": 100}, "fcfs", 300)
     model = compile_model(parse_spec(s))
     info = summarize(pq.read_table(kth_table))
     assert model.load == pytest.approx(info.pooled_load, rel=1e-9)
     result = schedlab.simulate(s)
-    assert result.counters["arrivals"] == 4000
+    assert result.counters["arrivals"] == 300
     assert result.family == "pooled"
 
 
@@ -100,9 +90,9 @@ def test_loss_replay_with_named_resources(alibaba_table):
 def test_arrivals_and_durations_come_from_the_table(kth_table):
     from schedlab.simulation.simulate import prepare
 
-    model = compile_model(parse_spec(spec(kth_table, {"servers": 100}, "fcfs", 500)))
+    model = compile_model(parse_spec(spec(kth_table, {"servers": 100}, "fcfs", 250)))
     jobs = prepare(model)[0]
-    table = pq.read_table(kth_table).slice(0, 500)
+    table = pq.read_table(kth_table).slice(0, 250)
     arrival = table.column("arrival").to_numpy()
     assert np.array_equal(jobs.arrival, arrival - arrival[0])
     assert np.array_equal(jobs.work, table.column("duration").to_numpy())

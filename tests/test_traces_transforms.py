@@ -3,8 +3,6 @@ machinery behind `trace convert` (sorting, spilling to disk, windows on the sort
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -27,10 +25,7 @@ from schedlab.workloads.traces import (
 from schedlab.workloads.traces.canonical import JobSink
 from schedlab.workloads.traces.ids import format_ids
 from schedlab.workloads.traces.transforms import pow2_ceil
-
-KTH = (
-    Path(__file__).resolve().parents[2] / "shared" / "data" / "swf" / "KTH-SP2-1996-2.1-cln.swf.gz"
-)
+from tests.data import KTH
 
 
 def table(**columns) -> pa.Table:
@@ -135,7 +130,6 @@ def test_sink_spills_and_sorts_out_of_core_like_in_memory(tmp_path):
     assert not list(tmp_path.iterdir())  # temporary parts removed
 
 
-@pytest.mark.skipif(not KTH.exists(), reason="../shared/data is not available")
 def test_convert_streams_like_read_and_windows_by_time(tmp_path):
     out = tmp_path / "kth.parquet"
     day = 86_400.0

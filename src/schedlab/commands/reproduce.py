@@ -27,17 +27,34 @@ def reproduce(
     ] = None,
     workers: Annotated[int | None, typer.Option(help="Local worker processes.", min=1)] = None,
     cluster: Annotated[str | None, typer.Option(help="Dask scheduler address.")] = None,
+    data: Annotated[
+        Path | None,
+        typer.Option(
+            "--data-dir",
+            help="Shared data folder (real traces); default $SCHEDLAB_DATA, else shared/data "
+            "beside the git checkout.",
+        ),
+    ] = None,
 ) -> None:
     """Reproduce a paper figure: run it, write the figure and CSV, check the paper's claims."""
+    from schedlab.datasets import data_dir, data_dir_origin, use_data_dir
     from schedlab.reproduce.registry import Context, all_reproductions, get_reproduction
 
+    use_data_dir(data)
     if list_:
         table = Table(show_header=True, header_style="bold")
-        for col in ("name", "paper", "figure", "title"):
+        for col in ("name", "paper", "figure", "title", "data"):
             table.add_column(col, overflow="fold")
         for r in all_reproductions():
-            table.add_row(r.name, r.paper, r.figure, r.title)
+            found = all((data_dir() / f).is_file() for f in r.data)
+            needs = f"{', '.join(r.data)} ({'found' if found else 'MISSING'})" if r.data else "-"
+            table.add_row(r.name, r.paper, r.figure, r.title, escape(needs))
         out.print(table)
+        out.print(
+            f"data folder: {escape(str(data_dir()))} ({escape(data_dir_origin())}; set it with "
+            "--data-dir DIR or SCHEDLAB_DATA=DIR)",
+            highlight=False,
+        )
         return
     if name is None:
         fail("give a reproduction NAME or --list")

@@ -109,7 +109,7 @@ def convert_cmd(
         str | None,
         typer.Option(
             help="Server capacity in the trace's units, e.g. cpu=64,memory=0.69 (default: the "
-            "format's server; SWF: MaxProcs).",
+            "format's server; SWF: MaxProcs, else the largest allocation seen).",
             metavar="R=CAP,...",
         ),
     ] = None,
@@ -275,6 +275,12 @@ def info_cmd(
 
     if format:
         table = read(path, format)
+        if table.num_rows == 0:
+            from schedlab.workloads.traces import get_meta
+            from schedlab.workloads.traces.report import NoJobs, ReadReport
+
+            report = ReadReport.from_dict(get_meta(table)["report"])
+            raise NoJobs(get_meta(table)["sources"], report)
     else:
         import pyarrow.parquet as pq
 
@@ -317,7 +323,15 @@ def info_cmd(
         head.add_row("normalized to", escape(f"one server of {cap} (source units)"))
     if info.k:
         head.add_row(
-            "pooled k", f"{info.k:,} servers" + (" (MaxProcs)" if "header" in meta else "")
+            "pooled k",
+            f"{info.k:,} servers"
+            + (
+                " (MaxProcs)"
+                if meta.get("header", {}).get("MaxProcs")
+                else " (the largest allocation seen)"
+                if meta.get("capacity_inferred")
+                else ""
+            ),
         )
     out.print(head)
     stats = Table(show_header=True, header_style="bold", box=box.SIMPLE_HEAD, pad_edge=False)
@@ -383,7 +397,7 @@ def formats_cmd() -> None:
     for name, reader in formats().items():
         units = ", ".join(f"{r}: {u}" for r, u in reader.units.items())
         cap = ", ".join(
-            f"{r}={'MaxProcs' if math.isnan(v) else f'{v:g}'}"
+            f"{r}={'MaxProcs (else the widest job)' if math.isnan(v) else f'{v:g}'}"
             for r, v in reader.default_capacity.items()
         )
         table.add_row(name, reader.title, units, cap)

@@ -65,7 +65,7 @@ FIG5_JOBS = 1_000_000  # "approximately 1,000,000 tasks" (§VII-B)
 FIG5_QUICK_JOBS = 1_000_000  # shorter windows end before the cluster fills (mean duration 733 s)
 FIG5_BASE_LOAD = 0.6  # Alibaba replay: offered load at scaling 1 (inferred, see run_fig5)
 TRACE_ENV = "SCHEDLAB_PSYCHAS2019_TRACE"
-ALIBABA = Path(__file__).resolve().parents[3].parent / "shared" / "data" / "alibaba"
+ALIBABA = "alibaba/batch_task_v2017.csv.gz"  # in the data folder (schedlab.datasets)
 COMPARABLE = 2.0  # "comparable": mean queue sizes within a factor 2
 
 
@@ -594,13 +594,13 @@ def trace_source(ctx: Context) -> TraceSource:
     env = os.environ.get(TRACE_ENV)
     if env:
         return TraceSource(Path(env), f"{env} (${TRACE_ENV})", True)
-    source = ALIBABA / "batch_task_v2017.csv.gz"
     jobs = FIG5_QUICK_JOBS if ctx.quick else FIG5_JOBS
     target = ctx.out / f"alibaba2017_max_resource_{jobs}.parquet"
     if not target.exists():
-        if not source.exists():
-            raise FileNotFoundError(f"{source}: the Alibaba 2017 batch_task table is missing")
+        from schedlab.datasets import data_file
         from schedlab.workloads.traces import Transforms, convert
+
+        source = data_file(ALIBABA, "the Alibaba 2017 batch_task table")
 
         target.parent.mkdir(parents=True, exist_ok=True)
         convert(
@@ -807,5 +807,6 @@ register(
         title="trace replay, 1000 servers, 100 ms decisions, traffic scaling 1-1.6",
         run=run_fig5,
         scale="first 1e6 jobs of the trace; paper: 7 scalings; --quick: 3",
+        data=(ALIBABA,),
     )
 )

@@ -81,6 +81,7 @@ class Reproduction:
     title: str
     run: Callable[[Context], Outcome]
     scale: str = ""  # what paper scale and --quick mean for this entry
+    data: tuple[str, ...] = ()  # files it reads from the data folder (schedlab.datasets)
 
 
 _REGISTRY: dict[str, Reproduction] = {}

@@ -26,11 +26,11 @@ import math
 from pathlib import Path
 from typing import Any
 
+from schedlab.datasets import data_file
 from schedlab.model.spec import SimulationSpec, parse_spec
 from schedlab.report.figures import Point, line_plot
 from schedlab.reproduce.registry import Claim, Context, Outcome, Reproduction, register
 
-DATA = Path(__file__).resolve().parents[3].parent / "shared" / "data" / "swf"
 LOGS = {
     "KTH-SP2": "KTH-SP2-1996-2.1-cln.swf.gz",
     "HPC2N": "HPC2N-2002-2.1-cln.swf.gz",
@@ -55,11 +55,9 @@ def log_table(ctx: Context, log: str) -> tuple[Path, int]:
     from schedlab.workloads.traces import Transforms, convert
     from schedlab.workloads.traces.canonical import get_meta
 
-    source = DATA / LOGS[log]
     target = ctx.out / f"{log}{'-quick' if ctx.quick else ''}.parquet"
     if not target.exists():
-        if not source.exists():
-            raise FileNotFoundError(f"{source}: the {log} SWF log is missing")
+        source = data_file(f"swf/{LOGS[log]}", f"the {log} SWF log")
         target.parent.mkdir(parents=True, exist_ok=True)
         window = Transforms(window_jobs=(0, QUICK_JOBS)) if ctx.quick else None
         convert(source, "swf", target, transforms=window)
@@ -169,5 +167,6 @@ register(
         run_logs,
         f"whole logs, loads {LOADS[0]}-{LOADS[-1]} (--quick: first {QUICK_JOBS:,} jobs, "
         f"loads {QUICK_LOADS})",
+        data=tuple(f"swf/{f}" for f in LOGS.values()),
     )
 )

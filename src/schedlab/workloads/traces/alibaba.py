@@ -22,7 +22,8 @@ the offered load of the replay is an upper bound too (see docs/traces.md).
 
 Only Terminated tasks (all instances done) are kept, the analogue of the Google papers' "completed
 without interruption"; other statuses are dropped and counted, as are tasks created before the
-trace window and zero-length spans. Rows with an empty or negative request are bad rows.
+trace window and zero-length spans. Rows with an empty, negative or non-finite (``nan``, ``inf``,
+``1e400``) request, or fewer than one or more than :data:`MAX_INSTANCES` instances, are bad rows.
 """
 
 from __future__ import annotations
@@ -41,6 +42,10 @@ from schedlab.workloads.traces.source import Block, iter_blocks
 
 TERMINATED = "Terminated"
 EXPAND_ROWS = 1 << 20  # jobs per output table when tasks are expanded into instances
+MAX_INSTANCES = 1_000_000
+"""Most instances one task may have: a task becomes one job per instance, so an absurd count
+(10^15) would be an absurd table; beyond this bound the row is a ``bad_value``. The largest task
+of the v2017 table has 64,486 instances."""
 
 V2017 = Layout(
     n_fields=8,
@@ -147,8 +152,12 @@ class _BatchTask(TraceReader):
         bad("missing_value", np.isnan(mem), label("mem"), "empty request of a Terminated task")
         bad("bad_value", (cpu < 0) | (mem < 0), label("cpu"), "negative resource request")
         bad("bad_value", n_inst < 1, label("instances"), "a task needs at least one instance")
-        if isinstance(c["job"], np.ndarray):
-            bad("bad_value", (c["job"] < 0) | (c["task"] < 0), label("job"), "negative id")
+        bad(
+            "bad_value",
+            n_inst > MAX_INSTANCES,
+            label("instances"),
+            f"more than {MAX_INSTANCES:,} instances in one task (the largest real task has 64,486)",
+        )
         before = keep & (arrival <= 0)
         report.drop("before_trace", int(before.sum()))
         keep &= ~before

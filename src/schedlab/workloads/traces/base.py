@@ -10,7 +10,8 @@ cannot read in a :class:`~schedlab.workloads.traces.report.ReadReport`.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -63,6 +64,11 @@ class TraceReader(ABC):
         """The pooled server count k that the trace itself gives (SWF MaxProcs), if any."""
         return None
 
+    def infer_capacity(self, resource: str) -> float | None:
+        """A server capacity for ``resource`` inferred from the data when the trace states none
+        (SWF logs without a MaxProcs header); None if the format cannot infer one."""
+        return None
+
 
 def join_ids(*parts: np.ndarray | pa.Array, sep: str = "/") -> pa.Array:
     """Element-wise ``a/b/c`` source ids from integer or string columns (vectorized)."""
@@ -105,3 +111,39 @@ def report_bad_codes(
             field_name=field_name,
             count=int(counts[k]),
         )
+
+
+@dataclass(frozen=True)
+class BadCheck:
+    """Rows of a block that are bad for one reason: ``mask`` marks them; ``describe(i)`` gives
+    the field name and message for row ``i`` (the first one is the report's example)."""
+
+    kind: str
+    mask: np.ndarray
+    describe: Callable[[int], tuple[str, str]]
+
+
+def flag_bad(
+    report: ReadReport, path: Path, lines: np.ndarray, checks: Sequence[BadCheck]
+) -> np.ndarray:
+    """Count the bad rows of each check (a row bad for several reasons counts once, for the
+    first check that marks it) in line order, so that with ``strict`` the error names the
+    earliest bad line. Returns the mask of the rows no check marked."""
+    keep = np.ones(lines.shape[0], dtype=np.bool_)
+    found = []
+    for check in checks:
+        hit = keep & check.mask
+        if hit.any():
+            i = int(np.argmax(hit))
+            field_name, message = check.describe(i)
+            found.append((int(lines[i]), check.kind, message, field_name, int(hit.sum())))
+        keep &= ~check.mask
+    for line, kind, message, field_name, count in sorted(found):
+        report.bad_row(kind, path, line, message, field_name=field_name, count=count)
+    return keep
+
+
+def not_finite(values: np.ndarray) -> np.ndarray:
+    """Rows of an (n, m) or (n,) float array with a NaN or infinite entry."""
+    bad = ~np.isfinite(values)
+    return bad.any(axis=1) if bad.ndim == 2 else bad

@@ -42,6 +42,7 @@ ALIASES = {
     "memory": ("resource_request.memory", "resource_request_memory", "memory"),
 }
 ALLOC_SET = 1
+INT64_LIMIT = 2**63
 
 
 def _int_column(table: pa.Table, name: str) -> np.ndarray | None:
@@ -88,7 +89,17 @@ def _fast_columns(table: pa.Table) -> dict[str, np.ndarray] | None:
         out[name] = np.full(table.num_rows, -1, np.int64) if col is None else col
     for key, names in ALIASES.items():
         out[key] = _float_column(table, names)
+        if np.isinf(out[key]).any():  # the careful path counts each non-finite request
+            return None
     return out
+
+
+def _plain(value: Any) -> Any:
+    """A JSON/CSV value as a number may be given: a number, or a string of ASCII characters
+    (Python's int() and float() also take other scripts' digits, which no export writes)."""
+    if isinstance(value, bool) or (isinstance(value, str) and not value.isascii()):
+        raise ValueError(value)
+    return value
 
 
 def _row_value(row: dict[str, Any], name: str) -> Any:
@@ -153,7 +164,10 @@ class Borg2019(TraceReader):
             text = raw.decode("utf-8", errors="replace")
             if csv:
                 assert self._csv_names is not None
-                values = next(csvmod.reader([text]))
+                try:
+                    values = next(csvmod.reader([text]), [])
+                except csvmod.Error:  # a stray CR or NUL byte
+                    values = text.split(",")
                 if len(values) != len(self._csv_names):
                     self.report.bad_row(
                         "field_count",
@@ -191,8 +205,10 @@ class Borg2019(TraceReader):
                     parsed[name] = -1
                     continue
                 try:
-                    parsed[name] = int(value)
-                except (TypeError, ValueError):
+                    parsed[name] = int(_plain(value))
+                    if not -INT64_LIMIT <= parsed[name] < INT64_LIMIT:
+                        raise ValueError
+                except (TypeError, ValueError, OverflowError):
                     self.report.bad_row(
                         "not_numeric",
                         block.path,
@@ -207,13 +223,15 @@ class Borg2019(TraceReader):
             for key, names in ALIASES.items():
                 value = next((v for n in names if (v := _row_value(row, n)) is not None), None)
                 try:
-                    parsed[key] = np.nan if value is None else float(value)
-                except (TypeError, ValueError):
+                    parsed[key] = np.nan if value is None else float(_plain(value))
+                    if np.isinf(parsed[key]) or (value is not None and np.isnan(parsed[key])):
+                        raise ValueError
+                except (TypeError, ValueError, OverflowError):
                     self.report.bad_row(
                         "not_numeric",
                         block.path,
                         line,
-                        f"{str(value)[:40]!r} is not a number",
+                        f"{str(value)[:40]!r} is not a finite number",
                         field_name=names[0],
                     )
                     ok = False

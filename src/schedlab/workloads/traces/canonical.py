@@ -37,7 +37,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from schedlab.workloads.traces.ids import materialize
-from schedlab.workloads.traces.report import TraceError
+from schedlab.workloads.traces.report import TraceError, printable
 
 META_KEY = b"schedlab.trace"
 SEQ = "_seq"  # ingestion order, the tie-break that makes the arrival sort deterministic
@@ -272,12 +272,19 @@ def write_table(
             raise TraceError(f"{out}: no job to write")
         writer.close()
         writer = None
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp made it 0600: give it a normal file's mode
         tmp.replace(out)
     finally:
         if writer is not None:
             writer.close()
         tmp.unlink(missing_ok=True)
     return rows
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def read_table(path: str | Path, columns: list[str] | None = None) -> pa.Table:
@@ -289,11 +296,34 @@ def read_table(path: str | Path, columns: list[str] | None = None) -> pa.Table:
     if not p.exists():
         raise TraceError(f"{p}: no such file")
     try:
-        if p.suffix in (".parquet", ".pq"):
+        if p.suffix in (".parquet", ".pq") or _is_parquet(p):
             if columns is not None:
                 names = pq.read_schema(p).names
                 columns = [c for c in columns if c in names]
             return pq.read_table(p, columns=columns)
+        if _is_binary(p):
+            raise TraceError(
+                f"{p}: not a job table (binary data, neither Parquet nor CSV); for a raw trace "
+                "give its --format"
+            )
         return pacsv.read_csv(p)
     except (pa.ArrowInvalid, OSError) as exc:
-        raise TraceError(f"{p}: cannot read job table: {exc}") from None
+        raise TraceError(f"{p}: cannot read job table: {printable(str(exc))}") from None
+
+
+def _is_parquet(path: Path) -> bool:
+    with path.open("rb") as f:
+        return f.read(4) == b"PAR1"
+
+
+def _is_binary(path: Path) -> bool:
+    """NUL bytes or invalid UTF-8 in the first 64 KiB (a CSV table is text)."""
+    with path.open("rb") as f:
+        head = f.read(1 << 16)
+    if b"\x00" in head:
+        return True
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc.start < len(head) - 4  # (not a character cut by the 64 KiB limit)
+    return False

@@ -20,7 +20,7 @@ import pyarrow as pa
 from schedlab.workloads.traces import transforms as tf
 from schedlab.workloads.traces.base import TraceReader
 from schedlab.workloads.traces.canonical import JobSink, conform, with_meta, write_table
-from schedlab.workloads.traces.report import ReadReport, TraceError
+from schedlab.workloads.traces.report import NoJobs, ReadReport, TraceError
 from schedlab.workloads.traces.source import expand_paths
 
 
@@ -179,6 +179,10 @@ def _capacity(reader: TraceReader, transforms: Transforms) -> dict[str, float]:
         capacity[r] = float(v)
     for r, v in capacity.items():
         if not (v > 0 and math.isfinite(v)):
+            inferred = reader.infer_capacity(r)
+            if inferred is not None and inferred > 0 and math.isfinite(inferred):
+                capacity[r] = inferred
+                continue
             hint = " (SWF: the header has no MaxProcs)" if reader.name == "swf" else ""
             raise TraceError(
                 f"{reader.paths[0]}: no server capacity for '{r}'{hint}; give it with "
@@ -196,8 +200,11 @@ def _fill(
             capacity = _capacity(reader, transforms)
         table = transforms.rowwise(batch.replace_schema_metadata(None), reader, capacity)
         sink.add(table.replace_schema_metadata(None))
-    if capacity is None:
-        capacity = _capacity(reader, transforms)
+    if capacity is None:  # no job: the capacity is recorded as far as it is known
+        try:
+            capacity = _capacity(reader, transforms)
+        except TraceError:
+            capacity = reader.capacity()
     need_from = transforms.need_from or getattr(reader, "default_need", None)
     return capacity, need_from
 
@@ -261,7 +268,9 @@ def convert(
     spill_bytes: int = 256 << 20,
     **options: Any,
 ) -> Conversion:
-    """Convert a trace to a canonical Parquet table at ``out`` in bounded memory."""
+    """Convert a trace to a canonical Parquet table at ``out`` in bounded memory. Raises
+    :class:`.report.NoJobs` (naming the input and why, with the read report) if no job could be
+    read; :func:`read` returns an empty table instead, with the report in its metadata."""
     return _run(inputs, format, Path(out), strict, transforms, machines, options, spill_bytes)
 
 
@@ -288,6 +297,8 @@ def _run(
     try:
         capacity, need_from = _fill(reader, transforms, sink)
         report.jobs = sink.rows
+        if out is not None and sink.rows == 0:
+            raise NoJobs([str(p) for p in reader.paths], report)
         meta = _meta(reader, report, transforms, capacity, need_from, machine_table)
         if out is None:
             parts = list(transforms.ordered([sink.table()]))

@@ -37,6 +37,26 @@ class TraceError(SchedlabError):
     """
 
 
+class NoJobs(TraceError):
+    """Not one job could be read from the input: the message names the input files and the
+    reason (what the rows were); ``report`` is the full read report."""
+
+    def __init__(self, sources: list[str], report: ReadReport) -> None:
+        shown = sources[0] + (f" (and {len(sources) - 1} more files)" if len(sources) > 1 else "")
+        super().__init__(f"{shown}: no job could be read: {report.why_empty()}")
+        self.report = report
+
+
+def printable(text: str, limit: int = 80) -> str:
+    """``text`` safe to print on a terminal: control and undecodable characters escaped,
+    at most ``limit`` characters (binary junk never reaches the screen raw)."""
+    out = "".join(
+        ch if ch.isprintable() and ch != "\ufffd" else ch.encode("unicode_escape").decode()
+        for ch in text[:limit]
+    )
+    return out + ("..." if len(text) > limit else "")
+
+
 def location(path: str | Path, line: int | None, field_name: str | None = None) -> str:
     """``FILE:LINE: field`` (the parts that are known)."""
     where = str(path) if line is None else f"{path}:{line}"
@@ -108,6 +128,24 @@ class ReadReport:
             examples=dict(data.get("examples", {})),
             notes=list(data.get("notes", [])),
         )
+
+    def why_empty(self) -> str:
+        """Why a read gave no job, in one line: the rows read and what became of them."""
+        if self.rows == 0:
+            first = next(iter(self.examples.values()), None)
+            return "the input has no data rows" + (f" ({first})" if first else "")
+        parts = [f"{self.rows:,} rows read"]
+        if self.bad:
+            kind = max(self.bad, key=lambda k: self.bad[k])
+            parts.append(
+                f"{self.n_bad:,} bad, mostly {BAD_KINDS[kind]} (first: {self.examples[kind]})"
+            )
+        if self.dropped:
+            parts.append(
+                "dropped: "
+                + ", ".join(f"{n:,} {r.replace('_', ' ')}" for r, n in sorted(self.dropped.items()))
+            )
+        return "; ".join(parts)
 
     def summary_lines(self) -> list[str]:
         """Human-readable lines: what was dropped and which bad rows were found."""

@@ -16,6 +16,10 @@ MaxProcs), ``need`` = the same processors (pooled family, k = MaxProcs; see
 Also kept: ``procs_allocated``, ``procs_requested``, ``status``, ``user``, ``partition`` and
 ``trace_wait`` (the wait the job had on the real machine, for comparison with simulated waits).
 
+A log without a ``; MaxProcs`` header (as some mirrors distribute METACENTRUM-2009-2 or RICC-2010-2)
+is normalized by the largest allocation seen (:meth:`Swf.infer_capacity`), stated in the read
+report and the metadata; ``--normalize procs=N`` overrides it.
+
 Every job that ran is kept (run time > 0, processors known), whatever its status, as is usual
 when replaying these logs: failed and cancelled jobs occupied their processors too;
 ``completed_only=True`` keeps status 1 only. Jobs that cannot be replayed are dropped and counted:
@@ -27,14 +31,22 @@ from __future__ import annotations
 import io
 import math
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
 
-from schedlab.workloads.traces.base import TraceReader, optional_int
-from schedlab.workloads.traces.fastcsv import parse_whitespace
+from schedlab.workloads.traces.base import (
+    BadCheck,
+    TraceReader,
+    flag_bad,
+    not_finite,
+    optional_int,
+)
+from schedlab.workloads.traces.report import ReadReport
 from schedlab.workloads.traces.source import Block, iter_blocks, split_lines
 
 N_FIELDS = 18
@@ -61,6 +73,8 @@ FIELD_NAMES = (
 (JOB, SUBMIT, WAIT, RUN, ALLOC, _CPU, _MEM, REQ, REQ_TIME, _REQ_MEM, STATUS, USER) = range(12)
 QUEUE, PARTITION = 14, 15
 COMPLETED = 1
+INT_FIELDS = (JOB, ALLOC, REQ, STATUS, USER, QUEUE, PARTITION)  # stored as integers
+INT_LIMIT = 2**31 - 1  # the int32 columns of the table (job numbers are int64 but use it too)
 
 
 def parse_header_line(line: str, header: dict[str, Any]) -> None:
@@ -98,6 +112,7 @@ class Swf(TraceReader):
         super().__init__(*args, **kwargs)
         self.meta["header"] = {}
         self._last_submit = -math.inf
+        self._inferred_k: int | None = None
 
     def capacity(self) -> dict[str, float]:
         max_procs = self.meta["header"].get("MaxProcs")
@@ -107,7 +122,30 @@ class Swf(TraceReader):
 
     def pooled_servers(self) -> int | None:
         max_procs = self.meta["header"].get("MaxProcs")
-        return int(max_procs) if isinstance(max_procs, int | float) and max_procs > 0 else None
+        if isinstance(max_procs, int | float) and max_procs > 0:
+            return int(max_procs)
+        return self._inferred_k
+
+    def infer_capacity(self, resource: str) -> float | None:
+        """A log without ``; MaxProcs`` (as some mirrors distribute METACENTRUM or RICC): the
+        largest allocation of a job that can be replayed, found by one extra pass over the files.
+        Stated in the read report's notes and in the table's metadata (``capacity_inferred``);
+        ``--normalize procs=N`` overrides it (then this pass is not made)."""
+        if resource != "procs":
+            return None
+        scout = Swf(self.paths, ReadReport())
+        widest = max(
+            (pc.max(t.column("demand_procs")).as_py() for t in scout.batches()), default=None
+        )
+        if widest is None:
+            return None
+        self._inferred_k = int(widest)
+        self.meta["capacity_inferred"] = {"procs": float(widest)}
+        self.report.notes.append(
+            f"{self.paths[0]}: no MaxProcs header; the server capacity is the largest allocation "
+            f"seen, {int(widest):,} processors (set it with --normalize procs=N)"
+        )
+        return float(widest)
 
     def _scan(self, block: Block, force: bool = False) -> np.ndarray | None:
         """Parse header comments of the block; the line numbers of its data lines, or None if
@@ -125,6 +163,20 @@ class Swf(TraceReader):
                 continue
             lines.append(block.first_line + offset)
         return np.array(lines, dtype=np.int64)
+
+    def _header(self, data: bytes) -> tuple[int, bytes]:
+        """Read the comment (and blank) lines at the top of ``data``: their number, and the rest."""
+        start = skip = 0
+        while start < len(data):
+            end = data.find(b"\n", start)
+            end = len(data) if end < 0 else end + 1
+            text = data[start:end].strip()
+            if text and not text.startswith(b";"):
+                break
+            if text:
+                parse_header_line(text.decode("utf-8", errors="replace"), self.meta["header"])
+            start, skip = end, skip + 1
+        return skip, data[start:]
 
     def _slow(self, block: Block) -> tuple[np.ndarray, np.ndarray, int]:
         rows: list[list[float]] = []
@@ -160,13 +212,32 @@ class Swf(TraceReader):
         return values, np.array(lines, dtype=np.int64), seen
 
     def _parse(self, block: Block) -> tuple[np.ndarray, np.ndarray, int]:
-        """The block's jobs (n x 18), their line numbers, and the number of data lines seen."""
-        if block.data.startswith(b";") or b"\n;" in block.data:
-            self._scan(block)  # header comments
-        fast = parse_whitespace(block.data, N_FIELDS, block.n_lines)
+        """The block's jobs (n x 18), their line numbers, and the number of data lines seen.
+
+        Header comments are read, blank lines skipped, and the job lines (blanks made single
+        spaces) go to Arrow's CSV reader; a block it cannot take whole (a malformed row) goes
+        to NumPy's ``loadtxt`` and then, if needed, line by line, which locates each bad row."""
+        skip, body = self._header(block.data)
+        if b"\n;" not in body:  # comments at the top only, as in every archive log
+            n = block.n_lines - skip
+            fast = _arrow_rows(_single_spaces(body), n) if n else None
+            if fast is not None:
+                lines = np.arange(block.first_line + skip, block.first_line + block.n_lines)
+                return fast, lines, n
+        rows: list[bytes] = []
+        lines: list[int] = []
+        for offset, raw in enumerate(split_lines(block)):
+            fields = raw.split()
+            if not fields:
+                continue
+            if fields[0].startswith(b";"):
+                parse_header_line(raw.decode("utf-8", errors="replace"), self.meta["header"])
+                continue
+            rows.append(b" ".join(fields))
+            lines.append(block.first_line + offset)
+        fast = _arrow_rows(b"\n".join(rows), len(rows)) if rows else None
         if fast is not None:
-            values, offsets = fast
-            return values.T, block.first_line + offsets, int(offsets.shape[0])
+            return fast, np.array(lines, dtype=np.int64), len(rows)
         return self._parse_loadtxt(block)
 
     def _parse_loadtxt(self, block: Block) -> tuple[np.ndarray, np.ndarray, int]:
@@ -188,6 +259,28 @@ class Swf(TraceReader):
             return self._slow(block)
         return values.reshape(-1, N_FIELDS), lines.astype(np.int64), int(lines.shape[0])
 
+    def _report_out_of_order(
+        self, block: Block, submit: np.ndarray, lines: np.ndarray, known: np.ndarray
+    ) -> None:
+        """Jobs submitted before the job above them (as the Google reader reports events out of
+        time order): counted as bad rows, but kept (the table is sorted by arrival)."""
+        times, where = submit[known], lines[known]
+        if not times.size:
+            return
+        prev = np.concatenate([[self._last_submit], times[:-1]])
+        back = times < prev
+        self._last_submit = float(times[-1])
+        if back.any():
+            self.report.bad_row(
+                "out_of_order",
+                block.path,
+                int(where[np.argmax(back)]),
+                "submit time earlier than the job before (the job is kept; jobs are sorted "
+                "by arrival)",
+                field_name="field 2 (submit time)",
+                count=int(back.sum()),
+            )
+
     def batches(self) -> Iterator[pa.Table]:
         for block in iter_blocks(self.paths, self.report):
             values, lines, seen = self._parse(block)
@@ -201,38 +294,38 @@ class Swf(TraceReader):
         report = self.report
         submit = v[:, SUBMIT]
         run = v[:, RUN]
-        negative = (run < 0) & (run != -1)
-        prev = np.concatenate([[self._last_submit], submit[:-1]])
-        back = (submit < prev) & (submit >= 0) & ~negative
-        if (submit >= 0).any():
-            self._last_submit = float(submit[submit >= 0][-1])
-        found = []
-        if back.any():
-            found.append(
-                (
-                    int(lines[np.argmax(back)]),
-                    "out_of_order",
-                    "submit time earlier than the job before (the job is kept; jobs are sorted "
-                    "by arrival)",
-                    "field 2 (submit time)",
-                    int(back.sum()),
-                )
-            )
-        if negative.any():
-            found.append(
-                (
-                    int(lines[np.argmax(negative)]),
-                    "negative_duration",
-                    f"run time {run[negative][0]:g} (only -1 means unknown)",
-                    "field 4 (run time)",
-                    int(negative.sum()),
-                )
-            )
-        for line, kind, message, field_name, count in sorted(found):
-            report.bad_row(kind, block.path, line, message, field_name=field_name, count=count)
         alloc, req = v[:, ALLOC], v[:, REQ]
+
+        def field(k: int) -> str:
+            return f"field {k + 1} ({FIELD_NAMES[k]})"
+
+        def first_nonfinite(i: int) -> tuple[str, str]:
+            k = int(np.argmax(~np.isfinite(v[i])))
+            return field(k), f"{v[i, k]!r} is not a finite number"
+
+        def out_of_range(i: int) -> tuple[str, str]:
+            k = INT_FIELDS[int(np.argmax(np.abs(v[i, list(INT_FIELDS)]) > INT_LIMIT))]
+            return field(k), f"{v[i, k]:g} is out of range (at most {INT_LIMIT:,})"
+
+        def negative(k: int) -> Callable[[int], tuple[str, str]]:
+            return lambda i: (field(k), f"{FIELD_NAMES[k]} {v[i, k]:g} (only -1 means unknown)")
+
+        ints = np.abs(v[:, list(INT_FIELDS)])
+        keep = flag_bad(
+            report,
+            block.path,
+            lines,
+            (
+                BadCheck("bad_value", not_finite(v), first_nonfinite),
+                BadCheck("bad_value", (ints > INT_LIMIT).any(axis=1), out_of_range),
+                BadCheck("bad_value", (submit < 0) & (submit != -1), negative(SUBMIT)),
+                BadCheck("negative_duration", (run < 0) & (run != -1), negative(RUN)),
+                BadCheck("bad_value", (alloc < 0) & (alloc != -1), negative(ALLOC)),
+                BadCheck("bad_value", (req < 0) & (req != -1), negative(REQ)),
+            ),
+        )
+        self._report_out_of_order(block, submit, lines, keep & (submit >= 0))
         procs = np.where(alloc > 0, alloc, req)
-        keep = ~negative
         for reason, mask in (
             ("no_submit_time", submit < 0),
             ("no_run_time", run == -1),
@@ -272,6 +365,48 @@ class Swf(TraceReader):
                 "trace_wait": pa.array(wait, mask=wait < 0),
             }
         )
+
+
+_COLUMNS = [f"f{i}" for i in range(N_FIELDS)]
+
+
+def _single_spaces(data: bytes) -> bytes:
+    """Runs of blanks (spaces, tabs, CRs) made one space, none at the start or end of a line
+    (vectorized: the same as ``b" ".join(line.split())`` on every line)."""
+    buf = np.frombuffer(data, np.uint8)
+    if not buf.size:
+        return data
+    blank = (buf == 32) | (buf == 9) | (buf == 13)
+    after_gap = np.empty_like(blank)
+    after_gap[0] = True
+    after_gap[1:] = blank[:-1] | (buf[:-1] == 10)
+    out = buf[~(blank & after_gap)].copy()  # the first blank after a token survives
+    out[(out == 9) | (out == 13)] = 32
+    trailing = np.empty(out.shape[0], np.bool_)
+    trailing[-1:] = out[-1:] == 32
+    trailing[:-1] = (out[:-1] == 32) & (out[1:] == 10)
+    return out[~trailing].tobytes()
+
+
+def _arrow_rows(data: bytes, n_rows: int) -> np.ndarray | None:
+    """Rows of 18 single-space-separated numbers as an (n, 18) array (Arrow's CSV reader), or
+    None unless every one of the ``n_rows`` lines is 18 numbers."""
+    try:
+        table = pacsv.read_csv(
+            pa.py_buffer(data),
+            read_options=pacsv.ReadOptions(
+                column_names=_COLUMNS, block_size=1 << 20, use_threads=False
+            ),
+            parse_options=pacsv.ParseOptions(delimiter=" ", quote_char=False),
+            convert_options=pacsv.ConvertOptions(
+                column_types=dict.fromkeys(_COLUMNS, pa.float64()), null_values=[]
+            ),
+        )
+    except pa.ArrowInvalid:
+        return None
+    if table.num_rows != n_rows:
+        return None
+    return np.column_stack([c.to_numpy() for c in table.columns])
 
 
 def _is_number(text: bytes) -> bool:
