@@ -35,6 +35,8 @@ def _fmt(x: float) -> str:
 def _cell(stat: Any) -> str:
     if not stat.stable:
         return "[red]unstable[/]"
+    if not stat.reliable:  # never an interval that cannot be right (docs/guarantees.md)
+        return f"[yellow]unreliable[/] ({_fmt(stat.mean)}; {escape(stat.note)})"
     if not math.isfinite(stat.lo):
         return _fmt(stat.mean)
     return escape(f"{_fmt(stat.mean)} [{_fmt(stat.lo)}, {_fmt(stat.hi)}]")
@@ -285,6 +287,7 @@ def plot_points(
                 lo=s.lo,
                 hi=s.hi,
                 stable=s.stable,
+                reliable=s.reliable,
             )
             for s in stats
         ]
@@ -292,7 +295,13 @@ def plot_points(
     stats = summarize(rows, [hue, x], y)
     points = [
         Point(
-            series=str(s.key[0]), x=float(s.key[1]), mean=s.mean, lo=s.lo, hi=s.hi, stable=s.stable
+            series=str(s.key[0]),
+            x=float(s.key[1]),
+            mean=s.mean,
+            lo=s.lo,
+            hi=s.hi,
+            stable=s.stable,
+            reliable=s.reliable,
         )
         for s in stats
     ]

@@ -64,7 +64,9 @@ def _table(rows: list[dict[str, Any]], metric: str) -> str:
     body = []
     for s in stats:
         keys = "".join(f'<td class="key">{html.escape(str(k))}</td>' for k in s.key)
-        if s.stable:
+        if s.stable and not s.reliable:
+            cell = f'<td>{_fmt(s.mean)}</td><td class="unstable">{html.escape(s.note)}</td>'
+        elif s.stable:
             cell = f"<td>{_fmt(s.mean)}</td><td>[{_fmt(s.lo)}, {_fmt(s.hi)}]</td>"
         else:
             cell = '<td class="unstable" colspan="2">unstable (no steady state)</td>'
