@@ -222,6 +222,9 @@ class RunSpec(_Spec):
     timeseries: Annotated[int, Field(ge=0)] = 500
     jobs: bool = False
     allow_unstable: bool = False
+    max_hours: Annotated[float, Field(gt=0)] = (
+        24.0  # refuse longer estimated runs (model/budget.py)
+    )
 
     @model_validator(mode="after")
     def _length(self) -> RunSpec:
