@@ -111,11 +111,13 @@ def build_report(directory: Path) -> str:
     if not rows:
         raise SchedlabError(f"{directory}: no stored runs to report")
     sections = []
+    # Saved specs are found by listing the folder, never by a path built from stored values.
     spec_dir = directory / "experiments"
+    saved = {p.name: p for p in spec_dir.glob("*.toml")} if spec_dir.is_dir() else {}
     names = sorted({r["experiment"] for r in rows})
     for name in names:
         mine = [r for r in rows if r["experiment"] == name]
-        spec_path = spec_dir / f"{name}.toml"
+        spec_path = saved.get(f"{name}.toml")
         parts = [f'<h2 id="{html.escape(name)}">{html.escape(name or "(runs)")}</h2>']
         stable = sum(bool(r["stable"]) for r in mine)
         parts.append(
@@ -124,7 +126,7 @@ def build_report(directory: Path) -> str:
         )
         metrics = ["mean_response_time"]
         plots: list[PlotSpec] = []
-        if spec_path.exists():
+        if spec_path is not None:
             import tomllib
 
             spec = ExperimentSpec.model_validate(tomllib.loads(spec_path.read_text()))
@@ -137,9 +139,9 @@ def build_report(directory: Path) -> str:
             parts.append(_figure(mine, plot, name))
         for path, title in (
             (spec_path, "Experiment spec"),
-            (spec_dir / f"{name}.base.toml", "Base simulation spec"),
+            (saved.get(f"{name}.base.toml"), "Base simulation spec"),
         ):
-            if path.exists():
+            if path is not None:
                 parts.append(
                     f"<h3>{title} ({html.escape(path.name)})</h3>"
                     f"<pre>{html.escape(path.read_text())}</pre>"
