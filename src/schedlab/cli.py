@@ -241,11 +241,12 @@ def demo(
         for policy in DEMO_POLICIES:
             r = results[(load, policy)]
             est = r["mean_response_time"]
-            cells.append(
-                escape(f"{est.mean:.4g} [{est.ci95[0]:.4g}, {est.ci95[1]:.4g}]")
-                if r.stable
-                else "[red]unstable[/]"
-            )
+            if not r.stable:
+                cells.append("[red]unstable[/]")
+            elif "mean_response_time" in r.unreliable:
+                cells.append(f"[yellow]unreliable[/] ({est.mean:.4g})")
+            else:
+                cells.append(escape(f"{est.mean:.4g} [{est.ci95[0]:.4g}, {est.ci95[1]:.4g}]"))
         table.add_row(f"{load:g}", *cells)
     out.print(table)
     paths = plot_demo(rows, out_dir)
