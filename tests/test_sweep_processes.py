@@ -75,7 +75,8 @@ def experiment(tmp_path: Path) -> Path:
     return path
 
 
-def test_kill_9_leaves_no_process_and_rerun_completes(experiment: Path, tmp_path: Path):
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+def test_kill_9_leaves_no_process_and_rerun_completes(experiment: Path, tmp_path: Path, sig):
     out = tmp_path / "out"
     proc = start(experiment, out, workers=2)
     sid = proc.pid
@@ -87,8 +88,10 @@ def test_kill_9_leaves_no_process_and_rerun_completes(experiment: Path, tmp_path
             assert time.monotonic() < deadline, "the sweep never started a run"
             time.sleep(0.05)
         assert len(session_members(sid)) >= 3  # parent, fork server, workers
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait()
+        os.kill(proc.pid, sig)
+        code = proc.wait()
+        if sig == signal.SIGTERM:  # handled like Ctrl-C: workers stopped, a one-line message
+            assert code == 130, proc.stdout.read()
         deadline = time.monotonic() + 10
         while session_members(sid) and time.monotonic() < deadline:
             time.sleep(0.1)
