@@ -180,3 +180,20 @@ def test_cli_table_never_prints_an_unreliable_interval(tmp_path):
     assert "unreliable" in line and "[" not in line.split("mean_response_time")[1]
     data = json.loads(CliRunner().invoke(app, ["simulate", "--spec", str(spec), "--json"]).output)
     assert data["reliable"] is False
+
+
+def test_plots_mark_unreliable_points(tmp_path):
+    """An unreliable point is drawn as a hollow marker without a band; its CSV row says so."""
+    import csv
+
+    from schedlab.report.figures import Point, line_plot
+
+    points = [
+        Point("FCFS", 0.3, 2.0, 1.9, 2.1),
+        Point("FCFS", 0.45, 20.4, -1.54, 42.3, reliable=False),
+        Point("FCFS", 0.6, float("nan"), float("nan"), float("nan"), stable=False),
+    ]
+    paths = line_plot(points, tmp_path / "fig", x="load", y="T", hue="policy", title="t", logy=True)
+    rows = list(csv.DictReader(paths[2].open()))
+    assert [r["reliable"] for r in rows] == ["True", "False", "False"]
+    assert [r["stable"] for r in rows] == ["True", "True", "False"]
