@@ -43,6 +43,7 @@ from schedlab.engine import constants as K
 TREND_T = 5.0  # slope / standard error
 TREND_GROWTH = 0.5  # slope * window length / mean level
 MAX_SATURATED_STATES = 200_000  # product of k // need over the classes, before truncation
+MAX_TYPES = 64  # more distinct sizes (e.g. an empirical demand): no exact limit is attempted
 
 
 @dataclass(frozen=True)
@@ -87,7 +88,7 @@ def _types(model, resource: int) -> list[tuple[float, float, object]] | None:
     for c in model.classes:
         dist = c.demand[resource]
         values = dist.values()
-        if values is None:
+        if values is None or np.unique(values).size > MAX_TYPES:
             return None
         probs = dist._p if isinstance(dist, Discrete) else np.full(values.size, 1.0 / values.size)
         types += [
