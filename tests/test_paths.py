@@ -72,3 +72,19 @@ def test_data_files_resolve_against_the_spec(tmp_path, monkeypatch):
     duration = spec.workload.classes[0].duration
     assert duration.file == folder / "sizes.csv"
     assert duration.mean == pytest.approx(2.0)
+
+
+def test_trace_path_resolves_against_the_spec(tmp_path, monkeypatch):
+    from schedlab.model.compile import compile_model
+
+    folder = tmp_path / "specs"
+    folder.mkdir()
+    rows = "\n".join(f"{i * 1.0},{1.0 + i % 3},{1 + i % 2}" for i in range(50))
+    (folder / "jobs.csv").write_text("arrival,duration,need\n" + rows + "\n")
+    (folder / "spec.toml").write_text(
+        '[cluster]\nservers = 4\n[workload]\narrivals = { process = "trace", path = "jobs.csv" }\n'
+        '[policy]\nname = "fcfs"\n'
+    )
+    monkeypatch.chdir(tmp_path)
+    model = compile_model(load_spec(folder / "spec.toml"))
+    assert len(model.trace.arrival) == 50
