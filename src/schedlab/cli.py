@@ -61,7 +61,7 @@ def _fmt(x: float) -> str:
     return f"{x:.6g}"
 
 
-def print_result(result: Any) -> None:
+def print_result(result: Any, *, transient: bool = False) -> None:
     head = Table.grid(padding=(0, 2))
     head.add_row("policy", f"{result.policy} ({result.family} family)")
     head.add_row("load", f"{result.load:.4g}  (arrival rate {result.rate:.6g})")
@@ -79,17 +79,25 @@ def print_result(result: Any) -> None:
     )
     head.add_row("stable", "yes" if result.stable else f"[bold red]NO[/]: {result.instability}")
     out.print(head)
-    if not result.stable:
-        out.print("[yellow]Means of an unstable run estimate nothing; they are not shown.[/]")
+    if not result.stable and not transient:
+        out.print(
+            "[yellow]Means of an unstable run estimate nothing; they are not shown "
+            "(--allow-unstable shows their transient averages).[/]"
+        )
         return
     table = Table(show_header=True, header_style="bold")
     table.add_column("metric")
     table.add_column("mean", justify="right")
     table.add_column("95% CI", justify="right")
-    for name, est in result.metrics.items():
-        table.add_row(
-            escape(name), _fmt(est.mean), escape(f"[{_fmt(est.ci95[0])}, {_fmt(est.ci95[1])}]")
-        )
+    shown = result.metrics if result.stable else result.transient
+    for name, est in shown.items():
+        if name in result.unreliable:
+            interval = f"[yellow]unreliable[/]: {escape(result.unreliable[name])}"
+        else:
+            interval = escape(f"[{_fmt(est.ci95[0])}, {_fmt(est.ci95[1])}]")
+        table.add_row(escape(name), _fmt(est.mean), interval)
+    if not result.stable:
+        out.print("[yellow]Transient averages over the window (no steady state: not estimates):[/]")
     out.print(table)
     for w in result.warnings:
         err.print(f"[yellow]warning:[/] {w}", highlight=False)
@@ -150,9 +158,9 @@ def simulate(
         else:
             pq.write_table(result.timeseries, timeseries_out)
     if as_json:
-        sys.stdout.write(json.dumps(result.to_dict()) + "\n")
+        sys.stdout.write(json.dumps(result.to_dict(transient=allow_unstable)) + "\n")
     else:
-        print_result(result)
+        print_result(result, transient=allow_unstable)
 
 
 @app.command()
@@ -233,11 +241,12 @@ def demo(
         for policy in DEMO_POLICIES:
             r = results[(load, policy)]
             est = r["mean_response_time"]
-            cells.append(
-                escape(f"{est.mean:.4g} [{est.ci95[0]:.4g}, {est.ci95[1]:.4g}]")
-                if r.stable
-                else "[red]unstable[/]"
-            )
+            if not r.stable:
+                cells.append("[red]unstable[/]")
+            elif "mean_response_time" in r.unreliable:
+                cells.append(f"[yellow]unreliable[/] ({est.mean:.4g})")
+            else:
+                cells.append(escape(f"{est.mean:.4g} [{est.ci95[0]:.4g}, {est.ci95[1]:.4g}]"))
         table.add_row(f"{load:g}", *cells)
     out.print(table)
     paths = plot_demo(rows, out_dir)

@@ -76,6 +76,7 @@ def plot_demo(rows: list[DemoRow], out: Path) -> list[Path]:
                 lo=est.ci95[0],
                 hi=est.ci95[1],
                 stable=r.result.stable,
+                reliable="mean_response_time" not in r.result.unreliable,
             )
         )
     limit = fcfs_limit()

@@ -35,6 +35,8 @@ def _fmt(x: float) -> str:
 def _cell(stat: Any) -> str:
     if not stat.stable:
         return "[red]unstable[/]"
+    if not stat.reliable:  # never an interval that cannot be right (docs/guarantees.md)
+        return f"[yellow]unreliable[/] ({_fmt(stat.mean)}; {escape(stat.note)})"
     if not math.isfinite(stat.lo):
         return _fmt(stat.mean)
     return escape(f"{_fmt(stat.mean)} [{_fmt(stat.lo)}, {_fmt(stat.hi)}]")
@@ -54,12 +56,23 @@ def run(
         Path | None,
         typer.Option("--out", help="Result directory (default: out/<experiment name>)."),
     ] = None,
+    cluster_security: Annotated[
+        Path | None,
+        typer.Option(
+            help="TOML or YAML file with tls_ca_file, tls_client_cert, tls_client_key for a "
+            "TLS Dask cluster (docs/guarantees.md#dask)."
+        ),
+    ] = None,
 ) -> None:
     """Run a sweep; finished runs are stored as they end, stored runs are never rerun."""
     from schedlab.experiments.runner import run_tasks
+    from schedlab.experiments.security import load_security
     from schedlab.experiments.spec import load_experiment
     from schedlab.experiments.store import ResultStore
 
+    if cluster_security is not None and cluster is None:
+        fail("--cluster-security needs --cluster")
+    security = load_security(cluster_security) if cluster_security is not None else None
     exp = load_experiment(experiment)
     target = out_dir or Path("out") / exp.spec.name
     store = ResultStore(target)
@@ -94,9 +107,11 @@ def run(
             store,
             workers=workers,
             cluster=cluster,
+            security=security,
             progress=lambda done, total: bar.update(task, completed=done, total=total),
         )
-    out.print(f"{summary.ran} runs done, {summary.cached} already stored")
+    by_other = f", {summary.elsewhere} stored by another sweep" if summary.elsewhere else ""
+    out.print(f"{summary.ran} runs done, {summary.cached} already stored{by_other}")
     rows = store.read(sorted({t.hash for t in tasks}))
     _print_summary(rows, list(exp.spec.outputs.metrics))
 
@@ -285,6 +300,7 @@ def plot_points(
                 lo=s.lo,
                 hi=s.hi,
                 stable=s.stable,
+                reliable=s.reliable,
             )
             for s in stats
         ]
@@ -292,7 +308,13 @@ def plot_points(
     stats = summarize(rows, [hue, x], y)
     points = [
         Point(
-            series=str(s.key[0]), x=float(s.key[1]), mean=s.mean, lo=s.lo, hi=s.hi, stable=s.stable
+            series=str(s.key[0]),
+            x=float(s.key[1]),
+            mean=s.mean,
+            lo=s.lo,
+            hi=s.hi,
+            stable=s.stable,
+            reliable=s.reliable,
         )
         for s in stats
     ]

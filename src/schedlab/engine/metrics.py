@@ -7,10 +7,8 @@ arrivals for per-job metrics. Each metric's 95% interval is the Student-t interv
 means (B - 1 degrees of freedom) around the overall estimate. Quantiles get a sectioning interval
 from the batch quantiles.
 
-Instability (DESIGN.md: "flags instability (queue growing linearly in the second half) instead of
-printing a meaningless mean"): the time-averaged number in system over the batches of the second
-half of the window is tested for a monotone trend (Kendall's tau >= 0.6, one-sided p < 0.01) that
-is also large (the last three batches exceed the first three by more than 20% of the level).
+Instability: :func:`schedlab.engine.stability.trend` (a regression of the number in system over
+the window); known stability limits are applied where the result is assembled (simulation/simulate.py).
 """
 
 from __future__ import annotations
@@ -23,6 +21,7 @@ import numpy as np
 from scipy import stats
 
 from schedlab.engine import constants as K
+from schedlab.engine.stability import trend
 from schedlab.engine.state import State
 
 QUANTILES = (0.5, 0.9, 0.99)
@@ -119,27 +118,6 @@ def _time_metric(acc: np.ndarray, column: int, scale: float = 1.0) -> Estimate:
     return t_interval(float(acc[:, column].sum() / total / scale), per_batch)
 
 
-def instability(acc: np.ndarray) -> str | None:
-    """A reason string when the number in system grows through the second half, else None."""
-    time = acc[:, K.A_TIME]
-    if np.any(time <= 0):
-        return None
-    level = acc[:, K.A_SYSTEM] / time
-    half = level[level.size // 2 :]
-    if half.size < 6:
-        return None
-    tau, p_two_sided = stats.kendalltau(np.arange(half.size), half)
-    if not math.isfinite(tau) or tau < 0.6 or p_two_sided / 2 > 0.01:
-        return None
-    first, last = half[:3].mean(), half[-3:].mean()
-    if last - first <= 0.2 * max(half.mean(), 1.0):
-        return None
-    return (
-        f"number in system grows through the second half of the run ({first:.4g} -> "
-        f"{last:.4g}, Kendall tau {tau:.2f}): no steady state at this load"
-    )
-
-
 @dataclass(frozen=True)
 class RunMetrics:
     metrics: dict[str, Estimate]
@@ -222,7 +200,7 @@ def compute_metrics(
         "events": int(ctr[K.EVENTS]),
     }
     warnings: list[str] = []
-    reason = instability(acc)
+    reason = trend(acc)
     stuck = ctr[K.N_WAITING] + ctr[K.N_RUNNING]
     if stuck and ctr[K.DRAIN] and reason is None:
         reason = f"{stuck} jobs were never completed: the policy left them waiting forever"

@@ -4,9 +4,15 @@ Columns: ``spec_hash``, ``experiment``, ``point``, axis values (dotted spec path
 ``workload.load``), convenience columns (``policy``, ``family``, ``load``, ``arrival_rate``,
 ``seed``, ``replication``, ``arrivals``, and ``axes``: a JSON list of the axis columns), every
 metric as ``<name>``, ``<name>_lo``, ``<name>_hi`` (95% interval), ``stable``, ``instability``,
-``events``, ``wall_s``, ``schedlab_version``, ``code_hash``, ``spec_json``. An unstable run keeps
-its raw means (for diagnosis) with ``stable = false``; aggregation and plots never average them
-into a finite mean.
+``reliable``, ``unreliability``, ``long_enough``, ``events``, ``wall_s``, ``schedlab_version``,
+``code_hash``, ``spec_json``.
+
+An unstable run (``stable = false``, reason in ``instability``) stores NaN in the columns of every
+metric without a steady-state meaning (response times, numbers in system...), so no query can
+print or average a number for it (``avg`` over a NaN is NaN). ``reliable = false`` marks a stable
+run whose interval of some metric cannot be taken as an estimate (engine/reliability.py);
+``unreliability`` says which metrics and why; ``long_enough`` is false when the run is shorter
+than the relaxation-time rule.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ import json
 import math
 from typing import Any
 
+from schedlab.engine.reliability import describe
 from schedlab.model.spec import SimulationSpec
 from schedlab.simulation.result import Result
 
@@ -36,8 +43,11 @@ def spec_hash(spec: SimulationSpec, replication: int = 0) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:20]
 
 
-def _num(x: float) -> float | None:
-    return float(x) if math.isfinite(x) else None
+def _num(x: float, stable: bool = True) -> float | None:
+    """Finite values as they are; NaN for an unstable run's masked metrics; else null."""
+    if math.isfinite(x):
+        return float(x)
+    return None if stable else math.nan
 
 
 def run_record(
@@ -68,12 +78,15 @@ def run_record(
         row[name] = value
     row["axes"] = json.dumps(list(axes or {}))
     for name, est in result.metrics.items():
-        row[name] = _num(est.mean)
-        row[f"{name}_lo"] = _num(est.ci95[0])
-        row[f"{name}_hi"] = _num(est.ci95[1])
+        row[name] = _num(est.mean, result.stable)
+        row[f"{name}_lo"] = _num(est.ci95[0], result.stable)
+        row[f"{name}_hi"] = _num(est.ci95[1], result.stable)
     row.update(
         stable=result.stable,
         instability=result.instability or "",
+        reliable=result.reliable,
+        unreliability=describe(result.unreliable) or ("unstable" if not result.stable else ""),
+        long_enough=result.too_short is None,
         events=result.events,
         wall_s=result.wall_s,
         loop_s=result.loop_s,

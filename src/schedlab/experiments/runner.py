@@ -3,6 +3,11 @@
 A run is a (spec, replication) pair identified by its hash. Runs already in the store are skipped,
 so an interrupted sweep resumes where it stopped. Results do not depend on where a run executes:
 every random number comes from the run's own seed and replication (common random numbers).
+
+Several sweeps may share a result directory: each run is claimed before it is computed
+(experiments/claims.py), a sweep skips runs another live sweep is computing and waits for them to
+be stored (taking them over if that sweep dies), so every run is computed and stored once. Local
+workers die with the sweep (kill -9, SIGTERM or Ctrl-C of ``schedlab run``).
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ import json
 import multiprocessing
 import os
 import signal
+import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -18,11 +24,13 @@ from pathlib import Path
 from typing import Any
 
 from schedlab.errors import SchedlabError
+from schedlab.experiments.claims import Claims, worker_init
 from schedlab.experiments.records import canonical_json, spec_hash
 from schedlab.experiments.store import ResultStore
 from schedlab.model.spec import SimulationSpec
 
 Progress = Callable[[int, int], None]  # (runs finished, runs to do)
+CLAIM_POLL_S = 0.5  # how often a sweep looks for runs another sweep is computing
 
 
 class RunFailed(SchedlabError):
@@ -89,6 +97,7 @@ class Summary:
     total: int
     cached: int
     ran: int
+    elsewhere: int = 0  # stored meanwhile by another sweep on the same directory
 
 
 def default_workers() -> int:
@@ -101,9 +110,13 @@ def run_tasks(
     *,
     workers: int | None = None,
     cluster: str | None = None,
+    security: Any = None,
     progress: Progress | None = None,
 ) -> Summary:
-    """Run every task whose hash is not yet stored; store each record as soon as it exists."""
+    """Run every task whose hash is not yet stored; store each record as soon as it exists.
+
+    Runs claimed by another live sweep are left to it; this call returns once every task is
+    stored (computing those whose claimer died)."""
     store.ensure_writable()
     done = store.done()
     unique: dict[str, Task] = {}
@@ -113,35 +126,70 @@ def run_tasks(
     summary = Summary(total=len(unique), cached=len(unique) - len(todo), ran=0)
     if not todo:
         return summary
+    claims = Claims(store.root)
 
-    def finished(row: dict[str, Any] | None) -> None:
-        if row is not None:  # None: a local worker stored it itself
-            store.write(row)
-        summary.ran += 1
+    def finished(ran: bool) -> None:
+        summary.ran += ran
         if progress is not None:
-            progress(summary.ran, len(todo))
+            progress(summary.ran + summary.elsewhere, len(todo))
 
     if progress is not None:
         progress(0, len(todo))
+    previous = signal.getsignal(signal.SIGTERM) if _main_thread() else None
+    if previous is not None:
+        signal.signal(signal.SIGTERM, _terminate)
     try:
-        if cluster is not None:
-            _run_dask(todo, cluster, finished)
-        elif (workers or default_workers()) == 1:
-            for task in todo:
-                finished(execute(task))
-        else:
-            _run_pool(todo, workers or default_workers(), store.root, finished)
+        pending = todo
+        while pending:
+            if cluster is not None:
+                _run_dask(pending, cluster, security, store, claims, finished)
+            elif (workers or default_workers()) == 1 or len(pending) == 1:
+                for task in pending:
+                    finished(execute_and_store(task, str(store.root)))
+            else:
+                _run_pool(pending, workers or default_workers(), store.root, finished)
+            pending = _wait_for_others(pending, store, claims, summary, finished)
     except KeyboardInterrupt:
         raise Interrupted(
             f"interrupted: {summary.ran} of {len(todo)} runs finished and stored in {store.root}; "
             "rerun the same command to complete the sweep"
         ) from None
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
     return summary
 
 
-def _ignore_sigint() -> None:
-    """Workers leave Ctrl-C to the parent, which stops them (no traceback from every worker)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+def _main_thread() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
+
+
+def _terminate(signum: int, frame: Any) -> None:
+    """SIGTERM stops a sweep like Ctrl-C: workers stopped, finished runs kept."""
+    raise KeyboardInterrupt
+
+
+def _wait_for_others(
+    tasks: list[Task],
+    store: ResultStore,
+    claims: Claims,
+    summary: Summary,
+    finished: Callable[[bool], None],
+) -> list[Task]:
+    """Wait until the tasks another sweep claimed are stored; those whose claimer is gone
+    (stale claims) are returned to be computed here."""
+    waiting = [t for t in tasks if not store.has(t.hash)]
+    while True:
+        stored = [t for t in waiting if store.has(t.hash)]
+        for _ in stored:
+            summary.elsewhere += 1
+            finished(False)
+        waiting = [t for t in waiting if not store.has(t.hash)]
+        if not any(claims.busy(t.hash) for t in waiting):
+            return waiting
+        time.sleep(CLAIM_POLL_S)
 
 
 PRELOAD = [
@@ -162,20 +210,31 @@ def _context() -> multiprocessing.context.BaseContext:
     return context
 
 
-def execute_and_store(task: Task, root: str) -> None:
-    """Run one task and store its record from the worker (local pools: the parent then has no
-    per-run work left to take CPU from the workers)."""
+def execute_and_store(task: Task, root: str) -> bool:
+    """Claim, run and store one task (in the worker for local pools: the parent then has no
+    per-run work left to take CPU from the workers). False when another process holds it."""
     from schedlab.experiments.store import ResultStore
 
-    ResultStore(root).write(execute(task))
+    store = ResultStore(root)
+    claims = Claims(root)
+    if not claims.take(task.hash):
+        return False
+    try:
+        if store.has(task.hash):  # stored between our listing and our claim
+            return False
+        store.write(execute(task))
+    finally:
+        claims.release(task.hash)
+    return True
 
 
-def _run_pool(
-    todo: list[Task], workers: int, root: Path, finished: Callable[[dict[str, Any] | None], None]
-) -> None:
+def _run_pool(todo: list[Task], workers: int, root: Path, finished: Callable[[bool], None]) -> None:
     context = _context()
     pool = ProcessPoolExecutor(
-        max_workers=min(workers, len(todo)), mp_context=context, initializer=_ignore_sigint
+        max_workers=min(workers, len(todo)),
+        mp_context=context,
+        initializer=worker_init,
+        initargs=(os.getpid(),),
     )
     pending: set[Future] = set()
     try:
@@ -183,8 +242,7 @@ def _run_pool(
         while pending:
             complete, pending = wait(pending, return_when=FIRST_COMPLETED)
             for fut in complete:
-                fut.result()
-                finished(None)
+                finished(fut.result())
     finally:
         if pending:  # interrupted or failed: stop the workers now, keep what is stored
             for process in list(getattr(pool, "_processes", {}).values()):
@@ -192,19 +250,66 @@ def _run_pool(
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _run_dask(todo: list[Task], address: str, finished: Callable[[dict[str, Any]], None]) -> None:
+def _run_dask(
+    todo: list[Task],
+    address: str,
+    security: Any,
+    store: ResultStore,
+    claims: Claims,
+    finished: Callable[[bool], None],
+) -> None:
+    """Run on a Dask cluster; the parent claims, checks and stores every returned row."""
     from dask.distributed import Client, as_completed
 
     try:
-        client = Client(address, timeout="10s")
+        client = Client(address, timeout="10s", security=security)
     except (OSError, TimeoutError) as exc:
         raise SchedlabError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
+    mine = [t for t in todo if claims.take(t.hash)]
     try:
-        futures = client.map(execute, todo, pure=False)
+        futures = {client.submit(execute, t, pure=False): t for t in mine}
         for fut in as_completed(futures):
-            finished(fut.result())
+            task = futures[fut]
+            store.write(checked_row(task, fut.result()))
+            claims.release(task.hash)
+            finished(True)
     finally:
+        for task in mine:
+            claims.release(task.hash)
         client.close()
+
+
+class BadWorkerRow(SchedlabError):
+    """A row returned by a Dask worker does not answer the task it was sent."""
+
+
+def checked_row(task: Task, row: Any) -> dict[str, Any]:
+    """``row`` if it answers ``task``: its identity (spec hash recomputed here from the task, never
+    taken from the worker; the canonical spec, replication, experiment and point) must be the
+    task's, and every value a plain scalar. Anything else is refused (docs/guarantees.md)."""
+    expected = {
+        "spec_hash": task.hash,
+        "spec_json": canonical_json(_parse(task.spec_json)),
+        "replication": task.replication,
+        "experiment": task.experiment,
+        "point": task.point,
+    }
+    if not isinstance(row, dict):
+        raise BadWorkerRow(f"a Dask worker returned {type(row).__name__}, not a run record")
+    for name, value in expected.items():
+        if row.get(name) != value:
+            raise BadWorkerRow(
+                f"a Dask worker returned a row whose {name} does not match its task "
+                f"(run {task.hash}); nothing of it was stored"
+            )
+    for name, value in row.items():
+        if not isinstance(name, str) or not (
+            value is None or isinstance(value, bool | int | float | str)
+        ):
+            raise BadWorkerRow(
+                f"a Dask worker returned a row with a non-scalar field {name!r} (run {task.hash})"
+            )
+    return row
 
 
 def run_specs(

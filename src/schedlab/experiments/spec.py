@@ -43,6 +43,7 @@ from schedlab.model.spec import (
     SimulationSpec,
     parse_spec,
     read_toml,
+    resolve_paths,
     spec_error_from_validation,
 )
 
@@ -68,7 +69,8 @@ class Outputs(BaseModel):
 class ExperimentSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    name: Annotated[str, Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")]
+    # a directory name under out/: no separators, no "." or ".." (issue 15 item 6)
+    name: Annotated[str, Field(min_length=1, pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")]
     base: str | dict[str, Any]
     sweep: dict[str, list[Any]] = Field(default_factory=dict)
     variants: list[dict[str, Any]] = Field(default_factory=list)
@@ -175,6 +177,8 @@ class Experiment:
                 values = dict(zip(axes, combo, strict=True))
                 for axis, value in values.items():
                     set_field(data, axis, value)
+                if self.path is not None:  # data files named by axes or variants
+                    data = resolve_paths(data, self.path.parent)
                 where = ", ".join(f"{a}={v}" for a, v in values.items())
                 label = variant["label"]
                 try:
@@ -249,7 +253,8 @@ def load_experiment(path: str | Path) -> Experiment:
     if isinstance(spec.base, str):
         base_path = (p.parent / spec.base).resolve()
         base, _ = read_toml(base_path)
+        base = resolve_paths(base, base_path.parent)
     else:
-        base = spec.base
+        base = resolve_paths(spec.base, p.parent)
     _check_axes(spec, base, str(p))
     return Experiment(spec=spec, base=base, source=source, path=p)

@@ -3,6 +3,9 @@
 * One replication per point: the run's own batch-means interval.
 * Several replications: the mean of the replication means with a Student-t interval.
 * A point with any unstable replication is unstable: no finite mean is reported for it.
+* A stable point is unreliable (``reliable = False``, reason in ``note``) when its interval cannot
+  be taken as an estimate (engine/reliability.py: lower bound <= 0 for a positive metric,
+  half-width over 50% of the mean) or one of its runs is shorter than the relaxation-time rule.
 * Paired comparisons (difference or ratio to a reference) pair runs of the same point and
   replication, which saw the same job sequence (common random numbers), and take the t-interval
   of the per-replication differences/ratios. With one replication they fall back to combining the
@@ -14,12 +17,14 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from schedlab.engine.metrics import t_interval
+
+from schedlab.engine.reliability import interval_problem
 
 
 @dataclass(frozen=True)
@@ -31,6 +36,21 @@ class PointStat:
     hi: float
     stable: bool
     note: str = ""
+    reliable: bool = True
+
+
+def _short(members: Sequence[dict[str, Any]]) -> str | None:
+    if all(r.get("long_enough", True) is not False for r in members):
+        return None
+    return "run shorter than the relaxation-time rule"
+
+
+def _judged(stat: PointStat, metric: str, members: Sequence[dict[str, Any]]) -> PointStat:
+    """``stat`` marked unreliable when its interval or its runs say so."""
+    why = interval_problem(metric, stat.mean, stat.lo, stat.hi) or _short(members)
+    if why is None:
+        return stat
+    return replace(stat, reliable=False, note=f"unreliable: {why}")
 
 
 def _t_interval(values: np.ndarray) -> tuple[float, float, float]:
@@ -73,19 +93,24 @@ def summarize(rows: Sequence[dict[str, Any]], by: Sequence[str], metric: str) ->
         if len(members) == 1:
             r = members[0]
             out.append(
-                PointStat(
-                    key,
-                    1,
-                    _value(r, metric),
-                    _value(r, f"{metric}_lo"),
-                    _value(r, f"{metric}_hi"),
-                    True,
-                    "batch means",
+                _judged(
+                    PointStat(
+                        key,
+                        1,
+                        _value(r, metric),
+                        _value(r, f"{metric}_lo"),
+                        _value(r, f"{metric}_hi"),
+                        True,
+                        "batch means",
+                    ),
+                    metric,
+                    members,
                 )
             )
             continue
         mean, lo, hi = _t_interval(np.array([_value(r, metric) for r in members]))
-        out.append(PointStat(key, len(members), mean, lo, hi, True, "t over replications"))
+        stat = PointStat(key, len(members), mean, lo, hi, True, "t over replications")
+        out.append(_judged(stat, metric, members))
     return out
 
 
@@ -126,11 +151,14 @@ def compare(
                     PointStat(full_key, len(pairs), math.nan, math.nan, math.nan, False, "unstable")
                 )
                 continue
+            short = _short([r for pair in pairs for r in pair])
+            flag = {"reliable": False, "note": f"unreliable: {short}"} if short else {}
             xa = np.array([_value(a, metric) for a, _ in pairs])
             xb = np.array([_value(b, metric) for _, b in pairs])
             if len(pairs) >= 2:
                 mean, lo, hi = _t_interval(xa / xb if ratio else xa - xb)
-                out.append(PointStat(full_key, len(pairs), mean, lo, hi, True, "paired t"))
+                stat = PointStat(full_key, len(pairs), mean, lo, hi, True, "paired t")
+                out.append(replace(stat, **flag))
                 continue
             a, b = pairs[0]
             ha = (_value(a, f"{metric}_hi") - _value(a, f"{metric}_lo")) / 2
@@ -150,6 +178,7 @@ def compare(
                     float(mean + half),
                     True,
                     "independent intervals (conservative)",
+                    **flag,
                 )
             )
     return out

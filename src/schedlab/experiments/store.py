@@ -59,6 +59,10 @@ class ResultStore:
             hashes.add(path.stem)
         return hashes
 
+    def has(self, spec_hash: str) -> bool:
+        """Whether the run is stored (its file exists; written atomically, so it is whole)."""
+        return (self.runs / f"{spec_hash}.parquet").is_file()
+
     def write(self, row: dict[str, Any]) -> Path:
         self.runs.mkdir(parents=True, exist_ok=True)
         final = self.runs / f"{row['spec_hash']}.parquet"

@@ -22,6 +22,7 @@ import numpy as np
 from pydantic import BaseModel, ValidationError
 
 from schedlab.errors import SpecError
+from schedlab.model.budget import check_budget
 from schedlab.model.distributions import Fixed, _Dist
 from schedlab.model.spec import (
     Family,
@@ -363,6 +364,7 @@ def compile_model(spec: SimulationSpec) -> CompiledModel:
             "simulate it anyway",
             field=which,
         )
+    check_budget(spec, rate, None if trace is None else len(trace.arrival))
     model = CompiledModel(
         spec=spec,
         family=family,

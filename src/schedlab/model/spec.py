@@ -222,6 +222,9 @@ class RunSpec(_Spec):
     timeseries: Annotated[int, Field(ge=0)] = 500
     jobs: bool = False
     allow_unstable: bool = False
+    max_hours: Annotated[float, Field(gt=0)] = (
+        24.0  # refuse longer estimated runs (model/budget.py)
+    )
 
     @model_validator(mode="after")
     def _length(self) -> RunSpec:
@@ -386,10 +389,26 @@ def read_toml(path: str | Path) -> tuple[dict[str, Any], str]:
         raise SpecError(f"malformed TOML: {message}", file=str(p), line=line) from None
 
 
+def resolve_paths(data: Any, directory: Path) -> Any:
+    """A copy of a spec dict with relative data-file paths (a trace's ``path``, an empirical
+    distribution's ``file``) made absolute against ``directory``, the spec file's folder (as a
+    sweep's ``base``): a spec means the same wherever it is run from."""
+    if isinstance(data, list):
+        return [resolve_paths(v, directory) for v in data]
+    if not isinstance(data, dict):
+        return data
+    out = {k: resolve_paths(v, directory) for k, v in data.items()}
+    key = "file" if out.get("dist") == "empirical" else "path" if "process" in out else None
+    if key is not None and isinstance(out.get(key), str) and not Path(out[key]).is_absolute():
+        out[key] = str((directory / out[key]).resolve())
+    return out
+
+
 def load_spec(path: str | Path) -> SimulationSpec:
-    """Load and validate a simulation spec from a TOML file."""
+    """Load and validate a simulation spec from a TOML file (relative data files resolve
+    against the file's directory)."""
     data, source = read_toml(path)
-    return parse_spec(data, source=source, file=str(path))
+    return parse_spec(resolve_paths(data, Path(path).parent), source=source, file=str(path))
 
 
 @contextmanager

@@ -1,4 +1,5 @@
-"""Matplotlib figures with confidence bands; unstable points are marked, never plotted as values."""
+"""Matplotlib figures with confidence bands; unstable points are marked, never plotted as values;
+unreliable points (engine/reliability.py) are hollow markers off the line, without a band."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ class Point:
     lo: float
     hi: float
     stable: bool = True
+    reliable: bool = True
 
 
 def _minor_label(value: float, _: object) -> str:
@@ -34,12 +36,12 @@ def _minor_label(value: float, _: object) -> str:
 def write_csv(points: Sequence[Point], path: Path, *, x: str, y: str, hue: str) -> Path:
     with path.open("w", newline="") as fh:
         w = csv.writer(fh)
-        w.writerow([hue, x, y, f"{y}_ci95_lo", f"{y}_ci95_hi", "stable"])
+        w.writerow([hue, x, y, f"{y}_ci95_lo", f"{y}_ci95_hi", "stable", "reliable"])
         for p in points:
             if p.stable:
-                w.writerow([p.series, p.x, p.mean, p.lo, p.hi, True])
+                w.writerow([p.series, p.x, p.mean, p.lo, p.hi, True, p.reliable])
             else:
-                w.writerow([p.series, p.x, "", "", "", False])
+                w.writerow([p.series, p.x, "", "", "", False, False])
     return path
 
 
@@ -59,10 +61,10 @@ def line_plot(
     """Plot y against x per series with 95% CI bands; writes PNG, SVG and the CSV behind them."""
     fig, ax = plt.subplots(figsize=(7.0, 4.5), dpi=120)
     series = list(dict.fromkeys(p.series for p in points))
-    unstable_drawn = False
+    unstable_drawn = unreliable_drawn = False
     for name in series:
         mine = sorted((p for p in points if p.series == name), key=lambda p: p.x)
-        good = [p for p in mine if p.stable and math.isfinite(p.mean)]
+        good = [p for p in mine if p.stable and p.reliable and math.isfinite(p.mean)]
         line = ax.plot([p.x for p in good], [p.mean for p in good], marker="o", ms=3.5, label=name)[
             0
         ]
@@ -76,6 +78,19 @@ def line_plot(
                 alpha=0.2,
                 linewidth=0,
             )
+        doubtful = [p for p in mine if p.stable and not p.reliable and math.isfinite(p.mean)]
+        if doubtful and not (logy and any(p.mean <= 0 for p in doubtful)):
+            ax.plot(
+                [p.x for p in doubtful],
+                [p.mean for p in doubtful],
+                linestyle="none",
+                marker="o",
+                ms=6,
+                mfc="none",
+                color=line.get_color(),
+                label=None if unreliable_drawn else "unreliable (interval not trustworthy)",
+            )
+            unreliable_drawn = True
         bad = [p for p in mine if not p.stable]
         if bad:
             ax.plot(

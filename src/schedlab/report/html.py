@@ -64,7 +64,9 @@ def _table(rows: list[dict[str, Any]], metric: str) -> str:
     body = []
     for s in stats:
         keys = "".join(f'<td class="key">{html.escape(str(k))}</td>' for k in s.key)
-        if s.stable:
+        if s.stable and not s.reliable:
+            cell = f'<td>{_fmt(s.mean)}</td><td class="unstable">{html.escape(s.note)}</td>'
+        elif s.stable:
             cell = f"<td>{_fmt(s.mean)}</td><td>[{_fmt(s.lo)}, {_fmt(s.hi)}]</td>"
         else:
             cell = '<td class="unstable" colspan="2">unstable (no steady state)</td>'
@@ -109,11 +111,13 @@ def build_report(directory: Path) -> str:
     if not rows:
         raise SchedlabError(f"{directory}: no stored runs to report")
     sections = []
+    # Saved specs are found by listing the folder, never by a path built from stored values.
     spec_dir = directory / "experiments"
+    saved = {p.name: p for p in spec_dir.glob("*.toml")} if spec_dir.is_dir() else {}
     names = sorted({r["experiment"] for r in rows})
     for name in names:
         mine = [r for r in rows if r["experiment"] == name]
-        spec_path = spec_dir / f"{name}.toml"
+        spec_path = saved.get(f"{name}.toml")
         parts = [f'<h2 id="{html.escape(name)}">{html.escape(name or "(runs)")}</h2>']
         stable = sum(bool(r["stable"]) for r in mine)
         parts.append(
@@ -122,7 +126,7 @@ def build_report(directory: Path) -> str:
         )
         metrics = ["mean_response_time"]
         plots: list[PlotSpec] = []
-        if spec_path.exists():
+        if spec_path is not None:
             import tomllib
 
             spec = ExperimentSpec.model_validate(tomllib.loads(spec_path.read_text()))
@@ -135,9 +139,9 @@ def build_report(directory: Path) -> str:
             parts.append(_figure(mine, plot, name))
         for path, title in (
             (spec_path, "Experiment spec"),
-            (spec_dir / f"{name}.base.toml", "Base simulation spec"),
+            (saved.get(f"{name}.base.toml"), "Base simulation spec"),
         ):
-            if path.exists():
+            if path is not None:
                 parts.append(
                     f"<h3>{title} ({html.escape(path.name)})</h3>"
                     f"<pre>{html.escape(path.read_text())}</pre>"

@@ -16,7 +16,7 @@ Checked against theory as well (analysis/srpt.py, analysis/theorem41.py): the si
 agrees with the M/G/1-SRPT formula at every load (Bonferroni-corrected batch-means intervals),
 and ServerFilling-SRPT lies between SRPT-1 and Theorem 4.1's upper bound. The figures overlay the
 analytic SRPT-1 (Fig. 2) and Theorem 4.1's bound as a ratio to SRPT-1 (Figs. 3, 4). Loads at
-which the run is shorter than RELAXATIONS relaxation times (~(1 - rho)^-2 mean sizes) are not
+which the run is shorter than 100 relaxation times (~(1 - rho)^-2 mean sizes) are not
 compared: such a run, started empty, is biased low (at rho = 0.999 even 10^7 arrivals are only ten
 relaxation times, so the simulated SRPT-1 there, as in the paper, underestimates the true value).
 """
@@ -30,6 +30,7 @@ from typing import Any
 from scipy import stats
 
 from schedlab.analysis.theorem41 import Theorem41Bounds, theorem41_bounds
+from schedlab.engine.reliability import relaxation_arrivals
 from schedlab.model.compile import compile_model
 from schedlab.model.spec import SimulationSpec, parse_spec
 from schedlab.report.figures import Point, line_plot
@@ -86,22 +87,20 @@ def bounds(load: float, sizes: str) -> Theorem41Bounds:
     return theorem41_bounds(compile_model(spec("server-filling-srpt", load, 1, sizes)))
 
 
-RELAXATIONS = 100  # judge a load only when the run spans this many relaxation times
 SCV = {"exponential": 1.0, "hyperexponential": 10.0}
 
 
 def long_enough(load: float, sizes: str, arrivals: int) -> bool:
-    """Whether ``arrivals`` span RELAXATIONS relaxation times of an M/G/1 at ``load``: about
+    """Whether ``arrivals`` span 100 relaxation times of an M/G/1 at ``load`` (reliability.py):
     (1 + C^2) / 2 / (1 - rho)^2 mean sizes (the heavy-traffic time scale of the workload)."""
-    relaxation = (1 + SCV[sizes]) / 2 / (1 - load) ** 2
-    return arrivals >= RELAXATIONS * relaxation
+    return arrivals >= relaxation_arrivals(load, SCV[sizes])
 
 
 def _theory_claims(runs: dict, loads: tuple[float, ...], sizes: str, arrivals: int) -> list[Claim]:
     """Simulated SRPT-1 vs the M/G/1-SRPT formula (the 95% half-widths widened to a joint 95%
     level over the loads, Bonferroni), and ServerFilling-SRPT within Theorem 4.1's bounds.
 
-    A run shorter than RELAXATIONS relaxation times (:func:`long_enough`) starts from empty and is
+    A run shorter than 100 relaxation times (:func:`long_enough`) starts from empty and is
     biased low beyond what its batch-means interval shows: those loads are reported, not
     judged."""
     judged = [load for load in loads if long_enough(load, sizes, arrivals)]

@@ -10,6 +10,7 @@ import numpy as np
 import pyarrow as pa
 
 from schedlab.engine.metrics import Estimate, t_interval
+from schedlab.engine.reliability import assess
 from schedlab.model.spec import SimulationSpec
 
 
@@ -19,8 +20,16 @@ class Result:
 
     ``metrics`` maps names (``mean_response_time``, ``mean_number_in_system``,
     ``utilization[servers]``, ``mean_response_time[<class>]`` ...) to :class:`Estimate`.
-    ``stable`` is False when the run shows no steady state (``instability`` says why); its means
-    are then not estimates of anything and are reported as unstable, never as finite numbers.
+    ``stable`` is False when the run shows no steady state (``instability`` says why: a known
+    stability limit, or the trend test of :mod:`schedlab.engine.stability`). The metrics that only
+    mean something in steady state (response and waiting times and their quantiles, numbers in
+    system and in queue) are then NaN with NaN intervals; their raw averages over the window are
+    kept apart in ``transient`` (not estimates of anything: they grow with the run length).
+    Throughput, utilization and reward rate stay: an overloaded system serves at its saturated
+    throughput, which they estimate.
+
+    ``unreliable`` maps each metric of a stable run that cannot be taken as an estimate to the
+    reason (:mod:`schedlab.engine.reliability`); ``reliable`` is True when there is none.
     """
 
     spec: SimulationSpec
@@ -39,6 +48,25 @@ class Result:
     timeseries: pa.Table
     jobs: pa.Table | None = None
     replications: list[Result] = field(default_factory=list)
+    too_short: str | None = None  # the relaxation-time rule's reason (engine/reliability.py)
+    transient: dict[str, Estimate] = field(default_factory=dict)
+    unreliable: dict[str, str] = field(init=False, default_factory=dict)
+
+    def __post_init__(self) -> None:
+        """An unstable run never carries a finite steady-state mean: move them to transient.
+        A stable run's metrics are checked for reliability."""
+        if self.stable:
+            self.unreliable = assess(self.metrics, self.too_short)
+            return
+        for name, est in list(self.metrics.items()):
+            if steady_state_only(name):
+                if math.isfinite(est.mean):
+                    self.transient[name] = est
+                self.metrics[name] = NO_ESTIMATE
+
+    @property
+    def reliable(self) -> bool:
+        return self.stable and not self.unreliable
 
     def __getitem__(self, name: str) -> Estimate:
         return self.metrics[name]
@@ -47,17 +75,23 @@ class Result:
     def events_per_second(self) -> float:
         return self.events / self.loop_s if self.loop_s > 0 else math.nan
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, *, transient: bool = False) -> dict[str, Any]:
         """JSON-ready: ``{"metrics": {name: {"mean", "ci95"}}, "stable", "events", "wall_s", ...}``.
 
-        Metrics of an unstable run are reported with mean null: they estimate nothing."""
-        metrics = {
-            name: (est.to_dict() if self.stable else {"mean": None, "ci95": [None, None]})
-            for name, est in self.metrics.items()
-        }
+        Steady-state metrics of an unstable run are reported with mean null: they estimate
+        nothing. ``transient=True`` adds ``"transient_averages"``: their raw window averages."""
+        metrics = {name: est.to_dict() for name, est in self.metrics.items()}
+        extra = (
+            {"transient_averages": {n: e.to_dict() for n, e in self.transient.items()}}
+            if transient
+            else {}
+        )
         return {
             "metrics": metrics,
+            **extra,
             "stable": self.stable,
+            "reliable": self.reliable,
+            "unreliable": self.unreliable,
             "events": self.events,
             "wall_s": round(self.wall_s, 6),
             "instability": self.instability,
@@ -71,12 +105,24 @@ class Result:
         }
 
 
+NO_ESTIMATE = Estimate(math.nan, (math.nan, math.nan))
+STEADY_STATE_ONLY = ("_response_time", "_waiting_time", "mean_number_in_")
+
+
+def steady_state_only(name: str) -> bool:
+    """Whether metric ``name`` has a meaning only in steady state (NaN for unstable runs)."""
+    base = name.split("[", 1)[0]
+    return base.endswith(STEADY_STATE_ONLY) or base.startswith(STEADY_STATE_ONLY)
+
+
 def combine_replications(reps: list[Result]) -> Result:
     """Independent replications: mean of the replication means with a Student-t interval."""
     first = reps[0]
     metrics: dict[str, Estimate] = {}
     for name in first.metrics:
-        values = np.array([r.metrics[name].mean for r in reps if name in r.metrics])
+        values = np.array(
+            [r.transient.get(name, r.metrics[name]).mean for r in reps if name in r.metrics]
+        )
         metrics[name] = t_interval(float(values.mean()), values)
     unstable = [r.instability for r in reps if not r.stable]
     counters = {k: sum(r.counters[k] for r in reps) for k in first.counters}
@@ -102,4 +148,5 @@ def combine_replications(reps: list[Result]) -> Result:
         timeseries=first.timeseries,
         jobs=first.jobs,
         replications=reps,
+        too_short=first.too_short,
     )

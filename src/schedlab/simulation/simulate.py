@@ -12,6 +12,8 @@ import pyarrow as pa
 
 from schedlab.engine import constants as K
 from schedlab.engine.metrics import compute_metrics
+from schedlab.engine.reliability import short_run
+from schedlab.engine.stability import limit_verdict
 from schedlab.engine.state import (
     VIOLATION_MESSAGES,
     EngineSettings,
@@ -156,6 +158,7 @@ def run_model(
         class_names=tuple(c.name for c in model.classes),
         loss=model.family == "loss",
     )
+    instability = limit_verdict(model) or computed.instability
     return Result(
         spec=model.spec,
         policy=model.policy.name,
@@ -163,8 +166,8 @@ def run_model(
         load=model.load,
         rate=model.rate,
         metrics=computed.metrics,
-        stable=computed.instability is None,
-        instability=computed.instability,
+        stable=instability is None,
+        instability=instability,
         events=int(st.ctr[K.EVENTS]),
         wall_s=time.perf_counter() - t0,
         loop_s=loop_s,
@@ -172,6 +175,7 @@ def run_model(
         warnings=computed.warnings,
         timeseries=timeseries_table(st, model),
         jobs=jobs_table(st, model) if run.jobs else None,
+        too_short=short_run(model, computed.counters["arrivals"]),
     )
 
 

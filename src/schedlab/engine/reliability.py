@@ -1,0 +1,99 @@
+"""Which estimates of a stable run can be trusted as estimates (issue 15 item 12).
+
+A metric of a stable run is *unreliable* when
+
+* its 95% interval reaches 0 or below for a positive metric (response times, number in system,
+  throughput, utilization) or below 0 for a nonnegative one (waiting time, number in queue,
+  reward rate, loss probability): the interval cannot be right;
+* its relative half-width exceeds ``MAX_RELATIVE_HALF_WIDTH`` (50%): the run says little more than
+  the order of magnitude;
+* the run is shorter than the relaxation-time rule: ``RELAXATIONS`` relaxation times of an M/G/1
+  at the run's load, about (1 + C^2) / 2 / (1 - rho)^2 mean sizes each (C^2 the squared coefficient
+  of variation of the job size, the heavy-traffic time scale; the rule the reproductions use,
+  reproduce/grosof2023.py). A shorter run starting from empty is biased low by more than its
+  batch-means interval shows.
+
+Unreliable values are kept (with the reason) but never shown or plotted as ordinary estimates:
+tables print ``unreliable`` with the reason, plots draw them as hollow markers without a band.
+"""
+
+from __future__ import annotations
+
+import math
+
+from schedlab.engine.metrics import Estimate
+
+RELAXATIONS = 100
+MAX_RELATIVE_HALF_WIDTH = 0.5
+POSITIVE = ("_response_time", "mean_number_in_system", "throughput", "utilization")
+
+
+def relaxation_arrivals(load: float, scv: float) -> float:
+    """Arrivals spanning RELAXATIONS relaxation times (1 + C^2) / 2 / (1 - rho)^2 at ``load``."""
+    if load >= 1:
+        return math.inf
+    return RELAXATIONS * (1 + scv) / 2 / (1 - load) ** 2
+
+
+def size_scv(model) -> float | None:
+    """C^2 of the job size demand x duration on the bottleneck resource (independent within a
+    class, mixed over the classes); None for trace workloads (no size distribution)."""
+    if model.trace is not None or not model.classes:
+        return None
+    r = max(range(len(model.resources)), key=lambda i: model.load_by_resource[model.resources[i]])
+    m1 = sum(c.probability * c.demand[r].mean * c.duration.mean for c in model.classes)
+    m2 = sum(
+        c.probability * c.demand[r].second_moment * c.duration.second_moment for c in model.classes
+    )
+    return m2 / (m1 * m1) - 1 if m1 > 0 else None
+
+
+def short_run(model, arrivals: int) -> str | None:
+    """The reason when ``arrivals`` is shorter than the relaxation-time rule (loss family and
+    trace workloads: no rule)."""
+    scv = size_scv(model)
+    if model.family == "loss" or scv is None:
+        return None
+    needed = relaxation_arrivals(model.load, scv)
+    if arrivals >= needed:
+        return None
+    return (
+        f"run of {arrivals:,} arrivals is shorter than {RELAXATIONS} relaxation times at load "
+        f"{model.load:.4g} ({needed:,.0f} arrivals): the mean is biased low beyond its interval"
+    )
+
+
+def is_positive(name: str) -> bool:
+    base = name.split("[", 1)[0]
+    return base.endswith(POSITIVE) or base.startswith(POSITIVE)
+
+
+def interval_problem(name: str, mean: float, lo: float, hi: float) -> str | None:
+    """Why an interval around ``mean`` cannot be taken as an estimate of metric ``name``."""
+    if not (math.isfinite(mean) and math.isfinite(lo) and math.isfinite(hi)):
+        return None
+    if is_positive(name) and lo <= 0:
+        return f"95% interval reaches {lo:.3g} for a positive quantity"
+    if lo < 0:
+        return f"95% interval reaches {lo:.3g} for a nonnegative quantity"
+    if mean > 0 and (hi - lo) / 2 > MAX_RELATIVE_HALF_WIDTH * mean:
+        return f"95% half-width is {(hi - lo) / 2 / mean:.0%} of the mean"
+    return None
+
+
+def assess(metrics: dict[str, Estimate], short: str | None) -> dict[str, str]:
+    """metric name -> reason, for every unreliable metric (all of them when the run is short)."""
+    out = {}
+    for name, est in metrics.items():
+        reason = interval_problem(name, est.mean, *est.ci95) or short
+        if reason is not None:
+            out[name] = reason
+    return out
+
+
+def describe(unreliable: dict[str, str]) -> str:
+    """One line: each reason once, with the metrics it concerns."""
+    by_reason: dict[str, list[str]] = {}
+    for name, reason in unreliable.items():
+        by_reason.setdefault(reason, []).append(name)
+    return "; ".join(f"{', '.join(names)}: {reason}" for reason, names in by_reason.items())
