@@ -108,10 +108,15 @@ def _finite(v: float) -> bool:
     return v is not None and math.isfinite(v)
 
 
+def _strip_row(rows: int) -> float:
+    """Height of one unstable-marker row: the strip takes at most a quarter of the axes."""
+    return min(_STRIP_ROW, 0.25 / rows)
+
+
 def _reserve_strip(ax, rows: int, logy: bool) -> float:
     """Raise the top of the y axis so ``rows`` marker rows fit above the data; returns the axes
     fraction where the strip starts."""
-    bottom = 1.0 - rows * _STRIP_ROW - 0.02
+    bottom = 1.0 - rows * _strip_row(rows) - 0.02
     lo, hi = ax.get_ylim()
     if logy:
         span = (math.log10(hi) - math.log10(lo)) / bottom
@@ -230,7 +235,7 @@ def line_plot(
         for i, (name, xs) in enumerate(unstable_rows):
             ax.plot(
                 xs,
-                [1.0 - (i + 0.5) * _STRIP_ROW] * len(xs),
+                [1.0 - (i + 0.5) * _strip_row(len(unstable_rows))] * len(xs),
                 linestyle="none",
                 marker="x",
                 ms=6,

@@ -64,7 +64,7 @@ figcaption { color: #555; font-size: 0.85rem; }
 .meta { color: #666; font-size: 0.85rem; } dl.prov { display: grid;
   grid-template-columns: max-content auto; gap: 0.2rem 1rem; font-size: 0.88rem; }
 dl.prov dt { color: #555; } dl.prov dd { margin: 0; }
-.summary li { margin: 0.2rem 0; }
+.summary li { margin: 0.2rem 0; } div.wide { overflow-x: auto; max-width: 100%; }
 """
 
 SCRIPT = """
@@ -258,7 +258,7 @@ def _block_html(table: WideTable, hue: str | None) -> str:
         body.append(
             f"<tr>{keys}{''.join(_cell_html(cells.get(s), table.ratio) for s in table.series)}</tr>"
         )
-    return f"<table><tr>{head}</tr>{''.join(body)}</table>"
+    return f"<div class='wide'><table><tr>{head}</tr>{''.join(body)}</table></div>"
 
 
 def _tables_html(
