@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import json
 import math
 import sys
@@ -60,6 +61,7 @@ def run(
     from schedlab.experiments.spec import load_experiment
     from schedlab.experiments.store import ResultStore
 
+    started = datetime.datetime.now(datetime.UTC)
     exp = load_experiment(experiment)
     target = out_dir or Path("out") / exp.spec.name
     store = ResultStore(target)
@@ -98,7 +100,29 @@ def run(
         )
     out.print(f"{summary.ran} runs done, {summary.cached} already stored")
     rows = store.read(sorted({t.hash for t in tasks}))
+    _record_sweep(target, exp.spec, rows, started)
     _print_summary(rows, list(exp.spec.outputs.metrics))
+
+
+def _record_sweep(
+    target: Path, spec: Any, rows: list[dict[str, Any]], started: datetime.datetime
+) -> None:
+    """experiment.json beside the runs (axes, metrics, provenance) for `schedlab report`."""
+    from schedlab.report.record import ExperimentRecord, provenance, write_record
+    from schedlab.report.sweep import swept_axes
+
+    wall = (datetime.datetime.now(datetime.UTC) - started).total_seconds()
+    write_record(
+        target,
+        ExperimentRecord(
+            name=spec.name,
+            kind="sweep",
+            scale=f"{spec.replications} replication(s) per point",
+            axes=swept_axes(rows),
+            metrics=list(spec.outputs.metrics),
+            provenance=provenance(started, wall),
+        ),
+    )
 
 
 def _axes(rows: list[dict[str, Any]]) -> list[str]:
@@ -232,10 +256,16 @@ def plot(
         ratio=ratio_to is not None,
         colors=policy_colors(everyone),
         names={n: policy_label(n) for n in everyone} if hue == "policy" else None,
-        title=f"{directory.name}: {label_of(label)}",
+        title=f"{_experiment_name(rows, directory)}: {label_of(label)}",
     )
     for p in paths:
         out.print(str(p))
+
+
+def _experiment_name(rows: list[dict[str, Any]], directory: Path) -> str:
+    """The experiment(s) the rows come from, else the directory's name (never a path)."""
+    names = sorted({str(r.get("experiment") or "") for r in rows} - {""})
+    return ", ".join(names) if names else directory.resolve().name
 
 
 def safe_name(text: str) -> str:
