@@ -180,3 +180,23 @@ def test_unstable_and_analytic_series_are_drawn_apart(tmp_path):
     )
     text = svg.read_text()
     assert label("mean_response_time") in text and label("load") in text
+
+
+def test_report_and_experiments_never_import_the_cli_layers():
+    """Layers import downward only: commands import report/, never the reverse (issue 11)."""
+    import ast
+
+    src = Path(__file__).resolve().parents[1] / "src" / "schedlab"
+    upward = ("schedlab.commands", "schedlab.cli", "schedlab.reproduce")
+    offenders = []
+    for path in [*(src / "report").glob("*.py"), *(src / "experiments").glob("*.py")]:
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
+            offenders += [f"{path.name}: {n}" for n in names if n.startswith(upward)]
+    assert not offenders

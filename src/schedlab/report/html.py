@@ -171,8 +171,11 @@ def _safe(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.=-]+", "_", text).strip("_")
 
 
-def _figures(directory: Path, record: ExperimentRecord | None) -> list[Path]:
-    """Every PNG of the directory (outside runs/), the experiment's declared ones first."""
+def _figures(
+    directory: Path, record: ExperimentRecord | None, made: Sequence[Path] = ()
+) -> list[Path]:
+    """Every PNG of the directory (outside runs/): the experiment's own first (those its record
+    names, then those its spec declares), then the others (e.g. made with `schedlab plot`)."""
     found = [
         p
         for p in sorted(directory.rglob("*.png"))
@@ -181,7 +184,7 @@ def _figures(directory: Path, record: ExperimentRecord | None) -> list[Path]:
         )
     ]
     first = [directory / f for f in (record.figures if record else []) if f.endswith(".png")]
-    return list(dict.fromkeys([p for p in first if p.exists()] + found))
+    return list(dict.fromkeys([p for p in [*first, *made] if p.exists()] + found))
 
 
 def _figure_html(directory: Path, png: Path) -> str:
@@ -405,7 +408,7 @@ def build_report(directory: Path) -> str:
         for i, plot in enumerate(declared):
             png = _plot_file(directory, mine, plot, _safe(f"report-{name}-{i + 1}"), colors)
             made += [png] if png else []
-    figures = _figures(directory, record)
+    figures = _figures(directory, record, made)
     if not figures:
         for name in experiments:
             mine = [r for r in rows if (r.get("experiment") or "") == name]
