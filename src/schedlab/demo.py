@@ -16,6 +16,7 @@ from schedlab.engine.result import Result
 from schedlab.engine.simulate import simulate
 from schedlab.model.spec import SimulationSpec, parse_spec, read_toml
 from schedlab.report.figures import Point, line_plot
+from schedlab.report.labels import policy_label
 
 DEMO_LOADS = (0.3, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
 DEMO_POLICIES = ("server-filling", "fcfs")
@@ -87,5 +88,6 @@ def plot_demo(rows: list[DemoRow], out: Path) -> list[Path]:
         hue="policy",
         title="k = 8, needs uniform on {1,2,4,8}, exponential sizes (paper 004 Fig. 2 setting)",
         logy=True,
-        vlines=[(limit, f"FCFS stability limit rho* = {limit:.4f} (exact)")],
+        names={p: policy_label(p) for p in DEMO_POLICIES},
+        vlines=[(limit, f"FCFS stability limit ρ* = {limit:.4f} (exact)")],
     )

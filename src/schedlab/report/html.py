@@ -250,6 +250,13 @@ def _table_html(whole: WideTable, hue: str | None) -> str:
     return "".join(parts)
 
 
+def _key_value(column: str, value: Any) -> str:
+    """A key cell: a file's name rather than its path (pages never show local paths)."""
+    if column.endswith(".path") and isinstance(value, str):
+        return Path(value).name
+    return str(value)
+
+
 def _block_html(table: WideTable, hue: str | None) -> str:
     head = "".join(f'<th class="key">{_e(label(k))}</th>' for k in table.keys)
     head += "".join(
@@ -257,7 +264,10 @@ def _block_html(table: WideTable, hue: str | None) -> str:
     )
     body = []
     for key, cells in table.rows:
-        keys = "".join(f'<td class="key">{_e(v)}</td>' for v in key)
+        keys = "".join(
+            f'<td class="key">{_e(_key_value(k, v))}</td>'
+            for k, v in zip(table.keys, key, strict=True)
+        )
         body.append(
             f"<tr>{keys}{''.join(_cell_html(cells.get(s), table.ratio) for s in table.series)}</tr>"
         )

@@ -41,6 +41,7 @@ LABELS: dict[str, str] = {
     "arrivals": "arrivals per run",
     "run.arrivals": "arrivals per run",
     "run.horizon": "horizon",
+    "workload.arrivals.path": "trace",
     "run.warmup": "warm-up fraction",
     "run.seed": "seed",
     "seed": "seed",
