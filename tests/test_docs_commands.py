@@ -134,11 +134,23 @@ def _quick_experiment(path: Path, scratch: Path) -> Path:
     return target
 
 
-def plan(command: DocCommand, scratch: Path) -> tuple[list[str] | None, str]:
-    """The argv to run (the venv's CLI, quick options), or None and the reason it is not run."""
+def outputs(command: DocCommand) -> set[str]:
+    """What the command writes (the values of its output options)."""
+    words, _ = _words(command.text)
+    return {words[i + 1] for i, w in enumerate(words[:-1]) if w in OUTPUT_OPTIONS}
+
+
+def plan(
+    command: DocCommand, scratch: Path, unmade: set[str] = frozenset()
+) -> tuple[list[str] | None, str]:
+    """The argv to run (the venv's CLI, quick options), or None and the reason it is not run.
+    ``unmade``: what skipped commands before this one would have written."""
     if command.skip:
         return None, command.skip
     words, comment = _words(command.text)
+    needed = sorted(unmade & set(words))
+    if needed:
+        return None, f"uses {', '.join(needed)}, written by a command that is not run"
     if ILLUSTRATIVE in comment:
         return None, f"marked illustrative: {comment}"
     if words[0] == "make":
@@ -203,11 +215,12 @@ def test_every_command_in_the_doc_runs(doc, tmp_path):
     scratch = _scratch(tmp_path)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), *sys.path])}
     env["SCHEDLAB_DATA"] = str(DATA)
-    ran, skipped = [], []
+    ran, skipped, unmade = [], [], set()
     for command in commands:
-        argv, reason = plan(command, scratch)
+        argv, reason = plan(command, scratch, unmade)
         if argv is None:
             skipped.append(f"{doc.name}:{command.line}: {reason}")
+            unmade |= outputs(command)
             continue
         start = time.perf_counter()
         done = subprocess.run(
