@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from schedlab.analysis.saturated import fcfs_saturated
 from schedlab.cli import app
 from schedlab.errors import SchedlabError
-from schedlab.experiments.compare import parse_loads, plan, workload_base
+from schedlab.experiments.compare import default_family, parse_loads, plan, workload_base
 
 runner = CliRunner()
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,7 +30,8 @@ def test_load_ranges_and_lists():
 
 
 def test_plan_takes_the_familys_policies_that_accept_the_model_and_the_bounds_that_apply():
-    base, stem = workload_base(QUICKSTART, servers=None, arrivals=1000, seed=1)
+    base, stem, named = workload_base(QUICKSTART, servers=None, arrivals=1000, seed=1)
+    assert named == "server-filling" and default_family(base, named) == "pooled"
     p = plan(f"compare-{stem}", base, "pooled", [0.5, 0.8])
     assert {"fcfs", "server-filling-srpt", "srpt-1", "max-weight"} <= set(p.policies)
     refused = {s.policy: s.reason for s in p.skipped}

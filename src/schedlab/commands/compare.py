@@ -41,7 +41,8 @@ def compare(
     family: Annotated[
         str | None,
         typer.Option(
-            help="Model family: pooled, packing or loss (default: the spec's, or pooled)."
+            help="Model family: pooled, packing or loss (default: the spec's model family, else "
+            "its policy's family, else pooled)."
         ),
     ] = None,
     loads: Annotated[
@@ -72,7 +73,7 @@ def compare(
 ) -> None:
     """Run every applicable built-in policy on a workload over a range of loads, with the
     analytic bounds that apply; write the ranked summary, figures and report to a directory."""
-    from schedlab.experiments.compare import parse_loads, plan, workload_base
+    from schedlab.experiments.compare import default_family, parse_loads, plan, workload_base
     from schedlab.experiments.runner import run_tasks
     from schedlab.experiments.store import ResultStore
     from schedlab.report.html import write_report
@@ -83,8 +84,8 @@ def compare(
     if fmt not in ("table", "csv", "json"):
         fail(f"--format must be table, csv or json, not '{fmt}'")
     started = datetime.datetime.now(datetime.UTC)
-    base, stem = workload_base(workload, servers=servers, arrivals=arrivals, seed=seed)
-    fam = family or base.get("model", {}).get("family") or "pooled"
+    base, stem, named = workload_base(workload, servers=servers, arrivals=arrivals, seed=seed)
+    fam = family or default_family(base, named)
     name = f"compare-{stem}"
     the_plan = plan(name, base, fam, parse_loads(loads), policy)
     target = out_dir or Path("out") / name

@@ -108,12 +108,27 @@ def parse_loads(text: str) -> list[float]:
     return sorted(set(loads))
 
 
+def default_family(base: dict[str, Any], policy: str | None) -> str:
+    """The spec's model family, else its policy's family, else pooled."""
+    from schedlab.policies.registry import get_policy
+
+    family = base.get("model", {}).get("family")
+    if family:
+        return str(family)
+    if policy:
+        try:
+            return get_policy(policy).family
+        except SpecError:
+            pass
+    return "pooled"
+
+
 def workload_base(
     path: Path, *, servers: int | None, arrivals: int | None, seed: int
-) -> tuple[dict[str, Any], str]:
-    """The spec (JSON form) of a workload file and its name: a simulation spec's cluster,
-    workload and model, or a canonical trace table replayed on ``servers`` (default: the
-    table's k)."""
+) -> tuple[dict[str, Any], str, str | None]:
+    """The spec (JSON form) of a workload file, its name and the policy it names: a simulation
+    spec's cluster, workload and model, or a canonical trace table replayed on ``servers``
+    (default: the table's k)."""
     if not path.exists():
         raise SchedlabError(f"{path}: no such file")
     run: dict[str, Any] = {"timeseries": 0, "check": False, "allow_unstable": True, "seed": seed}
@@ -137,12 +152,12 @@ def workload_base(
             "workload": {"arrivals": {"process": "trace", "path": str(path.resolve())}},
             "run": {**run, "warmup": 0.0},
         }
-        return base, path.stem
+        return base, path.stem, None
     from schedlab.model.spec import load_spec
 
     spec = load_spec(path)
     data = spec.model_dump(mode="json", by_alias=True, exclude_unset=True)
-    data.pop("policy", None)
+    policy = data.pop("policy", {}).get("name")
     data["workload"].pop("rate", None)
     data["run"] = {**data.get("run", {}), **run}
     data["run"].pop("replications", None)
@@ -151,7 +166,7 @@ def workload_base(
         data["run"].pop("horizon", None)
     if servers is not None:
         data["cluster"] = {"servers": servers}
-    return data, path.stem
+    return data, path.stem, policy
 
 
 def plan(
@@ -178,8 +193,16 @@ def plan(
             continue
         the_plan.policies.append(policy.name)
     if not the_plan.policies:
-        reasons = "; ".join(f"{s.policy}: {s.reason}" for s in the_plan.skipped)
-        raise SchedlabError(f"no {family}-family policy accepts this workload ({reasons})")
+        distinct = sorted({s.reason for s in the_plan.skipped})
+        reasons = (
+            f"all {len(the_plan.skipped)} refuse it: {distinct[0]}"
+            if len(distinct) == 1
+            else "; ".join(f"{s.policy}: {s.reason}" for s in the_plan.skipped)
+        )
+        raise SchedlabError(
+            f"no {family}-family policy accepts this workload ({reasons}); "
+            "is --family the right one?"
+        )
     _add_bounds(the_plan)
     return the_plan
 

@@ -110,7 +110,7 @@ def summary(
         if len(chosen) > 1 and best.hi >= chosen[1].lo:
             text += f" (its interval overlaps {policy_label(chosen[1].policy)}'s)"
         if ref is not None and ref.stable:
-            text += f", {ref.ratio_to_best:.2g}x below {policy_label(ref.policy)}"
+            text += f", {ref.ratio_to_best:.3g}x below {policy_label(ref.policy)}"
         elif ref is not None:
             text += f"; {policy_label(ref.policy)} is unstable"
         lines.append(text)
