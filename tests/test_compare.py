@@ -101,3 +101,32 @@ def test_compare_on_a_canonical_trace_table(tmp_path):
     assert {x.split(",")[2] for x in lines[header + 1 :]} == {"fcfs", "easy-backfill"}
     record = json.loads((out / "experiment.json").read_text())
     assert any("no analytic bound" in n for n in record["notes"])
+
+
+PACKING = """
+[cluster]
+servers = 3
+[workload]
+load = 0.5
+[[workload.classes]]
+demand = 0.6
+duration = {{ dist = "exponential", mean = 1.0 }}
+[policy]
+name = "{policy}"
+[run]
+arrivals = 1000
+"""
+
+
+def test_packing_load_limit_is_the_capacity_lp(tmp_path):
+    """Jobs of size 0.6 on unit servers: one fits per server, so no policy is stable above the
+    engine's load 0.6 (rho* = L jobs in service at most; load = rho* E[R] / L)."""
+    spec = tmp_path / "packing.toml"
+    spec.write_text(PACKING.format(policy="bf-js"))
+    base, stem, named = workload_base(spec, servers=None, arrivals=None, seed=1)
+    family = default_family(base, named)
+    assert family == "packing"
+    p = plan(stem, base, family, [0.5])
+    assert "bf-js" in p.policies and "fcfs" in p.policies
+    (limit,) = p.limits
+    assert limit.name == "capacity LP" and limit.load == pytest.approx(0.6)
