@@ -11,6 +11,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from schedlab.cli import app
@@ -200,3 +202,51 @@ def test_report_and_experiments_never_import_the_cli_layers():
             )
             offenders += [f"{path.name}: {n}" for n in names if n.startswith(upward)]
     assert not offenders
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["fcfs", "server-filling", "max-weight"]),
+            st.sampled_from([0.5, 0.7, 0.9]),
+            st.sampled_from([1000, 5000]),
+            st.integers(0, 2),
+        ),
+        min_size=1,
+        max_size=30,
+        unique=True,
+    )
+)
+def test_tables_never_pool_runs_of_different_specs(runs):
+    """Whatever varies between the runs (policy, load, run length), each table cell holds the
+    replications of exactly one spec, and every spec has its cell."""
+    from schedlab.report.sweep import hue_of, with_spec_columns
+    from schedlab.report.tables import wide_table
+
+    rows = []
+    for policy, load, arrivals, rep in runs:
+        spec = {
+            "policy": {"name": policy},
+            "workload": {"load": load},
+            "run": {"arrivals": arrivals},
+        }
+        rows.append(
+            {
+                "policy": policy,
+                "load": load,
+                "axes": "[]",
+                "replication": rep,
+                "stable": True,
+                "mean_response_time": 1.0 + load,
+                "mean_response_time_lo": 0.5,
+                "mean_response_time_hi": 2.5,
+                "spec_json": json.dumps(spec, sort_keys=True),
+            }
+        )
+    rows = with_spec_columns(rows)
+    axes = swept_axes(rows)
+    table = wide_table(rows, axes, hue_of(axes), "mean_response_time")
+    cells = [c for _, row in table.rows for c in row.values()]
+    assert all(c.specs == 1 for c in cells)
+    assert len(cells) == len({r["spec_json"] for r in rows})
+    assert sum(c.runs for c in cells) == len(rows)

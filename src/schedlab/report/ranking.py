@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from schedlab.errors import SpecError
 from schedlab.experiments.compare import BoundCurve, LoadLimit
 from schedlab.experiments.stats import group, summarize
 from schedlab.report.figures import Point, line_plot, policy_colors
 from schedlab.report.labels import label, policy_label, short
 from schedlab.report.points import plot_points
+from schedlab.report.tables import is_bound
 
 LOAD = "workload.load"
 
@@ -37,15 +37,6 @@ class Ranked:
     ratio_to_best: float
 
 
-def _is_bound(policy: str) -> bool:
-    from schedlab.policies.registry import get_policy
-
-    try:
-        return bool(get_policy(policy).resource_pooled)
-    except SpecError:  # not a registered policy: no bound
-        return False
-
-
 def rank(rows: list[dict[str, Any]], metric: str = "mean_response_time") -> list[Ranked]:
     """One entry per (load, policy), ordered by load, then rank."""
     reliable = {
@@ -57,7 +48,7 @@ def rank(rows: list[dict[str, Any]], metric: str = "mean_response_time") -> list
     for load in sorted({s.key[0] for s in stats}):
         here = [s for s in stats if s.key[0] == load]
         ranked = sorted(
-            (s for s in here if s.stable and not _is_bound(s.key[1])), key=lambda s: s.mean
+            (s for s in here if s.stable and not is_bound(s.key[1])), key=lambda s: s.mean
         )
         best = ranked[0].mean if ranked else math.nan
         order = {s.key[1]: i + 1 for i, s in enumerate(ranked)}
@@ -72,7 +63,7 @@ def rank(rows: list[dict[str, Any]], metric: str = "mean_response_time") -> list
                     hi=s.hi if s.stable else math.nan,
                     stable=s.stable,
                     reliable=reliable[s.key],
-                    bound=_is_bound(s.key[1]),
+                    bound=is_bound(s.key[1]),
                     ratio_to_best=s.mean / best if s.stable and best > 0 else math.nan,
                 )
             )

@@ -55,8 +55,24 @@ def _cell(stat: PointStat, members: list[dict[str, Any]]) -> Cell:
     )
 
 
+def is_bound(policy: str) -> bool:
+    """Whether a series is a resource-pooled policy (SRPT-1, Gittins-1: one server of speed k),
+    which bounds the others and is never "the best" choice."""
+    from schedlab.errors import SpecError
+    from schedlab.policies.registry import get_policy
+
+    try:
+        return bool(get_policy(policy).resource_pooled)
+    except SpecError:  # not a registered policy (a variant's label): no bound
+        return False
+
+
 def _mark_best(cells: dict[str, Cell]) -> dict[str, Cell]:
-    finite = {s: c.mean for s, c in cells.items() if c.stable and math.isfinite(c.mean)}
+    finite = {
+        s: c.mean
+        for s, c in cells.items()
+        if c.stable and math.isfinite(c.mean) and not is_bound(s)
+    }
     if not finite:
         return cells
     best = min(finite, key=finite.get)
