@@ -359,7 +359,7 @@ def _provenance_html(
                 "schedlab version": p.schedlab_version,
                 "code hash": p.code_hash,
                 "started": p.started,
-                "wall time": f"{p.wall_s:.1f} s",
+                "wall time of that command": f"{p.wall_s:.1f} s",
                 "machine": f"{p.machine}, {p.cpus} CPU(s), {p.platform}, Python {p.python}",
             }
         )
