@@ -121,6 +121,10 @@ def _plot_file(directory: Path, rows: list[dict[str, Any]], plot: PlotSpec, stem
     except PlotError:
         return None
     names = {str(r.get(plot.hue)) for r in rows}
+    try:
+        (directory / FIGURE_DIR).mkdir(exist_ok=True)
+    except OSError as exc:
+        raise SchedlabError(f"{directory}: cannot write its figures ({exc.strerror})") from None
     return line_plot(
         points,
         directory / FIGURE_DIR / stem,
