@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import time
 
-from schedlab.simulation.simulate import prepare, run_loop
 from schedlab.engine.stability import trend
 from schedlab.model.compile import compile_model
 from schedlab.model.spec import parse_spec
+from schedlab.simulation.simulate import prepare, run_loop
 
 SEEDS = range(1, 101)
 LENGTHS = (20_000, 100_000)

@@ -14,6 +14,7 @@ from pathlib import Path
 from schedlab.analysis.saturated import fcfs_saturated
 from schedlab.model.spec import SimulationSpec, parse_spec, read_toml
 from schedlab.report.figures import Point, line_plot
+from schedlab.report.labels import policy_label
 from schedlab.simulation.result import Result
 from schedlab.simulation.simulate import simulate
 
@@ -88,5 +89,6 @@ def plot_demo(rows: list[DemoRow], out: Path) -> list[Path]:
         hue="policy",
         title="k = 8, needs uniform on {1,2,4,8}, exponential sizes (paper 004 Fig. 2 setting)",
         logy=True,
-        vlines=[(limit, f"FCFS stability limit rho* = {limit:.4f} (exact)")],
+        names={p: policy_label(p) for p in DEMO_POLICIES},
+        vlines=[(limit, f"FCFS stability limit ρ* = {limit:.4f} (exact)")],
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import json
 import math
 import sys
@@ -73,6 +74,7 @@ def run(
     if cluster_security is not None and cluster is None:
         fail("--cluster-security needs --cluster")
     security = load_security(cluster_security) if cluster_security is not None else None
+    started = datetime.datetime.now(datetime.UTC)
     exp = load_experiment(experiment)
     target = out_dir or Path("out") / exp.spec.name
     store = ResultStore(target)
@@ -113,7 +115,29 @@ def run(
     by_other = f", {summary.elsewhere} stored by another sweep" if summary.elsewhere else ""
     out.print(f"{summary.ran} runs done, {summary.cached} already stored{by_other}")
     rows = store.read(sorted({t.hash for t in tasks}))
+    _record_sweep(target, exp.spec, rows, started)
     _print_summary(rows, list(exp.spec.outputs.metrics))
+
+
+def _record_sweep(
+    target: Path, spec: Any, rows: list[dict[str, Any]], started: datetime.datetime
+) -> None:
+    """experiment.json beside the runs (axes, metrics, provenance) for `schedlab report`."""
+    from schedlab.report.record import ExperimentRecord, provenance, write_record
+    from schedlab.report.sweep import swept_axes
+
+    wall = (datetime.datetime.now(datetime.UTC) - started).total_seconds()
+    write_record(
+        target,
+        ExperimentRecord(
+            name=spec.name,
+            kind="sweep",
+            scale=f"{spec.replications} replication(s) per point",
+            axes=swept_axes(rows),
+            metrics=list(spec.outputs.metrics),
+            provenance=provenance(started, wall),
+        ),
+    )
 
 
 def _axes(rows: list[dict[str, Any]]) -> list[str]:
@@ -224,7 +248,10 @@ def plot(
 ) -> None:
     """Plot a metric against a column with 95% CI bands; unstable points are marked."""
     from schedlab.experiments.store import ResultStore
-    from schedlab.report.figures import line_plot
+    from schedlab.report.figures import line_plot, policy_colors
+    from schedlab.report.labels import label as label_of
+    from schedlab.report.labels import policy_label
+    from schedlab.report.points import plot_points
 
     if not directory.is_dir():
         fail(f"{directory}: no such result directory")
@@ -233,11 +260,27 @@ def plot(
     target = out_file or directory / "figures" / safe_name(
         f"{y}_vs_{x}" + (f"_ratio_to_{ratio_to}" if ratio_to else "")
     )
+    everyone = {str(r.get(hue)) for r in ResultStore(directory).read()}
     paths = line_plot(
-        points, target, x=x, y=label, hue=hue, logy=logy, title=f"{directory.name}: {label}"
+        points,
+        target,
+        x=x,
+        y=label,
+        hue=hue,
+        logy=logy,
+        ratio=ratio_to is not None,
+        colors=policy_colors(everyone),
+        names={n: policy_label(n) for n in everyone} if hue == "policy" else None,
+        title=f"{_experiment_name(rows, directory)}: {label_of(label)}",
     )
     for p in paths:
         out.print(str(p))
+
+
+def _experiment_name(rows: list[dict[str, Any]], directory: Path) -> str:
+    """The experiment(s) the rows come from, else the directory's name (never a path)."""
+    names = sorted({str(r.get("experiment") or "") for r in rows} - {""})
+    return ", ".join(names) if names else directory.resolve().name
 
 
 def safe_name(text: str) -> str:
@@ -261,65 +304,3 @@ def select_rows(store: Any, where: str | None) -> list[dict[str, Any]]:
     if not rows:
         fail("no stored runs match")
     return rows
-
-
-def plot_points(
-    rows: list[dict[str, Any]], *, x: str, y: str, hue: str, ratio_to: str | None
-) -> tuple[list[Any], str]:
-    """The plotted points (mean and 95% CI per hue and x) and the y label."""
-    from schedlab.experiments.stats import compare, summarize
-    from schedlab.report.figures import Point
-
-    columns = set().union(*(r.keys() for r in rows))
-    for name, value in (("--x", x), ("--y", y), ("--hue", hue)):
-        if value not in columns:
-            metrics = sorted(c for c in columns if f"{c}_lo" in columns)
-            fail(
-                f"{name}: no column '{value}'; columns include {', '.join(sorted(_plain(columns)))}"
-                f"; metrics: {', '.join(metrics)}"
-            )
-    groups: dict[tuple, set] = {}
-    for r in rows:
-        groups.setdefault((r.get(hue), r.get(x)), set()).add((r["experiment"], r["point"]))
-    mixed = [k for k, pts in groups.items() if len(pts) > 1]
-    if mixed:
-        fail(
-            f"runs at {hue}={mixed[0][0]}, {x}={mixed[0][1]} come from {len(groups[mixed[0]])} "
-            "different points: narrow them with --where or choose another --hue"
-        )
-    if ratio_to is not None:
-        if ratio_to not in {str(r.get(hue)) for r in rows}:
-            fail(f"--ratio-to: no runs with {hue} = '{ratio_to}'")
-        ref = next(r.get(hue) for r in rows if str(r.get(hue)) == ratio_to)
-        stats = compare(rows, [x], y, hue, ref, ratio=True)
-        points = [
-            Point(
-                series=str(s.key[1]),
-                x=float(s.key[0]),
-                mean=s.mean,
-                lo=s.lo,
-                hi=s.hi,
-                stable=s.stable,
-                reliable=s.reliable,
-            )
-            for s in stats
-        ]
-        return points, f"{y} / {y}[{hue}={ratio_to}]"
-    stats = summarize(rows, [hue, x], y)
-    points = [
-        Point(
-            series=str(s.key[0]),
-            x=float(s.key[1]),
-            mean=s.mean,
-            lo=s.lo,
-            hi=s.hi,
-            stable=s.stable,
-            reliable=s.reliable,
-        )
-        for s in stats
-    ]
-    return points, y
-
-
-def _plain(columns: set[str]) -> list[str]:
-    return [c for c in columns if not c.endswith(("_lo", "_hi")) and c != "spec_json"]

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import datetime
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -64,6 +65,7 @@ def reproduce(
         f"[bold]{escape(entry.name)}[/]: {escape(entry.title)} "
         f"({entry.paper}, {entry.figure}){' — quick variant' if quick else ''}"
     )
+    started = datetime.datetime.now(datetime.UTC)
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -81,6 +83,7 @@ def reproduce(
         outcome = entry.run(
             Context(quick=quick, out=target, workers=workers, cluster=cluster, progress=progress)
         )
+    record_outcome(entry, outcome, target, quick, started)
     for claim in outcome.claims:
         status = "[green]PASS[/]" if claim.passed else "[red]FAIL[/]"
         out.print(f"{status} {escape(claim.text)}\n      {escape(claim.evidence)}")
@@ -88,5 +91,45 @@ def reproduce(
         out.print(f"[dim]note:[/] {escape(note)}")
     for path in outcome.figures:
         out.print(f"figure: {path}")
+    out.print(f"report: schedlab report {target}", highlight=False)
     if not outcome.passed:
         raise typer.Exit(1)
+
+
+def record_outcome(
+    entry: Any, outcome: Any, target: Path, quick: bool, started: datetime.datetime
+) -> Path:
+    """Write ``experiment.json`` beside the runs: the reproduction's axes (as its stored runs
+    show them), claims with their evidence, figures, notes, scale and provenance."""
+    from schedlab.experiments.store import ResultStore
+    from schedlab.report.record import (
+        ExperimentRecord,
+        claims_of,
+        provenance,
+        relative_figures,
+        write_record,
+    )
+    from schedlab.report.sweep import swept_axes
+
+    wall = (datetime.datetime.now(datetime.UTC) - started).total_seconds()
+    record = ExperimentRecord(
+        name=entry.name,
+        kind="reproduction",
+        title=entry.title,
+        paper=entry.paper,
+        figure=entry.figure,
+        scale=("quick variant; paper scale: " if quick else "paper scale: ") + entry.scale,
+        axes=swept_axes(ResultStore(target).read()),
+        claims=claims_of(outcome.claims),
+        figures=relative_figures(target, outcome.figures),
+        notes=[_relative(note, target) for note in outcome.notes],
+        provenance=provenance(started, wall),
+    )
+    return write_record(target, record)
+
+
+def _relative(text: str, directory: Path) -> str:
+    """A note with the result directory's path left out (reports never show local paths)."""
+    for prefix in {str(directory.resolve()), str(directory)}:
+        text = text.replace(prefix + "/", "")
+    return text

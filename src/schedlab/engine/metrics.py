@@ -8,7 +8,8 @@ means (B - 1 degrees of freedom) around the overall estimate. Quantiles get a se
 from the batch quantiles.
 
 Instability: :func:`schedlab.engine.stability.trend` (a regression of the number in system over
-the window); known stability limits are applied where the result is assembled (simulation/simulate.py).
+the window); known stability limits are applied where the result is assembled
+(simulation/simulate.py).
 """
 
 from __future__ import annotations

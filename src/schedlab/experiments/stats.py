@@ -23,7 +23,6 @@ from typing import Any
 import numpy as np
 
 from schedlab.engine.metrics import t_interval
-
 from schedlab.engine.reliability import interval_problem
 
 

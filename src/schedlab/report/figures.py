@@ -1,11 +1,31 @@
-"""Matplotlib figures with confidence bands; unstable points are marked, never plotted as values;
-unreliable points (engine/reliability.py) are hollow markers off the line, without a band."""
+"""Matplotlib figures with confidence bands, written as PNG, SVG and the CSV behind them.
+
+What a reader sees, and why:
+
+* simulated series: markers joined by a thin line, with the 95% interval as a shaded band;
+* analytic series (``Point.analytic``: formulas, bounds): neutral-coloured lines without markers,
+  so they never read as simulated data;
+* one fixed colour per policy across every figure of an experiment: :func:`policy_colors` maps the
+  sorted set of the experiment's series to a fixed palette, and every figure takes that mapping;
+* unstable points (no steady state) estimate nothing and are never drawn as values: each unstable
+  series gets its own row of ``x`` markers in a strip reserved above the data (never clipped at the
+  edge, never on top of another series' markers);
+* unreliable points (stable, but the interval cannot be trusted, e.g. a lower bound <= 0 for a
+  positive metric) are drawn at their value with a hollow marker and no band;
+* the legend's entries for those two markers are neutral-coloured (they mean the same for every
+  series);
+* ratio plots (``ratio=True``) have a logarithmic axis and a y = 1 line.
+
+The CSV keeps the machine names given as ``x``, ``y`` and ``hue``; the axes show their human
+labels (:mod:`schedlab.report.labels`) unless ``xlabel``/``ylabel`` are given.
+"""
 
 from __future__ import annotations
 
 import csv
 import math
-from collections.abc import Sequence
+import textwrap
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,7 +33,39 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter
+
+from schedlab.report.labels import label
+
+# Colour-blind-safe first (Okabe-Ito), then the tab20 hues that are not grey.
+PALETTE = (
+    "#0072B2",
+    "#D55E00",
+    "#009E73",
+    "#CC79A7",
+    "#E69F00",
+    "#8C564B",
+    "#9467BD",
+    "#56B4E9",
+    "#BCBD22",
+    "#17BECF",
+    "#1F77B4",
+    "#FF7F0E",
+    "#2CA02C",
+    "#D62728",
+    "#AEC7E8",
+    "#FFBB78",
+    "#98DF8A",
+    "#FF9896",
+    "#C5B0D5",
+    "#C49C94",
+)
+NEUTRAL = "#555555"
+ANALYTIC_STYLES = (("black", "-"), ("#444444", "--"), ("#444444", "-."), ("#777777", ":"))
+UNSTABLE_LABEL = "unstable: no steady state (marked above the data)"
+UNRELIABLE_LABEL = "unreliable estimate (interval not trustworthy)"
+_STRIP_ROW = 0.045  # height of one unstable-marker row, as a fraction of the axes
 
 
 @dataclass(frozen=True)
@@ -25,6 +77,13 @@ class Point:
     hi: float
     stable: bool = True
     reliable: bool = True
+    analytic: bool = False
+
+
+def policy_colors(names: Iterable[str]) -> dict[str, str]:
+    """One colour per name, from the sorted set of names (the same set gives the same colours in
+    every figure; names beyond the palette's 20 reuse it in order)."""
+    return {n: PALETTE[i % len(PALETTE)] for i, n in enumerate(sorted(set(names)))}
 
 
 def _minor_label(value: float, _: object) -> str:
@@ -36,13 +95,35 @@ def _minor_label(value: float, _: object) -> str:
 def write_csv(points: Sequence[Point], path: Path, *, x: str, y: str, hue: str) -> Path:
     with path.open("w", newline="") as fh:
         w = csv.writer(fh)
-        w.writerow([hue, x, y, f"{y}_ci95_lo", f"{y}_ci95_hi", "stable", "reliable"])
+        w.writerow([hue, x, y, f"{y}_ci95_lo", f"{y}_ci95_hi", "stable", "reliable", "analytic"])
         for p in points:
             if p.stable:
-                w.writerow([p.series, p.x, p.mean, p.lo, p.hi, True, p.reliable])
+                w.writerow([p.series, p.x, p.mean, p.lo, p.hi, True, p.reliable, p.analytic])
             else:
-                w.writerow([p.series, p.x, "", "", "", False, False])
+                w.writerow([p.series, p.x, "", "", "", False, False, p.analytic])
     return path
+
+
+def _finite(v: float) -> bool:
+    return v is not None and math.isfinite(v)
+
+
+def _strip_row(rows: int) -> float:
+    """Height of one unstable-marker row: the strip takes at most a quarter of the axes."""
+    return min(_STRIP_ROW, 0.25 / rows)
+
+
+def _reserve_strip(ax, rows: int, logy: bool) -> float:
+    """Raise the top of the y axis so ``rows`` marker rows fit above the data; returns the axes
+    fraction where the strip starts."""
+    bottom = 1.0 - rows * _strip_row(rows) - 0.02
+    lo, hi = ax.get_ylim()
+    if logy:
+        span = (math.log10(hi) - math.log10(lo)) / bottom
+        ax.set_ylim(lo, 10 ** (math.log10(lo) + span))
+    else:
+        ax.set_ylim(lo, lo + (hi - lo) / bottom)
+    return bottom
 
 
 def line_plot(
@@ -54,84 +135,144 @@ def line_plot(
     hue: str,
     title: str,
     logy: bool = False,
+    ratio: bool = False,
+    colors: Mapping[str, str] | None = None,
+    names: Mapping[str, str] | None = None,
+    xlabel: str | None = None,
+    ylabel: str | None = None,
     reference: Sequence[tuple[float, float]] | None = None,
     reference_label: str | None = None,
     vlines: Sequence[tuple[float, str]] = (),
 ) -> list[Path]:
-    """Plot y against x per series with 95% CI bands; writes PNG, SVG and the CSV behind them."""
-    fig, ax = plt.subplots(figsize=(7.0, 4.5), dpi=120)
+    """Plot y against x per series (module docstring for the conventions); returns the PNG, SVG
+    and CSV paths. ``colors`` maps series to colours (default: :func:`policy_colors` of this
+    figure's simulated series); pass the experiment's mapping so a policy keeps its colour.
+    ``names`` gives a series' legend label (the CSV keeps the series name)."""
+    names = names or {}
+    fig, ax = plt.subplots(figsize=(7.5, 4.6), dpi=120)
     series = list(dict.fromkeys(p.series for p in points))
-    unstable_drawn = unreliable_drawn = False
-    for name in series:
+    analytic = [s for s in series if any(p.analytic for p in points if p.series == s)]
+    simulated = [s for s in series if s not in analytic]
+    colors = dict(colors or policy_colors(simulated))
+    logy = logy or ratio
+    unstable_rows: list[tuple[str, list[float]]] = []
+    unreliable_drawn = False
+    for name in simulated:
         mine = sorted((p for p in points if p.series == name), key=lambda p: p.x)
-        good = [p for p in mine if p.stable and p.reliable and math.isfinite(p.mean)]
-        line = ax.plot([p.x for p in good], [p.mean for p in good], marker="o", ms=3.5, label=name)[
-            0
-        ]
-        band = [p for p in good if math.isfinite(p.lo) and math.isfinite(p.hi)]
+        good = [p for p in mine if p.stable and _finite(p.mean) and (p.mean > 0 or not logy)]
+        color = colors.get(name) or PALETTE[len(colors) % len(PALETTE)]
+        colors.setdefault(name, color)
+        ax.plot(
+            [p.x for p in good],
+            [p.mean for p in good],
+            color=color,
+            lw=1.2,
+            label=names.get(name, name),
+        )
+        solid = [p for p in good if p.reliable]
+        ax.plot(
+            [p.x for p in solid], [p.mean for p in solid], "o", ms=4, color=color, linestyle="none"
+        )
+        shaky = [p for p in good if not p.reliable]
+        if shaky:
+            ax.plot(
+                [p.x for p in shaky],
+                [p.mean for p in shaky],
+                "D",
+                ms=6,
+                mfc="white",
+                mec=color,
+                mew=1.5,
+                linestyle="none",
+            )
+            unreliable_drawn = True
+        band = [p for p in solid if _finite(p.lo) and _finite(p.hi) and (p.lo > 0 or not logy)]
         if band:
             ax.fill_between(
                 [p.x for p in band],
                 [p.lo for p in band],
                 [p.hi for p in band],
-                color=line.get_color(),
-                alpha=0.2,
+                color=color,
+                alpha=0.18,
                 linewidth=0,
             )
-        doubtful = [p for p in mine if p.stable and not p.reliable and math.isfinite(p.mean)]
-        if doubtful and not (logy and any(p.mean <= 0 for p in doubtful)):
-            ax.plot(
-                [p.x for p in doubtful],
-                [p.mean for p in doubtful],
-                linestyle="none",
-                marker="o",
-                ms=6,
-                mfc="none",
-                color=line.get_color(),
-                label=None if unreliable_drawn else "unreliable (interval not trustworthy)",
-            )
-            unreliable_drawn = True
-        bad = [p for p in mine if not p.stable]
+        bad = [p.x for p in mine if not p.stable]
         if bad:
-            ax.plot(
-                [p.x for p in bad],
-                [1.0] * len(bad),
-                linestyle="none",
-                marker="x",
-                ms=8,
-                mew=2,
-                color=line.get_color(),
-                transform=ax.get_xaxis_transform(),
-                clip_on=False,
-                label=None if unstable_drawn else "unstable (no steady state)",
-            )
-            unstable_drawn = True
+            unstable_rows.append((name, bad))
+    for i, name in enumerate(analytic):
+        mine = sorted(
+            (p for p in points if p.series == name and _finite(p.mean)), key=lambda p: p.x
+        )
+        color, style = ANALYTIC_STYLES[i % len(ANALYTIC_STYLES)]
+        ax.plot(
+            [p.x for p in mine],
+            [p.mean for p in mine],
+            color=color,
+            ls=style,
+            lw=1.6,
+            label=names.get(name, name),
+        )
     if reference:
         ax.plot(
             [r[0] for r in reference], [r[1] for r in reference], "k--", lw=1, label=reference_label
         )
-    for xv, label in vlines:
-        ax.axvline(xv, color="grey", linestyle=":", lw=1.2, label=label)
+    for xv, text in vlines:
+        ax.axvline(xv, color="grey", linestyle=":", lw=1.2, label=text)
     if logy:
         ax.set_yscale("log")
+    if ratio:
+        ax.axhline(1.0, color="black", lw=0.9, zorder=1)
+        low, high = ax.get_ylim()
+        ax.set_ylim(min(low, 0.9), max(high, 1.1))
+    if logy:
         low, high = ax.get_ylim()
         if high / low < 100:  # a short log range reads better with plain numbers
             ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
             ax.yaxis.set_minor_formatter(FuncFormatter(_minor_label))
-    ax.set_xlabel(x)
-    ax.set_ylabel(y)
-    ax.set_title(title, fontsize=10)
+    if unstable_rows:
+        bottom = _reserve_strip(ax, len(unstable_rows), logy)
+        ax.plot([0, 1], [bottom, bottom], transform=ax.transAxes, color="#bbbbbb", lw=0.8, ls=":")
+        for i, (name, xs) in enumerate(unstable_rows):
+            ax.plot(
+                xs,
+                [1.0 - (i + 0.5) * _strip_row(len(unstable_rows))] * len(xs),
+                linestyle="none",
+                marker="x",
+                ms=6,
+                mew=1.8,
+                color=colors[name],
+                transform=ax.get_xaxis_transform(),
+            )
+    handles, labels = ax.get_legend_handles_labels()
+    if unstable_rows:
+        handles.append(Line2D([], [], ls="none", marker="x", ms=6, mew=1.8, color=NEUTRAL))
+        labels.append(UNSTABLE_LABEL)
+    if unreliable_drawn:
+        handles.append(
+            Line2D([], [], ls="none", marker="D", ms=6, mfc="white", mec=NEUTRAL, mew=1.5)
+        )
+        labels.append(UNRELIABLE_LABEL)
+    ax.set_xlabel(xlabel or label(x))
+    ax.set_ylabel(ylabel or label(y))
+    ax.set_title(textwrap.fill(title, 90), fontsize=10)
     ax.grid(True, alpha=0.3)
-    if len(series) > 6:  # many series: the legend goes beside the axes, not over the lines
-        fig.set_size_inches(9.5, 4.5)
-        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    if len(handles) > 5:  # many entries: the legend goes beside the axes, not over the lines
+        fig.set_size_inches(10.0, 4.6)
+        ax.legend(
+            handles,
+            labels,
+            fontsize=8,
+            loc="upper left",
+            bbox_to_anchor=(1.01, 1.0),
+            borderaxespad=0,
+        )
     else:
-        ax.legend(fontsize=8)
+        ax.legend(handles, labels, fontsize=8, loc="best")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     png = path.with_suffix(".png")
     svg = path.with_suffix(".svg")
-    fig.savefig(png)
-    fig.savefig(svg)
+    fig.savefig(png, bbox_inches="tight")
+    fig.savefig(svg, bbox_inches="tight")
     plt.close(fig)
     return [png, svg, write_csv(points, path.with_suffix(".csv"), x=x, y=y, hue=hue)]

@@ -33,7 +33,7 @@ from schedlab.analysis.theorem41 import Theorem41Bounds, theorem41_bounds
 from schedlab.engine.reliability import relaxation_arrivals
 from schedlab.model.compile import compile_model
 from schedlab.model.spec import SimulationSpec, parse_spec
-from schedlab.report.figures import Point, line_plot
+from schedlab.report.figures import Point, line_plot, policy_colors
 from schedlab.reproduce.registry import Claim, Context, Outcome, Reproduction, register
 
 K = 8
@@ -53,6 +53,7 @@ LABELS = {
     "first-fit-srpt": "FirstFitSRPT",
     "srpt-1": "SRPT-1 (resource-pooled bound)",
 }
+COLORS = policy_colors(LABELS.values())  # one colour per policy in Figs. 2-4
 FIG2_LOADS = (0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 0.98, 0.99)
 RATIO_LOADS = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995, 0.999)
 LIMIT_GRID = tuple(round(0.40 + 0.01 * i, 2) for i in range(51))  # 0.40 ... 0.90
@@ -295,7 +296,7 @@ def _figure_et(
     ctx: Context, runs: dict, loads: tuple[float, ...], sizes: str, name: str, title: str
 ) -> list:
     points = [
-        Point("SRPT-1, M/G/1-SRPT formula", load, v, v, v)
+        Point("SRPT-1, M/G/1-SRPT formula", load, v, v, v, analytic=True)
         for load in loads
         for v in [bounds(load, sizes).lower]
     ]
@@ -315,11 +316,12 @@ def _figure_et(
     return line_plot(
         points,
         ctx.out / name,
-        x="load (rho)",
-        y="mean response time E[T]",
+        x="load",
+        y="mean_response_time",
         hue="policy",
         title=title,
         logy=True,
+        colors=COLORS,
     )
 
 
@@ -350,7 +352,7 @@ def _ratio_figure(ctx: Context, sizes: str, name: str, title: str) -> Outcome:
     runs = _run(ctx, policies, RATIO_LOADS, sizes)
     points = _ratio_points(runs, RATIO_LOADS)
     points += [
-        Point("Theorem 4.1 bound (over analytic SRPT-1)", load, r, r, r)
+        Point("Theorem 4.1 bound (over analytic SRPT-1)", load, r, r, r, analytic=True)
         for load in RATIO_LOADS
         for b in [bounds(load, sizes)]
         for r in [b.upper / b.lower]
@@ -358,11 +360,12 @@ def _ratio_figure(ctx: Context, sizes: str, name: str, title: str) -> Outcome:
     paths = line_plot(
         points,
         ctx.out / name,
-        x="load (rho)",
-        y="E[T] / E[T] of SRPT-1",
+        x="load",
+        y="mean_response_time / mean_response_time[policy=srpt-1]",
         hue="policy",
         title=title,
-        logy=True,
+        ratio=True,
+        colors=COLORS,
     )
     claims = [
         _least_claim(runs, RATIO_LOADS, sizes, _arrivals(ctx)),

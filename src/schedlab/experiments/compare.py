@@ -1,0 +1,300 @@
+"""Which policy for my workload: every applicable built-in policy and the analytic bounds that
+apply, over a range of loads (the library side of ``schedlab compare``).
+
+A workload is a simulation spec (its cluster, workload and model; its policy is replaced) or a
+canonical trace table (Parquet; replayed with its arrival times rescaled to each load). A policy
+applies when the family is one of its families and the model passes its ``check`` (the registry
+refuses e.g. ServerFilling for needs that are not powers of two); refused ones are listed with
+the reason. Every policy at a load sees the same job sequence (common random numbers).
+
+Bounds, each only where its theorem's assumptions hold:
+
+* pooled family, rigid jobs, Poisson arrivals: E[T] of SRPT-1 (paper 004 §4.1, a lower bound for
+  every policy; :mod:`schedlab.analysis.srpt`) and Theorem 4.1's upper bound on
+  ServerFilling-SRPT (§4.1; :mod:`schedlab.analysis.theorem41`, when the needs nest or divide k);
+* pooled family, fixed needs, exponential durations, Poisson arrivals: FCFS's exact stability
+  limit rho* from its saturated system (:mod:`schedlab.analysis.saturated`);
+* packing family, fixed one-resource demands on identical servers: paper 000's capacity LP
+  (eq. (4), :mod:`schedlab.optim.capacity_lp`): no policy is stable above that load.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from schedlab.errors import SchedlabError, SpecError
+from schedlab.experiments.runner import Task
+from schedlab.model.spec import SimulationSpec, parse_spec
+
+
+@dataclass(frozen=True)
+class Skipped:
+    policy: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class BoundCurve:
+    """An analytic E[T] per load (``values``: load -> E[T]); ``applies_to`` names what it bounds."""
+
+    name: str
+    values: dict[float, float]
+    meaning: str
+
+
+@dataclass(frozen=True)
+class LoadLimit:
+    """A load above which a policy (or every policy) has no steady state."""
+
+    name: str
+    load: float
+    meaning: str
+
+
+@dataclass
+class Plan:
+    name: str
+    family: str
+    base: dict[str, Any]  # the workload's spec (JSON form) without policy and load
+    loads: list[float]
+    policies: list[str]
+    skipped: list[Skipped] = field(default_factory=list)
+    bounds: list[BoundCurve] = field(default_factory=list)
+    limits: list[LoadLimit] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def spec(self, policy: str, load: float) -> SimulationSpec:
+        data = {
+            **self.base,
+            "workload": {**self.base["workload"], "load": load},
+            "model": {**self.base.get("model", {}), "family": self.family},
+            "policy": {"name": policy},
+        }
+        return parse_spec(data)
+
+    def tasks(self, replications: int) -> list[Task]:
+        out = []
+        for i, (load, policy) in enumerate((x, p) for x in self.loads for p in self.policies):
+            spec = self.spec(policy, load)
+            axes = {"policy": policy, "workload.load": load}
+            out += [
+                Task.of(spec, r, experiment=self.name, point=i, axes=axes)
+                for r in range(replications)
+            ]
+        return out
+
+
+def parse_loads(text: str) -> list[float]:
+    """``0.5:0.95:0.05`` (start:stop:step, stop included) or ``0.5,0.7,0.9``."""
+    try:
+        if ":" in text:
+            start, stop, step = (float(v) for v in text.split(":"))
+            if step <= 0 or stop < start:
+                raise ValueError
+            n = math.floor((stop - start) / step + 1e-9) + 1
+            loads = [round(start + i * step, 10) for i in range(n)]
+        else:
+            loads = [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise SchedlabError(
+            f"--loads: expected START:STOP:STEP (e.g. 0.5:0.95:0.05) or a list (0.5,0.8), "
+            f"got {text!r}"
+        ) from None
+    if not loads or any(x <= 0 for x in loads):
+        raise SchedlabError(f"--loads: loads must be positive, got {text!r}")
+    return sorted(set(loads))
+
+
+def default_family(base: dict[str, Any], policy: str | None) -> str:
+    """The spec's model family, else its policy's family, else pooled."""
+    from schedlab.policies.registry import get_policy
+
+    family = base.get("model", {}).get("family")
+    if family:
+        return str(family)
+    if policy:
+        try:
+            return get_policy(policy).family
+        except SpecError:
+            pass
+    return "pooled"
+
+
+def workload_base(
+    path: Path, *, servers: int | None, arrivals: int | None, seed: int
+) -> tuple[dict[str, Any], str, str | None]:
+    """The spec (JSON form) of a workload file, its name and the policy it names: a simulation
+    spec's cluster, workload and model, or a canonical trace table replayed on ``servers``
+    (default: the table's k)."""
+    if not path.exists():
+        raise SchedlabError(f"{path}: no such file")
+    run: dict[str, Any] = {"timeseries": 0, "check": False, "allow_unstable": True, "seed": seed}
+    if path.suffix == ".parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        from schedlab.workloads.traces.canonical import get_meta
+
+        try:
+            meta = get_meta(pq.read_schema(path))
+        except (pa.ArrowInvalid, OSError, KeyError, ValueError) as exc:
+            raise SchedlabError(f"{path}: not a canonical trace table ({exc})") from None
+        k = servers or int(meta.get("k") or 0)
+        if not k:
+            raise SchedlabError(f"{path}: the table names no server count k; give --servers")
+        if arrivals is not None:
+            run["arrivals"] = arrivals
+        base = {
+            "cluster": {"servers": k},
+            "workload": {"arrivals": {"process": "trace", "path": str(path.resolve())}},
+            "run": {**run, "warmup": 0.0},
+        }
+        return base, path.stem, None
+    from schedlab.model.spec import load_spec
+
+    spec = load_spec(path)
+    data = spec.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    policy = data.pop("policy", {}).get("name")
+    data["workload"].pop("rate", None)
+    data["run"] = {**data.get("run", {}), **run}
+    data["run"].pop("replications", None)
+    if arrivals is not None:
+        data["run"]["arrivals"] = arrivals
+        data["run"].pop("horizon", None)
+    if servers is not None:
+        data["cluster"] = {"servers": servers}
+    return data, path.stem, policy
+
+
+def plan(
+    name: str, base: dict[str, Any], family: str, loads: list[float], only: list[str] | None = None
+) -> Plan:
+    """Every built-in policy of ``family`` that accepts the model, and the bounds that apply."""
+    from schedlab.model.compile import compile_model
+    from schedlab.policies.registry import all_policies
+
+    the_plan = Plan(name=name, family=family, base=base, loads=loads, policies=[])
+    candidates = [p for p in all_policies() if family in p.families]
+    if only:
+        unknown = sorted(set(only) - {p.name for p in candidates})
+        if unknown:
+            raise SchedlabError(f"--policy: not a {family}-family policy: {', '.join(unknown)}")
+        candidates = [p for p in candidates if p.name in only]
+    if not candidates:
+        raise SchedlabError(f"no built-in policy belongs to the family '{family}'")
+    for policy in candidates:
+        try:
+            compile_model(the_plan.spec(policy.name, loads[0]))
+        except SpecError as exc:
+            the_plan.skipped.append(Skipped(policy.name, str(exc).splitlines()[0]))
+            continue
+        the_plan.policies.append(policy.name)
+    if not the_plan.policies:
+        distinct = sorted({s.reason for s in the_plan.skipped})
+        reasons = (
+            f"all {len(the_plan.skipped)} refuse it: {distinct[0]}"
+            if len(distinct) == 1
+            else "; ".join(f"{s.policy}: {s.reason}" for s in the_plan.skipped)
+        )
+        raise SchedlabError(
+            f"no {family}-family policy accepts this workload ({reasons}); "
+            "is --family the right one?"
+        )
+    _add_bounds(the_plan)
+    return the_plan
+
+
+def _fixed(dist: dict[str, Any] | None) -> float | None:
+    return float(dist["value"]) if dist and dist.get("dist") == "fixed" else None
+
+
+def _add_bounds(p: Plan) -> None:
+    workload = p.base["workload"]
+    poisson = workload.get("arrivals", {}).get("process", "poisson") == "poisson"
+    classes = workload.get("classes", [])
+    if not poisson or not classes:
+        p.notes.append(
+            "no analytic bound: the bounds need Poisson arrivals and job classes (not a trace)"
+        )
+        return
+    if p.family == "pooled":
+        _pooled_bounds(p, classes)
+    elif p.family == "packing":
+        _packing_limit(p, classes)
+
+
+def _pooled_bounds(p: Plan, classes: list[dict[str, Any]]) -> None:
+    from schedlab.analysis.saturated import fcfs_saturated
+    from schedlab.analysis.theorem41 import theorem41_bounds
+    from schedlab.model.compile import compile_model
+
+    if any(c.get("speedup", "rigid") != "rigid" for c in classes):
+        p.notes.append("SRPT-1 and Theorem 4.1 are stated for rigid jobs: not drawn")
+        return
+    lower, upper = {}, {}
+    try:
+        for load in p.loads:
+            if load >= 1:
+                continue
+            b = theorem41_bounds(compile_model(p.spec(p.policies[0], load)))
+            lower[load] = b.lower
+            if b.covered:
+                upper[load] = b.upper
+    except (ValueError, SpecError) as exc:
+        p.notes.append(f"SRPT-1 bound not computed: {exc}")
+    if lower:
+        p.bounds.append(
+            BoundCurve("SRPT-1, M/G/1-SRPT formula", lower, "no policy has a lower E[T] (§4.1)")
+        )
+    if upper:
+        p.bounds.append(
+            BoundCurve(
+                "Theorem 4.1 bound on ServerFilling-SRPT",
+                upper,
+                "ServerFilling-SRPT's E[T] is at most this (paper 004 Theorem 4.1)",
+            )
+        )
+    needs = [_fixed(c.get("need")) for c in classes]
+    exponential = all(c["duration"].get("dist") == "exponential" for c in classes)
+    k = p.base["cluster"].get("servers")
+    if k and exponential and all(n is not None and n == int(n) for n in needs):
+        rates = [1.0 / c["duration"]["mean"] for c in classes]
+        probs = [c.get("probability", 1.0) for c in classes]
+        try:
+            limit = fcfs_saturated(int(k), [int(n) for n in needs], probs, rates).load_limit
+        except ValueError as exc:
+            p.notes.append(f"FCFS's rho* not computed: {exc}")
+            return
+        p.limits.append(
+            LoadLimit("FCFS", limit, "FCFS is stable exactly below it, from its saturated system")
+        )
+
+
+def _packing_limit(p: Plan, classes: list[dict[str, Any]]) -> None:
+    from schedlab.optim.capacity_lp import max_workload
+
+    cluster = p.base["cluster"]
+    sizes = [_fixed(c.get("demand")) for c in classes]
+    capacity = cluster.get("capacity", 1.0)
+    if cluster.get("servers") is None or not isinstance(capacity, int | float):
+        p.notes.append("capacity LP not computed: it needs identical one-resource servers")
+        return
+    if any(s is None for s in sizes):
+        p.notes.append("capacity LP not computed: it needs fixed (finite-type) demands")
+        return
+    probs = [c.get("probability", 1.0) for c in classes]
+    try:
+        lp = max_workload(sizes, probs, servers=int(cluster["servers"]), capacity=float(capacity))
+    except ValueError as exc:
+        p.notes.append(f"capacity LP not computed: {exc}")
+        return
+    p.limits.append(
+        LoadLimit(
+            "capacity LP",
+            lp.traffic_intensity,
+            "no policy is stable above this load (paper 000 eq. (4))",
+        )
+    )

@@ -1,0 +1,85 @@
+"""From stored runs to plotted points: mean and 95% interval per series and x (or a paired ratio).
+
+Used by ``schedlab plot``, ``schedlab report`` and ``schedlab compare``. A point is unstable when
+any of its runs is; it is unreliable when any of its runs is stored with ``reliable = false``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from schedlab.errors import SchedlabError
+from schedlab.experiments.stats import compare, group, summarize
+from schedlab.report.figures import Point
+
+
+class PlotError(SchedlabError):
+    """The requested plot does not fit the stored runs (unknown column, mixed points)."""
+
+
+def _plain(columns: set[str]) -> list[str]:
+    return [c for c in columns if not c.endswith(("_lo", "_hi")) and c != "spec_json"]
+
+
+def _reliable(rows: list[dict[str, Any]], by: list[str]) -> dict[tuple, bool]:
+    return {
+        key: all(r.get("reliable", True) is not False for r in members)
+        for key, members in group(rows, by).items()
+    }
+
+
+def plot_points(
+    rows: list[dict[str, Any]], *, x: str, y: str, hue: str, ratio_to: str | None
+) -> tuple[list[Point], str]:
+    """The plotted points (mean and 95% CI per hue and x) and the y column's name (for a ratio,
+    ``y / y[hue=ratio_to]``, which :func:`schedlab.report.labels.label` renders)."""
+    columns = set().union(*(r.keys() for r in rows))
+    for option, value in (("--x", x), ("--y", y), ("--hue", hue)):
+        if value not in columns:
+            metrics = sorted(c for c in columns if f"{c}_lo" in columns)
+            raise PlotError(
+                f"{option}: no column '{value}'; columns include "
+                f"{', '.join(sorted(_plain(columns)))}; metrics: {', '.join(metrics)}"
+            )
+    groups: dict[tuple, set] = {}
+    for r in rows:
+        groups.setdefault((r.get(hue), r.get(x)), set()).add((r["experiment"], r["point"]))
+    mixed = [k for k, pts in groups.items() if len(pts) > 1]
+    if mixed:
+        raise PlotError(
+            f"runs at {hue}={mixed[0][0]}, {x}={mixed[0][1]} come from {len(groups[mixed[0]])} "
+            "different points: narrow them with --where or choose another --hue"
+        )
+    reliable = _reliable(rows, [hue, x])
+    if ratio_to is not None:
+        if ratio_to not in {str(r.get(hue)) for r in rows}:
+            raise PlotError(f"--ratio-to: no runs with {hue} = '{ratio_to}'")
+        ref = next(r.get(hue) for r in rows if str(r.get(hue)) == ratio_to)
+        stats = compare(rows, [x], y, hue, ref, ratio=True)
+        points = [
+            Point(
+                series=str(s.key[1]),
+                x=float(s.key[0]),
+                mean=s.mean,
+                lo=s.lo,
+                hi=s.hi,
+                stable=s.stable,
+                reliable=reliable[(s.key[1], s.key[0])] and reliable[(ref, s.key[0])],
+            )
+            for s in stats
+        ]
+        return points, f"{y} / {y}[{hue}={ratio_to}]"
+    stats = summarize(rows, [hue, x], y)
+    points = [
+        Point(
+            series=str(s.key[0]),
+            x=float(s.key[1]),
+            mean=s.mean,
+            lo=s.lo,
+            hi=s.hi,
+            stable=s.stable,
+            reliable=reliable[s.key],
+        )
+        for s in stats
+    ]
+    return points, y

@@ -1,0 +1,190 @@
+"""The ranked findings of a comparison, in words and as rows, and its figures.
+
+Per load: the policies ordered by their mean (E[T] by default) with 95% intervals, unstable ones
+last; the best policy's factor below the reference (FCFS when it was run, else the worst stable
+policy); per policy, the loads where it is stable and where it is not. Resource-pooled policies
+(SRPT-1) run on one server of speed k: they are bounds, listed but never ranked as a choice.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from schedlab.experiments.compare import BoundCurve, LoadLimit
+from schedlab.experiments.stats import group, summarize
+from schedlab.report.figures import Point, line_plot, policy_colors
+from schedlab.report.labels import label, policy_label, short
+from schedlab.report.points import plot_points
+from schedlab.report.tables import is_bound
+
+LOAD = "workload.load"
+
+
+@dataclass(frozen=True)
+class Ranked:
+    load: float
+    rank: int  # 1 = least; 0 for bounds and unstable policies
+    policy: str
+    mean: float
+    lo: float
+    hi: float
+    stable: bool
+    reliable: bool
+    bound: bool
+    ratio_to_best: float
+
+
+def rank(rows: list[dict[str, Any]], metric: str = "mean_response_time") -> list[Ranked]:
+    """One entry per (load, policy), ordered by load, then rank."""
+    reliable = {
+        k: all(r.get("reliable", True) is not False for r in v)
+        for k, v in group(rows, [LOAD, "policy"]).items()
+    }
+    out: list[Ranked] = []
+    stats = summarize(rows, [LOAD, "policy"], metric)
+    for load in sorted({s.key[0] for s in stats}):
+        here = [s for s in stats if s.key[0] == load]
+        ranked = sorted(
+            (s for s in here if s.stable and not is_bound(s.key[1])), key=lambda s: s.mean
+        )
+        best = ranked[0].mean if ranked else math.nan
+        order = {s.key[1]: i + 1 for i, s in enumerate(ranked)}
+        for s in sorted(here, key=lambda s: (order.get(s.key[1], 10**6), str(s.key[1]))):
+            out.append(
+                Ranked(
+                    load=float(load),
+                    rank=order.get(s.key[1], 0),
+                    policy=str(s.key[1]),
+                    mean=s.mean if s.stable else math.nan,
+                    lo=s.lo if s.stable else math.nan,
+                    hi=s.hi if s.stable else math.nan,
+                    stable=s.stable,
+                    reliable=reliable[s.key],
+                    bound=is_bound(s.key[1]),
+                    ratio_to_best=s.mean / best if s.stable and best > 0 else math.nan,
+                )
+            )
+    return out
+
+
+def _v(x: float) -> str:
+    return f"{x:.3g}"
+
+
+def summary(
+    ranked: list[Ranked],
+    limits: list[LoadLimit],
+    reference: str | None,
+    metric: str = "mean_response_time",
+) -> list[str]:
+    """The findings in words, e.g. "at load 0.8, ServerFilling-SRPT has the least E[T] (6.2
+    [6.06, 6.33]), 1.9x below FCFS"."""
+    lines = []
+    sym = short(metric)
+    for load in sorted({r.load for r in ranked}):
+        here = [r for r in ranked if r.load == load]
+        chosen = [r for r in here if r.rank > 0]
+        if not chosen:
+            lines.append(f"at load {load:g}, no policy is stable")
+            continue
+        best = chosen[0]
+        ref = next((r for r in here if r.policy == reference and r.policy != best.policy), None)
+        if ref is None and len(chosen) > 1:
+            ref = chosen[-1]
+        text = (
+            f"at load {load:g}, {policy_label(best.policy)} has the least {sym} "
+            f"({_v(best.mean)} [{_v(best.lo)}, {_v(best.hi)}])"
+        )
+        if len(chosen) > 1 and best.hi >= chosen[1].lo:
+            text += f" (its interval overlaps {policy_label(chosen[1].policy)}'s)"
+        if ref is not None and ref.stable:
+            text += f", {ref.ratio_to_best:.3g}x below {policy_label(ref.policy)}"
+        elif ref is not None:
+            text += f"; {policy_label(ref.policy)} is unstable"
+        lines.append(text)
+    for policy in sorted({r.policy for r in ranked}):
+        mine = sorted((r for r in ranked if r.policy == policy), key=lambda r: r.load)
+        bad = [r.load for r in mine if not r.stable]
+        if bad:
+            good = [r.load for r in mine if r.stable and r.load < min(bad)]
+            upto = f"stable up to load {max(good):g}, " if good else ""
+            lines.append(f"{policy_label(policy)}: {upto}unstable from load {min(bad):g}")
+    for limit in limits:
+        lines.append(f"{limit.name}: load limit {limit.load:.4g}: {limit.meaning}")
+    return lines
+
+
+def _legend_order(ranked: list[Ranked], everyone: list[str]) -> dict[str, tuple]:
+    """Policies by their mean rank over the loads where they are stable (best first), then
+    the bounds, then those never stable."""
+
+    def key(policy: str) -> tuple:
+        mine = [r for r in ranked if r.policy == policy]
+        ranks = [r.rank for r in mine if r.rank > 0]
+        bound = any(r.bound for r in mine)
+        return (bound, not ranks, sum(ranks) / len(ranks) if ranks else 0.0, policy)
+
+    return {p: key(p) for p in everyone}
+
+
+def best_policy(ranked: list[Ranked]) -> str | None:
+    """The policy ranked first at the most loads (ties: the lower load decides)."""
+    firsts = [r.policy for r in ranked if r.rank == 1]
+    return max(firsts, key=firsts.count) if firsts else None
+
+
+def figures(
+    out: Path,
+    name: str,
+    rows: list[dict[str, Any]],
+    bounds: list[BoundCurve],
+    limits: list[LoadLimit],
+    reference: str | None,
+    metric: str = "mean_response_time",
+) -> list[Path]:
+    """The metric against the load per policy with the bounds as lines and the load limits as
+    vertical lines; and each policy's paired ratio to the reference on a log axis."""
+    for stale in (out / "figures").glob(f"{name}-{metric}*"):  # from an earlier comparison
+        stale.unlink()
+    everyone = sorted({str(r["policy"]) for r in rows})
+    colors = policy_colors(everyone)
+    names = {p: policy_label(p) for p in everyone}
+    order = _legend_order(rank(rows, metric), everyone)
+    points, y = plot_points(rows, x=LOAD, y=metric, hue="policy", ratio_to=None)
+    points.sort(key=lambda pt: order[pt.series])
+    for curve in bounds:
+        points += [Point(curve.name, x, v, v, v, analytic=True) for x, v in curve.values.items()]
+    paths = [
+        line_plot(
+            points,
+            out / "figures" / f"{name}-{metric}",
+            x=LOAD,
+            y=y,
+            hue="policy",
+            logy=True,
+            colors=colors,
+            names=names,
+            vlines=[(lim.load, f"{lim.name} load limit {lim.load:.3g}") for lim in limits],
+            title=f"{name}: {label(metric)} against the load",
+        )[0]
+    ]
+    if reference is not None and len(everyone) > 1:
+        ratio, y = plot_points(rows, x=LOAD, y=metric, hue="policy", ratio_to=reference)
+        ratio.sort(key=lambda pt: order[pt.series])
+        paths.append(
+            line_plot(
+                ratio,
+                out / "figures" / f"{name}-{metric}-ratio-to-{reference}",
+                x=LOAD,
+                y=y,
+                hue="policy",
+                ratio=True,
+                colors=colors,
+                names=names,
+                title=f"{name}: {label(y)}",
+            )[0]
+        )
+    return paths
