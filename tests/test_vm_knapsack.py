@@ -67,7 +67,7 @@ def test_subroutines_against_brute_force(inst):
         )
     }
     assert {tuple(k) for k in configs} == maximal
-    k_enum, w_enum = max_weight_configuration(configs, q)
+    _, w_enum = max_weight_configuration(configs, q)
     k_dp, w_dp = dp_configuration(w, cap, q)
     assert w_enum == optimum
     assert w_dp == optimum

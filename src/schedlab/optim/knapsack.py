@@ -204,26 +204,28 @@ def dp_kernel(units, cap_units, q, k):
     return G[size - 1]
 
 
-def resource_units(demands, capacity, max_cells: int = 50_000_000) -> tuple[np.ndarray, np.ndarray]:
+def resource_units(
+    demands, capacities, max_cells: int = 50_000_000
+) -> tuple[np.ndarray, np.ndarray]:
     """Integer resource units for the DP: per resource, the coarsest grid on which every demand
-    and the capacity are integers (e.g. 0.5 EC2 for Table 1's CPU). Raises ValueError when the
-    DP table would exceed ``max_cells`` cells."""
+    and every capacity (one row per server type) is an integer (e.g. 0.5 EC2 for Table 1's CPU).
+    Returns (units (J, R), capacity units (T, R)). Raises ValueError when no such grid exists or
+    a DP table would exceed ``max_cells`` cells."""
     from schedlab.optim.capacity_lp import common_grid
 
-    w, cap = _as_problem(demands, capacity)
+    w = np.atleast_2d(np.asarray(demands, dtype=float))
+    caps = np.atleast_2d(np.asarray(capacities, dtype=float))
     units = np.zeros(w.shape, dtype=np.int64)
-    cap_units = np.zeros(cap.size, dtype=np.int64)
-    for r in range(cap.size):
-        g = common_grid([*w[:, r].tolist(), float(cap[r])])
+    cap_units = np.zeros(caps.shape, dtype=np.int64)
+    for r in range(w.shape[1]):
+        g = common_grid([*w[:, r].tolist(), *caps[:, r].tolist()])
         if g is None:
-            raise ValueError(f"resource {r}: demands are not multiples of a common grid")
+            raise ValueError(f"resource {r}: demands and capacities are not on a common grid")
         units[:, r] = np.round(w[:, r] * g).astype(np.int64)
-        cap_units[r] = int(round(cap[r] * g))
-    if float(np.prod(cap_units + 1.0)) > max_cells:
-        raise ValueError(
-            f"the DP table has {float(np.prod(cap_units + 1.0)):.3g} cells (> {max_cells}); use "
-            "enumeration or greedy"
-        )
+        cap_units[:, r] = np.round(caps[:, r] * g).astype(np.int64)
+    cells = float(np.prod(cap_units + 1.0, axis=1).max())
+    if cells > max_cells:
+        raise ValueError(f"the DP table has {cells:.3g} cells (> {max_cells}); use enumeration")
     return units, cap_units
 
 
@@ -232,7 +234,7 @@ def dp_configuration(demands, capacity, q) -> tuple[np.ndarray, float]:
     w, cap = _as_problem(demands, capacity)
     units, cap_units = resource_units(w, cap)
     k = np.zeros(w.shape[0], dtype=np.int64)
-    weight = dp_kernel(units, cap_units, np.asarray(q, dtype=float), k)
+    weight = dp_kernel(units, cap_units[0], np.asarray(q, dtype=float), k)
     fill_maximal_kernel(w, cap, k, np.arange(w.shape[0]))
     return k, float(weight)
 

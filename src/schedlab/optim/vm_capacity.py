@@ -37,7 +37,7 @@ class ServerType:
 
 @dataclass(frozen=True)
 class CapacityScaling:
-    """s* of the LP above and an optimal mix p_{c,k} of each server type's maximal configurations."""
+    """s* of the LP above and an optimal mix p_{c,k} of the maximal configurations per type."""
 
     max_scaling: float
     direction: np.ndarray
