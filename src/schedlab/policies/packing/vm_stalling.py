@@ -337,7 +337,9 @@ def _departure(st, ps, s, c):
                 _queues(st, ps)
                 rmax_configuration(ps, t, ps.qf, k)
                 _set_configuration(st, ps, s, k)
-                return
+            elif ps.q_head[c] != -1:
+                _place(st, ps, s, c)
+            return
         else:
             total = _queues(st, ps)
             best = rmax_configuration(ps, t, ps.qf, k)
