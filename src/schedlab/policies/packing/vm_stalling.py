@@ -156,9 +156,14 @@ def server_types(capacity: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return caps, index.ravel()
 
 
-def check(model, config: VmStallingConfig) -> None:
-    """Algorithm 1 needs VM types (fixed demand vectors), continuous time and a decision at every
-    event; the DP needs integer resource units."""
+def check_vm_model(model) -> None:
+    """The VM model of §2: VM types (fixed demand vectors per class, no trace), continuous time
+    and a decision at every event."""
+    if model.trace is not None:
+        raise SpecError(
+            "VM scheduling needs VM types (job classes with fixed demands), not a raw trace",
+            field="workload.arrivals.process",
+        )
     if model.family != "packing":
         raise SpecError("Algorithm 1 runs in the packing family", field="model.family")
     if model.slotted or model.delta != 0:
@@ -173,6 +178,11 @@ def check(model, config: VmStallingConfig) -> None:
                 "a VM type has a fixed resource vector: give fixed demands",
                 field=f"workload.classes[{i}].demand",
             )
+
+
+def check(model, config: VmStallingConfig) -> None:
+    """The VM model, and integer resource units for the DP subroutine."""
+    check_vm_model(model)
     if config.subroutine == "dp":
         try:
             resource_units(vm_types(model), server_types(model.capacity)[0])
