@@ -120,3 +120,53 @@ def test_capacity_example2_and_table1():
     # Table 1, rates proportional to (2/3, 11/3, 2/3): one unit of this workload per server
     res = max_scaling(TABLE1, [ServerType(20, tuple(SERVER1))], [2 / 3, 11 / 3, 2 / 3])
     assert res.max_scaling == pytest.approx(20.0)
+
+
+EXAMPLE1_TOML = """
+[cluster]
+servers = 1
+capacity = 6
+
+[workload]
+rate = 4.005
+
+[[workload.classes]]
+probability = 0.1111111111111111
+demand = 4
+duration = { dist = "exponential", mean = 1 }
+
+[[workload.classes]]
+probability = 0.8888888888888888
+demand = 1
+duration = { dist = "exponential", mean = 1 }
+
+[policy]
+name = "vm-stalling"
+
+[run]
+arrivals = 1000
+"""
+
+
+def test_analyze_capacity_spec_json(tmp_path):
+    """`schedlab analyze capacity --spec`: Example 1's workload 0.89 (0.5, 4) has zeta = 0.89."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from schedlab.cli import app
+
+    path = tmp_path / "ex1.toml"
+    path.write_text(EXAMPLE1_TOML)
+    res = CliRunner().invoke(app, ["analyze", "capacity", "--spec", str(path), "--json"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.output)
+    assert data["max_scaling"] == pytest.approx(1 / 0.89)
+    assert data["zeta"] == pytest.approx(0.89)
+    bad = tmp_path / "bad.toml"
+    bad.write_text(
+        EXAMPLE1_TOML.replace("demand = 4", 'demand = { dist = "uniform", low = 1, high = 4 }')
+    )
+    res = CliRunner().invoke(app, ["analyze", "capacity", "--spec", str(bad), "--json"])
+    assert res.exit_code == 2
+    assert "workload.classes[0].demand" in res.output
