@@ -224,6 +224,11 @@ def test_theorem31_inside_and_outside_capacity():
 
     inside = simulate(spec(0.6))
     outside = simulate(spec(1.1))
+    # the policy's report hook: the first configuration plus one per stall (each stalled server
+    # activates again once it drains; the run drains), and some stalled time when it stalled
+    assert inside.counters["stalls"] > 0
+    assert inside.counters["config_changes"] == 1 + inside.counters["stalls"]
+    assert inside.counters["stalled_server_time"] > 0
     assert inside.stable
     assert not outside.stable
     ts = outside.timeseries.to_pydict()

@@ -269,7 +269,7 @@ def _sweep(ctx: Context, specs: dict[tuple, SimulationSpec], reps: int, name: st
 def run_fig5(ctx: Context) -> Outcome:
     servers = FIG5_QUICK_SERVERS if ctx.quick else FIG5_SERVERS
     arrivals = QUICK_ARRIVALS if ctx.quick else ARRIVALS
-    reps = 2 if ctx.quick else 5
+    reps = 3 if ctx.quick else 5
     specs = {
         (p, n, a): table1_spec(p, n, ZETA, arrivals, a == "log-normal")
         for p in POLICIES
@@ -306,7 +306,7 @@ def run_fig5(ctx: Context) -> Outcome:
 def run_fig6(ctx: Context) -> Outcome:
     zetas = FIG6_QUICK_ZETAS if ctx.quick else FIG6_ZETAS
     arrivals = QUICK_ARRIVALS if ctx.quick else ARRIVALS
-    reps = 2 if ctx.quick else 5
+    reps = 3 if ctx.quick else 5
     specs = {
         (p, z, a): table1_spec(
             p,
@@ -402,14 +402,14 @@ for _name_, _fig, _run, _title, _scale in (
         "Fig. 5",
         run_fig5,
         "mean queue vs number of servers (Table 1 types)",
-        "paper: 20..200 servers, 5 runs of 100,000 arrivals; --quick: 3 sizes, 2 runs",
+        "paper: 20..200 servers, 5 runs of 100,000 arrivals; --quick: 3 sizes, 3 runs",
     ),
     (
         "psychas2018-fig6",
         "Fig. 6",
         run_fig6,
         "mean queue vs traffic intensity, 20 servers",
-        "paper: zeta 0.80..0.95, 5 runs of 100,000 arrivals; --quick: 3 values, 2 runs",
+        "paper: zeta 0.80..0.95, 5 runs of 100,000 arrivals; --quick: 3 values, 3 runs",
     ),
 ):
     register(

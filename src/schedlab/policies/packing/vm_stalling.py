@@ -44,9 +44,9 @@ configuration at the first decision epoch; arrivals of one epoch are placed befo
 of that epoch are handled; configuration ties go to the first maximal configuration in the order
 of :func:`schedlab.optim.knapsack.maximal_configurations`.
 
-Counters kept in the policy state (read by :func:`policy_counters`): ``config_changes`` (new
-configurations taken), ``stall_area`` (integral of the number of stalled servers over time) and
-``n_stalled``. The engine counts ``stalls`` and ``activations``.
+Counters kept in the policy state and reported in the result's counters by :func:`report`:
+``config_changes`` (new configurations taken) and ``stalled_server_time`` (integral of the
+number of stalled servers over time). The engine counts ``stalls``.
 """
 
 from __future__ import annotations
@@ -405,13 +405,14 @@ def run(st, ps, max_events):
     return run_engine(st, ps, decide, max_events)
 
 
-def policy_counters(ps, horizon: float, n_servers: int) -> dict[str, float]:
-    """§7.2 metrics kept by the policy: configuration changes per unit time and the time-average
-    fraction of servers stalled (over the whole run)."""
+def report(ps, st) -> dict[str, float]:
+    """§7.2 counters of the run (the ``report`` hook of the policy contract): configurations taken
+    (``config_changes``; per unit time: divide by the run's length) and the integral of the number
+    of stalled servers over time (``stalled_server_time``; divided by L times the run's length it
+    is the time-average fraction of servers stalled)."""
     return {
         "config_changes": int(ps.config_changes),
-        "config_changes_per_time": float(ps.config_changes) / horizon,
-        "fraction_stalled": float(ps.stall_area) / (horizon * n_servers),
+        "stalled_server_time": float(ps.stall_area),
     }
 
 
@@ -422,6 +423,7 @@ _COMMON = {
     "config": VmStallingConfig,
     "check": check,
     "paper": "psychas2018",
+    "report": report,
 }
 
 register(

@@ -207,6 +207,15 @@ def run(st, ps, max_events):
     return run_engine(st, ps, decide, max_events)
 
 
+def report(ps, st) -> dict[str, float]:
+    """G16's own counters: sampling events, tokens placed and tokens taken by arrivals."""
+    return {
+        "samples": int(ps.samples),
+        "tokens_placed": int(ps.tokens_placed),
+        "tokens_used": int(ps.tokens_used),
+    }
+
+
 register(
     Policy(
         name="g16",
@@ -220,5 +229,6 @@ register(
         init=init,
         runner=run,
         check=lambda model, _config: check_vm_model(model),
+        report=report,
     )
 )
