@@ -101,7 +101,15 @@ def departed(before, after):
 def test_algorithm1_branches_constant_beta():
     beta = 0.7
     model, steps = step_through(
-        vm_spec("vm-stalling", 11.5, 600, beta_rule="constant", beta=beta, early_activation=False)
+        vm_spec(
+            "vm-stalling",
+            11.5,
+            600,
+            beta_rule="constant",
+            beta=beta,
+            early_activation=False,
+            recheck_when_empty=False,
+        )
     )
     seen = {"stall": 0, "no_stall": 0, "activate_when_empty": 0, "slot_used_by_arrival": 0}
     for before, after in steps:
@@ -163,7 +171,9 @@ def test_algorithm1_branches_constant_beta():
 
 
 def test_early_activation_section63():
-    model, steps = step_through(vm_spec("vm-stalling", 11.5, 600, beta_rule="constant", beta=0.7))
+    model, steps = step_through(
+        vm_spec("vm-stalling", 11.5, 600, beta_rule="constant", beta=0.7, recheck_when_empty=False)
+    )
     early = 0
     for before, after in steps:
         common_invariants(before, after, model)
@@ -181,7 +191,7 @@ def test_early_activation_section63():
 
 
 def test_m14_never_stalls_and_refreshes_when_empty():
-    model, steps = step_through(vm_spec("m14", 11.5, 400))
+    model, steps = step_through(vm_spec("m14", 11.5, 400, recheck_when_empty=False))
     refreshed = 0
     for before, after in steps:
         common_invariants(before, after, model)
@@ -224,10 +234,11 @@ def test_theorem31_inside_and_outside_capacity():
 
     inside = simulate(spec(0.6))
     outside = simulate(spec(1.1))
-    # the policy's report hook: the first configuration plus one per stall (each stalled server
-    # activates again once it drains; the run drains), and some stalled time when it stalled
+    # the policy's report hook: the first configuration, one per stall (each stalled server
+    # activates again once it drains; the run drains) and the refreshes of the empty server
+    # (recheck_when_empty), and some stalled time when it stalled
     assert inside.counters["stalls"] > 0
-    assert inside.counters["config_changes"] == 1 + inside.counters["stalls"]
+    assert inside.counters["config_changes"] >= 1 + inside.counters["stalls"]
     assert inside.counters["stalled_server_time"] > 0
     assert inside.stable
     assert not outside.stable
@@ -235,3 +246,28 @@ def test_theorem31_inside_and_outside_capacity():
     half = len(ts["number_in_queue"]) // 2
     assert np.mean(ts["number_in_queue"][half:]) > 2 * np.mean(ts["number_in_queue"][:half])
     assert inside.metrics["mean_number_in_queue"].mean < 50
+
+
+def test_recheck_when_empty_ends_drained_runs():
+    """Two identical size-1 types on one server of capacity 2, adaptive beta (h < 0 for short
+    queues): the literal algorithm can leave a VM waiting forever after the last arrival; with
+    recheck_when_empty an empty server takes a configuration with a slot for it."""
+    base = {
+        "cluster": {"servers": 1, "capacity": 2},
+        "workload": {
+            "rate": 1.0,
+            "classes": [
+                {"probability": 1 / 3, "demand": 1, "duration": {"dist": "exponential", "mean": 1}}
+            ]
+            * 3,
+        },
+        "run": {"arrivals": 3, "allow_unstable": True},
+    }
+    stuck = 0
+    for seed in range(30):
+        literal = {**base, "policy": {"name": "vm-stalling", "recheck_when_empty": False}}
+        literal["run"] = {**base["run"], "seed": seed}
+        fixed = {**literal, "policy": {"name": "vm-stalling"}}
+        stuck += simulate(literal).counters["still_in_system"] > 0
+        assert simulate(fixed).counters["still_in_system"] == 0
+    assert stuck > 0

@@ -39,6 +39,15 @@ Parameters (``VmStallingConfig``):
 Defaults are §7's: r = 1 (enumeration), adaptive beta with p = -0.05, z = 0.005,
 beta_bar = 0.9, q(s) = (1 - s) 1(s < 0.1), §6.3 on.
 
+``recheck_when_empty`` (inferred, default on): condition (5) is checked only at departures, and
+with the adaptive beta it cannot hold while queues are short (h < 0 for p < 0), so an active
+server that has emptied with a configuration lacking a slot for the VMs that then arrive would keep
+it; at the end of a finite run (after the last arrival) such VMs would wait forever. With this
+setting, an empty active server whose configuration weighs less than an r-max-weight
+configuration takes the latter when a departure empties it without stalling it, and when an
+arrival has to wait (it holds no VM: nothing is preempted and no
+stalled period is needed). Off is the literal §3 text.
+
 Inferred details (not fixed by the paper): all servers start empty and take an r-max-weight
 configuration at the first decision epoch; arrivals of one epoch are placed before the departures
 of that epoch are handled; configuration ties go to the first maximal configuration in the order
@@ -59,7 +68,7 @@ from numba import njit
 from pydantic import Field
 
 from schedlab.engine.actions import activate, stall, start
-from schedlab.engine.constants import N_ARRIVED_NEW, N_COMPLETED_NEW, NOW
+from schedlab.engine.constants import N_ARRIVED_NEW, N_COMPLETED_NEW, NOW, WAITING
 from schedlab.engine.loop import run_engine
 from schedlab.errors import SpecError
 from schedlab.model.distributions import Fixed
@@ -100,6 +109,7 @@ class VmStallingConfig(PolicyConfig):
     linear_q: bool = True
     early_activation: bool = True
     refresh: Literal["stalling", "local"] = "stalling"
+    recheck_when_empty: bool = True
 
 
 STATE = PolicyState(
@@ -116,6 +126,7 @@ STATE = PolicyState(
         StateField("linear_q", "b1"),
         StateField("early", "b1"),
         StateField("local_refresh", "b1"),
+        StateField("recheck_empty", "b1"),
         StateField("started", "b1"),
         StateField("n_stalled", "i8"),
         StateField("config_changes", "i8"),
@@ -221,6 +232,7 @@ def init(st, model, config: VmStallingConfig):
         "linear_q": config.linear_q,
         "early": config.early_activation,
         "local_refresh": config.refresh == "local",
+        "recheck_empty": config.recheck_when_empty,
         "w": w,
         "server_type": stype.astype(np.int64),
         "type_cap": caps,
@@ -334,6 +346,28 @@ def _fill_free_slots(st, ps, c):
 
 
 @njit(cache=True)
+def _refresh_if_better(st, ps, s):
+    """``recheck_when_empty``: empty active server s takes an r-max-weight configuration when its
+    own weighs less (it holds no VM, so the change preempts nothing and needs no stalled
+    period)."""
+    k = ps.kbuf
+    _queues(st, ps)
+    best = rmax_configuration(ps, ps.server_type[s], ps.qf, k)
+    current = 0.0
+    for j in range(k.shape[0]):
+        current += ps.cfg[s, j] * ps.qf[j]
+    if current < best:
+        _set_configuration(st, ps, s, k)
+
+
+@njit(cache=True)
+def _recheck_empty_servers(st, ps):
+    for s in range(ps.cfg.shape[0]):
+        if st.stalled[s] == 0 and st.n_on_server[s] == 0:
+            _refresh_if_better(st, ps, s)
+
+
+@njit(cache=True)
 def _departure(st, ps, s, c):
     """Algorithm 1, "when a job of type j in server l is completed"."""
     ps.occ[s, c] -= 1
@@ -360,6 +394,8 @@ def _departure(st, ps, s, c):
                 _stall(st, ps, s)
             elif ps.q_head[c] != -1:
                 _place(st, ps, s, c)
+            elif ps.recheck_empty and st.n_on_server[s] == 0:
+                _refresh_if_better(st, ps, s)
     if st.stalled[s] != 0:
         if st.n_on_server[s] == 0:
             _queues(st, ps)
@@ -395,6 +431,12 @@ def decide(st, ps):
     for c in range(ps.free.shape[0]):
         if ps.free[c] > 0 and ps.q_head[c] != -1:
             _fill_free_slots(st, ps, c)
+    if ps.recheck_empty:
+        for i in range(st.ctr[N_ARRIVED_NEW]):
+            j = st.arrived_buf[i]
+            if st.status[j] == WAITING:
+                _recheck_empty_servers(st, ps)
+                break
     for i in range(st.ctr[N_COMPLETED_NEW]):
         j = st.done_buf[i]
         _departure(st, ps, st.server[j], st.job_class[j])
