@@ -11,7 +11,7 @@ from schedlab.engine.simulate import prepare, run_loop
 from schedlab.model.compile import compile_model
 from schedlab.reproduce.psychas2018 import ARRIVALS, FIG5_SERVERS, POLICIES, table1_spec
 
-BENCH_ARRIVALS = 500_000
+BENCH_ARRIVALS = 200_000
 FIG5_REPLICATIONS = 5
 
 
