@@ -50,7 +50,10 @@ stalled period is needed). Off is the literal §3 text.
 
 Inferred details (not fixed by the paper): all servers start empty and take an r-max-weight
 configuration at the first decision epoch; arrivals of one epoch are placed before the departures
-of that epoch are handled; configuration ties go to the first maximal configuration in the order
+of that epoch are handled; when several VMs leave at the same instant, all leave first and then
+each departure is handled in turn (a freed slot is refilled only if the server's configuration,
+possibly renewed by an earlier departure of that instant, still has it); configuration ties go
+to the first maximal configuration in the order
 of :func:`schedlab.optim.knapsack.maximal_configurations`.
 
 Counters kept in the policy state and reported in the result's counters by :func:`report`:
@@ -368,20 +371,27 @@ def _recheck_empty_servers(st, ps):
 
 
 @njit(cache=True)
-def _departure(st, ps, s, c):
-    """Algorithm 1, "when a job of type j in server l is completed"."""
+def _release(st, ps, s, c):
+    """A type-c VM left server s: its slot is free again (an empty slot of an active server)."""
     ps.occ[s, c] -= 1
+    if st.stalled[s] == 0:
+        ps.free[c] += 1
+
+
+@njit(cache=True)
+def _departure(st, ps, s, c):
+    """Algorithm 1, "when a job of type j in server l is completed" (its slot was already
+    released by :func:`_release`)."""
     L = ps.cfg.shape[0]
     t = ps.server_type[s]
     k = ps.kbuf
     if st.stalled[s] == 0:
-        ps.free[c] += 1  # its slot is free again
         if ps.local_refresh:  # M14: new max-weight configuration when the server empties
             if st.n_on_server[s] == 0:
                 _queues(st, ps)
                 rmax_configuration(ps, t, ps.qf, k)
                 _set_configuration(st, ps, s, k)
-            elif ps.q_head[c] != -1:
+            elif ps.q_head[c] != -1 and ps.occ[s, c] < ps.cfg[s, c]:
                 _place(st, ps, s, c)
             return
         else:
@@ -392,7 +402,7 @@ def _departure(st, ps, s, c):
                 current += ps.cfg[s, j] * ps.qf[j]
             if current < stall_beta(ps, total, L) * best:  # condition (5)
                 _stall(st, ps, s)
-            elif ps.q_head[c] != -1:
+            elif ps.q_head[c] != -1 and ps.occ[s, c] < ps.cfg[s, c]:
                 _place(st, ps, s, c)
             elif ps.recheck_empty and st.n_on_server[s] == 0:
                 _refresh_if_better(st, ps, s)
@@ -437,6 +447,9 @@ def decide(st, ps):
             if st.status[j] == WAITING:
                 _recheck_empty_servers(st, ps)
                 break
+    for i in range(st.ctr[N_COMPLETED_NEW]):  # all departures of the epoch leave first
+        j = st.done_buf[i]
+        _release(st, ps, st.server[j], st.job_class[j])
     for i in range(st.ctr[N_COMPLETED_NEW]):
         j = st.done_buf[i]
         _departure(st, ps, st.server[j], st.job_class[j])
