@@ -14,6 +14,7 @@ import math
 from pathlib import Path
 from typing import Annotated, Any
 
+import numpy as np
 import typer
 from rich.table import Table
 
@@ -141,16 +142,24 @@ def capacity(
         float | None, typer.Option("--mean-service", help="E[S]: also print lambda* = rho*/E[S].")
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    spec: Annotated[
+        Path | None,
+        typer.Option("--spec", help="VM types and server types of a spec (paper 001 eq. (2))."),
+    ] = None,
 ) -> None:
-    """Paper 000's maximum supportable workload rho* (eq. (4), Theorem 1).
+    """Paper 000's maximum supportable workload rho* (eq. (4), Theorem 1), or with --spec the
+    capacity region of paper 001 (eq. (2)) for the spec's VM and server types.
 
     Exact for finite types (LP on HiGHS); bracketed by upper- and lower-rounded LPs otherwise."""
     from schedlab.optim.capacity_lp import max_workload
     from schedlab.optim.rounded_bounds import SizeLaw, rounded_bounds
 
-    given = [x is not None for x in (sizes, uniform, trace)]
+    given = [x is not None for x in (sizes, uniform, trace, spec)]
     if sum(given) != 1:
-        fail("give exactly one of --sizes, --uniform and --trace")
+        fail("give exactly one of --sizes, --uniform, --trace and --spec")
+    if spec is not None:
+        _vm_capacity(spec, as_json)
+        return
     if probs is not None and sizes is None:
         fail("--probs goes with --sizes")
     if server_capacity <= 0 or not 0 < tol < 1:
@@ -195,6 +204,46 @@ def capacity(
     if mean_service is not None:
         rate = _bracket(lower / mean_service, upper / mean_service)
         out.print(f"arrival rate lambda* = {rate} per time unit", highlight=False)
+
+
+def _vm_capacity(path: Path, as_json: bool) -> None:
+    """Paper 001 eq. (2): the largest s such that s times the spec's workload rho (rho_j =
+    lambda p_j E[S_j]) stays in the capacity region C; its traffic intensity zeta = 1 / s (§7)."""
+    from schedlab.model.compile import compile_model
+    from schedlab.model.spec import errors_located_in, load_spec
+    from schedlab.optim.vm_capacity import ServerType, max_scaling
+    from schedlab.policies.packing.vm_stalling import server_types, vm_types
+
+    with errors_located_in(path):
+        model = compile_model(load_spec(path))
+    if model.trace is not None:
+        fail(f"{path}: --spec needs VM types (job classes), not a trace")
+    rho = np.array([model.rate * c.probability * c.duration.mean for c in model.classes])
+    caps, index = server_types(model.capacity)
+    counts = np.bincount(index, minlength=len(caps))
+    try:
+        res = max_scaling(
+            vm_types(model),
+            [ServerType(int(n), tuple(c)) for n, c in zip(counts, caps, strict=True)],
+            rho,
+        )
+    except ValueError as exc:
+        fail(f"{path}: {escape(str(exc))}")
+    data = {
+        "max_scaling": res.max_scaling,
+        "zeta": 1.0 / res.max_scaling,
+        "workload": rho.tolist(),
+        "boundary_rate": model.rate * res.max_scaling,
+    }
+    if as_json:
+        print(json.dumps(data))
+        return
+    out.print(
+        f"largest scaling of the workload inside C: {res.max_scaling:.6g} (traffic intensity "
+        f"zeta = {1 / res.max_scaling:.6g}; arrival rate on the boundary of C: "
+        f"{data['boundary_rate']:.6g})",
+        highlight=False,
+    )
 
 
 def _show_level(level: Any) -> None:

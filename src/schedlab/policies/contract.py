@@ -382,6 +382,8 @@ class Policy:
     ``run(st, ps, max_events)``. ``check(model, config)``: raise SpecError for a model the policy
     does not support (called by compile_model). ``resource_pooled``: (pooled family) run every
     job as elastic with allocation up to k (the resource-pooled single server, paper 004 §3.1).
+    ``report(ps, st) -> dict``: the policy's own counters after a run (sums over the run, e.g.
+    configuration changes), added to the result's ``counters`` (summed over replications).
     """
 
     name: str
@@ -398,6 +400,7 @@ class Policy:
     check: Callable[[Any, Any], None] = _no_check
     families: tuple[str, ...] = ()
     resource_pooled: bool = False
+    report: Callable[[Any, Any], dict[str, float]] | None = None
 
     def __post_init__(self) -> None:
         from schedlab.papers import PAPERS

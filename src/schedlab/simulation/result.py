@@ -43,7 +43,7 @@ class Result:
     events: int
     wall_s: float
     loop_s: float
-    counters: dict[str, int]
+    counters: dict[str, float]  # engine counts (int) and policy reports
     warnings: list[str]
     timeseries: pa.Table
     jobs: pa.Table | None = None

@@ -171,7 +171,8 @@ def run_model(
         events=int(st.ctr[K.EVENTS]),
         wall_s=time.perf_counter() - t0,
         loop_s=loop_s,
-        counters=computed.counters,
+        counters=computed.counters
+        | (model.policy.report(ps, st) if getattr(model.policy, "report", None) else {}),
         warnings=computed.warnings,
         timeseries=timeseries_table(st, model),
         jobs=jobs_table(st, model) if run.jobs else None,

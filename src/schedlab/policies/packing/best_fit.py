@@ -57,7 +57,7 @@ from numba import njit
 from pydantic import Field
 
 from schedlab.engine.actions import activate, fits, stall, start
-from schedlab.engine.constants import ARRIVED, EPS, N_COMPLETED_NEW, NEW_FROM, Q_HEAD, WAITING
+from schedlab.engine.constants import ARRIVED, EPS, N_ARRIVED_NEW, N_COMPLETED_NEW, Q_HEAD, WAITING
 from schedlab.engine.loop import run_engine
 from schedlab.errors import SpecError
 from schedlab.policies.contract import (
@@ -259,7 +259,9 @@ def decide(st, ps):
     dot = ps.dot
     x = ps.x
     u = ps.u
-    a0 = st.ctr[NEW_FROM]
+    # arrivals since the last decision are the contiguous ids a0..a1-1 while job ids are
+    # arrival indices (seq[j] == j); engine v2's slot reuse needs the arrived_buf form
+    a0 = st.ctr[ARRIVED] - st.ctr[N_ARRIVED_NEW]
     a1 = st.ctr[ARRIVED]
 
     # new arrivals join the size index (scalar mode)

@@ -61,7 +61,7 @@ from numba import njit
 from pydantic import Field
 
 from schedlab.engine.actions import activate, stall, start
-from schedlab.engine.constants import ARRIVED, EPS, N_COMPLETED_NEW, NEW_FROM, WAITING
+from schedlab.engine.constants import ARRIVED, EPS, N_ARRIVED_NEW, N_COMPLETED_NEW, WAITING
 from schedlab.engine.loop import run_engine
 from schedlab.engine.structures import list_append, list_remove
 from schedlab.errors import SpecError
@@ -318,7 +318,9 @@ def _vqs_renew(ps, s):
 
 @njit(cache=True)
 def decide_vqs(st, ps):
-    a0 = st.ctr[NEW_FROM]
+    # arrivals since the last decision are the contiguous ids a0..a1-1 while job ids are
+    # arrival indices (seq[j] == j); engine v2's slot reuse needs the arrived_buf form
+    a0 = st.ctr[ARRIVED] - st.ctr[N_ARRIVED_NEW]
     a1 = st.ctr[ARRIVED]
     vq_nxt, vq_prv, vq_head, vq_tail = ps.vq_nxt, ps.vq_prv, ps.vq_head, ps.vq_tail
     for j in range(a0, a1):  # arrivals join their virtual queue
@@ -468,7 +470,9 @@ def _bf_visit(st, ps, s):
 def decide_vqs_bf(st, ps):
     eps = ps.eps
     x = ps.x
-    a0 = st.ctr[NEW_FROM]
+    # arrivals since the last decision are the contiguous ids a0..a1-1 while job ids are
+    # arrival indices (seq[j] == j); engine v2's slot reuse needs the arrived_buf form
+    a0 = st.ctr[ARRIVED] - st.ctr[N_ARRIVED_NEW]
     a1 = st.ctr[ARRIVED]
     thr_new = np.inf
     for j in range(a0, a1):

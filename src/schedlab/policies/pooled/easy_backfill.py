@@ -44,11 +44,10 @@ from numba import njit
 
 from schedlab.engine.actions import start
 from schedlab.engine.constants import (
-    ARRIVED,
     EPS,
+    N_ARRIVED_NEW,
     N_COMPLETED_NEW,
     N_RUNNING,
-    NEW_FROM,
     NOW,
     Q_HEAD,
 )
@@ -158,7 +157,8 @@ def decide(st, ps):
         extra = ps.extra
         shadow = ps.shadow
         first = ps.first_due
-        for j in range(st.ctr[NEW_FROM], st.ctr[ARRIVED]):
+        for ia in range(st.ctr[N_ARRIVED_NEW]):
+            j = st.arrived_buf[ia]
             if free < min_need - eps:
                 break
             free, extra, first = _try_backfill(

@@ -20,10 +20,9 @@ from numba import njit
 
 from schedlab.engine.actions import preempt, rate_of, start, wake_at
 from schedlab.engine.constants import (
-    ARRIVED,
+    N_ARRIVED_NEW,
     N_COMPLETED_NEW,
     N_RUNNING,
-    NEW_FROM,
     NOW,
     P_HEAD,
     WAITING,
@@ -228,7 +227,8 @@ def sync(st, ps, k):
     static = ps.order != ORDER_SRPT and ps.order != ORDER_GITTINS
     unchanged = static and ps.saturated and st.ctr[N_COMPLETED_NEW] == 0
     listed = ps.listed
-    for j in range(st.ctr[NEW_FROM], st.ctr[ARRIVED]):
+    for ia in range(st.ctr[N_ARRIVED_NEW]):
+        j = st.arrived_buf[ia]
         key[j] = rank_of(st, ps, j, k)
         if not listed:
             heap_push(ps, j)

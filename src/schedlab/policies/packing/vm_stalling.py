@@ -1,0 +1,504 @@
+"""Algorithm 1 (non-preemptive r-max-weight scheduling with stalling) and M14 (MaxWeight at local
+refresh times).
+
+Paper: Psychas & Ghaderi, "On Non-Preemptive VM Scheduling in the Cloud", POMACS 2018
+(psychas2018), §3 (Algorithm 1), §6 (customizations), §7 (settings and the M14 baseline).
+
+Model (§2). Each job class is a VM type j with a fixed resource vector w_j; servers are grouped
+into server types by their capacity vectors. Q_j is the number of type-j jobs waiting (the
+engine's ``class_in_queue``), served FCFS within a type.
+
+Algorithm 1 (§3). Each server is *active* or *stalled*.
+
+* An active server has a configuration k~ fixed for its whole active period; it holds at most
+  k~_j type-j jobs, and each unused slot is an *empty slot* reserved for a future type-j arrival.
+  An arriving type-j job goes to the first empty slot of type j (servers in index order), else it
+  waits in queue j.
+* When a job of type j leaves active server l, condition (5) is checked:
+  f(k~, Q) < beta f(k^(r), Q) with k^(r) an r-max-weight configuration of l's server type for the
+  current Q (f(k, Q) = <k, Q>, eq. (3)). If it holds, l stalls (takes no job until it empties);
+  else l takes the next type-j job of queue j, or registers an empty slot of type j.
+* A stalled server that is empty becomes active with an r-max-weight configuration (never the zero
+  configuration) and fills it from the queues, registering empty slots for the rest.
+
+Parameters (``VmStallingConfig``):
+
+* ``subroutine``: the r-max-weight subroutine of §6.1 — "enumeration" over the cached maximal
+  configurations (r = 1), "dp" (r = 1, integer resource units), "greedy" (Lemma 6.1,
+  r = N_f / (R (N_f + 1)), with the improved fill when ``improved_greedy``);
+* ``beta_rule``: "constant" uses ``beta``; "adaptive" uses beta = h(||Q||_1) q(s) with
+  h(Q) = beta_bar (p + (1 - p) tanh(z sum_j Q_j)) (eq. (29), §6.2) and
+  q(s) = (1 - s) 1(s < stall_limit) (§6.4, §7), s the fraction of servers stalled at the check
+  (``linear_q = false`` gives the hard limit q(s) = 1(s < stall_limit) of §6.4);
+* ``early_activation`` (§6.3): a stalled server also becomes active when its remaining jobs are a
+  subset of the r-max-weight configuration. Inferred: this is checked when a job leaves the
+  stalled server (including the departure that stalls it), the only times its content changes;
+* ``refresh = "local"`` turns the algorithm into M14 (§1.1, §7): never stall; an active server
+  that empties takes a new max-weight configuration (its local refresh time).
+
+Defaults are §7's: r = 1 (enumeration), adaptive beta with p = -0.05, z = 0.005,
+beta_bar = 0.9, q(s) = (1 - s) 1(s < 0.1), §6.3 on.
+
+``recheck_when_empty`` (inferred, default on): condition (5) is checked only at departures, and
+with the adaptive beta it cannot hold while queues are short (h < 0 for p < 0), so an active
+server that has emptied with a configuration lacking a slot for the VMs that then arrive would keep
+it; at the end of a finite run (after the last arrival) such VMs would wait forever. With this
+setting, an empty active server whose configuration weighs less than an r-max-weight
+configuration takes the latter when a departure empties it without stalling it, and when an
+arrival has to wait (it holds no VM: nothing is preempted and no
+stalled period is needed). Off is the literal §3 text.
+
+Inferred details (not fixed by the paper): all servers start empty and take an r-max-weight
+configuration at the first decision epoch; arrivals of one epoch are placed before the departures
+of that epoch are handled; when several VMs leave at the same instant, all leave first and then
+each departure is handled in turn (a freed slot is refilled only if the server's configuration,
+possibly renewed by an earlier departure of that instant, still has it); configuration ties go
+to the first maximal configuration in the order
+of :func:`schedlab.optim.knapsack.maximal_configurations`.
+
+Counters kept in the policy state and reported in the result's counters by :func:`report`:
+``config_changes`` (new configurations taken) and ``stalled_server_time`` (integral of the
+number of stalled servers over time). The engine counts ``stalls``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Literal
+
+import numpy as np
+from numba import njit
+from pydantic import Field
+
+from schedlab.engine.actions import activate, stall, start
+from schedlab.engine.constants import N_ARRIVED_NEW, N_COMPLETED_NEW, NOW, WAITING
+from schedlab.engine.loop import run_engine
+from schedlab.errors import SpecError
+from schedlab.model.distributions import Fixed
+from schedlab.optim.knapsack import (
+    dp_kernel,
+    fill_maximal_kernel,
+    greedy_kernel,
+    max_weight_index,
+    maximal_configurations,
+    resource_units,
+)
+from schedlab.policies.contract import (
+    Policy,
+    PolicyConfig,
+    PolicyState,
+    StateField,
+    engine_sizes,
+    register,
+)
+
+SUB_ENUMERATION = 0
+SUB_DP = 1
+SUB_GREEDY = 2
+SUBROUTINES = {"enumeration": SUB_ENUMERATION, "dp": SUB_DP, "greedy": SUB_GREEDY}
+
+
+class VmStallingConfig(PolicyConfig):
+    """Settings of Algorithm 1 (psychas2018 §3, §6) and M14 (``refresh = "local"``); defaults §7."""
+
+    subroutine: Literal["enumeration", "dp", "greedy"] = "enumeration"
+    improved_greedy: bool = True
+    beta_rule: Literal["constant", "adaptive"] = "adaptive"
+    beta: Annotated[float, Field(gt=0, lt=1)] = 0.9
+    beta_bar: Annotated[float, Field(gt=0, lt=1)] = 0.9
+    p: Annotated[float, Field(le=1)] = -0.05
+    z: Annotated[float, Field(gt=0)] = 0.005
+    stall_limit: Annotated[float, Field(gt=0, le=1)] = 0.1
+    linear_q: bool = True
+    early_activation: bool = True
+    refresh: Literal["stalling", "local"] = "stalling"
+    recheck_when_empty: bool = True
+
+
+STATE = PolicyState(
+    "vm_stalling",
+    [
+        StateField("subroutine", "i8"),
+        StateField("improved", "b1"),
+        StateField("adaptive", "b1"),
+        StateField("beta", "f8"),
+        StateField("beta_bar", "f8"),
+        StateField("p", "f8"),
+        StateField("z", "f8"),
+        StateField("stall_limit", "f8"),
+        StateField("linear_q", "b1"),
+        StateField("early", "b1"),
+        StateField("local_refresh", "b1"),
+        StateField("recheck_empty", "b1"),
+        StateField("started", "b1"),
+        StateField("n_stalled", "i8"),
+        StateField("config_changes", "i8"),
+        StateField("stall_area", "f8"),
+        StateField("t_last", "f8"),
+        # VM types and server types
+        StateField("w", "f8", ("classes", "resources")),
+        StateField("server_type", "i8", "servers"),
+        StateField("type_cap", "f8", ("types", "resources")),
+        StateField("type_first", "i8", "types1"),
+        StateField("configs", "i8", ("configs", "classes")),
+        StateField("units", "i8", ("classes", "resources")),
+        StateField("type_units", "i8", ("types", "resources")),
+        StateField("fill_order", "i8", "classes"),
+        # server configurations: k~ (cfg) and the jobs present per type (occ)
+        StateField("cfg", "i8", ("servers", "classes")),
+        StateField("occ", "i8", ("servers", "classes")),
+        StateField("free", "i8", "classes"),  # empty slots per type over active servers
+        # per-type FIFO queues of waiting jobs
+        StateField("q_head", "i8", "classes", fill=-1),
+        StateField("q_tail", "i8", "classes", fill=-1),
+        StateField("q_next", "i8", "jobs", fill=-1),
+        # scratch
+        StateField("qf", "f8", "classes"),
+        StateField("kbuf", "i8", "classes"),
+    ],
+)
+
+
+def vm_types(model) -> np.ndarray:
+    """The (J, R) resource vectors of the VM types (one per job class)."""
+    return np.array([[d.mean for d in c.demand] for c in model.classes], dtype=float)
+
+
+def server_types(capacity: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct capacity rows (server types) and the type of each server."""
+    caps, index = np.unique(capacity, axis=0, return_inverse=True)
+    return caps, index.ravel()
+
+
+def check_vm_model(model) -> None:
+    """The VM model of §2: VM types (fixed demand vectors per class, no trace), continuous time
+    and a decision at every event."""
+    if model.trace is not None:
+        raise SpecError(
+            "VM scheduling needs VM types (job classes with fixed demands), not a raw trace",
+            field="workload.arrivals.process",
+        )
+    if model.family != "packing":
+        raise SpecError("Algorithm 1 runs in the packing family", field="model.family")
+    if model.slotted or model.delta != 0:
+        raise SpecError(
+            "Algorithm 1 reacts to every arrival and departure: continuous time, no "
+            "decision_interval",
+            field="model.decision_interval" if model.delta else "model.time",
+        )
+    for i, c in enumerate(model.classes):
+        if not all(isinstance(d, Fixed) for d in c.demand):
+            raise SpecError(
+                "a VM type has a fixed resource vector: give fixed demands",
+                field=f"workload.classes[{i}].demand",
+            )
+
+
+def check(model, config: VmStallingConfig) -> None:
+    """The VM model, and integer resource units for the DP subroutine."""
+    check_vm_model(model)
+    if config.subroutine == "dp":
+        try:
+            resource_units(vm_types(model), server_types(model.capacity)[0])
+        except ValueError as exc:
+            raise SpecError(str(exc), field="policy.subroutine") from None
+
+
+def init(st, model, config: VmStallingConfig):
+    """Cache the maximal configurations of each server type (§6.1(i)) and the DP units."""
+    w = vm_types(model)
+    caps, stype = server_types(model.capacity)
+    J = w.shape[0]
+    blocks = []
+    for cap in caps:
+        fits = np.all(w <= cap * (1 + 1e-9), axis=1)
+        sub = maximal_configurations(w[fits], cap)
+        k = np.zeros((sub.shape[0], J), dtype=np.int64)
+        k[:, fits] = sub
+        blocks.append(k)
+    units = np.zeros(w.shape, dtype=np.int64)
+    type_units = np.zeros(caps.shape, dtype=np.int64)
+    if config.subroutine == "dp":
+        units, type_units = resource_units(w, caps)
+    configs = np.vstack(blocks)
+    first = np.cumsum([0] + [b.shape[0] for b in blocks]).astype(np.int64)
+    sizes = engine_sizes(st, types=len(caps), types1=len(caps) + 1, configs=configs.shape[0])
+    values = {
+        "subroutine": SUBROUTINES[config.subroutine],
+        "improved": config.improved_greedy,
+        "adaptive": config.beta_rule == "adaptive",
+        "beta": config.beta,
+        "beta_bar": config.beta_bar,
+        "p": config.p,
+        "z": config.z,
+        "stall_limit": config.stall_limit,
+        "linear_q": config.linear_q,
+        "early": config.early_activation,
+        "local_refresh": config.refresh == "local",
+        "recheck_empty": config.recheck_when_empty,
+        "w": w,
+        "server_type": stype.astype(np.int64),
+        "type_cap": caps,
+        "type_first": first,
+        "configs": configs,
+        "units": units,
+        "type_units": type_units,
+        "fill_order": np.arange(J, dtype=np.int64),
+    }
+    return STATE.allocate(sizes, values)
+
+
+@njit(cache=True)
+def rmax_configuration(ps, t, q, k):
+    """An r-max-weight (maximal, non-zero) configuration of server type t for queues q, into k;
+    returns its weight (§6.1)."""
+    if ps.subroutine == SUB_ENUMERATION:
+        a = ps.type_first[t]
+        i = a + max_weight_index(ps.configs[a : ps.type_first[t + 1]], q)
+        k[:] = ps.configs[i]
+    elif ps.subroutine == SUB_DP:
+        dp_kernel(ps.units, ps.type_units[t], q, k)
+        fill_maximal_kernel(ps.w, ps.type_cap[t], k, ps.fill_order)
+    else:
+        greedy_kernel(ps.w, ps.type_cap[t], q, ps.improved, k)
+    total = 0.0
+    for j in range(k.shape[0]):
+        total += k[j] * q[j]
+    return total
+
+
+@njit(cache=True)
+def _queues(st, ps):
+    total = 0.0
+    for j in range(ps.qf.shape[0]):
+        ps.qf[j] = st.class_in_queue[j]
+        total += ps.qf[j]
+    return total
+
+
+@njit(cache=True)
+def stall_beta(ps, total_q, n_servers):
+    """beta of condition (5): constant, or h(||Q||_1) q(s) (eq. (29), §6.4)."""
+    if not ps.adaptive:
+        return ps.beta
+    h = ps.beta_bar * (ps.p + (1.0 - ps.p) * math.tanh(ps.z * total_q))
+    s = ps.n_stalled / n_servers
+    if s >= ps.stall_limit:
+        return 0.0
+    return h * (1.0 - s) if ps.linear_q else h
+
+
+@njit(cache=True)
+def _push(ps, c, j):
+    ps.q_next[j] = -1
+    if ps.q_tail[c] == -1:
+        ps.q_head[c] = j
+    else:
+        ps.q_next[ps.q_tail[c]] = j
+    ps.q_tail[c] = j
+
+
+@njit(cache=True)
+def _place(st, ps, s, c):
+    """Start the head of queue c on active server s, in one of its type-c slots."""
+    j = ps.q_head[c]
+    ps.q_head[c] = ps.q_next[j]
+    if ps.q_head[c] == -1:
+        ps.q_tail[c] = -1
+    start(st, j, s, 1.0)
+    ps.occ[s, c] += 1
+    ps.free[c] -= 1
+
+
+@njit(cache=True)
+def _set_configuration(st, ps, s, k):
+    """Server s (empty, or holding a subset of k) becomes active with configuration k, fills it
+    from the queues and registers empty slots for the rest (Algorithm 1, lines 9-14)."""
+    if st.stalled[s] != 0:
+        activate(st, s)
+        ps.n_stalled -= 1
+    else:  # an active server renewing its configuration (M14): drop its old empty slots
+        for c in range(k.shape[0]):
+            ps.free[c] -= ps.cfg[s, c] - ps.occ[s, c]
+    ps.config_changes += 1
+    for c in range(k.shape[0]):
+        ps.cfg[s, c] = k[c]
+        ps.free[c] += k[c] - ps.occ[s, c]
+        while ps.occ[s, c] < k[c] and ps.q_head[c] != -1:
+            _place(st, ps, s, c)
+
+
+@njit(cache=True)
+def _stall(st, ps, s):
+    stall(st, s)
+    ps.n_stalled += 1
+    for c in range(ps.cfg.shape[1]):
+        ps.free[c] -= ps.cfg[s, c] - ps.occ[s, c]
+
+
+@njit(cache=True)
+def _fill_free_slots(st, ps, c):
+    """Arrivals of type c go to the first empty slots of type c (servers in index order)."""
+    s = 0
+    L = ps.cfg.shape[0]
+    while ps.free[c] > 0 and ps.q_head[c] != -1 and s < L:
+        if st.stalled[s] == 0:
+            while ps.occ[s, c] < ps.cfg[s, c] and ps.q_head[c] != -1:
+                _place(st, ps, s, c)
+        s += 1
+
+
+@njit(cache=True)
+def _refresh_if_better(st, ps, s):
+    """``recheck_when_empty``: empty active server s takes an r-max-weight configuration when its
+    own weighs less (it holds no VM, so the change preempts nothing and needs no stalled
+    period)."""
+    k = ps.kbuf
+    _queues(st, ps)
+    best = rmax_configuration(ps, ps.server_type[s], ps.qf, k)
+    current = 0.0
+    for j in range(k.shape[0]):
+        current += ps.cfg[s, j] * ps.qf[j]
+    if current < best:
+        _set_configuration(st, ps, s, k)
+
+
+@njit(cache=True)
+def _recheck_empty_servers(st, ps):
+    for s in range(ps.cfg.shape[0]):
+        if st.stalled[s] == 0 and st.n_on_server[s] == 0:
+            _refresh_if_better(st, ps, s)
+
+
+@njit(cache=True)
+def _release(st, ps, s, c):
+    """A type-c VM left server s: its slot is free again (an empty slot of an active server)."""
+    ps.occ[s, c] -= 1
+    if st.stalled[s] == 0:
+        ps.free[c] += 1
+
+
+@njit(cache=True)
+def _departure(st, ps, s, c):
+    """Algorithm 1, "when a job of type j in server l is completed" (its slot was already
+    released by :func:`_release`)."""
+    L = ps.cfg.shape[0]
+    t = ps.server_type[s]
+    k = ps.kbuf
+    if st.stalled[s] == 0:
+        if ps.local_refresh:  # M14: new max-weight configuration when the server empties
+            if st.n_on_server[s] == 0:
+                _queues(st, ps)
+                rmax_configuration(ps, t, ps.qf, k)
+                _set_configuration(st, ps, s, k)
+            elif ps.q_head[c] != -1 and ps.occ[s, c] < ps.cfg[s, c]:
+                _place(st, ps, s, c)
+            return
+        else:
+            total = _queues(st, ps)
+            best = rmax_configuration(ps, t, ps.qf, k)
+            current = 0.0
+            for j in range(k.shape[0]):
+                current += ps.cfg[s, j] * ps.qf[j]
+            if current < stall_beta(ps, total, L) * best:  # condition (5)
+                _stall(st, ps, s)
+            elif ps.q_head[c] != -1 and ps.occ[s, c] < ps.cfg[s, c]:
+                _place(st, ps, s, c)
+            elif ps.recheck_empty and st.n_on_server[s] == 0:
+                _refresh_if_better(st, ps, s)
+    if st.stalled[s] != 0:
+        if st.n_on_server[s] == 0:
+            _queues(st, ps)
+            rmax_configuration(ps, t, ps.qf, k)
+            _set_configuration(st, ps, s, k)
+        elif ps.early:  # §6.3: remaining jobs a subset of the r-max-weight configuration
+            _queues(st, ps)
+            rmax_configuration(ps, t, ps.qf, k)
+            subset = True
+            for j in range(k.shape[0]):
+                if ps.occ[s, j] > k[j]:
+                    subset = False
+                    break
+            if subset:
+                _set_configuration(st, ps, s, k)
+
+
+@njit(cache=True)
+def decide(st, ps):
+    now = st.clk[NOW]
+    if ps.started:
+        ps.stall_area += ps.n_stalled * (now - ps.t_last)
+    ps.t_last = now
+    for i in range(st.ctr[N_ARRIVED_NEW]):
+        j = st.arrived_buf[i]
+        _push(ps, st.job_class[j], j)
+    if not ps.started:
+        ps.started = True
+        _queues(st, ps)
+        for s in range(ps.cfg.shape[0]):
+            rmax_configuration(ps, ps.server_type[s], ps.qf, ps.kbuf)
+            _set_configuration(st, ps, s, ps.kbuf)
+    for c in range(ps.free.shape[0]):
+        if ps.free[c] > 0 and ps.q_head[c] != -1:
+            _fill_free_slots(st, ps, c)
+    if ps.recheck_empty:
+        for i in range(st.ctr[N_ARRIVED_NEW]):
+            j = st.arrived_buf[i]
+            if st.status[j] == WAITING:
+                _recheck_empty_servers(st, ps)
+                break
+    for i in range(st.ctr[N_COMPLETED_NEW]):  # all departures of the epoch leave first
+        j = st.done_buf[i]
+        _release(st, ps, st.server[j], st.job_class[j])
+    for i in range(st.ctr[N_COMPLETED_NEW]):
+        j = st.done_buf[i]
+        _departure(st, ps, st.server[j], st.job_class[j])
+
+
+@njit(cache=True)
+def run(st, ps, max_events):
+    return run_engine(st, ps, decide, max_events)
+
+
+def report(ps, st) -> dict[str, float]:
+    """§7.2 counters of the run (the ``report`` hook of the policy contract): configurations taken
+    (``config_changes``; per unit time: divide by the run's length) and the integral of the number
+    of stalled servers over time (``stalled_server_time``; divided by L times the run's length it
+    is the time-average fraction of servers stalled)."""
+    return {
+        "config_changes": int(ps.config_changes),
+        "stalled_server_time": float(ps.stall_area),
+    }
+
+
+_COMMON = {
+    "state": STATE,
+    "init": init,
+    "runner": run,
+    "config": VmStallingConfig,
+    "check": check,
+    "paper": "psychas2018",
+    "report": report,
+}
+
+register(
+    Policy(
+        name="vm-stalling",
+        family="packing",
+        title="Algorithm 1 (r-max-weight with stalling)",
+        section="§3 Algorithm 1, §6",
+        summary="fixed configuration per active period; stall on condition (5); reset when empty",
+        **_COMMON,
+    )
+)
+register(
+    Policy(
+        name="m14",
+        family="packing",
+        title="M14 (MaxWeight at local refresh times)",
+        section="§1.1, §7 (baseline [22])",
+        summary="max-weight configuration each time a server empties; never stalls",
+        preset={"refresh": "local"},
+        **_COMMON,
+    )
+)

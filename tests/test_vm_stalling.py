@@ -1,0 +1,273 @@
+"""Algorithm 1 (psychas2018 §3) branch by branch, stepping the engine one event at a time and
+checking each transition against the rules of §3 and §6.3; M14 never stalls; Theorem 3.1
+empirically (bounded queues inside C_{r beta}, growth outside C)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from schedlab.engine import constants as K
+from schedlab.engine.state import engine_handle
+from schedlab.model.compile import compile_model
+from schedlab.model.spec import parse_spec
+from schedlab.optim.knapsack import maximal_configurations
+from schedlab.simulation.simulate import prepare, simulate
+
+SIZES = [4.0, 1.0, 2.0]
+
+
+def vm_spec(policy: str, rate: float, arrivals: int, servers: int = 2, seed: int = 3, **params):
+    return {
+        "cluster": {"servers": servers, "capacity": 6},
+        "workload": {
+            "rate": rate,
+            "classes": [
+                {
+                    "name": f"t{i}",
+                    "probability": p,
+                    "demand": s,
+                    "duration": {"dist": "exponential", "mean": 1},
+                }
+                for i, (s, p) in enumerate(zip(SIZES, [0.2, 0.6, 0.2], strict=True))
+            ],
+        },
+        "policy": {"name": policy, **params},
+        "run": {"arrivals": arrivals, "seed": seed, "allow_unstable": True},
+    }
+
+
+def snapshot(st, ps):
+    running = {}
+    for j in np.flatnonzero(st.status == K.RUNNING):
+        running[int(st.seq[j])] = (int(st.server[j]), int(st.job_class[j]))
+    return {
+        "stalled": st.stalled.copy(),
+        "cfg": np.array(ps.cfg).copy(),
+        "occ": np.array(ps.occ).copy(),
+        "q": st.class_in_queue.copy(),
+        "running": running,
+        "arrived": int(st.ctr[K.ARRIVED]),
+        "done": int(st.ctr[K.N_DONE]),
+        "used": st.used.copy(),
+    }
+
+
+def step_through(spec):
+    """All (before, after) snapshots of one run, one event per step."""
+    model = compile_model(parse_spec(spec))
+    _, st, ps = prepare(model)
+    handle = engine_handle(st)
+    runner = model.policy.runner
+    runner(handle, ps, 1)  # the first arrival: servers take their first configurations
+    out = []
+    prev = snapshot(st, ps)
+    while not runner(handle, ps, 1):
+        cur = snapshot(st, ps)
+        out.append((prev, cur))
+        prev = cur
+        assert st.ctr[K.VIOLATION] == 0
+    return model, out
+
+
+def weight(k, q):
+    return float(np.dot(k, q))
+
+
+CONFIGS = maximal_configurations(np.array(SIZES)[:, None], [6.0])
+
+
+def max_weight(q):
+    return float((CONFIGS @ q).max())
+
+
+def common_invariants(before, after, model):
+    cap = model.capacity
+    assert np.all(after["used"] <= cap + 1e-9)  # capacity
+    for seq, (s, _c) in before["running"].items():  # non-preemption: stays where it is or departs
+        if seq in after["running"]:
+            assert after["running"][seq][0] == s
+    for s in range(cap.shape[0]):
+        if after["stalled"][s] == 0:
+            assert np.all(after["occ"][s] <= after["cfg"][s])
+            # an empty slot of type j implies Q_j = 0 (§4)
+            assert np.all((after["cfg"][s] > after["occ"][s]) <= (after["q"] == 0))
+
+
+def departed(before, after):
+    gone = [seq for seq in before["running"] if seq not in after["running"]]
+    return [before["running"][seq] for seq in gone]
+
+
+def test_algorithm1_branches_constant_beta():
+    beta = 0.7
+    model, steps = step_through(
+        vm_spec(
+            "vm-stalling",
+            11.5,
+            600,
+            beta_rule="constant",
+            beta=beta,
+            early_activation=False,
+            recheck_when_empty=False,
+        )
+    )
+    seen = {"stall": 0, "no_stall": 0, "activate_when_empty": 0, "slot_used_by_arrival": 0}
+    for before, after in steps:
+        common_invariants(before, after, model)
+        newly_stalled = np.flatnonzero((after["stalled"] == 1) & (before["stalled"] == 0))
+        newly_active = np.flatnonzero((after["stalled"] == 0) & (before["stalled"] == 1))
+        deps = departed(before, after)
+        for s in range(model.n_servers):
+            # a stalled server never takes a job
+            if before["stalled"][s] and after["stalled"][s]:
+                assert np.all(after["occ"][s] <= before["occ"][s])
+        if after["done"] > before["done"]:
+            ((s, c),) = deps
+            placed = after["occ"][s] - before["occ"][s] + np.eye(len(SIZES), dtype=int)[c]
+            q = (after["q"] + placed).astype(float)  # Q when condition (5) was checked
+            if before["stalled"][s] == 0:
+                holds = weight(before["cfg"][s], q) < beta * max_weight(q)
+                if s in newly_stalled:  # stall on condition (5), checked at this departure
+                    assert holds
+                    seen["stall"] += 1
+                else:
+                    assert not holds
+                    seen["no_stall"] += 1
+                    # the freed type-c slot takes the head of queue c if any
+                    if before["q"][c] > 0:
+                        assert after["occ"][s, c] == before["occ"][s, c]
+                        assert after["q"][c] == before["q"][c] - 1
+            if s in newly_active:  # only when empty, with a max-weight configuration
+                assert before["occ"][s].sum() - 1 == 0
+                q_pre = after["q"] + after["occ"][s]
+                assert weight(after["cfg"][s], q_pre) == max_weight(q_pre.astype(float))
+                assert after["cfg"][s].sum() > 0  # never the zero configuration
+                seen["activate_when_empty"] += 1
+            # no other server changes state at a departure
+            others = [x for x in np.concatenate([newly_stalled, newly_active]) if x != s]
+            assert not others
+        else:  # an arrival: never a state change; it takes the first empty slot of its type
+            assert len(newly_stalled) == 0 and len(newly_active) == 0
+            c = (
+                int(np.argmax(after["q"] - before["q"] != 0))
+                if np.any(after["q"] != before["q"])
+                else None
+            )
+            started = [v for seq, v in after["running"].items() if seq not in before["running"]]
+            slots = [
+                s
+                for s in range(model.n_servers)
+                if before["stalled"][s] == 0 and np.any(before["cfg"][s] > before["occ"][s])
+            ]
+            if started:
+                ((s, c),) = started
+                free = [x for x in slots if before["cfg"][x, c] > before["occ"][x, c]]
+                assert s == free[0]
+                seen["slot_used_by_arrival"] += 1
+            else:
+                assert c is not None
+                assert all(before["cfg"][x, c] == before["occ"][x, c] for x in slots)
+    assert all(v > 0 for v in seen.values()), seen
+
+
+def test_early_activation_section63():
+    model, steps = step_through(
+        vm_spec("vm-stalling", 11.5, 600, beta_rule="constant", beta=0.7, recheck_when_empty=False)
+    )
+    early = 0
+    for before, after in steps:
+        common_invariants(before, after, model)
+        for s in np.flatnonzero((after["stalled"] == 0) & (before["stalled"] == 1)):
+            remaining = before["occ"][s].copy()
+            if after["done"] > before["done"]:
+                ((s2, c),) = departed(before, after)
+                if s2 == s:
+                    remaining[c] -= 1
+            assert np.all(remaining <= after["cfg"][s])  # a subset of the new configuration
+            q_pre = after["q"] + after["occ"][s] - remaining
+            assert weight(after["cfg"][s], q_pre) == max_weight(q_pre.astype(float))
+            early += remaining.sum() > 0
+    assert early > 0
+
+
+def test_m14_never_stalls_and_refreshes_when_empty():
+    model, steps = step_through(vm_spec("m14", 11.5, 400, recheck_when_empty=False))
+    refreshed = 0
+    for before, after in steps:
+        common_invariants(before, after, model)
+        assert not np.any(after["stalled"])
+        for s in range(model.n_servers):
+            if not np.array_equal(before["cfg"][s], after["cfg"][s]):
+                assert before["occ"][s].sum() == 1 and after["done"] > before["done"]
+                refreshed += 1
+    assert refreshed > 0
+
+
+def test_theorem31_inside_and_outside_capacity():
+    """Inside C_{r beta} (r = 1, beta = 0.9; Example 1 at zeta = 0.6): bounded queue; outside C
+    (zeta = 1.1): the queue grows."""
+    from schedlab.optim.vm_capacity import ServerType, max_scaling
+
+    s_star = max_scaling([[4], [1]], [ServerType(1, (6.0,))], [1 / 9, 8 / 9]).max_scaling
+
+    def spec(zeta):
+        return {
+            "cluster": {"servers": 1, "capacity": 6},
+            "workload": {
+                "rate": zeta * s_star,
+                "classes": [
+                    {
+                        "probability": 1 / 9,
+                        "demand": 4,
+                        "duration": {"dist": "exponential", "mean": 1},
+                    },
+                    {
+                        "probability": 8 / 9,
+                        "demand": 1,
+                        "duration": {"dist": "exponential", "mean": 1},
+                    },
+                ],
+            },
+            "policy": {"name": "vm-stalling", "beta_rule": "constant", "beta": 0.9},
+            "run": {"arrivals": 40000, "seed": 5, "allow_unstable": True},
+        }
+
+    inside = simulate(spec(0.6))
+    outside = simulate(spec(1.1))
+    # the policy's report hook: the first configuration, one per stall (each stalled server
+    # activates again once it drains; the run drains) and the refreshes of the empty server
+    # (recheck_when_empty), and some stalled time when it stalled
+    assert inside.counters["stalls"] > 0
+    assert inside.counters["config_changes"] >= 1 + inside.counters["stalls"]
+    assert inside.counters["stalled_server_time"] > 0
+    assert inside.stable
+    assert not outside.stable
+    ts = outside.timeseries.to_pydict()
+    half = len(ts["number_in_queue"]) // 2
+    assert np.mean(ts["number_in_queue"][half:]) > 2 * np.mean(ts["number_in_queue"][:half])
+    assert inside.metrics["mean_number_in_queue"].mean < 50
+
+
+def test_recheck_when_empty_ends_drained_runs():
+    """Two identical size-1 types on one server of capacity 2, adaptive beta (h < 0 for short
+    queues): the literal algorithm can leave a VM waiting forever after the last arrival; with
+    recheck_when_empty an empty server takes a configuration with a slot for it."""
+    base = {
+        "cluster": {"servers": 1, "capacity": 2},
+        "workload": {
+            "rate": 1.0,
+            "classes": [
+                {"probability": 1 / 3, "demand": 1, "duration": {"dist": "exponential", "mean": 1}}
+            ]
+            * 3,
+        },
+        "run": {"arrivals": 3, "allow_unstable": True},
+    }
+    stuck = 0
+    for seed in range(30):
+        literal = {**base, "policy": {"name": "vm-stalling", "recheck_when_empty": False}}
+        literal["run"] = {**base["run"], "seed": seed}
+        fixed = {**literal, "policy": {"name": "vm-stalling"}}
+        stuck += simulate(literal).counters["still_in_system"] > 0
+        assert simulate(fixed).counters["still_in_system"] == 0
+    assert stuck > 0
