@@ -1,0 +1,733 @@
+"""GPA-driven reservation: DRA (Algorithm 2) and DRA+preemption (§7.2) of paper 002.
+
+Paper: Psychas & Ghaderi, "A Theory of Auto-Scaling for Resource Reservation in Cloud Services",
+Stochastic Systems 2022 (key ``psychas2022``), §3.1 (GPA, Algorithm 1), §4 (DRA, Algorithm 2),
+§7.2 (DRA+preemption); the lost inline math is restored in notes/dra.md, which this follows.
+
+Each server s holds a configuration conf(s) (a vector of *slots* per VM type) and the jobs
+placed in those slots. Servers of one configuration are indexed 1..X_k, index 1 = the most
+recently assigned (a recency list per configuration, head = index 1).
+
+At every update (every admission and every departure; ``update = "periodic"`` runs it every
+``period`` time units instead):
+
+1. Yhat = Y + r(L) 1 (Y: admitted jobs per type); GPA (Algorithm 1) on (Yhat, L) gives target
+   counts X^g per configuration in GPA order k_1, k_2, ... (MaxReward(J') of every subset is
+   precomputed: the knapsacks do not depend on the workload, Remark 1).
+2. CRA: for i = 1..m and k = k_i: if X_k < X^g_k, empty servers of maximum rank are reassigned
+   to k until X_k = X^g_k or none is left; otherwise the X_k - X^g_k newest servers of k are
+   surplus and keep the maximum rank. i* is the first i whose target could not be met (m + 1
+   when all were). The Reject Group is the newest server of each configuration whose rank
+   exceeds i*; all other servers form the Accept Group.
+
+An arriving type-j job is admitted into an Accept-Group server with an empty type-j slot, or
+lost. When a type-j job leaves an Accept-Group server, a type-j job of the highest-rank
+Reject-Group server holding one migrates into the freed slot.
+
+Incremental CRA: the state keeps X_k, the recency list and the list of empty servers of every
+configuration, the set of servers with an empty slot of each type and the Reject Group, so an
+update costs O(J^2 + number of configurations + surplus servers walked), independent of L: no
+update scans the servers.
+
+INFERRED choices (notes/dra.md), all parameters or stated here:
+
+* ``reservation`` r(L): default ceil(sqrt(L)) (the paper asks r = omega(log L), r = o(L)).
+* ``rounding``: GPA's per-iteration server count rounds up (ceil(Yrem_j / k_i[j])), capped by the
+  servers left; the exhausted type on ties is the lowest index.
+* Which empty maximum-rank server CRA reassigns first (the paper: "any"): a server of the empty
+  configuration, then one of a configuration GPA does not use, then a surplus server of an
+  already processed configuration (the newest empty one), then one of a configuration GPA
+  processes later.
+* Which Accept-Group server takes an arrival (the paper: "any"): the server that most recently
+  got an empty slot of the type (the end of the type's free-slot set).
+* The Reject-Group server a migration comes from: the highest rank; among equal ranks the
+  lowest configuration index.
+* Order within an event: a departure's migration uses the classification in force at the
+  departure, then the update runs.
+* DRA+preemption (§7.2): when a job of priority p > the lowest priority is lost, jobs of the
+  lowest priority are preempted, smallest size first, until their total size reaches
+  ``preempt_factor`` x r x the arriving job's size (default factor 1: "size times r") or none
+  are left; preempted jobs are lost and counted. The preempted jobs are taken from the
+  Reject Group first (as migrations are), then from the other servers in server order.
+  Sizes are the largest normalized demand max_r b_jr / c_r.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Literal
+
+import numpy as np
+from numba import njit
+from numba.experimental import structref
+from pydantic import BaseModel, ConfigDict, Field
+
+from schedlab.engine.actions import migrate, preempt, start, wake_at
+from schedlab.engine.constants import ARRIVED, N_COMPLETED_NEW, NEW_FROM, NOW
+from schedlab.engine.loop import run_engine
+from schedlab.engine.state import new_struct_type, struct_handle
+from schedlab.errors import SpecError
+from schedlab.optim.reward import StaticProblem, workload_of_model
+from schedlab.policies.registry import Policy, register
+
+MAX_TYPES = 12  # MaxReward is precomputed for all 2^J subsets
+BIG_RANK = 1 << 30
+
+# integer scalars (ps.sc)
+S_TYPES = 0
+S_SERVERS = 1
+S_CONFS = 2
+S_RESERVE = 3
+S_M = 4  # configurations in the current GPA output
+S_ISTAR = 5
+S_PERIODIC = 6  # 1: CRA only at periodic updates
+S_FLOOR = 7  # 1: GPA rounds down
+S_NRG = 8  # servers in the Reject Group
+S_REASSIGN = 9  # configuration changes made by CRA
+S_MIGR = 10  # migrations made by DRA
+S_PREEMPT_ON = 11
+S_PREEMPTED = 12
+S_UPDATES = 13
+S_LOWEST = 14  # lowest priority value
+N_SC = 15
+# float scalars (ps.fs)
+F_PERIOD = 0
+F_NEXT = 1
+F_PREEMPT = 2  # preemption stop factor (x r x size)
+N_FS = 3
+
+DRA_FIELDS = (
+    ("sc", "L1"),
+    ("fs", "F1"),
+    ("confs", "L1"),  # (C, J) flattened: slots of each configuration; row 0 = empty
+    ("mr_of_mask", "I1"),  # configuration index of MaxReward(J') per bit mask J'
+    ("size", "F1"),  # (J,) normalized size of each type (preemption)
+    ("priority", "L1"),  # (J,)
+    ("conf_of", "I1"),  # (L,)
+    ("rnext", "I1"),  # (L,) recency list per configuration (head = newest = index 1)
+    ("rprev", "I1"),
+    ("rhead", "I1"),  # (C,)
+    ("rtail", "I1"),
+    ("count", "I1"),  # (C,) X_k
+    ("enext", "I1"),  # (L,) empty servers per configuration
+    ("eprev", "I1"),
+    ("ehead", "I1"),  # (C,)
+    ("etail", "I1"),
+    ("nempty", "I1"),  # (C,)
+    ("njobs", "I1"),  # (L,)
+    ("filled", "I1"),  # (L, J) flattened
+    ("free", "I1"),  # (J, L) flattened: servers with an empty type-j slot
+    ("free_pos", "I1"),  # (J, L) flattened: position in free[j] or -1
+    ("nfree", "I1"),  # (J,)
+    ("jhead", "I1"),  # (L, J) flattened: jobs of type j on server s (linked by jnext/jprev)
+    ("jtail", "I1"),
+    ("jnext", "I1"),  # (N,) per job
+    ("jprev", "I1"),
+    ("target", "I1"),  # (C,) X^g
+    ("gpa_pos", "I1"),  # (C,) 1..m, 0 = not used by GPA
+    ("order", "I1"),  # (J,) GPA order of configurations
+    ("rg", "B1"),  # (L,) 1: Reject Group
+    ("rg_list", "I1"),  # (C,) Reject-Group servers
+    ("y", "L1"),  # (J,) admitted jobs per type
+    ("left", "F1"),  # (J,) workspace
+)
+DRA_STATE_TYPE = new_struct_type(DRA_FIELDS)
+
+
+@njit(cache=True)
+def _new_dra_state(
+    sc, fs, confs, mr_of_mask, size, priority, conf_of, rnext, rprev, rhead, rtail, count,
+    enext, eprev, ehead, etail, nempty, njobs, filled, free, free_pos, nfree, jhead, jtail,
+    jnext, jprev, target, gpa_pos, order, rg, rg_list, y, left,
+):  # fmt: skip
+    ps = structref.new(DRA_STATE_TYPE)
+    ps.sc = sc
+    ps.fs = fs
+    ps.confs = confs
+    ps.mr_of_mask = mr_of_mask
+    ps.size = size
+    ps.priority = priority
+    ps.conf_of = conf_of
+    ps.rnext = rnext
+    ps.rprev = rprev
+    ps.rhead = rhead
+    ps.rtail = rtail
+    ps.count = count
+    ps.enext = enext
+    ps.eprev = eprev
+    ps.ehead = ehead
+    ps.etail = etail
+    ps.nempty = nempty
+    ps.njobs = njobs
+    ps.filled = filled
+    ps.free = free
+    ps.free_pos = free_pos
+    ps.nfree = nfree
+    ps.jhead = jhead
+    ps.jtail = jtail
+    ps.jnext = jnext
+    ps.jprev = jprev
+    ps.target = target
+    ps.gpa_pos = gpa_pos
+    ps.order = order
+    ps.rg = rg
+    ps.rg_list = rg_list
+    ps.y = y
+    ps.left = left
+    return ps
+
+
+# ------------------------------------------------------------------------------ list helpers
+
+
+@njit(cache=True, inline="always")
+def _push_front(nxt, prv, head, tail, h, s):
+    first = head[h]
+    prv[s] = -1
+    nxt[s] = first
+    if first == -1:
+        tail[h] = s
+    else:
+        prv[first] = s
+    head[h] = s
+
+
+@njit(cache=True, inline="always")
+def _unlink(nxt, prv, head, tail, h, s):
+    before = prv[s]
+    after = nxt[s]
+    if before == -1:
+        head[h] = after
+    else:
+        nxt[before] = after
+    if after == -1:
+        tail[h] = before
+    else:
+        prv[after] = before
+    nxt[s] = -1
+    prv[s] = -1
+
+
+@njit(cache=True, inline="always")
+def _free_add(ps, j, s):
+    n_srv = ps.sc[S_SERVERS]
+    if ps.free_pos[j * n_srv + s] >= 0:
+        return
+    n = ps.nfree[j]
+    ps.free[j * n_srv + n] = s
+    ps.free_pos[j * n_srv + s] = n
+    ps.nfree[j] = n + 1
+
+
+@njit(cache=True, inline="always")
+def _free_remove(ps, j, s):
+    n_srv = ps.sc[S_SERVERS]
+    p = ps.free_pos[j * n_srv + s]
+    if p < 0:
+        return
+    last = ps.nfree[j] - 1
+    moved = ps.free[j * n_srv + last]
+    ps.free[j * n_srv + p] = moved
+    ps.free_pos[j * n_srv + moved] = p
+    ps.free_pos[j * n_srv + s] = -1
+    ps.nfree[j] = last
+
+
+# ------------------------------------------------------------------------------ configurations
+
+
+@njit(cache=True)
+def assign(ps, s, c):
+    """Give empty server s configuration c; it becomes index 1 of c."""
+    n_types = ps.sc[S_TYPES]
+    old = ps.conf_of[s]
+    if old >= 0:
+        _unlink(ps.rnext, ps.rprev, ps.rhead, ps.rtail, old, s)
+        _unlink(ps.enext, ps.eprev, ps.ehead, ps.etail, old, s)
+        ps.count[old] -= 1
+        ps.nempty[old] -= 1
+        for j in range(n_types):
+            if ps.confs[old * n_types + j] > 0:
+                _free_remove(ps, j, s)
+    ps.conf_of[s] = c
+    _push_front(ps.rnext, ps.rprev, ps.rhead, ps.rtail, c, s)
+    _push_front(ps.enext, ps.eprev, ps.ehead, ps.etail, c, s)
+    ps.count[c] += 1
+    ps.nempty[c] += 1
+    for j in range(n_types):
+        if ps.confs[c * n_types + j] > 0:
+            _free_add(ps, j, s)
+
+
+@njit(cache=True)
+def gpa(ps):
+    """GPA (Algorithm 1) on Yhat = Y + r and L servers: sets target, gpa_pos, order, S_M."""
+    n_types = ps.sc[S_TYPES]
+    for i in range(ps.sc[S_M]):
+        c = ps.order[i]
+        ps.target[c] = 0
+        ps.gpa_pos[c] = 0
+    r = ps.sc[S_RESERVE]
+    for j in range(n_types):
+        ps.left[j] = ps.y[j] + r
+    active = (1 << n_types) - 1
+    l_rem = ps.sc[S_SERVERS]
+    floor = ps.sc[S_FLOOR] != 0
+    m = 0
+    while active != 0 and l_rem > 0:
+        c = ps.mr_of_mask[active]
+        if c == 0:
+            break
+        best = -1
+        n_i = 0
+        for j in range(n_types):
+            k = ps.confs[c * n_types + j]
+            if k > 0:
+                q = ps.left[j] / k
+                need = int(np.floor(q)) if floor else int(np.ceil(q))
+                if best < 0 or need < n_i:
+                    best = j
+                    n_i = need
+        if n_i > l_rem:
+            n_i = l_rem
+        if n_i > 0:
+            ps.target[c] = n_i
+            ps.gpa_pos[c] = m + 1
+            ps.order[m] = c
+            m += 1
+            l_rem -= n_i
+            for j in range(n_types):
+                k = ps.confs[c * n_types + j]
+                if k > 0:
+                    v = ps.left[j] - n_i * k
+                    ps.left[j] = v if v > 0.0 else 0.0
+        active &= ~(1 << best)
+    ps.sc[S_M] = m
+
+
+@njit(cache=True)
+def _surplus(ps, c):
+    """Servers of c beyond its GPA target (all of them when GPA does not use c)."""
+    extra = ps.count[c] - ps.target[c]
+    return extra if extra > 0 else 0
+
+
+@njit(cache=True)
+def _reassignable(ps, i):
+    """An empty server of maximum rank while CRA processes GPA position i (0-based), or -1.
+    Search order (INFERRED, module docstring): empty configuration, configurations unused by GPA,
+    surplus of processed ones (newest first), configurations GPA processes later."""
+    if ps.nempty[0] > 0:
+        return ps.ehead[0]
+    n_conf = ps.sc[S_CONFS]
+    for c in range(1, n_conf):
+        if ps.gpa_pos[c] == 0 and ps.nempty[c] > 0:
+            return ps.ehead[c]
+    for i2 in range(i):
+        c = ps.order[i2]
+        extra = _surplus(ps, c)
+        if extra > 0 and ps.nempty[c] > 0:
+            s = ps.rhead[c]
+            while extra > 0 and s >= 0:
+                if ps.njobs[s] == 0:
+                    return s
+                s = ps.rnext[s]
+                extra -= 1
+    for i2 in range(i + 1, ps.sc[S_M]):
+        c = ps.order[i2]
+        if ps.nempty[c] > 0:
+            return ps.ehead[c]
+    return -1
+
+
+@njit(cache=True)
+def head_rank(ps, c):
+    """Rank of the newest server of configuration c after CRA."""
+    if ps.gpa_pos[c] == 0 or _surplus(ps, c) > 0:
+        return BIG_RANK
+    return ps.gpa_pos[c]
+
+
+@njit(cache=True)
+def cra(ps):
+    """Classification and reassignment (§4): reassign, find i*, rebuild the Reject Group."""
+    m = ps.sc[S_M]
+    i_star = m + 1
+    for i in range(m):
+        c = ps.order[i]
+        while ps.count[c] < ps.target[c]:
+            s = _reassignable(ps, i)
+            if s < 0:
+                break
+            assign(ps, s, c)
+            ps.sc[S_REASSIGN] += 1
+        if ps.count[c] < ps.target[c] and i_star == m + 1:
+            i_star = i + 1
+    ps.sc[S_ISTAR] = i_star
+    for q in range(ps.sc[S_NRG]):
+        ps.rg[ps.rg_list[q]] = 0
+    n_rg = 0
+    for c in range(1, ps.sc[S_CONFS]):
+        if ps.count[c] > 0 and head_rank(ps, c) > i_star:
+            s = ps.rhead[c]
+            ps.rg[s] = 1
+            ps.rg_list[n_rg] = s
+            n_rg += 1
+    ps.sc[S_NRG] = n_rg
+    ps.sc[S_UPDATES] += 1
+
+
+@njit(cache=True)
+def update(ps):
+    gpa(ps)
+    cra(ps)
+
+
+# ------------------------------------------------------------------------------ jobs
+
+
+@njit(cache=True)
+def _place(ps, job, j, s):
+    """Bookkeeping of job (type j) entering server s."""
+    n_types = ps.sc[S_TYPES]
+    c = ps.conf_of[s]
+    x = s * n_types + j
+    ps.filled[x] += 1
+    if ps.filled[x] >= ps.confs[c * n_types + j]:
+        _free_remove(ps, j, s)
+    if ps.njobs[s] == 0:
+        _unlink(ps.enext, ps.eprev, ps.ehead, ps.etail, c, s)
+        ps.nempty[c] -= 1
+    ps.njobs[s] += 1
+    _push_front(ps.jnext, ps.jprev, ps.jhead, ps.jtail, x, job)
+
+
+@njit(cache=True)
+def _unplace(ps, job, j, s):
+    """Bookkeeping of job (type j) leaving server s."""
+    n_types = ps.sc[S_TYPES]
+    c = ps.conf_of[s]
+    x = s * n_types + j
+    _unlink(ps.jnext, ps.jprev, ps.jhead, ps.jtail, x, job)
+    ps.filled[x] -= 1
+    _free_add(ps, j, s)
+    ps.njobs[s] -= 1
+    if ps.njobs[s] == 0:
+        _push_front(ps.enext, ps.eprev, ps.ehead, ps.etail, c, s)
+        ps.nempty[c] += 1
+
+
+@njit(cache=True)
+def accept_server(ps, j):
+    """An Accept-Group server with an empty type-j slot, or -1."""
+    n_srv = ps.sc[S_SERVERS]
+    base = j * n_srv
+    p = ps.nfree[j] - 1
+    while p >= 0:
+        s = ps.free[base + p]
+        if ps.rg[s] == 0:
+            return s
+        p -= 1
+    return -1
+
+
+@njit(cache=True)
+def reject_source(ps, j):
+    """The highest-rank Reject-Group server holding a type-j job, or -1."""
+    n_types = ps.sc[S_TYPES]
+    best = -1
+    best_rank = -1
+    for q in range(ps.sc[S_NRG]):
+        s = ps.rg_list[q]
+        if ps.filled[s * n_types + j] > 0:
+            rank = head_rank(ps, ps.conf_of[s])
+            if rank > best_rank:
+                best, best_rank = s, rank
+    return best
+
+
+@njit(cache=True)
+def _preempt_for(st, ps, j):
+    """DRA+preemption (§7.2): free lowest-priority jobs, smallest first (INFERRED stop rule)."""
+    n_types = ps.sc[S_TYPES]
+    lowest = ps.sc[S_LOWEST]
+    if ps.priority[j] <= lowest:
+        return
+    goal = ps.fs[F_PREEMPT] * ps.sc[S_RESERVE] * ps.size[j]
+    freed = 0.0
+    while freed < goal:
+        # smallest lowest-priority type with a job in the system
+        t = -1
+        for i in range(n_types):
+            if ps.priority[i] == lowest and ps.y[i] > 0 and (t < 0 or ps.size[i] < ps.size[t]):
+                t = i
+        if t < 0:
+            return
+        s = reject_source(ps, t)
+        if s < 0:
+            for s2 in range(ps.sc[S_SERVERS]):
+                if ps.filled[s2 * n_types + t] > 0:
+                    s = s2
+                    break
+        victim = ps.jhead[s * n_types + t]
+        _unplace(ps, victim, t, s)
+        ps.y[t] -= 1
+        preempt(st, victim)
+        ps.sc[S_PREEMPTED] += 1
+        freed += ps.size[t]
+        if ps.sc[S_PERIODIC] == 0:
+            update(ps)
+
+
+@njit(cache=True)
+def decide(st, state):
+    ps = state[0]
+    n_types = ps.sc[S_TYPES]
+    periodic = ps.sc[S_PERIODIC] != 0
+    for q in range(st.ctr[N_COMPLETED_NEW]):
+        job = st.done_buf[q]
+        j = st.job_class[job]
+        s = st.server[job]
+        was_accept = ps.rg[s] == 0
+        _unplace(ps, job, j, s)
+        ps.y[j] -= 1
+        if was_accept:
+            src = reject_source(ps, j)
+            if src >= 0:
+                mover = ps.jhead[src * n_types + j]
+                _unplace(ps, mover, j, src)
+                migrate(st, mover, s)
+                _place(ps, mover, j, s)
+                ps.sc[S_MIGR] += 1
+        if not periodic:
+            update(ps)
+    for job in range(st.ctr[NEW_FROM], st.ctr[ARRIVED]):
+        j = st.job_class[job]
+        s = accept_server(ps, j)
+        if s >= 0:
+            start(st, job, s, 1.0)
+            _place(ps, job, j, s)
+            ps.y[j] += 1
+            if not periodic:
+                update(ps)
+        elif ps.sc[S_PREEMPT_ON] != 0:
+            _preempt_for(st, ps, j)
+    if periodic and st.clk[NOW] >= ps.fs[F_NEXT]:
+        update(ps)
+        ps.fs[F_NEXT] = st.clk[NOW] + ps.fs[F_PERIOD]
+        wake_at(st, ps.fs[F_NEXT])
+
+
+@njit(cache=True)
+def run(st, ps, max_events):
+    return run_engine(st, ps, decide, max_events)
+
+
+@njit(cache=True)
+def initialize(ps, conf_idx, placement):
+    """Initialization (§4): server s gets configuration ``conf_idx[s]`` (its placement's row)
+    holding ``placement[s, j]`` jobs of each type (counted in Y), then CRA runs."""
+    n_types = ps.sc[S_TYPES]
+    for s in range(conf_idx.shape[0]):
+        ps.conf_of[s] = -1
+    for s in range(conf_idx.shape[0]):
+        assign(ps, s, conf_idx[s])
+        c = conf_idx[s]
+        for j in range(n_types):
+            n = placement[s, j]
+            if n > 0:
+                x = s * n_types + j
+                ps.filled[x] = n
+                ps.y[j] += n
+                if n >= ps.confs[c * n_types + j]:
+                    _free_remove(ps, j, s)
+        if placement[s].sum() > 0:
+            _unlink(ps.enext, ps.eprev, ps.ehead, ps.etail, c, s)
+            ps.nempty[c] -= 1
+            ps.njobs[s] = placement[s].sum()
+    update(ps)
+
+
+# ------------------------------------------------------------------------------ set-up
+
+
+class DraConfig(BaseModel):
+    """DRA settings (psychas2022 §4, §7.2); the INFERRED ones are listed in the module doc."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    reservation: int | None = Field(
+        default=None, ge=0, description="r(L); default ceil(sqrt(L)) (INFERRED)"
+    )
+    update: Literal["event", "periodic"] = "event"
+    period: float = Field(default=1.0, gt=0, description="time between periodic updates")
+    rounding: Literal["ceil", "floor"] = "ceil"
+    preemption: bool = False
+    priorities: list[int] | None = Field(
+        default=None, description="priority per job class (DRA+preemption); default: all 0"
+    )
+    preempt_factor: float = Field(default=1.0, gt=0, description="stop at factor x r x size")
+
+
+def reservation_factor(config: DraConfig, servers: int) -> int:
+    return config.reservation if config.reservation is not None else math.ceil(math.sqrt(servers))
+
+
+def configuration_table(problem: StaticProblem) -> tuple[np.ndarray, np.ndarray]:
+    """Rows: the empty configuration, then the greedy configurations (Definition 3.3) in
+    decreasing order; and the row of MaxReward(J') for every bit mask J'."""
+    n = problem.n_types
+    greedy = problem.greedy_configurations()
+    rows = np.vstack([np.zeros((1, n), dtype=np.int64), greedy])
+    index = {k.tobytes(): i for i, k in enumerate(rows)}
+    mr = np.zeros(1 << n, dtype=np.int32)
+    for mask in range(1, 1 << n):
+        mr[mask] = index[problem.max_reward(mask).tobytes()]
+    return rows, mr
+
+
+def build_state(
+    problem: StaticProblem,
+    n_servers: int,
+    n_jobs: int,
+    config: DraConfig,
+    placement: np.ndarray | None = None,
+) -> Any:
+    """The DRA state for ``n_servers`` servers of the given VM types, initialized (§4) from
+    ``placement`` ((L, J) jobs per type on each server; None: all empty): a server holding jobs
+    takes its placement as its configuration, then CRA runs. (The jobs of a given placement are
+    bookkeeping only: the engine itself always starts empty.)"""
+    rows, mr = configuration_table(problem)
+    n_types = problem.n_types
+    place = (
+        np.zeros((n_servers, n_types), dtype=np.int64)
+        if placement is None
+        else np.asarray(placement, dtype=np.int64)
+    )
+    index = {k.tobytes(): i for i, k in enumerate(rows)}
+    extra = []
+    conf_idx = np.zeros(n_servers, dtype=np.int32)
+    for s in range(n_servers):
+        key = place[s].tobytes()
+        if key not in index:
+            if not problem.is_feasible(place[s]):
+                raise ValueError(f"server {s}: placement {place[s].tolist()} is infeasible")
+            index[key] = rows.shape[0] + len(extra)
+            extra.append(place[s])
+        conf_idx[s] = index[key]
+    if extra:
+        rows = np.vstack([rows, np.array(extra, dtype=np.int64)])
+    n_conf = rows.shape[0]
+    sc = np.zeros(N_SC, dtype=np.int64)
+    sc[S_TYPES] = n_types
+    sc[S_SERVERS] = n_servers
+    sc[S_CONFS] = n_conf
+    sc[S_RESERVE] = reservation_factor(config, n_servers)
+    sc[S_PERIODIC] = int(config.update == "periodic")
+    sc[S_FLOOR] = int(config.rounding == "floor")
+    sc[S_PREEMPT_ON] = int(config.preemption)
+    prio = np.array(config.priorities or [0] * n_types, dtype=np.int64)
+    sc[S_LOWEST] = int(prio.min())
+    fs = np.zeros(N_FS)
+    fs[F_PERIOD] = config.period
+    fs[F_PREEMPT] = config.preempt_factor
+    size = (problem.demand / problem.capacity[None, :]).max(axis=1)
+    i4 = np.int32
+    n_srv = n_servers
+    arrays = (
+        sc,
+        fs,
+        rows.ravel().astype(np.int64),
+        mr,
+        size,
+        prio,
+        np.full(n_srv, -1, dtype=i4),
+        np.full(n_srv, -1, dtype=i4),
+        np.full(n_srv, -1, dtype=i4),
+        np.full(n_conf, -1, dtype=i4),
+        np.full(n_conf, -1, dtype=i4),
+        np.zeros(n_conf, dtype=i4),
+        np.full(n_srv, -1, dtype=i4),
+        np.full(n_srv, -1, dtype=i4),
+        np.full(n_conf, -1, dtype=i4),
+        np.full(n_conf, -1, dtype=i4),
+        np.zeros(n_conf, dtype=i4),
+        np.zeros(n_srv, dtype=i4),
+        np.zeros(n_srv * n_types, dtype=i4),
+        np.zeros(n_types * n_srv, dtype=i4),
+        np.full(n_types * n_srv, -1, dtype=i4),
+        np.zeros(n_types, dtype=i4),
+        np.full(n_srv * n_types, -1, dtype=i4),
+        np.full(n_srv * n_types, -1, dtype=i4),
+        np.full(max(n_jobs, 1), -1, dtype=i4),
+        np.full(max(n_jobs, 1), -1, dtype=i4),
+        np.zeros(n_conf, dtype=i4),
+        np.zeros(n_conf, dtype=i4),
+        np.zeros(max(n_types, 1), dtype=i4),
+        np.zeros(n_srv, dtype=np.int8),
+        np.zeros(n_conf, dtype=i4),
+        np.zeros(n_types, dtype=np.int64),
+        np.zeros(n_types),
+    )
+    ps = _handle(arrays)
+    initialize(ps, conf_idx, place.astype(np.int32))
+    return ps
+
+
+def make_state(st: Any, model: Any, config: DraConfig) -> tuple:
+    problem = workload_of_model(model).problem
+    return (build_state(problem, st.capacity.shape[0], st.arrival.shape[0], config),)
+
+
+def _handle(arrays: tuple) -> Any:
+    from collections import namedtuple
+
+    cls = namedtuple("DraState", [name for name, _ in DRA_FIELDS])
+    return struct_handle(cls(*arrays), _new_dra_state)
+
+
+def check(model: Any, config: DraConfig) -> None:
+    if model.family != "loss":
+        raise SpecError("DRA is a loss-family policy (paper 002)", field="model.family")
+    if model.trace is not None:
+        raise SpecError(
+            "DRA needs VM types (job classes with fixed demands); convert the trace to types",
+            field="workload.arrivals",
+        )
+    if len(model.classes) > MAX_TYPES:
+        raise SpecError(
+            f"DRA precomputes MaxReward for all 2^J subsets: at most {MAX_TYPES} job classes",
+            field="workload.classes",
+        )
+    for i, cls in enumerate(model.classes):
+        if any(d.support[0] != d.support[1] for d in cls.demand):
+            raise SpecError("a VM type needs a fixed demand", field=f"workload.classes[{i}].demand")
+    if np.any(model.capacity != model.capacity[0]):
+        raise SpecError("DRA assumes identical servers (paper 002 §2)", field="cluster")
+    if config.priorities is not None and len(config.priorities) != len(model.classes):
+        raise SpecError("give one priority per job class", field="policy.priorities")
+
+
+_COMMON = {"runner": run, "make_state": make_state, "params": DraConfig, "check": check}
+
+register(
+    Policy(
+        name="dra",
+        family="loss",
+        title="DRA",
+        reference="Psychas & Ghaderi 2022 (paper 002), §4, Algorithm 2",
+        summary="dynamic reservation: track GPA of the jobs present plus r(L) spare slots per type",
+        **_COMMON,
+    )
+)
+register(
+    Policy(
+        name="dra-preemption",
+        family="loss",
+        title="DRA+preemption",
+        reference="Psychas & Ghaderi 2022 (paper 002), §7.2",
+        summary="DRA that preempts lowest-priority jobs, smallest first, when a higher one is lost",
+        preset={"preemption": True},
+        **_COMMON,
+    )
+)
