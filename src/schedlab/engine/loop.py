@@ -36,12 +36,12 @@ from schedlab.engine.constants import (
     FINISHED,
     HEAP_SIZE,
     LOSS,
+    N_ARRIVED_NEW,
     N_COMPLETED_NEW,
     N_DONE,
     N_JOBS,
     N_RUNNING,
     N_WAITING,
-    NEW_FROM,
     NEXT_DECISION,
     NOW,
     P_HEAD,
@@ -119,7 +119,10 @@ def _arrive(st, j, t):
     st.ctr[N_WAITING] += 1
     st.class_in_system[c] += 1
     st.class_in_queue[c] += 1
-    st.ctr[ARRIVED] = j + 1
+    st.seq[j] = st.ctr[ARRIVED]
+    st.ctr[ARRIVED] += 1
+    st.arrived_buf[st.ctr[N_ARRIVED_NEW]] = j
+    st.ctr[N_ARRIVED_NEW] += 1
     st.ctr[EVENTS] += 1
 
 
@@ -206,7 +209,7 @@ def run_engine(st, ps, decide, max_events):
             if ctr[LOSS] != 0:
                 _drop_unadmitted(st)
             ctr[N_COMPLETED_NEW] = 0
-            ctr[NEW_FROM] = ctr[ARRIVED]
+            ctr[N_ARRIVED_NEW] = 0
             if ctr[VIOLATION] != 0:
                 ctr[FINISHED] = 1
                 break

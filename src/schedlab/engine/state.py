@@ -49,6 +49,8 @@ State = namedtuple(
         "heap",  # i4[N] completion heap of running jobs, keyed by t_complete
         "hpos",  # i4[N] position of a job in `heap` (-1 if absent)
         "done_buf",  # i4[N] jobs completed since the last decision
+        "arrived_buf",  # i4[N] jobs arrived since the last decision, arrival order
+        "seq",  # i8[N] arrival sequence number of each job (arrival order / FCFS tie-breaks)
         # servers
         "capacity",  # f8[L, R]
         "used",  # f8[L, R]
@@ -138,6 +140,8 @@ ENGINE_FIELDS = (
     ("heap", "I1"),
     ("hpos", "I1"),
     ("done_buf", "I1"),
+    ("arrived_buf", "I1"),
+    ("seq", "L1"),
     ("capacity", "F2"),
     ("used", "F2"),
     ("used_total", "F1"),
@@ -182,6 +186,8 @@ def _new_engine_state(
     heap,
     hpos,
     done_buf,
+    arrived_buf,
+    seq,
     capacity,
     used,
     used_total,
@@ -223,6 +229,8 @@ def _new_engine_state(
     st.heap = heap
     st.hpos = hpos
     st.done_buf = done_buf
+    st.arrived_buf = arrived_buf
+    st.seq = seq
     st.capacity = capacity
     st.used = used
     st.used_total = used_total
@@ -341,6 +349,8 @@ def build_state(
         heap=np.full(n, -1, dtype=np.int32),
         hpos=np.full(n, -1, dtype=np.int32),
         done_buf=np.full(n, -1, dtype=np.int32),
+        arrived_buf=np.full(n, -1, dtype=np.int32),
+        seq=np.full(n, -1, dtype=np.int64),
         capacity=np.ascontiguousarray(capacity, dtype=f8),
         used=np.zeros((n_srv, n_res), dtype=f8),
         used_total=np.zeros(n_res, dtype=f8),

@@ -60,8 +60,8 @@ from schedlab.engine.actions import activate, fits, stall, start
 from schedlab.engine.constants import (
     ARRIVED,
     EPS,
+    N_ARRIVED_NEW,
     N_COMPLETED_NEW,
-    NEW_FROM,
     Q_HEAD,
     WAITING,
 )
@@ -189,14 +189,14 @@ def _best_server_dot(st, j, servers, n_servers):
 
 
 @njit(cache=True)
-def _fill_dot(st, s, lo, hi):
-    """BF-S (dot score) on server s over waiting jobs: the whole queue when lo < 0, else only jobs
-    lo..hi-1. Returns jobs placed."""
+def _fill_dot(st, s, new_only):
+    """BF-S (dot score) on server s over waiting jobs: the whole queue, or only the arrivals since
+    the last decision when ``new_only``. Returns jobs placed."""
     n = 0
     while True:
         best = -1
         best_score = NEG_INF
-        if lo < 0:
+        if not new_only:
             j = st.ctr[Q_HEAD]
             while j != -1:
                 if fits(st, j, s, 1.0):
@@ -206,7 +206,8 @@ def _fill_dot(st, s, lo, hi):
                         best = j
                 j = st.q_next[j]
         else:
-            for j in range(lo, hi):
+            for ia in range(st.ctr[N_ARRIVED_NEW]):
+                j = st.arrived_buf[ia]
                 if st.status[j] == WAITING and fits(st, j, s, 1.0):
                     sc = dot_score(st, j, s)
                     if sc > best_score:
@@ -240,14 +241,15 @@ def decide(st, ps):
     use_jt = fpar[F_JTREE] != 0.0
     ictr[C_EPOCH] += 1
     epoch = ictr[C_EPOCH]
-    a0 = st.ctr[NEW_FROM]
-    a1 = st.ctr[ARRIVED]
+    n_new = st.ctr[N_ARRIVED_NEW]
+    seq_new = st.ctr[ARRIVED] - n_new  # arrival sequence number of the first new arrival
 
     # new arrivals join the size index (scalar mode)
     if not dot:
-        for j in range(a0, a1):
+        for ia in range(n_new):
+            j = st.arrived_buf[ia]
             if st.status[j] == WAITING:
-                ix_insert(jix, x, jscale, j, True)
+                ix_insert(jix, x, jscale, j, True, st.seq)
                 if use_jt:
                     seg_set(j_tree, j, -x[j])
 
@@ -279,12 +281,13 @@ def decide(st, ps):
             s = dirty[k]
             if st.stalled[s] == 0:
                 if dot:
-                    _fill_dot(st, s, -1, -1)
+                    _fill_dot(st, s, False)
                 else:
                     _fill_scalar(
                         st, s, x, cap, u, res, jix, six, s_tree, j_tree, jscale, sscale, eps, use_jt
                     )
-        for j in range(a0, a1):
+        for ia in range(n_new):
+            j = st.arrived_buf[ia]
             if st.status[j] == WAITING:
                 if dot:
                     s = _best_server_dot(st, j, dirty, -1)
@@ -299,13 +302,14 @@ def decide(st, ps):
             # old jobs can only fit servers that had departures; new jobs anywhere
             if nd > 0:
                 j = st.ctr[Q_HEAD]
-                while j != -1 and j < a0:
+                while j != -1 and st.seq[j] < seq_new:
                     nxt = st.q_next[j]
                     s = _best_server_dot(st, j, dirty, nd)
                     if s >= 0:
                         start(st, j, s, 1.0)
                     j = nxt
-            for j in range(a0, a1):
+            for ia in range(n_new):
+                j = st.arrived_buf[ia]
                 if st.status[j] == WAITING:
                     s = _best_server_dot(st, j, dirty, -1)
                     if s >= 0:
@@ -323,7 +327,8 @@ def decide(st, ps):
                 _place_scalar(st, j, x, cap, u, res, jix, six, s_tree, j_tree, sscale, eps, use_jt)
                 prev = j
         else:
-            for j in range(a0, a1):
+            for ia in range(n_new):
+                j = st.arrived_buf[ia]
                 if st.status[j] == WAITING:
                     _place_scalar(
                         st, j, x, cap, u, res, jix, six, s_tree, j_tree, sscale, eps, use_jt
@@ -332,7 +337,8 @@ def decide(st, ps):
         # BF-S: servers in index order; those without departures can only take new arrivals
         n_srv = st.capacity.shape[0]
         thr_new = np.inf
-        for j in range(a0, a1):
+        for ia in range(n_new):
+            j = st.arrived_buf[ia]
             if st.status[j] == WAITING:
                 if dot:
                     thr_new = 0.0
@@ -358,14 +364,15 @@ def decide(st, ps):
             is_dirty = s == nxt_d
             if st.stalled[s] == 0:
                 if dot:
-                    placed = _fill_dot(st, s, -1 if is_dirty else a0, a1)
+                    placed = _fill_dot(st, s, not is_dirty)
                 else:
                     placed = _fill_scalar(
                         st, s, x, cap, u, res, jix, six, s_tree, j_tree, jscale, sscale, eps, use_jt
                     )
                 if placed == 0 and not is_dirty and not dot:
                     thr_new = np.inf  # tighten: the smallest new job still waiting
-                    for j in range(a0, a1):
+                    for ia in range(n_new):
+                        j = st.arrived_buf[ia]
                         if st.status[j] == WAITING and x[j] - eps < thr_new:
                             thr_new = x[j] - eps
             cur = s

@@ -5,12 +5,12 @@ server with the least residual capacity that fits job j" (BF-J). Both are thresh
 set of keyed items that changes by single insertions and removals:
 
 * a **bucket index**: items (jobs keyed by size, or servers keyed by residual capacity) in NB
-  buckets, each bucket a doubly linked list kept sorted (by key, ties by item id), plus a segment
-  tree over bucket counts to jump to the nearest non-empty bucket. Queries and updates cost
-  O(log NB) plus a scan of one bucket. Buckets are either of equal key width (servers) or given by
-  boundaries (jobs: :func:`population_bounds` splits the run's job sizes into buckets that each
-  receive at most a few dozen jobs over the whole run, or hold a single size value, so a bucket
-  scan is short whatever the size distribution — a trace's sizes crowd into a narrow range);
+  buckets, each bucket a doubly linked list kept sorted (by key, ties by arrival or server order),
+  plus a segment tree over bucket counts to jump to the nearest non-empty bucket. Queries and
+  updates cost O(log NB) plus a scan of one bucket. Buckets are either of equal key width (servers)
+  or given by boundaries (jobs: :func:`population_bounds` splits the run's job sizes into buckets
+  that each receive at most a few dozen jobs over the whole run, or hold a single size value, so a
+  bucket scan is short whatever the size distribution — a trace's sizes crowd into a narrow range);
 * a **max segment tree** over item ids, for "the first item (in index or arrival order) whose key
   reaches a threshold" (servers in index order for BF-S; waiting jobs in arrival order, keyed by
   minus their size, for BF-J).
@@ -18,7 +18,8 @@ set of keyed items that changes by single insertions and removals:
 An index is a tuple ``(nxt, prv, bucket_of_item, head, tail, counts, bounds)`` of arrays
 (``bounds`` empty for equal-width buckets); keys live in a separate array owned by the caller.
 ``descending`` orders a bucket by decreasing key (jobs: the largest first), otherwise by
-increasing key (servers: the tightest first); ties by item id (jobs: the oldest first).
+increasing key (servers: the tightest first); ties by server id, or for jobs by arrival
+sequence number (the oldest first).
 """
 
 from __future__ import annotations
@@ -167,22 +168,25 @@ def bucket_of(bounds, key, scale, n_buckets):
 
 
 @njit(cache=True)
-def _before(keys, a, b, descending):
+def _before(keys, ties, a, b, descending):
     ka = keys[a]
     kb = keys[b]
     if ka == kb:
-        return a < b
+        if ties is None:
+            return a < b
+        return ties[a] < ties[b]
     return ka > kb if descending else ka < kb
 
 
 @njit(cache=True)
-def ix_insert(ix, keys, scale, i, descending):
-    """Insert item i with key keys[i]."""
+def ix_insert(ix, keys, scale, i, descending, ties=None):
+    """Insert item i with key keys[i]; equal keys are ordered by ``ties`` (jobs: their arrival
+    sequence numbers ``st.seq``), or by item id when None (servers)."""
     nxt, prv, bk, head, tail, counts, bounds = ix
     nb = head.shape[0]
     b = bucket_of(bounds, keys[i], scale, nb)
     p = tail[b]
-    while p != -1 and not _before(keys, p, i, descending):
+    while p != -1 and not _before(keys, ties, p, i, descending):
         p = prv[p]
     list_insert_after(nxt, prv, head, tail, b, b, p, i)
     bk[i] = b
@@ -208,7 +212,8 @@ def ix_contains(ix, i):
 
 @njit(cache=True)
 def ix_largest_le(ix, keys, scale, thr):
-    """Descending index: the item with the largest key <= thr (ties: smallest id), or -1."""
+    """Descending index: the item with the largest key <= thr (ties: first in bucket order), or
+    -1."""
     nxt, _prv, _bk, head, tail, counts, bounds = ix
     nb = head.shape[0]
     b = bucket_of(bounds, thr, scale, nb)
@@ -228,7 +233,8 @@ def ix_largest_le(ix, keys, scale, thr):
 
 @njit(cache=True)
 def ix_smallest_ge(ix, keys, scale, thr):
-    """Ascending index: the item with the smallest key >= thr (ties: smallest id), or -1."""
+    """Ascending index: the item with the smallest key >= thr (ties: first in bucket order), or
+    -1."""
     nxt, _prv, _bk, head, tail, counts, bounds = ix
     nb = head.shape[0]
     b = bucket_of(bounds, thr, scale, nb)

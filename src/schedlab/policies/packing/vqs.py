@@ -61,7 +61,7 @@ from numba import njit
 from pydantic import BaseModel, ConfigDict, Field
 
 from schedlab.engine.actions import activate, stall, start
-from schedlab.engine.constants import ARRIVED, EPS, N_COMPLETED_NEW, NEW_FROM, WAITING
+from schedlab.engine.constants import EPS, N_ARRIVED_NEW, N_COMPLETED_NEW, WAITING
 from schedlab.engine.loop import run_engine
 from schedlab.engine.structures import list_append, list_remove
 from schedlab.errors import SpecError
@@ -244,9 +244,9 @@ def decide_vqs(st, ps):
     eps = fpar[F_EPS]
     ictr[C_EPOCH] += 1
     epoch = ictr[C_EPOCH]
-    a0 = st.ctr[NEW_FROM]
-    a1 = st.ctr[ARRIVED]
-    for j in range(a0, a1):  # arrivals join their virtual queue
+    n_new = st.ctr[N_ARRIVED_NEW]
+    for ia in range(n_new):  # arrivals join their virtual queue
+        j = st.arrived_buf[ia]
         t = typ[j]
         last = vq_tail[t]
         vq_prv[j] = last
@@ -292,7 +292,8 @@ def decide_vqs(st, ps):
                 _vqs_open(s, cfg, srv, lists, lo_abs, eps)
                 _vqs_fill(st, s, x, typ, q, vq, srv, lists, cfg, lo_abs, eps)
     # new arrivals: to a server whose active configuration serves their virtual queue
-    for j in range(a0, a1):
+    for ia in range(n_new):
+        j = st.arrived_buf[ia]
         if st.status[j] != WAITING:
             continue
         t = typ[j]
@@ -405,11 +406,11 @@ def decide_vqs_bf(st, ps):
     jscale = fpar[F_JSCALE]
     ictr[C_EPOCH] += 1
     epoch = ictr[C_EPOCH]
-    a0 = st.ctr[NEW_FROM]
-    a1 = st.ctr[ARRIVED]
+    n_new = st.ctr[N_ARRIVED_NEW]
     thr_new = np.inf
-    for j in range(a0, a1):
-        ix_insert(jix, x, jscale, j, True)
+    for ia in range(n_new):
+        j = st.arrived_buf[ia]
+        ix_insert(jix, x, jscale, j, True, st.seq)
         q[typ[j]] += 1
         if x[j] - eps < thr_new:
             thr_new = x[j] - eps
@@ -474,7 +475,8 @@ def decide_vqs_bf(st, ps):
         )
         if placed == 0 and s != nxt_d:
             thr_new = np.inf
-            for j in range(a0, a1):
+            for ia in range(n_new):
+                j = st.arrived_buf[ia]
                 if st.status[j] == WAITING and x[j] - eps < thr_new:
                     thr_new = x[j] - eps
 

@@ -44,7 +44,7 @@ from numba import njit
 from pydantic import BaseModel, ConfigDict, Field
 
 from schedlab.engine.actions import preempt, set_allocation, start
-from schedlab.engine.constants import ARRIVED, EPS, N_COMPLETED_NEW, N_RUNNING, NEW_FROM, WAITING
+from schedlab.engine.constants import EPS, N_ARRIVED_NEW, N_COMPLETED_NEW, N_RUNNING, WAITING
 from schedlab.engine.loop import run_engine
 from schedlab.engine.structures import list_append, list_remove
 from schedlab.errors import SpecError
@@ -79,7 +79,8 @@ def decide(st, ps):
         j = st.done_buf[q]
         level = level_of[st.job_class[j]]
         list_remove(nxt, prv, head, tail, level, level, j)
-    for j in range(st.ctr[NEW_FROM], st.ctr[ARRIVED]):
+    for i in range(st.ctr[N_ARRIVED_NEW]):
+        j = st.arrived_buf[i]
         level = level_of[st.job_class[j]]
         list_append(nxt, prv, head, tail, level, level, j)
     # Target allocation: level by level, FCFS within a level, min(cap, servers left) per job.

@@ -45,11 +45,10 @@ from pydantic import BaseModel, ConfigDict
 
 from schedlab.engine.actions import start
 from schedlab.engine.constants import (
-    ARRIVED,
     EPS,
+    N_ARRIVED_NEW,
     N_COMPLETED_NEW,
     N_RUNNING,
-    NEW_FROM,
     NOW,
     Q_HEAD,
 )
@@ -150,7 +149,8 @@ def decide(st, ps):
         extra = cache[C_EXTRA]
         shadow = cache[C_SHADOW]
         first = cache[C_FIRST_DUE]
-        for j in range(st.ctr[NEW_FROM], st.ctr[ARRIVED]):
+        for i in range(st.ctr[N_ARRIVED_NEW]):
+            j = st.arrived_buf[i]
             if free < min_need - eps:
                 break
             free, extra, first = _try_backfill(

@@ -133,7 +133,7 @@ def _choose_max_weight(st, ps, k, n_run):
             take[c] -= 1
     for c in range(class_need.shape[0]):
         while take[c] > 0 and ps.size[c] > 0:
-            j = heap_pop(ps, c)
+            j = heap_pop(st, ps, c)
             m = add_candidate(st, ps, m, j)
             ps.chosen[m - 1] = 1
             take[c] -= 1

@@ -22,10 +22,9 @@ from numba.experimental import structref
 
 from schedlab.engine.actions import preempt, rate_of, start, wake_at
 from schedlab.engine.constants import (
-    ARRIVED,
+    N_ARRIVED_NEW,
     N_COMPLETED_NEW,
     N_RUNNING,
-    NEW_FROM,
     NOW,
     P_HEAD,
     WAITING,
@@ -116,12 +115,13 @@ def _new_ordering_state(
 
 
 @njit(cache=True)
-def _before(key, a, b):
-    return key[a] < key[b] or (key[a] == key[b] and a < b)
+def _before(seq, key, a, b):
+    """Job a ranks before job b: smaller key, ties to the earlier arrival."""
+    return key[a] < key[b] or (key[a] == key[b] and seq[a] < seq[b])
 
 
 @njit(cache=True)
-def _sift_up(ps, c, i):
+def _sift_up(st, ps, c, i):
     key = ps.key
     heap = ps.heap
     hpos = ps.hpos
@@ -130,7 +130,7 @@ def _sift_up(ps, c, i):
     while i > 0:
         parent = (i - 1) >> 1
         p = heap[off + parent]
-        if not _before(key, j, p):
+        if not _before(st.seq, key, j, p):
             break
         heap[off + i] = p
         hpos[p] = i
@@ -140,7 +140,7 @@ def _sift_up(ps, c, i):
 
 
 @njit(cache=True)
-def _sift_down(ps, c, i):
+def _sift_down(st, ps, c, i):
     key = ps.key
     heap = ps.heap
     hpos = ps.hpos
@@ -151,10 +151,10 @@ def _sift_down(ps, c, i):
         child = 2 * i + 1
         if child >= n:
             break
-        if child + 1 < n and _before(key, heap[off + child + 1], heap[off + child]):
+        if child + 1 < n and _before(st.seq, key, heap[off + child + 1], heap[off + child]):
             child += 1
         x = heap[off + child]
-        if not _before(key, x, j):
+        if not _before(st.seq, key, x, j):
             break
         heap[off + i] = x
         hpos[x] = i
@@ -164,17 +164,17 @@ def _sift_down(ps, c, i):
 
 
 @njit(cache=True)
-def heap_push(ps, j):
+def heap_push(st, ps, j):
     c = ps.job_class[j]
     n = ps.size[c]
     ps.heap[ps.offset[c] + n] = j
     ps.hpos[j] = n
     ps.size[c] = n + 1
-    _sift_up(ps, c, n)
+    _sift_up(st, ps, c, n)
 
 
 @njit(cache=True)
-def heap_pop(ps, c):
+def heap_pop(st, ps, c):
     off = ps.offset[c]
     heap = ps.heap
     j = heap[off]
@@ -184,7 +184,7 @@ def heap_pop(ps, c):
     if n > 0:
         heap[off] = heap[off + n]
         ps.hpos[heap[off]] = 0
-        _sift_down(ps, c, 0)
+        _sift_down(st, ps, c, 0)
     return j
 
 
@@ -264,12 +264,15 @@ def sync(st, ps, k):
     static = int(params[0]) not in (ORDER_SRPT, ORDER_GITTINS)
     unchanged = static and params[5] != 0.0 and st.ctr[N_COMPLETED_NEW] == 0
     listed = params[7] != 0.0
-    for j in range(st.ctr[NEW_FROM], st.ctr[ARRIVED]):
+    for i in range(st.ctr[N_ARRIVED_NEW]):
+        j = st.arrived_buf[i]
         key[j] = rank_of(st, ps, j, k)
         if not listed:
-            heap_push(ps, j)
+            heap_push(st, ps, j)
         count[ps.job_class[j]] += 1
-        if unchanged and not (key[j] > params[3] or (key[j] == params[3] and j > boundary)):
+        if unchanged and not (
+            key[j] > params[3] or (key[j] == params[3] and st.seq[j] > st.seq[boundary])
+        ):
             unchanged = False
     for i in range(st.ctr[N_COMPLETED_NEW]):
         count[ps.job_class[st.done_buf[i]]] -= 1
@@ -299,7 +302,7 @@ def sort_running(st, ps, k):
         j = st.running[i]
         key[j] = rank_of(st, ps, j, k)
         h = i - 1
-        while h >= 0 and _before(key, j, run[h]):
+        while h >= 0 and _before(st.seq, key, j, run[h]):
             run[h + 1] = run[h]
             h -= 1
         run[h + 1] = j
@@ -336,14 +339,14 @@ def next_candidate(st, ps, n_run, r, max_need):
         if ps.size[c] == 0 or class_need[c] > max_need:
             continue
         h = ps.heap[ps.offset[c]]
-        if best == -1 or _before(key, h, best):
+        if best == -1 or _before(st.seq, key, h, best):
             best = h
             best_class = c
     if best == -1:
         return -1, r
     if best_class == -1:
         return best, r + 1
-    heap_pop(ps, best_class)
+    heap_pop(st, ps, best_class)
     return best, r
 
 
@@ -376,14 +379,14 @@ def apply_choice(st, ps, m, allocation):
         else:
             preempt(st, j)  # swap-removes j from running
             if heaps:
-                heap_push(ps, j)
+                heap_push(st, ps, j)
     for c in range(m):
         j = cand[c]
         if st.status[j] == WAITING and ps.hpos[j] == -1:
             if mark[j] != 0:
                 start(st, j, 0, allocation / st.demand[j, 0] if allocation > 0 else 1.0)
             elif heaps:
-                heap_push(ps, j)
+                heap_push(st, ps, j)
         mark[j] = 0
 
 
