@@ -55,6 +55,8 @@ INFERRED choices (notes/dra.md), all parameters or stated here:
 from __future__ import annotations
 
 import math
+from collections import namedtuple
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
@@ -63,7 +65,7 @@ from numba.experimental import structref
 from pydantic import BaseModel, ConfigDict, Field
 
 from schedlab.engine.actions import migrate, preempt, start, wake_at
-from schedlab.engine.constants import ARRIVED, N_COMPLETED_NEW, NEW_FROM, NOW
+from schedlab.engine.constants import N_ARRIVED_NEW, N_COMPLETED_NEW, NOW
 from schedlab.engine.loop import run_engine
 from schedlab.engine.state import new_struct_type, struct_handle
 from schedlab.errors import SpecError
@@ -132,6 +134,7 @@ DRA_FIELDS = (
     ("left", "F1"),  # (J,) workspace
 )
 DRA_STATE_TYPE = new_struct_type(DRA_FIELDS)
+DRA_ARRAYS = namedtuple("DRA_ARRAYS", [name for name, _ in DRA_FIELDS])
 
 
 @njit(cache=True)
@@ -501,7 +504,8 @@ def decide(st, state):
                 ps.sc[S_MIGR] += 1
         if not periodic:
             update(ps)
-    for job in range(st.ctr[NEW_FROM], st.ctr[ARRIVED]):
+    for q in range(st.ctr[N_ARRIVED_NEW]):
+        job = st.arrived_buf[q]
         j = st.job_class[job]
         s = accept_server(ps, j)
         if s >= 0:
@@ -586,13 +590,21 @@ def configuration_table(problem: StaticProblem) -> tuple[np.ndarray, np.ndarray]
     return rows, mr
 
 
+@dataclass(frozen=True)
+class DraState:
+    """The compiled handle (what the runner gets) and the same arrays by name (for audits)."""
+
+    handle: Any
+    arrays: Any
+
+
 def build_state(
     problem: StaticProblem,
     n_servers: int,
     n_jobs: int,
     config: DraConfig,
     placement: np.ndarray | None = None,
-) -> Any:
+) -> DraState:
     """The DRA state for ``n_servers`` servers of the given VM types, initialized (§4) from
     ``placement`` ((L, J) jobs per type on each server; None: all empty): a server holding jobs
     takes its placement as its configuration, then CRA runs. (The jobs of a given placement are
@@ -669,21 +681,15 @@ def build_state(
         np.zeros(n_types, dtype=np.int64),
         np.zeros(n_types),
     )
-    ps = _handle(arrays)
-    initialize(ps, conf_idx, place.astype(np.int32))
-    return ps
+    view = DRA_ARRAYS(*arrays)
+    handle = struct_handle(view, _new_dra_state)
+    initialize(handle, conf_idx, place.astype(np.int32))
+    return DraState(handle, view)
 
 
 def make_state(st: Any, model: Any, config: DraConfig) -> tuple:
     problem = workload_of_model(model).problem
-    return (build_state(problem, st.capacity.shape[0], st.arrival.shape[0], config),)
-
-
-def _handle(arrays: tuple) -> Any:
-    from collections import namedtuple
-
-    cls = namedtuple("DraState", [name for name, _ in DRA_FIELDS])
-    return struct_handle(cls(*arrays), _new_dra_state)
+    return (build_state(problem, st.capacity.shape[0], st.arrival.shape[0], config).handle,)
 
 
 def check(model: Any, config: DraConfig) -> None:
