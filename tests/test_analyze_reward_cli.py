@@ -21,11 +21,11 @@ def test_reward_json_matches_the_library(tmp_toml) -> None:
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
     # rho_j = rate p_j E[S_j] / L, from the spec's numbers
-    assert np.allclose(data["rho"], [2.0, 3.7, 4.8, 1.83], atol=1e-9)
+    assert np.allclose(data["rho"], [2.68, 1.69, 2.86, 2.52], atol=1e-9)
     problem = StaticProblem(
         [[1, 1], [4, 16], [2, 32], [32, 256]], [80, 640], [1.125, 6.0, 6.0, 64.0]
     )
-    rho = np.array([2.0, 3.7, 4.8, 1.83])
+    rho = np.array([2.68, 1.69, 2.86, 2.52])
     assert data["F_star"] == pytest.approx(problem.optimum(rho).value, rel=1e-9)
     assert data["F_greedy"] == pytest.approx(problem.global_greedy(rho).reward, rel=1e-9)
     assert data["ratio"] == pytest.approx(data["F_greedy"] / data["F_star"])

@@ -1,0 +1,423 @@
+"""Paper 002 (Psychas & Ghaderi, "A Theory of Auto-Scaling for Resource Reservation in Cloud
+Services", Stochastic Systems 2022, key ``psychas2022``): Table 1 statistics, Figs 2, 3 and 4.
+
+* ``psychas2022-table1`` (§7.1): random collections of 3 small and 3 large VM types from Table 1
+  (small: 2, 4 or 8 vCPU; large: 32 or 64; memory per vCPU 8 or 16 (high), 1 or 2 (low) or 4
+  GB (regular)), servers of 80 vCPU and 640 GB, reward u_j = vCPU + GB/8, workloads rho_j
+  uniform: share of collections with F^g = F*, mean and worst F^g/F*, the worst collection.
+* ``psychas2022-fig2`` (§7.1): the worst-case subset (1,1), (4,16), (2,32), (32,256) with its
+  workload scaled by a factor: F^g and F* against the scale, the two critical points, the worst
+  ratio.
+* ``psychas2022-fig3`` (§7.1): DRA's time-average reward per server against L (Theorem 4.1: it
+  approaches F^g).
+* ``psychas2022-fig4`` (§7.1): DRA's reward per server over time at one L converges to F^g.
+
+INFERRED (the text lost them; parameters here, listed in docs/auto-scaling.md): Table 1's number
+of collections and workload range (rho_j ~ U[0, RHO_MAX]); the worst-case subset's workload
+(WORST_RHO, the worst ratio a Nelder-Mead search over rho found: F^g/F* = 0.872, close to the
+paper's "86%"); Fig. 2's scale range; Figs 3/4's L values, run lengths and seeds; r(L) =
+ceil(sqrt(L)) (DRA's default).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import time
+from typing import Any
+
+import numpy as np
+
+from schedlab.experiments.stats import summarize
+from schedlab.model.spec import SimulationSpec, parse_spec
+from schedlab.optim.reward import StaticProblem
+from schedlab.report.figures import Point, line_plot
+from schedlab.reproduce.registry import Claim, Context, Outcome, Reproduction, register
+
+SERVER = {"cpu": 80.0, "mem": 640.0}
+SMALL_CPU = (2, 4, 8)
+LARGE_CPU = (32, 64)
+GB_PER_CPU = (8, 16, 1, 2, 4)  # high, low, regular (Table 1)
+GB_PER_CPU_REWARD = 1.0 / 8.0  # 8 GB earn as much as one vCPU (§7.1)
+RHO_MAX = 3.0  # INFERRED: rho_j ~ U[0, RHO_MAX] for Table 1
+TABLE1_COLLECTIONS = 1000  # INFERRED
+TABLE1_QUICK = 60
+WORST_TYPES = ((1, 1), (4, 16), (2, 32), (32, 256))
+WORST_RHO = (2.68, 1.69, 2.86, 2.52)  # INFERRED (see module docstring)
+FIG2_SCALES = (0.02, 5.0)  # INFERRED range of the workload scale factor
+FIG2_POINTS = 300
+FIG2_QUICK_POINTS = 80
+FIG3_L = (10, 20, 50, 100, 200, 500, 1000)
+FIG3_QUICK_L = (10, 50, 200)
+FIG3_HORIZON = 200.0  # time units per run (mean service 1)
+FIG3_QUICK_HORIZON = 60.0
+FIG4_L = 1000
+FIG4_QUICK_L = 200
+FIG4_HORIZON = 60.0
+FIG4_QUICK_HORIZON = 30.0
+CONVERGED = 0.03  # "approaches F^g": within 3% at the largest L / over the last half of time
+
+
+def reward(cpu: float, gb: float) -> float:
+    return cpu + gb * GB_PER_CPU_REWARD
+
+
+def problem_of(types: tuple[tuple[float, float], ...]) -> StaticProblem:
+    demand = np.array(types, dtype=float)
+    return StaticProblem(
+        demand, [SERVER["cpu"], SERVER["mem"]], np.array([reward(c, g) for c, g in types])
+    )
+
+
+def loss_spec(
+    types: tuple[tuple[float, float], ...],
+    rho: np.ndarray,
+    servers: int,
+    policy: str,
+    horizon: float,
+    *,
+    seed: int = 1,
+    timeseries: int = 0,
+    **params: Any,
+) -> SimulationSpec:
+    """The §2 model: type j arrives at rate rho_j L (mean service 1) and earns u_j per unit time."""
+    total = float(np.sum(rho))
+    classes = [
+        {
+            "name": f"vm{int(c)}x{int(g)}",
+            "probability": float(rho[j] / total),
+            "demand": {"cpu": float(c), "mem": float(g)},
+            "duration": {"dist": "exponential", "mean": 1.0},
+            "reward": reward(c, g),
+        }
+        for j, (c, g) in enumerate(types)
+    ]
+    return parse_spec(
+        {
+            "cluster": {"servers": servers, "capacity": dict(SERVER)},
+            "workload": {"rate": total * servers, "classes": classes},
+            "model": {"family": "loss"},
+            "policy": {"name": policy, **params},
+            "run": {
+                "horizon": horizon,
+                "seed": seed,
+                "warmup": 0.2,
+                "check": False,
+                "timeseries": timeseries,
+            },
+        }
+    )
+
+
+# ------------------------------------------------------------------------------------ Table 1
+
+
+def random_collection(rng: np.random.Generator) -> tuple[tuple[float, float], ...]:
+    """3 small and 3 large VM types, vCPU and GB per vCPU drawn from Table 1; a draw that does
+    not fit the server (64 vCPU x 16 GB = 1024 GB > 640) is redrawn (INFERRED)."""
+    types = []
+    for pool in (SMALL_CPU, SMALL_CPU, SMALL_CPU, LARGE_CPU, LARGE_CPU, LARGE_CPU):
+        while True:
+            cpu = float(rng.choice(pool))
+            gb = cpu * float(rng.choice(GB_PER_CPU))
+            if gb <= SERVER["mem"]:
+                break
+        types.append((cpu, gb))
+    return tuple(types)
+
+
+def run_table1(ctx: Context) -> Outcome:
+    n = TABLE1_QUICK if ctx.quick else TABLE1_COLLECTIONS
+    rng = np.random.default_rng(2022)
+    rows = []
+    for i in range(n):
+        types = random_collection(rng)
+        rho = rng.uniform(0.0, RHO_MAX, len(types))
+        p = problem_of(types)
+        f_star = p.optimum(rho).value
+        f_g = p.global_greedy(rho).reward
+        rows.append(
+            {
+                "collection": i,
+                "types": types,
+                "rho": rho.tolist(),
+                "F_star": f_star,
+                "F_greedy": f_g,
+                "ratio": f_g / f_star if f_star > 0 else 1.0,
+            }
+        )
+    ratios = np.array([r["ratio"] for r in rows])
+    equal = float(np.mean(ratios >= 1 - 1e-9))
+    worst = rows[int(np.argmin(ratios))]
+    path = ctx.out / "psychas2022_table1.csv"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["collection", "types_vcpu_gb", "rho", "F_star", "F_greedy", "ratio"])
+        for r in rows:
+            w.writerow(
+                [
+                    r["collection"],
+                    json.dumps(r["types"]),
+                    json.dumps(r["rho"]),
+                    r["F_star"],
+                    r["F_greedy"],
+                    r["ratio"],
+                ]
+            )
+    summary = (
+        f"{n} collections: F^g = F* in {equal:.1%}, mean ratio {ratios.mean():.4f}, worst "
+        f"{ratios.min():.4f} (types {worst['types']}, rho {np.round(worst['rho'], 3).tolist()})"
+    )
+    claims = [
+        Claim(
+            "the global greedy reward is at least half of the optimum (Theorem 3.7)",
+            bool(ratios.min() >= 0.5 - 1e-12),
+            summary,
+        ),
+        Claim(
+            "for cloud VM types the ratio is in fact much better than the bounds on average "
+            "(checked: mean ratio >= 1 - 1/e)",
+            bool(ratios.mean() >= 1 - 1 / math.e),
+            summary,
+        ),
+        Claim(
+            "in a share of the collections the global greedy reward is identical to the optimum",
+            equal > 0,
+            summary,
+        ),
+    ]
+    notes = [
+        summary,
+        f"workloads rho_j ~ U[0, {RHO_MAX}] and {n} collections (INFERRED: the paper's range "
+        "and count were lost); seed 2022",
+    ]
+    return Outcome([path], claims, notes)
+
+
+# ------------------------------------------------------------------------------------ Fig. 2
+
+
+def critical_points(scales: np.ndarray, f_g: np.ndarray, f_star: np.ndarray, tol: float):
+    """(first, second): the last scale before F^g departs from F*, and the first scale from
+    which they coincide again for good; None when they never differ."""
+    differ = np.flatnonzero(f_star - f_g > tol * np.maximum(1.0, f_star))
+    if differ.size == 0:
+        return None
+    first = float(scales[differ[0] - 1]) if differ[0] > 0 else float(scales[0])
+    last = differ[-1]
+    second = float(scales[last + 1]) if last + 1 < scales.size else math.nan
+    return first, second
+
+
+def run_fig2(ctx: Context) -> Outcome:
+    p = problem_of(WORST_TYPES)
+    base = np.array(WORST_RHO)
+    scales = np.linspace(*FIG2_SCALES, FIG2_QUICK_POINTS if ctx.quick else FIG2_POINTS)
+    f_g = np.array([p.global_greedy(s * base).reward for s in scales])
+    f_star = np.array([p.optimum(s * base).value for s in scales])
+    ratio = f_g / f_star
+    top = p.config_reward(p.max_reward(list(range(p.n_types))))
+    points = [
+        Point("global greedy F^g", float(s), float(g), math.nan, math.nan)
+        for s, g in zip(scales, f_g, strict=True)
+    ]
+    points += [
+        Point("optimum F*", float(s), float(f), math.nan, math.nan)
+        for s, f in zip(scales, f_star, strict=True)
+    ]
+    crit = critical_points(scales, f_g, f_star, 1e-9)
+    worst = int(np.argmin(ratio))
+    vlines = [] if crit is None else [(crit[0], "critical points"), (crit[1], "")]
+    figures = line_plot(
+        points,
+        ctx.out / "psychas2022_fig2",
+        x="workload scale factor",
+        y="normalized reward (per server)",
+        hue="assignment",
+        title="Paper 002 Fig. 2: worst-case subset (1,1), (4,16), (2,32), (32,256)",
+        vlines=[v for v in vlines if v[1] or crit],
+    )
+    below = above = True
+    if crit is not None:
+        lo, hi = crit
+        same = np.abs(f_star - f_g) <= 1e-9 * np.maximum(1.0, f_star)
+        below = bool(np.all(same[scales <= lo]))
+        above = bool(np.all(same[scales >= hi]) and np.allclose(f_star[scales >= hi], top))
+    evidence = (
+        f"critical points {crit[0]:.3f} and {crit[1]:.3f}; worst ratio {ratio[worst]:.4f} at "
+        f"scale {scales[worst]:.3f}; maximum reward u(MaxReward(J)) = {top:g}"
+        if crit
+        else "F^g = F* at every scale"
+    )
+    claims = [
+        Claim(
+            "there are two critical points: F^g = F* below the first (the workload fits) and "
+            "above the second (every server in the maximum-reward configuration, both at the "
+            "maximum possible value), not in between",
+            crit is not None and below and above and not math.isnan(crit[1]),
+            evidence,
+        ),
+        Claim(
+            "F^g >= F*/2 at every scale (Theorem 3.7), and F^g <= F*",
+            bool(np.all(ratio >= 0.5 - 1e-12) and np.all(f_g <= f_star + 1e-7)),
+            f"min ratio {ratio.min():.4f}",
+        ),
+    ]
+    notes = [
+        evidence,
+        f"base workload rho = {WORST_RHO} (INFERRED), scale {FIG2_SCALES[0]}..{FIG2_SCALES[1]} "
+        f"on {scales.size} points; the paper's values were lost",
+    ]
+    return Outcome(figures, claims, notes)
+
+
+# ------------------------------------------------------------------------------------ Fig. 3
+
+
+def run_fig3(ctx: Context) -> Outcome:
+    p = problem_of(WORST_TYPES)
+    rho = np.array(WORST_RHO)
+    f_g = p.global_greedy(rho).reward
+    f_star = p.optimum(rho).value
+    sizes = FIG3_QUICK_L if ctx.quick else FIG3_L
+    horizon = FIG3_QUICK_HORIZON if ctx.quick else FIG3_HORIZON
+    specs = [loss_spec(WORST_TYPES, rho, L, "dra", horizon) for L in sizes]
+    records = ctx.run(specs, experiment="psychas2022-fig3")
+    rows = []
+    for L, recs in zip(sizes, records, strict=True):
+        for r in recs:
+            rows.append({**r, "servers": L})
+    stats = summarize(rows, ["servers"], "reward_rate_per_server")
+    by_l = {s.key[0]: s for s in stats}
+    points = [
+        Point("DRA", float(L), by_l[L].mean, by_l[L].lo, by_l[L].hi, by_l[L].stable) for L in sizes
+    ]
+    points += [Point("global greedy F^g", float(L), f_g, math.nan, math.nan) for L in sizes]
+    points += [Point("optimum F*", float(L), f_star, math.nan, math.nan) for L in sizes]
+    figures = line_plot(
+        points,
+        ctx.out / "psychas2022_fig3",
+        x="number of servers L",
+        y="reward per server",
+        hue="series",
+        title="Paper 002 Fig. 3: DRA's time-average reward per server vs L (worst-case subset)",
+    )
+    gaps = {L: abs(by_l[L].mean - f_g) / f_g for L in sizes}
+    big = sizes[-1]
+    table = ", ".join(
+        f"L={L}: {by_l[L].mean:.2f} [{by_l[L].lo:.2f}, {by_l[L].hi:.2f}]" for L in sizes
+    )
+    claims = [
+        Claim(
+            f"as L grows DRA approaches the global greedy reward F^g = {f_g:.3f} (Theorem 4.1; "
+            f"checked: within {CONVERGED:.0%} at the largest L and closer than at the smallest)",
+            gaps[big] <= CONVERGED and gaps[big] <= gaps[sizes[0]],
+            table + f"; F^g = {f_g:.3f}, F* = {f_star:.3f}",
+        ),
+        Claim(
+            f"DRA reaches about {f_g / f_star:.0%} of the optimum F* at large L (paper: 86%)",
+            abs(by_l[big].mean / f_star - f_g / f_star) <= CONVERGED,
+            f"DRA/F* at L={big}: {by_l[big].mean / f_star:.3f}",
+        ),
+        Claim(
+            "no policy exceeds L F*: DRA's interval lies below F* at every L",
+            all(by_l[L].lo <= f_star for L in sizes),
+            table,
+        ),
+    ]
+    notes = [
+        f"horizon {horizon} time units per L (mean service 1), warm-up 20%, one replication, "
+        "95% batch-means intervals; r(L) = ceil(sqrt(L))"
+    ]
+    return Outcome(figures, claims, notes)
+
+
+# ------------------------------------------------------------------------------------ Fig. 4
+
+
+def run_fig4(ctx: Context) -> Outcome:
+    import schedlab
+
+    p = problem_of(WORST_TYPES)
+    rho = np.array(WORST_RHO)
+    f_g = p.global_greedy(rho).reward
+    servers = FIG4_QUICK_L if ctx.quick else FIG4_L
+    horizon = FIG4_QUICK_HORIZON if ctx.quick else FIG4_HORIZON
+    spec = loss_spec(WORST_TYPES, rho, servers, "dra", horizon, timeseries=400)
+    t0 = time.perf_counter()
+    result = schedlab.simulate(spec)
+    wall = time.perf_counter() - t0
+    ts = result.timeseries
+    t = np.asarray(ts.column("time").to_numpy(), dtype=float)
+    per = np.asarray(ts.column("reward_rate").to_numpy(), dtype=float) / servers
+    points = [
+        Point("DRA", float(a), float(b), math.nan, math.nan) for a, b in zip(t, per, strict=True)
+    ]
+    points += [Point("global greedy F^g", float(a), f_g, math.nan, math.nan) for a in t]
+    figures = line_plot(
+        points,
+        ctx.out / "psychas2022_fig4",
+        x="time (mean service times)",
+        y="reward per server",
+        hue="series",
+        title=f"Paper 002 Fig. 4: DRA's reward per server over time, L = {servers}",
+    )
+    late = per[t >= t[-1] / 2]
+    gap = abs(late.mean() - f_g) / f_g
+    claims = [
+        Claim(
+            f"DRA's reward converges over time to the global greedy reward F^g = {f_g:.3f} "
+            f"(checked: mean over the second half within {CONVERGED:.0%})",
+            gap <= CONVERGED,
+            f"second-half mean {late.mean():.3f} (gap {gap:.2%}); whole-run mean with CI "
+            f"{result['reward_rate_per_server'].mean:.3f} {result['reward_rate_per_server'].ci95}",
+        )
+    ]
+    notes = [f"L = {servers}, horizon {horizon}, one run ({wall:.1f} s wall), sampled at 400 times"]
+    return Outcome(figures, claims, notes)
+
+
+register(
+    Reproduction(
+        name="psychas2022-table1",
+        paper="002",
+        figure="§7.1 (Table 1 collections)",
+        title="F^g/F* over random collections of 3 small and 3 large Table 1 VM types",
+        run=run_table1,
+        scale=f"paper: {TABLE1_COLLECTIONS} collections; --quick: {TABLE1_QUICK}",
+    )
+)
+register(
+    Reproduction(
+        name="psychas2022-fig2",
+        paper="002",
+        figure="Fig. 2",
+        title="F^g and F* against the workload scale, worst-case subset",
+        run=run_fig2,
+        scale=f"paper: {FIG2_POINTS} scales; --quick: {FIG2_QUICK_POINTS}",
+    )
+)
+register(
+    Reproduction(
+        name="psychas2022-fig3",
+        paper="002",
+        figure="Fig. 3",
+        title="DRA's reward per server against L approaches F^g",
+        run=run_fig3,
+        scale=f"paper: L in {FIG3_L}, {FIG3_HORIZON:g} time units; --quick: L in {FIG3_QUICK_L}, "
+        f"{FIG3_QUICK_HORIZON:g}",
+    )
+)
+register(
+    Reproduction(
+        name="psychas2022-fig4",
+        paper="002",
+        figure="Fig. 4",
+        title="DRA's reward per server over time converges to F^g",
+        run=run_fig4,
+        scale=f"paper: L = {FIG4_L}, {FIG4_HORIZON:g} time units; --quick: L = {FIG4_QUICK_L}, "
+        f"{FIG4_QUICK_HORIZON:g}",
+    )
+)
