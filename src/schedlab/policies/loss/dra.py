@@ -534,7 +534,7 @@ def initialize(ps, conf_idx, placement):
     n_types = ps.sc[S_TYPES]
     for s in range(conf_idx.shape[0]):
         ps.conf_of[s] = -1
-    for s in range(conf_idx.shape[0]):
+    for s in range(conf_idx.shape[0] - 1, -1, -1):  # server 0 ends up first in every list
         assign(ps, s, conf_idx[s])
         c = conf_idx[s]
         for j in range(n_types):
