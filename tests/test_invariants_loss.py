@@ -268,3 +268,26 @@ def test_dra_reward_between_first_fit_and_bound():
     assert per.mean >= 0.5 * f_g
     assert r.counters["migrations"] > 0
     assert math.isfinite(r["migration_rate"].mean)
+
+
+def test_dra_preemption_protects_the_high_priority_type():
+    """§7.2: with a low-priority type flooding the servers, DRA+preemption preempts (counted,
+    lost) low-priority jobs and loses fewer high-priority ones than DRA on the same jobs."""
+    classes = [
+        {"name": "low", "probability": 0.8, "demand": {"cpu": 1, "mem": 1},
+         "duration": {"dist": "exponential", "mean": 1.0}, "reward": 1.0},
+        {"name": "high", "probability": 0.2, "demand": {"cpu": 2, "mem": 2},
+         "duration": {"dist": "exponential", "mean": 1.0}, "reward": 8.0},
+    ]  # fmt: skip
+    base = {
+        "cluster": {"servers": 20, "capacity": {"cpu": 8, "mem": 8}},
+        "workload": {"rate": 20 * 12.0, "classes": classes},
+        "model": {"family": "loss"},
+        "run": {"arrivals": 30_000, "seed": 8},
+    }
+    plain = schedlab.simulate({**base, "policy": {"name": "dra"}})
+    pre = schedlab.simulate({**base, "policy": {"name": "dra-preemption", "priorities": [0, 1]}})
+    assert plain.counters["preemptions"] == 0
+    assert pre.counters["preemptions"] > 0
+    assert pre["preemption_rate"].mean > 0
+    assert pre["loss_probability[high]"].mean < plain["loss_probability[high]"].mean
