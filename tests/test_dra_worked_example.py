@@ -18,28 +18,28 @@ PROBLEM = StaticProblem([[0.6, 0.6], [0.7, 0.1], [0.1, 0.7]], [1.0, 1.0], [4.0, 
 
 
 def conf(ps, s) -> list[int]:
-    n = int(ps.sc[D.S_CONFS])
+    n = int(ps.n_confs)
     return np.asarray(ps.confs).reshape(n, 3)[ps.conf_of[s]].tolist()
 
 
 def arrive(state, job: int, j: int) -> int:
-    s = D.accept_server(state.handle, j)
+    s = D.accept_server(state, j)
     if s >= 0:
-        D._place(state.handle, job, j, s)
-        state.arrays.y[j] += 1
-        D.update(state.handle)
+        D._place(state, job, j, s)
+        state.y[j] += 1
+        D.update(state)
     return s
 
 
 def depart(state, job: int, j: int, s: int) -> int:
     """A departure from an Accept-Group server; returns the server a job migrated from."""
-    ps = state.handle
-    was_accept = state.arrays.rg[s] == 0
+    ps = state
+    was_accept = state.rg[s] == 0
     D._unplace(ps, job, j, s)
-    state.arrays.y[j] -= 1
+    state.y[j] -= 1
     src = D.reject_source(ps, j) if was_accept else -1
     if src >= 0:
-        mover = state.arrays.jhead[src * 3 + j]
+        mover = state.jhead[src * 3 + j]
         D._unplace(ps, mover, j, src)
         D._place(ps, mover, j, s)
     D.update(ps)
@@ -47,11 +47,12 @@ def depart(state, job: int, j: int, s: int) -> int:
 
 
 def test_worked_example():
-    st = D.build_state(PROBLEM, 4, 100, D.DraConfig(reservation=1))
-    ps = st.arrays
+    sizes = {"jobs": 100, "servers": 4, "classes": 3, "resources": 2}
+    st = D.build_state(PROBLEM, sizes, D.DraConfig(reservation=1))
+    ps = st
     # t = 0: Y = 0, Yhat = (1,1,1): GPA -> 1 x CM, 1 x G; CRA gives servers 0, 1 to them.
     assert [conf(ps, s) for s in range(4)] == [[0, 1, 1], [1, 0, 0], [0, 0, 0], [0, 0, 0]]
-    assert ps.sc[D.S_ISTAR] == 3 and not ps.rg.any()
+    assert ps.i_star == 3 and not ps.rg.any()
     # a G job: the only Accept-Group server with an empty G slot is server 1. Yhat = (2,1,1):
     # GPA wants 2 x G, so CRA reassigns empty server 2 to G.
     assert arrive(st, 0, G) == 1
@@ -70,15 +71,15 @@ def test_worked_example():
     # is left, so i* = 2. Reject Group: newest servers of rank > 2: server 3 (C, maximum rank).
     assert arrive(st, 3, M) == 0
     assert conf(ps, 2) == [0, 1, 1]
-    assert ps.sc[D.S_ISTAR] == 2
+    assert ps.i_star == 2
     assert np.flatnonzero(ps.rg).tolist() == [3]
     # a G arrival: server 1 (the only G server) is full: lost.
-    assert D.accept_server(st.handle, G) == -1
+    assert D.accept_server(st, G) == -1
     # the C job of server 0 (Accept Group) leaves: the C job of server 3 (Reject Group) migrates
     # into the freed slot. Y = (1,1,1), Yhat = (2,2,2): GPA = 2 x CM, 2 x G. CRA: CM has 2;
     # G has 1 < 2 and server 3 is now empty and of maximum rank: it becomes G. All targets
     # met: i* = 3 and the Reject Group is empty.
     assert depart(st, 1, C, 0) == 3
     assert conf(ps, 3) == [1, 0, 0]
-    assert ps.sc[D.S_ISTAR] == 3 and not ps.rg.any()
+    assert ps.i_star == 3 and not ps.rg.any()
     assert np.asarray(ps.y).tolist() == [1, 1, 1]

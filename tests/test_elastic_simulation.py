@@ -111,7 +111,7 @@ def _no_arrival_totals(policy: str, reps: int, seed: int) -> np.ndarray:
             capacity=model.capacity,
             settings=engine_settings(model, 3),
         )
-        ps = model.policy.make_state(st, model, model.params)
+        ps = model.policy.init(st, model, model.config)
         run_loop(model, st, ps)
         totals[r] = st.t_finish.sum()
     return totals

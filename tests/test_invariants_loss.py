@@ -30,6 +30,7 @@ from schedlab.engine.state import engine_handle
 from schedlab.model.compile import compile_model
 from schedlab.model.spec import parse_spec
 from schedlab.optim.reward import StaticProblem
+from schedlab.policies.contract import engine_sizes
 from schedlab.policies.loss import dra as D
 from tests.test_invariants import audit
 
@@ -91,9 +92,9 @@ def recency(ps, c) -> list[int]:
 
 
 def audit_dra(st, ps, problem: StaticProblem, cra: bool = True) -> None:
-    n_types = int(ps.sc[D.S_TYPES])
-    n_srv = int(ps.sc[D.S_SERVERS])
-    n_conf = int(ps.sc[D.S_CONFS])
+    n_types = int(ps.n_types)
+    n_srv = int(ps.n_servers)
+    n_conf = int(ps.n_confs)
     confs = np.asarray(ps.confs).reshape(n_conf, n_types)
     filled = np.asarray(ps.filled).reshape(n_srv, n_types)
     # engine truth: running jobs per (server, type), used capacity
@@ -123,13 +124,13 @@ def audit_dra(st, ps, problem: StaticProblem, cra: bool = True) -> None:
 def audit_cra(ps, problem: StaticProblem, truth: np.ndarray) -> None:
     """GPA targets and the CRA classification recomputed by brute force; ``truth`` (L, J) is
     the jobs of each type on each server."""
-    n_types = int(ps.sc[D.S_TYPES])
-    n_srv = int(ps.sc[D.S_SERVERS])
-    n_conf = int(ps.sc[D.S_CONFS])
+    n_types = int(ps.n_types)
+    n_srv = int(ps.n_servers)
+    n_conf = int(ps.n_confs)
     confs = np.asarray(ps.confs).reshape(n_conf, n_types)
     conf_of = np.asarray(ps.conf_of)
-    r = int(ps.sc[D.S_RESERVE])
-    rounding = "floor" if ps.sc[D.S_FLOOR] else "ceil"
+    r = int(ps.reserve)
+    rounding = "floor" if ps.floor_rounding else "ceil"
     g = problem.gpa(np.asarray(ps.y) + r, n_srv, rounding=rounding)
     row = {confs[c].tobytes(): c for c in range(n_conf)}
     target = np.zeros(n_conf, dtype=np.int64)
@@ -147,7 +148,7 @@ def audit_cra(ps, problem: StaticProblem, truth: np.ndarray) -> None:
             rank[s] = BIG if idx < surplus else pos[c]
     unmet = [i for i, c in enumerate(order) if ps.count[c] < target[c]]
     i_star = unmet[0] + 1 if unmet else len(order) + 1
-    assert ps.sc[D.S_ISTAR] == i_star
+    assert ps.i_star == i_star
     if unmet:  # no empty server left that any configuration could have taken
         idle = [s for s in range(n_srv) if truth[s].sum() == 0 and conf_of[s] not in pos]
         assert not idle, idle
@@ -164,10 +165,10 @@ def run_audited(spec: dict, chunk: int = 7) -> None:
     model = compile_model(parse_spec(spec))
     _, st, _ = prepare(model)
     problem = dra_problem(model)
-    dra = D.build_state(problem, st.capacity.shape[0], st.arrival.shape[0], model.params)
-    ps, view = (dra.handle,), dra.arrays
+    view = D.build_state(problem, engine_sizes(st), model.config)
+    ps = view
     handle = engine_handle(st)
-    cra = model.params.update == "event"
+    cra = model.config.update == "event"
     audit_dra(st, view, problem, cra)
     while not model.policy.runner(handle, ps, chunk):
         assert st.ctr[K.VIOLATION] == 0
@@ -175,9 +176,9 @@ def run_audited(spec: dict, chunk: int = 7) -> None:
     assert st.ctr[K.VIOLATION] == 0
     audit_dra(st, view, problem, cra)
     assert st.ctr[K.N_LOST] == st.ctr[K.DROPPED] + st.ctr[K.PREEMPTIONS]
-    if not model.params.preemption:
+    if not model.config.preemption:
         assert st.ctr[K.PREEMPTIONS] == 0
-    assert st.ctr[K.MIGRATIONS] == view.sc[D.S_MIGR]
+    assert st.ctr[K.MIGRATIONS] == view.migrations
 
 
 RELAXED = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
@@ -221,8 +222,9 @@ def test_dra_initialization_from_a_placement():
     placement[0] = [3, 0, 1, 0]  # not a greedy configuration
     placement[1] = [0, 8, 8, 1]
     placement[2] = [0, 0, 0, 1]
-    ps = D.build_state(problem, 6, 10, D.DraConfig(reservation=2), placement).arrays
-    n_types, n_conf = 4, int(ps.sc[D.S_CONFS])
+    sizes = {"jobs": 10, "servers": 6, "classes": 4, "resources": 2}
+    ps = D.build_state(problem, sizes, D.DraConfig(reservation=2), placement)
+    n_types, n_conf = 4, int(ps.n_confs)
     confs = np.asarray(ps.confs).reshape(n_conf, n_types)
     assert confs[ps.conf_of[0]].tolist() == [3, 0, 1, 0]
     assert confs[ps.conf_of[1]].tolist() == [0, 8, 8, 1]
@@ -233,7 +235,7 @@ def test_dra_initialization_from_a_placement():
     assert ps.target[first] == g.counts[0]
     audit_cra(ps, problem, placement)
     # empty servers do not stay in the empty configuration while a GPA target is unmet
-    if ps.sc[D.S_ISTAR] <= ps.sc[D.S_M]:
+    if ps.i_star <= ps.m:
         assert all(ps.conf_of[s] != 0 for s in range(3, 6))
 
 

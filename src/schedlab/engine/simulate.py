@@ -113,7 +113,7 @@ def prepare(model: CompiledModel, replication: int = 0) -> tuple[Jobs, State, tu
         capacity=model.capacity,
         settings=engine_settings(model, len(jobs)),
     )
-    ps = model.policy.make_state(st, model, model.params)
+    ps = model.policy.init(st, model, model.config)
     return jobs, st, ps
 
 

@@ -21,48 +21,59 @@ from typing import Any, Literal
 
 import numpy as np
 from numba import njit
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from schedlab.engine.actions import fits, start
 from schedlab.engine.constants import N_ARRIVED_NEW
 from schedlab.engine.loop import run_engine
 from schedlab.errors import SpecError
-from schedlab.policies.registry import Policy, register
+from schedlab.policies.contract import (
+    Policy,
+    PolicyConfig,
+    PolicyState,
+    StateField,
+    engine_sizes,
+    register,
+)
 
-MODE_POWER_OF_D = 0
-MODE_BEST_FIT = 1
-MODES = {"power-of-d": MODE_POWER_OF_D, "best-fit": MODE_BEST_FIT}
-P_MODE = 0
-P_D = 1
-N_PAR = 2
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 MIX2 = np.uint64(0x94D049BB133111EB)
 
 
-class AdmissionConfig(BaseModel):
+class AdmissionConfig(PolicyConfig):
     """psychas2022 §7.2 baselines: ``choice`` = power-of-d (d sampled servers) or best-fit."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     choice: Literal["power-of-d", "best-fit"] = "power-of-d"
     d: int = Field(default=2, ge=1, description="servers sampled per arrival (INFERRED: 2)")
 
 
+STATE = PolicyState(
+    "admission",
+    [
+        StateField("best_fit", "b1"),  # False: power-of-d
+        StateField("d", "i8"),
+        StateField("rng", "i8", 1),  # SplitMix64 state (the bits of one uint64)
+        StateField("picked", "i8", "d"),  # workspace: the sampled servers
+    ],
+)
+
+
 @njit(cache=True)
-def splitmix64(rng):
-    """Next 64-bit value of the SplitMix64 stream whose state is rng[0]."""
-    rng[0] += GOLDEN
-    z = rng[0]
+def splitmix64(ps):
+    """Next 64-bit value of the policy's SplitMix64 stream (state ``ps.rng``)."""
+    state = ps.rng.view(np.uint64)
+    state[0] += GOLDEN
+    z = state[0]
     z = (z ^ (z >> np.uint64(30))) * MIX1
     z = (z ^ (z >> np.uint64(27))) * MIX2
     return z ^ (z >> np.uint64(31))
 
 
 @njit(cache=True)
-def uniform_index(rng, n):
+def uniform_index(ps, n):
     """Uniform integer in [0, n) (Lemire's multiply-shift; bias < n / 2^32)."""
-    return np.int64((splitmix64(rng) >> np.uint64(32)) * np.uint64(n) >> np.uint64(32))
+    return np.int64((splitmix64(ps) >> np.uint64(32)) * np.uint64(n) >> np.uint64(32))
 
 
 @njit(cache=True)
@@ -78,13 +89,14 @@ def load_after(st, j, s, with_job):
 
 
 @njit(cache=True)
-def power_of_d_server(st, j, d, rng, picked):
+def power_of_d_server(st, ps, j):
     """Least-loaded server among d sampled distinct ones where job j fits, or -1."""
     n_srv = st.capacity.shape[0]
-    n = d if d < n_srv else n_srv
+    picked = ps.picked
+    n = ps.d if ps.d < n_srv else n_srv
     for i in range(n):
         while True:
-            s = uniform_index(rng, n_srv) if n < n_srv else i
+            s = uniform_index(ps, n_srv) if n < n_srv else i
             dup = False
             for q in range(i):
                 if picked[q] == s:
@@ -119,14 +131,9 @@ def best_fit_server(st, j):
 
 @njit(cache=True)
 def decide(st, ps):
-    par, rng, picked = ps
-    mode = par[P_MODE]
     for q in range(st.ctr[N_ARRIVED_NEW]):
         j = st.arrived_buf[q]
-        if mode == MODE_POWER_OF_D:
-            s = power_of_d_server(st, j, par[P_D], rng, picked)
-        else:
-            s = best_fit_server(st, j)
+        s = best_fit_server(st, j) if ps.best_fit else power_of_d_server(st, ps, j)
         if s >= 0:
             start(st, j, s, 1.0)
 
@@ -136,12 +143,13 @@ def run(st, ps, max_events):
     return run_engine(st, ps, decide, max_events)
 
 
-def make_state(st: Any, model: Any, config: AdmissionConfig) -> tuple:
-    par = np.zeros(N_PAR, dtype=np.int64)
-    par[P_MODE] = MODES[config.choice]
-    par[P_D] = config.d
+def init(st: Any, model: Any, config: AdmissionConfig) -> Any:
+    """The policy state of one run; the random stream is seeded from the run's seed."""
     seed = np.random.SeedSequence([model.spec.run.seed, 0x706F77]).generate_state(1, np.uint64)
-    return (par, seed.astype(np.uint64), np.zeros(config.d, dtype=np.int64))
+    return STATE.allocate(
+        engine_sizes(st, d=config.d),
+        {"best_fit": config.choice == "best-fit", "d": config.d, "rng": seed.view(np.int64)},
+    )
 
 
 def check(model: Any, config: AdmissionConfig) -> None:
@@ -149,14 +157,15 @@ def check(model: Any, config: AdmissionConfig) -> None:
         raise SpecError("admission baselines belong to the loss family", field="model.family")
 
 
-_COMMON = {"runner": run, "make_state": make_state, "params": AdmissionConfig, "check": check}
+_COMMON = {"runner": run, "state": STATE, "init": init, "config": AdmissionConfig, "check": check}
 
 register(
     Policy(
         name="power-of-d",
         family="loss",
         title="Power-of-d choices",
-        reference="Psychas & Ghaderi 2022 (paper 002), §7.2 (Xie et al. 2015)",
+        paper="psychas2022",
+        section="§7.2 (Xie et al. 2015)",
         summary="sample d servers, admit into the least loaded one that fits, else lose the job",
         preset={"choice": "power-of-d"},
         **_COMMON,
@@ -167,7 +176,8 @@ register(
         name="best-fit-admission",
         family="loss",
         title="Best-fit admission",
-        reference="loss-model baseline (paper 002 setting, §2)",
+        paper="psychas2022",
+        section="§2 (loss-model baseline)",
         summary="admit each arrival into the feasible server fullest after placement, else lose it",
         preset={"choice": "best-fit"},
         **_COMMON,

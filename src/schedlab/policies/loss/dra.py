@@ -55,129 +55,87 @@ INFERRED choices (notes/dra.md), all parameters or stated here:
 from __future__ import annotations
 
 import math
-from collections import namedtuple
-from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
 from numba import njit
-from numba.experimental import structref
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from schedlab.engine.actions import migrate, preempt, start, wake_at
 from schedlab.engine.constants import N_ARRIVED_NEW, N_COMPLETED_NEW, NOW
 from schedlab.engine.loop import run_engine
-from schedlab.engine.state import new_struct_type, struct_handle
 from schedlab.errors import SpecError
 from schedlab.optim.reward import StaticProblem, workload_of_model
-from schedlab.policies.registry import Policy, register
+from schedlab.policies.contract import (
+    Policy,
+    PolicyConfig,
+    PolicyState,
+    StateField,
+    engine_sizes,
+    register,
+)
 
 MAX_TYPES = 12  # MaxReward is precomputed for all 2^J subsets
 BIG_RANK = 1 << 30
 
-# integer scalars (ps.sc)
-S_TYPES = 0
-S_SERVERS = 1
-S_CONFS = 2
-S_RESERVE = 3
-S_M = 4  # configurations in the current GPA output
-S_ISTAR = 5
-S_PERIODIC = 6  # 1: CRA only at periodic updates
-S_FLOOR = 7  # 1: GPA rounds down
-S_NRG = 8  # servers in the Reject Group
-S_REASSIGN = 9  # configuration changes made by CRA
-S_MIGR = 10  # migrations made by DRA
-S_PREEMPT_ON = 11
-S_PREEMPTED = 12
-S_UPDATES = 13
-S_LOWEST = 14  # lowest priority value
-N_SC = 15
-# float scalars (ps.fs)
-F_PERIOD = 0
-F_NEXT = 1
-F_PREEMPT = 2  # preemption stop factor (x r x size)
-N_FS = 3
-
-DRA_FIELDS = (
-    ("sc", "L1"),
-    ("fs", "F1"),
-    ("confs", "L1"),  # (C, J) flattened: slots of each configuration; row 0 = empty
-    ("mr_of_mask", "I1"),  # configuration index of MaxReward(J') per bit mask J'
-    ("size", "F1"),  # (J,) normalized size of each type (preemption)
-    ("priority", "L1"),  # (J,)
-    ("conf_of", "I1"),  # (L,)
-    ("rnext", "I1"),  # (L,) recency list per configuration (head = newest = index 1)
-    ("rprev", "I1"),
-    ("rhead", "I1"),  # (C,)
-    ("rtail", "I1"),
-    ("count", "I1"),  # (C,) X_k
-    ("enext", "I1"),  # (L,) empty servers per configuration
-    ("eprev", "I1"),
-    ("ehead", "I1"),  # (C,)
-    ("etail", "I1"),
-    ("nempty", "I1"),  # (C,)
-    ("njobs", "I1"),  # (L,)
-    ("filled", "I1"),  # (L, J) flattened
-    ("free", "I1"),  # (J, L) flattened: servers with an empty type-j slot
-    ("free_pos", "I1"),  # (J, L) flattened: position in free[j] or -1
-    ("nfree", "I1"),  # (J,)
-    ("jhead", "I1"),  # (L, J) flattened: jobs of type j on server s (linked by jnext/jprev)
-    ("jtail", "I1"),
-    ("jnext", "I1"),  # (N,) per job
-    ("jprev", "I1"),
-    ("target", "I1"),  # (C,) X^g
-    ("gpa_pos", "I1"),  # (C,) 1..m, 0 = not used by GPA
-    ("order", "I1"),  # (J,) GPA order of configurations
-    ("rg", "B1"),  # (L,) 1: Reject Group
-    ("rg_list", "I1"),  # (C,) Reject-Group servers
-    ("y", "L1"),  # (J,) admitted jobs per type
-    ("left", "F1"),  # (J,) workspace
+STATE = PolicyState(
+    "dra",
+    [
+        # compiled configuration and counters
+        StateField("n_types", "i8"),
+        StateField("n_servers", "i8"),
+        StateField("n_confs", "i8"),
+        StateField("reserve", "i8"),  # r(L)
+        StateField("periodic", "b1"),  # CRA only at periodic updates
+        StateField("period", "f8"),
+        StateField("next_update", "f8"),
+        StateField("floor_rounding", "b1"),  # GPA rounds down (INFERRED alternative)
+        StateField("preemption", "b1"),  # DRA+preemption
+        StateField("preempt_factor", "f8"),
+        StateField("lowest", "i8"),  # lowest priority value
+        StateField("m", "i8"),  # configurations in the current GPA output
+        StateField("i_star", "i8"),
+        StateField("n_rg", "i8"),  # servers in the Reject Group
+        StateField("reassignments", "i8"),  # configuration changes made by CRA
+        StateField("migrations", "i8"),
+        StateField("preempted", "i8"),
+        StateField("updates", "i8"),
+        # configurations: row 0 is the empty configuration; slots flattened (C * J)
+        StateField("confs", "i8", "conf_slots"),
+        StateField("mr_of_mask", "i4", "masks"),  # configuration of MaxReward(J') per bit mask
+        StateField("size", "f8", "classes"),  # normalized size max_r b_jr / c_r
+        StateField("priority", "i8", "classes"),
+        # servers: configuration, recency list (head = index 1), empty list, jobs
+        StateField("conf_of", "i4", "servers", -1),
+        StateField("rnext", "i4", "servers", -1),
+        StateField("rprev", "i4", "servers", -1),
+        StateField("rhead", "i4", "confs", -1),
+        StateField("rtail", "i4", "confs", -1),
+        StateField("count", "i4", "confs"),  # X_k
+        StateField("enext", "i4", "servers", -1),
+        StateField("eprev", "i4", "servers", -1),
+        StateField("ehead", "i4", "confs", -1),
+        StateField("etail", "i4", "confs", -1),
+        StateField("nempty", "i4", "confs"),
+        StateField("njobs", "i4", "servers"),
+        StateField("filled", "i4", "server_slots"),  # (L * J) jobs of type j on server s
+        StateField("free", "i4", "server_slots"),  # (J * L) servers with an empty type-j slot
+        StateField("free_pos", "i4", "server_slots", -1),
+        StateField("nfree", "i4", "classes"),
+        StateField("jhead", "i4", "server_slots", -1),  # jobs of type j on server s
+        StateField("jtail", "i4", "server_slots", -1),
+        StateField("jnext", "i4", "jobs", -1),
+        StateField("jprev", "i4", "jobs", -1),
+        # GPA output and classification
+        StateField("target", "i4", "confs"),  # X^g
+        StateField("gpa_pos", "i4", "confs"),  # 1..m, 0 = not used by GPA
+        StateField("order", "i4", "classes"),
+        StateField("rg", "i1", "servers"),  # 1: Reject Group
+        StateField("rg_list", "i4", "confs"),
+        StateField("y", "i8", "classes"),  # admitted jobs per type
+        StateField("left", "f8", "classes"),  # workspace
+    ],
 )
-DRA_STATE_TYPE = new_struct_type(DRA_FIELDS)
-DRA_ARRAYS = namedtuple("DRA_ARRAYS", [name for name, _ in DRA_FIELDS])
-
-
-@njit(cache=True)
-def _new_dra_state(
-    sc, fs, confs, mr_of_mask, size, priority, conf_of, rnext, rprev, rhead, rtail, count,
-    enext, eprev, ehead, etail, nempty, njobs, filled, free, free_pos, nfree, jhead, jtail,
-    jnext, jprev, target, gpa_pos, order, rg, rg_list, y, left,
-):  # fmt: skip
-    ps = structref.new(DRA_STATE_TYPE)
-    ps.sc = sc
-    ps.fs = fs
-    ps.confs = confs
-    ps.mr_of_mask = mr_of_mask
-    ps.size = size
-    ps.priority = priority
-    ps.conf_of = conf_of
-    ps.rnext = rnext
-    ps.rprev = rprev
-    ps.rhead = rhead
-    ps.rtail = rtail
-    ps.count = count
-    ps.enext = enext
-    ps.eprev = eprev
-    ps.ehead = ehead
-    ps.etail = etail
-    ps.nempty = nempty
-    ps.njobs = njobs
-    ps.filled = filled
-    ps.free = free
-    ps.free_pos = free_pos
-    ps.nfree = nfree
-    ps.jhead = jhead
-    ps.jtail = jtail
-    ps.jnext = jnext
-    ps.jprev = jprev
-    ps.target = target
-    ps.gpa_pos = gpa_pos
-    ps.order = order
-    ps.rg = rg
-    ps.rg_list = rg_list
-    ps.y = y
-    ps.left = left
-    return ps
 
 
 # ------------------------------------------------------------------------------ list helpers
@@ -213,7 +171,7 @@ def _unlink(nxt, prv, head, tail, h, s):
 
 @njit(cache=True, inline="always")
 def _free_add(ps, j, s):
-    n_srv = ps.sc[S_SERVERS]
+    n_srv = ps.n_servers
     if ps.free_pos[j * n_srv + s] >= 0:
         return
     n = ps.nfree[j]
@@ -224,7 +182,7 @@ def _free_add(ps, j, s):
 
 @njit(cache=True, inline="always")
 def _free_remove(ps, j, s):
-    n_srv = ps.sc[S_SERVERS]
+    n_srv = ps.n_servers
     p = ps.free_pos[j * n_srv + s]
     if p < 0:
         return
@@ -242,7 +200,7 @@ def _free_remove(ps, j, s):
 @njit(cache=True)
 def assign(ps, s, c):
     """Give empty server s configuration c; it becomes index 1 of c."""
-    n_types = ps.sc[S_TYPES]
+    n_types = ps.n_types
     old = ps.conf_of[s]
     if old >= 0:
         _unlink(ps.rnext, ps.rprev, ps.rhead, ps.rtail, old, s)
@@ -265,17 +223,17 @@ def assign(ps, s, c):
 @njit(cache=True)
 def gpa(ps):
     """GPA (Algorithm 1) on Yhat = Y + r and L servers: sets target, gpa_pos, order, S_M."""
-    n_types = ps.sc[S_TYPES]
-    for i in range(ps.sc[S_M]):
+    n_types = ps.n_types
+    for i in range(ps.m):
         c = ps.order[i]
         ps.target[c] = 0
         ps.gpa_pos[c] = 0
-    r = ps.sc[S_RESERVE]
+    r = ps.reserve
     for j in range(n_types):
         ps.left[j] = ps.y[j] + r
     active = (1 << n_types) - 1
-    l_rem = ps.sc[S_SERVERS]
-    floor = ps.sc[S_FLOOR] != 0
+    l_rem = ps.n_servers
+    floor = ps.floor_rounding
     m = 0
     while active != 0 and l_rem > 0:
         c = ps.mr_of_mask[active]
@@ -305,7 +263,7 @@ def gpa(ps):
                     v = ps.left[j] - n_i * k
                     ps.left[j] = v if v > 0.0 else 0.0
         active &= ~(1 << best)
-    ps.sc[S_M] = m
+    ps.m = m
 
 
 @njit(cache=True)
@@ -322,7 +280,7 @@ def _reassignable(ps, i):
     surplus of processed ones (newest first), configurations GPA processes later."""
     if ps.nempty[0] > 0:
         return ps.ehead[0]
-    n_conf = ps.sc[S_CONFS]
+    n_conf = ps.n_confs
     for c in range(1, n_conf):
         if ps.gpa_pos[c] == 0 and ps.nempty[c] > 0:
             return ps.ehead[c]
@@ -336,7 +294,7 @@ def _reassignable(ps, i):
                     return s
                 s = ps.rnext[s]
                 extra -= 1
-    for i2 in range(i + 1, ps.sc[S_M]):
+    for i2 in range(i + 1, ps.m):
         c = ps.order[i2]
         if ps.nempty[c] > 0:
             return ps.ehead[c]
@@ -354,7 +312,7 @@ def head_rank(ps, c):
 @njit(cache=True)
 def cra(ps):
     """Classification and reassignment (§4): reassign, find i*, rebuild the Reject Group."""
-    m = ps.sc[S_M]
+    m = ps.m
     i_star = m + 1
     for i in range(m):
         c = ps.order[i]
@@ -363,21 +321,21 @@ def cra(ps):
             if s < 0:
                 break
             assign(ps, s, c)
-            ps.sc[S_REASSIGN] += 1
+            ps.reassignments += 1
         if ps.count[c] < ps.target[c] and i_star == m + 1:
             i_star = i + 1
-    ps.sc[S_ISTAR] = i_star
-    for q in range(ps.sc[S_NRG]):
+    ps.i_star = i_star
+    for q in range(ps.n_rg):
         ps.rg[ps.rg_list[q]] = 0
     n_rg = 0
-    for c in range(1, ps.sc[S_CONFS]):
+    for c in range(1, ps.n_confs):
         if ps.count[c] > 0 and head_rank(ps, c) > i_star:
             s = ps.rhead[c]
             ps.rg[s] = 1
             ps.rg_list[n_rg] = s
             n_rg += 1
-    ps.sc[S_NRG] = n_rg
-    ps.sc[S_UPDATES] += 1
+    ps.n_rg = n_rg
+    ps.updates += 1
 
 
 @njit(cache=True)
@@ -392,7 +350,7 @@ def update(ps):
 @njit(cache=True)
 def _place(ps, job, j, s):
     """Bookkeeping of job (type j) entering server s."""
-    n_types = ps.sc[S_TYPES]
+    n_types = ps.n_types
     c = ps.conf_of[s]
     x = s * n_types + j
     ps.filled[x] += 1
@@ -408,7 +366,7 @@ def _place(ps, job, j, s):
 @njit(cache=True)
 def _unplace(ps, job, j, s):
     """Bookkeeping of job (type j) leaving server s."""
-    n_types = ps.sc[S_TYPES]
+    n_types = ps.n_types
     c = ps.conf_of[s]
     x = s * n_types + j
     _unlink(ps.jnext, ps.jprev, ps.jhead, ps.jtail, x, job)
@@ -423,7 +381,7 @@ def _unplace(ps, job, j, s):
 @njit(cache=True)
 def accept_server(ps, j):
     """An Accept-Group server with an empty type-j slot, or -1."""
-    n_srv = ps.sc[S_SERVERS]
+    n_srv = ps.n_servers
     base = j * n_srv
     p = ps.nfree[j] - 1
     while p >= 0:
@@ -437,10 +395,10 @@ def accept_server(ps, j):
 @njit(cache=True)
 def reject_source(ps, j):
     """The highest-rank Reject-Group server holding a type-j job, or -1."""
-    n_types = ps.sc[S_TYPES]
+    n_types = ps.n_types
     best = -1
     best_rank = -1
-    for q in range(ps.sc[S_NRG]):
+    for q in range(ps.n_rg):
         s = ps.rg_list[q]
         if ps.filled[s * n_types + j] > 0:
             rank = head_rank(ps, ps.conf_of[s])
@@ -452,11 +410,11 @@ def reject_source(ps, j):
 @njit(cache=True)
 def _preempt_for(st, ps, j):
     """DRA+preemption (§7.2): free lowest-priority jobs, smallest first (INFERRED stop rule)."""
-    n_types = ps.sc[S_TYPES]
-    lowest = ps.sc[S_LOWEST]
+    n_types = ps.n_types
+    lowest = ps.lowest
     if ps.priority[j] <= lowest:
         return
-    goal = ps.fs[F_PREEMPT] * ps.sc[S_RESERVE] * ps.size[j]
+    goal = ps.preempt_factor * ps.reserve * ps.size[j]
     freed = 0.0
     while freed < goal:
         # smallest lowest-priority type with a job in the system
@@ -468,7 +426,7 @@ def _preempt_for(st, ps, j):
             return
         s = reject_source(ps, t)
         if s < 0:
-            for s2 in range(ps.sc[S_SERVERS]):
+            for s2 in range(ps.n_servers):
                 if ps.filled[s2 * n_types + t] > 0:
                     s = s2
                     break
@@ -476,17 +434,16 @@ def _preempt_for(st, ps, j):
         _unplace(ps, victim, t, s)
         ps.y[t] -= 1
         preempt(st, victim)
-        ps.sc[S_PREEMPTED] += 1
+        ps.preempted += 1
         freed += ps.size[t]
-        if ps.sc[S_PERIODIC] == 0:
+        if ps.periodic == 0:
             update(ps)
 
 
 @njit(cache=True)
-def decide(st, state):
-    ps = state[0]
-    n_types = ps.sc[S_TYPES]
-    periodic = ps.sc[S_PERIODIC] != 0
+def decide(st, ps):
+    n_types = ps.n_types
+    periodic = ps.periodic
     for q in range(st.ctr[N_COMPLETED_NEW]):
         job = st.done_buf[q]
         j = st.job_class[job]
@@ -501,7 +458,7 @@ def decide(st, state):
                 _unplace(ps, mover, j, src)
                 migrate(st, mover, s)
                 _place(ps, mover, j, s)
-                ps.sc[S_MIGR] += 1
+                ps.migrations += 1
         if not periodic:
             update(ps)
     for q in range(st.ctr[N_ARRIVED_NEW]):
@@ -514,12 +471,12 @@ def decide(st, state):
             ps.y[j] += 1
             if not periodic:
                 update(ps)
-        elif ps.sc[S_PREEMPT_ON] != 0:
+        elif ps.preemption:
             _preempt_for(st, ps, j)
-    if periodic and st.clk[NOW] >= ps.fs[F_NEXT]:
+    if periodic and st.clk[NOW] >= ps.next_update:
         update(ps)
-        ps.fs[F_NEXT] = st.clk[NOW] + ps.fs[F_PERIOD]
-        wake_at(st, ps.fs[F_NEXT])
+        ps.next_update = st.clk[NOW] + ps.period
+        wake_at(st, ps.next_update)
 
 
 @njit(cache=True)
@@ -531,7 +488,7 @@ def run(st, ps, max_events):
 def initialize(ps, conf_idx, placement):
     """Initialization (§4): server s gets configuration ``conf_idx[s]`` (its placement's row)
     holding ``placement[s, j]`` jobs of each type (counted in Y), then CRA runs."""
-    n_types = ps.sc[S_TYPES]
+    n_types = ps.n_types
     for s in range(conf_idx.shape[0]):
         ps.conf_of[s] = -1
     for s in range(conf_idx.shape[0] - 1, -1, -1):  # server 0 ends up first in every list
@@ -555,10 +512,8 @@ def initialize(ps, conf_idx, placement):
 # ------------------------------------------------------------------------------ set-up
 
 
-class DraConfig(BaseModel):
+class DraConfig(PolicyConfig):
     """DRA settings (psychas2022 §4, §7.2); the INFERRED ones are listed in the module doc."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     reservation: int | None = Field(
         default=None, ge=0, description="r(L); default ceil(sqrt(L)) (INFERRED)"
@@ -590,27 +545,20 @@ def configuration_table(problem: StaticProblem) -> tuple[np.ndarray, np.ndarray]
     return rows, mr
 
 
-@dataclass(frozen=True)
-class DraState:
-    """The compiled handle (what the runner gets) and the same arrays by name (for audits)."""
-
-    handle: Any
-    arrays: Any
-
-
 def build_state(
     problem: StaticProblem,
-    n_servers: int,
-    n_jobs: int,
+    sizes: dict[str, int],
     config: DraConfig,
     placement: np.ndarray | None = None,
-) -> DraState:
-    """The DRA state for ``n_servers`` servers of the given VM types, initialized (§4) from
+) -> Any:
+    """The DRA state for ``sizes["servers"]`` servers of the given VM types (``sizes``: the
+    engine sizes, :func:`~schedlab.policies.contract.engine_sizes`), initialized (§4) from
     ``placement`` ((L, J) jobs per type on each server; None: all empty): a server holding jobs
     takes its placement as its configuration, then CRA runs. (The jobs of a given placement are
     bookkeeping only: the engine itself always starts empty.)"""
     rows, mr = configuration_table(problem)
     n_types = problem.n_types
+    n_servers = sizes["servers"]
     place = (
         np.zeros((n_servers, n_types), dtype=np.int64)
         if placement is None
@@ -630,66 +578,41 @@ def build_state(
     if extra:
         rows = np.vstack([rows, np.array(extra, dtype=np.int64)])
     n_conf = rows.shape[0]
-    sc = np.zeros(N_SC, dtype=np.int64)
-    sc[S_TYPES] = n_types
-    sc[S_SERVERS] = n_servers
-    sc[S_CONFS] = n_conf
-    sc[S_RESERVE] = reservation_factor(config, n_servers)
-    sc[S_PERIODIC] = int(config.update == "periodic")
-    sc[S_FLOOR] = int(config.rounding == "floor")
-    sc[S_PREEMPT_ON] = int(config.preemption)
     prio = np.array(config.priorities or [0] * n_types, dtype=np.int64)
-    sc[S_LOWEST] = int(prio.min())
-    fs = np.zeros(N_FS)
-    fs[F_PERIOD] = config.period
-    fs[F_PREEMPT] = config.preempt_factor
-    size = (problem.demand / problem.capacity[None, :]).max(axis=1)
-    i4 = np.int32
-    n_srv = n_servers
-    arrays = (
-        sc,
-        fs,
-        rows.ravel().astype(np.int64),
-        mr,
-        size,
-        prio,
-        np.full(n_srv, -1, dtype=i4),
-        np.full(n_srv, -1, dtype=i4),
-        np.full(n_srv, -1, dtype=i4),
-        np.full(n_conf, -1, dtype=i4),
-        np.full(n_conf, -1, dtype=i4),
-        np.zeros(n_conf, dtype=i4),
-        np.full(n_srv, -1, dtype=i4),
-        np.full(n_srv, -1, dtype=i4),
-        np.full(n_conf, -1, dtype=i4),
-        np.full(n_conf, -1, dtype=i4),
-        np.zeros(n_conf, dtype=i4),
-        np.zeros(n_srv, dtype=i4),
-        np.zeros(n_srv * n_types, dtype=i4),
-        np.zeros(n_types * n_srv, dtype=i4),
-        np.full(n_types * n_srv, -1, dtype=i4),
-        np.zeros(n_types, dtype=i4),
-        np.full(n_srv * n_types, -1, dtype=i4),
-        np.full(n_srv * n_types, -1, dtype=i4),
-        np.full(max(n_jobs, 1), -1, dtype=i4),
-        np.full(max(n_jobs, 1), -1, dtype=i4),
-        np.zeros(n_conf, dtype=i4),
-        np.zeros(n_conf, dtype=i4),
-        np.zeros(max(n_types, 1), dtype=i4),
-        np.zeros(n_srv, dtype=np.int8),
-        np.zeros(n_conf, dtype=i4),
-        np.zeros(n_types, dtype=np.int64),
-        np.zeros(n_types),
+    all_sizes = {
+        **sizes,
+        "classes": n_types,
+        "confs": n_conf,
+        "conf_slots": n_conf * n_types,
+        "masks": 1 << n_types,
+        "server_slots": n_servers * n_types,
+    }
+    ps = STATE.allocate(
+        all_sizes,
+        {
+            "n_types": n_types,
+            "n_servers": n_servers,
+            "n_confs": n_conf,
+            "reserve": reservation_factor(config, n_servers),
+            "periodic": config.update == "periodic",
+            "period": config.period,
+            "floor_rounding": config.rounding == "floor",
+            "preemption": config.preemption,
+            "preempt_factor": config.preempt_factor,
+            "lowest": int(prio.min()),
+            "confs": rows.ravel(),
+            "mr_of_mask": mr,
+            "size": (problem.demand / problem.capacity[None, :]).max(axis=1),
+            "priority": prio,
+        },
     )
-    view = DRA_ARRAYS(*arrays)
-    handle = struct_handle(view, _new_dra_state)
-    initialize(handle, conf_idx, place.astype(np.int32))
-    return DraState(handle, view)
+    initialize(ps, conf_idx, place.astype(np.int32))
+    return ps
 
 
-def make_state(st: Any, model: Any, config: DraConfig) -> tuple:
-    problem = workload_of_model(model).problem
-    return (build_state(problem, st.capacity.shape[0], st.arrival.shape[0], config).handle,)
+def init(st: Any, model: Any, config: DraConfig) -> Any:
+    """The policy state of one run (the engine starts with empty servers)."""
+    return build_state(workload_of_model(model).problem, engine_sizes(st), config)
 
 
 def check(model: Any, config: DraConfig) -> None:
@@ -714,14 +637,15 @@ def check(model: Any, config: DraConfig) -> None:
         raise SpecError("give one priority per job class", field="policy.priorities")
 
 
-_COMMON = {"runner": run, "make_state": make_state, "params": DraConfig, "check": check}
+_COMMON = {"runner": run, "state": STATE, "init": init, "config": DraConfig, "check": check}
 
 register(
     Policy(
         name="dra",
         family="loss",
         title="DRA",
-        reference="Psychas & Ghaderi 2022 (paper 002), §4, Algorithm 2",
+        paper="psychas2022",
+        section="§4, Algorithm 2",
         summary="dynamic reservation: track GPA of the jobs present plus r(L) spare slots per type",
         **_COMMON,
     )
@@ -731,7 +655,8 @@ register(
         name="dra-preemption",
         family="loss",
         title="DRA+preemption",
-        reference="Psychas & Ghaderi 2022 (paper 002), §7.2",
+        paper="psychas2022",
+        section="§7.2",
         summary="DRA that preempts lowest-priority jobs, smallest first, when a higher one is lost",
         preset={"preemption": True},
         **_COMMON,

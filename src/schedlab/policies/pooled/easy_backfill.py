@@ -54,7 +54,7 @@ from schedlab.engine.constants import (
 )
 from schedlab.engine.loop import run_engine
 from schedlab.errors import SpecError
-from schedlab.policies.registry import Policy, register
+from schedlab.policies._legacy import Policy, register
 
 
 class EasyBackfillParams(BaseModel):
