@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -293,3 +294,51 @@ def test_dra_preemption_protects_the_high_priority_type():
     assert pre.counters["preemptions"] > 0
     assert pre["preemption_rate"].mean > 0
     assert pre["loss_probability[high]"].mean < plain["loss_probability[high]"].mean
+
+
+def _spec_with(**changes):
+    spec = {
+        "cluster": {"servers": 4, "capacity": {"cpu": 8, "mem": 8}},
+        "workload": {
+            "rate": 4.0,
+            "classes": [
+                {"name": "a", "demand": {"cpu": 1, "mem": 2},
+                 "duration": {"dist": "exponential", "mean": 1.0}, "reward": 1.0}
+            ],
+        },
+        "model": {"family": "loss"},
+        "policy": {"name": "dra"},
+        "run": {"arrivals": 100},
+    }  # fmt: skip
+    for key, value in changes.items():
+        section, field = key.split("__")
+        spec[section][field] = value
+    return spec
+
+
+@pytest.mark.parametrize(
+    ("changes", "field", "message"),
+    [
+        (
+            {"workload__classes": [{"demand": {"cpu": {"dist": "uniform", "low": 1, "high": 2}},
+                                    "duration": 1.0}]},
+            "workload.classes[0].demand",
+            "fixed demand",
+        ),
+        ({"policy__priorities": [0, 1]}, "policy.priorities", "one priority per job class"),
+        ({"model__family": "packing"}, "model.family", "loss"),
+        ({"policy__reservation": -1}, "policy.reservation", "greater than or equal"),
+        ({"cluster__capacity": None, "cluster__servers": None,
+          "cluster__pools": [{"count": 2, "capacity": {"cpu": 8, "mem": 8}},
+                             {"count": 2, "capacity": {"cpu": 4, "mem": 8}}]},
+         "cluster", "identical servers"),
+    ],
+)  # fmt: skip
+def test_dra_bad_specs_are_one_line_errors(changes, field, message):
+    from schedlab.errors import SpecError
+
+    spec = _spec_with(**changes)
+    spec["cluster"] = {k: v for k, v in spec["cluster"].items() if v is not None}
+    with pytest.raises(SpecError) as err:
+        compile_model(parse_spec(spec))
+    assert err.value.field == field and message in str(err.value)

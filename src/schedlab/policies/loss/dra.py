@@ -532,9 +532,22 @@ def reservation_factor(config: DraConfig, servers: int) -> int:
     return config.reservation if config.reservation is not None else math.ceil(math.sqrt(servers))
 
 
+_TABLES: dict[bytes, tuple[np.ndarray, np.ndarray]] = {}
+
+
 def configuration_table(problem: StaticProblem) -> tuple[np.ndarray, np.ndarray]:
     """Rows: the empty configuration, then the greedy configurations (Definition 3.3) in
-    decreasing order; and the row of MaxReward(J') for every bit mask J'."""
+    decreasing order; and the row of MaxReward(J') for every bit mask J' (2^J knapsacks,
+    computed once per process for each set of VM types: replications and sweeps reuse it)."""
+    key = b"".join(a.tobytes() for a in (problem.demand, problem.capacity, problem.reward))
+    key += str(problem.demand.shape).encode()
+    if key not in _TABLES:
+        _TABLES[key] = _configuration_table(problem)
+    rows, mr = _TABLES[key]
+    return rows.copy(), mr.copy()
+
+
+def _configuration_table(problem: StaticProblem) -> tuple[np.ndarray, np.ndarray]:
     n = problem.n_types
     greedy = problem.greedy_configurations()
     rows = np.vstack([np.zeros((1, n), dtype=np.int64), greedy])
