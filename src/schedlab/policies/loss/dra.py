@@ -38,8 +38,8 @@ INFERRED choices (notes/dra.md), all parameters or stated here:
   configuration, then one of a configuration GPA does not use, then a surplus server of an
   already processed configuration (the newest empty one), then one of a configuration GPA
   processes later.
-* Which Accept-Group server takes an arrival (the paper: "any"): the server that most recently
-  got an empty slot of the type (the end of the type's free-slot set).
+* Which Accept-Group server takes an arrival (the paper: "any"): the last entry of the type's
+  set of servers with a free slot (an O(1) choice; the set is unordered).
 * The Reject-Group server a migration comes from: the highest rank; among equal ranks the
   lowest configuration index.
 * Order within an event: a departure's migration uses the classification in force at the
