@@ -459,8 +459,8 @@ def workload_of_model(model) -> ModelWorkload:  # model: schedlab.model.compile.
     capacity = np.asarray(model.capacity, dtype=float)
     if np.any(capacity != capacity[0]):
         raise ValueError("the static problem of §3 needs identical servers")
-    if model.trace is not None:
-        raise ValueError("give a spec with job classes (a trace has no fixed VM types)")
+    if model.trace is not None and not model.spec.workload.classes:
+        raise ValueError("give job classes (a trace without declared classes has no VM types)")
     demand, reward, rho, names = [], [], [], []
     servers = int(capacity.shape[0])
     for i, cls in enumerate(model.classes):

@@ -631,10 +631,11 @@ def init(st: Any, model: Any, config: DraConfig) -> Any:
 def check(model: Any, config: DraConfig) -> None:
     if model.family != "loss":
         raise SpecError("DRA is a loss-family policy (paper 002)", field="model.family")
-    if model.trace is not None:
+    if model.trace is not None and not model.spec.workload.classes:
         raise SpecError(
-            "DRA needs VM types (job classes with fixed demands); convert the trace to types",
-            field="workload.arrivals",
+            "DRA needs VM types: declare one class per type and give the trace a job_class "
+            "column (docs/auto-scaling.md)",
+            field="workload.classes",
         )
     if len(model.classes) > MAX_TYPES:
         raise SpecError(
