@@ -9,6 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import schedlab
+from schedlab.engine import constants as K
 from schedlab.errors import SpecError
 from schedlab.model.compile import compile_model
 from schedlab.model.spec import parse_spec
@@ -61,3 +62,41 @@ def test_jobs_take_their_class(tmp_path):
 def test_bad_job_class_is_a_one_line_error(tmp_path):
     with pytest.raises(SpecError, match="job_class 2 is not one of the 2"):
         compile_model(spec(table(tmp_path / "t.parquet", [0, 1, 2])))
+
+
+def test_dra_with_simultaneous_departures_keeps_its_invariants(tmp_path):
+    """Integer trace times make many jobs leave at once: no job may be migrated after it left
+    (the engine validates every migration), and the DRA audit holds after every step."""
+    from schedlab.engine.simulate import prepare
+    from schedlab.engine.state import engine_handle
+    from schedlab.policies.contract import engine_sizes
+    from schedlab.policies.loss import dra as D
+    from tests.test_invariants_loss import audit_dra, dra_problem
+
+    rng = np.random.default_rng(5)
+    n = 1200
+    path = tmp_path / "t.parquet"
+    arrival = np.sort(rng.integers(0, 60, n)).astype(float)
+    # the mix shifts from the small to the big type: DRA reconfigures and migrates
+    job_class = (rng.uniform(size=n) < arrival / 60).astype(np.int32)
+    pq.write_table(
+        pa.table(
+            {
+                "arrival": arrival,
+                "duration": rng.integers(1, 4, n).astype(float),
+                "demand": np.full(n, 0.3),
+                "job_class": pa.array(job_class, type=pa.int32()),
+            }
+        ),
+        path,
+    )
+    model = compile_model(spec(path))
+    _, st, _ = prepare(model)
+    problem = dra_problem(model)
+    ps = D.build_state(problem, engine_sizes(st), model.config)
+    handle = engine_handle(st)
+    while not model.policy.runner(handle, ps, 5):
+        assert st.ctr[K.VIOLATION] == 0
+        audit_dra(st, ps, problem)
+    assert st.ctr[K.VIOLATION] == 0
+    assert ps.migrations > 0

@@ -124,6 +124,7 @@ STATE = PolicyState(
         StateField("nfree", "i4", "classes"),
         StateField("jhead", "i4", "server_slots", -1),  # jobs of type j on server s
         StateField("jtail", "i4", "server_slots", -1),
+        StateField("left_accept", "b1", "jobs"),  # a departed job left an Accept-Group server
         StateField("jnext", "i4", "jobs", -1),
         StateField("jprev", "i4", "jobs", -1),
         # GPA output and classification
@@ -444,16 +445,21 @@ def _preempt_for(st, ps, j):
 def decide(st, ps):
     n_types = ps.n_types
     periodic = ps.periodic
-    for q in range(st.ctr[N_COMPLETED_NEW]):
+    n_done = st.ctr[N_COMPLETED_NEW]
+    for q in range(n_done):  # simultaneous departures leave together: none may be migrated
         job = st.done_buf[q]
         j = st.job_class[job]
         s = st.server[job]
-        was_accept = ps.rg[s] == 0
+        ps.left_accept[job] = ps.rg[s] == 0
         _unplace(ps, job, j, s)
         ps.y[j] -= 1
-        if was_accept:
+    for q in range(n_done):
+        job = st.done_buf[q]
+        j = st.job_class[job]
+        s = st.server[job]
+        if ps.left_accept[job]:
             src = reject_source(ps, j)
-            if src >= 0:
+            if src >= 0 and src != s:  # s itself may have joined the Reject Group since
                 mover = ps.jhead[src * n_types + j]
                 _unplace(ps, mover, j, src)
                 migrate(st, mover, s)
