@@ -707,29 +707,32 @@ def run_fig6(ctx: Context) -> Outcome:
         Point("upper bound (§7.2)", float(a), float(b), math.nan, math.nan)
         for a, b in zip(t, bound, strict=True)
     ]
-    edges = np.linspace(0.0, float(tt.arrival[-1]), 101)
-    size_of_job = tt.sizes[tt.job_class]
-    for g in np.unique(tt.priority):
-        mine = tt.priority[tt.job_class] == g
-        hist = np.histogram(tt.arrival[mine], bins=edges, weights=size_of_job[mine])[0]
-        rate = hist / np.diff(edges) / servers
-        points += [
-            Point(
-                f"arriving size per server, priority group {g}",
-                float(x),
-                float(v),
-                math.nan,
-                math.nan,
-            )
-            for x, v in zip(edges[:-1], rate, strict=True)
-        ]
     figures = line_plot(
         points,
         ctx.out / "psychas2022_fig6",
         x="time (s)",
-        y="reward per server / arriving size per server per s",
+        y="reward per server",
         hue="series",
         title=f"Paper 002 Fig. 6 on a trace: reward over time, L = {servers}",
+    )
+    edges = np.linspace(0.0, float(tt.arrival[-1]), 101)
+    size_of_job = tt.sizes[tt.job_class]
+    arriving: list[Point] = []
+    for g in np.unique(tt.priority):
+        mine = tt.priority[tt.job_class] == g
+        hist = np.histogram(tt.arrival[mine], bins=edges, weights=size_of_job[mine])[0]
+        rate = hist / np.diff(edges) / servers
+        arriving += [
+            Point(f"priority group {g}", float(x), float(v), math.nan, math.nan)
+            for x, v in zip(edges[:-1], rate, strict=True)
+        ]
+    figures += line_plot(
+        arriving,
+        ctx.out / "psychas2022_fig6_arrivals",
+        x="time (s)",
+        y="arriving size per server per second",
+        hue="priority",
+        title=f"Paper 002 Fig. 6 (lower panel): arriving work by priority, L = {servers}",
     )
     above = float(np.mean(series["dra"][1] > series["power-of-d"][1]))
     worst = max(float(np.nanmax(series[p][1] / bound)) for p in policies)
