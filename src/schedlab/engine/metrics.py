@@ -127,6 +127,20 @@ class RunMetrics:
     warnings: list[str]
 
 
+def loss_rates(st: State) -> dict[str, Estimate]:
+    """Loss family (paper 002 §2, §7): the reward rate per server (time average over the window,
+    batch-means CI) and migrations and preemptions per unit time over the whole run (counts of
+    the engine's counters divided by the run's length; no interval: the counters are not
+    batched)."""
+    n_servers = float(st.capacity.shape[0])
+    out = {"reward_rate_per_server": _time_metric(st.acc, K.A_REWARD, n_servers)}
+    length = float(st.clk[K.NOW])
+    for name, column in (("migration_rate", K.MIGRATIONS), ("preemption_rate", K.PREEMPTIONS)):
+        rate = st.ctr[column] / length if length > 0 else math.nan
+        out[name] = Estimate(float(rate), (math.nan, math.nan))
+    return out
+
+
 def compute_metrics(
     st: State,
     *,
@@ -169,6 +183,7 @@ def compute_metrics(
         m["loss_probability"] = _job_metric(
             (status == K.LOST).astype(float), np.ones_like(done), spans, lo
         )
+        m.update(loss_rates(st))
     n_res = len(resources)
     n_cls = len(class_names)
     if n_cls > 1:

@@ -212,6 +212,30 @@ def _check_fits_somewhere(
             raise SpecError("demands must be >= 0", field=f"{where}.demand.{resources[r]}")
 
 
+def _check_trace_classes(trace: TraceTable, classes: tuple[CompiledClass, ...]) -> None:
+    """A trace with declared classes: the table's job_class column names each job's class
+    (0-based), and each class has a fixed demand (a job takes its class's demand and reward)."""
+    where = "workload.arrivals.path"
+    if trace.job_class is None:
+        raise SpecError(
+            f"{trace.path}: declared classes need a job_class column in the job table", field=where
+        )
+    bad = (trace.job_class < 0) | (trace.job_class >= len(classes))
+    if bad.any():
+        row = int(np.argmax(bad))
+        raise SpecError(
+            f"{trace.path}: row {row + 1}: job_class {int(trace.job_class[row])} is not one of "
+            f"the {len(classes)} declared classes",
+            field=where,
+        )
+    for i, c in enumerate(classes):
+        if any(d.support[0] != d.support[1] for d in c.demand):
+            raise SpecError(
+                "with a trace, a declared class needs a fixed demand",
+                field=f"workload.classes[{i}].demand",
+            )
+
+
 def _policy(spec: SimulationSpec) -> tuple[Any, BaseModel]:
     from schedlab.policies.registry import get_policy
 
@@ -285,6 +309,7 @@ def compile_model(spec: SimulationSpec) -> CompiledModel:
             capacity=capacity,
             field="workload.arrivals.path",
         )
+    if trace is not None and not wl.classes:
         classes = [
             CompiledClass(
                 name="trace",
@@ -328,6 +353,8 @@ def compile_model(spec: SimulationSpec) -> CompiledModel:
         names = [c.name for c in classes]
         if len(set(names)) != len(names):
             raise SpecError("class names must be distinct", field="workload.classes")
+        if trace is not None:
+            _check_trace_classes(trace, tuple(classes))
     if slotted:
         arr = wl.arrivals
         if arr.process not in ("poisson", "batch") or arr.interarrival is not None:

@@ -172,10 +172,16 @@ def _trace_jobs(model: CompiledModel) -> Jobs:
     assert trace is not None
     arrival = model.trace_arrivals()  # compile_model checked that it is not empty
     keep = arrival.size
+    job_class = np.zeros(keep, dtype=np.int32)
+    demand = trace.demand[:keep]
+    if model.spec.workload.classes:  # declared classes: each job takes its class's demand
+        job_class = trace.job_class[:keep].astype(np.int32)
+        per_class = np.array([[d.support[0] for d in c.demand] for c in model.classes])
+        demand = per_class[job_class]
     return Jobs(
         arrival=arrival,
-        job_class=np.zeros(keep, dtype=np.int32),
-        demand=trace.demand[:keep],
+        job_class=job_class,
+        demand=demand,
         work=trace.duration[:keep],
         estimate=trace.estimate[:keep],
     )

@@ -34,6 +34,7 @@ class TraceTable:
     demand: np.ndarray  # (N, R)
     estimate: np.ndarray
     path: str
+    job_class: np.ndarray | None = None  # the table's job_class column (-1 where missing)
 
     @property
     def rate(self) -> float:
@@ -147,10 +148,15 @@ def read_trace_table(
         )
     order = np.argsort(arrival, kind="stable")
     arrival = arrival[order] - arrival[order][0]
+    job_class = None
+    if "job_class" in names:
+        column = table.column("job_class").fill_null(-1)
+        job_class = column.to_numpy(zero_copy_only=False).astype(np.int32)[order]
     return TraceTable(
         arrival=arrival,
         duration=duration[order],
         demand=demand[order],
         estimate=estimate[order],
         path=str(path),
+        job_class=job_class,
     )

@@ -1,0 +1,344 @@
+"""Invariants of paper 002's policies (psychas2022): DRA, DRA+preemption, power-of-d, best fit.
+
+DRA runs are advanced in small chunks of events; after each chunk the policy's bookkeeping is
+audited against the engine's own state and its Accept/Reject groups against a brute-force
+recomputation of GPA and CRA (§4, notes/dra.md):
+
+* capacity never exceeded (the engine validates every start and migration, and the used
+  capacity of every server is re-summed from the running jobs);
+* every running job sits in a slot of its type: jobs of type j on server s <= k_j of the
+  server's configuration (so every admission and migration went into a slot of its type);
+* no admitted job is lost except by a counted preemption (lost = dropped at arrival +
+  preempted), and plain DRA never preempts;
+* CRA: targets equal GPA(Y + r, L) computed independently (StaticProblem.gpa), every target not
+  met has no empty maximum-rank server left, i* is the first unmet target, and the Reject
+  Group is exactly the newest server of every configuration of rank > i*.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from schedlab.engine.simulate import prepare
+
+import schedlab
+from schedlab.engine import constants as K
+from schedlab.engine.state import engine_handle
+from schedlab.model.compile import compile_model
+from schedlab.model.spec import parse_spec
+from schedlab.optim.reward import StaticProblem
+from schedlab.policies.contract import engine_sizes
+from schedlab.policies.loss import dra as D
+from tests.test_invariants import audit
+
+TESTED_POLICIES = {"dra", "dra-preemption", "power-of-d", "best-fit-admission"}
+BIG = D.BIG_RANK
+
+
+@st.composite
+def vm_specs(draw, policy: str, **params):
+    n_types = draw(st.integers(1, 4))
+    cap = {"cpu": draw(st.integers(4, 12)), "mem": draw(st.integers(4, 24))}
+    classes = []
+    weights = draw(st.lists(st.floats(0.1, 1.0), min_size=n_types, max_size=n_types))
+    for i, w in enumerate(weights):
+        classes.append(
+            {
+                "name": f"t{i}",
+                "probability": w / sum(weights),
+                "demand": {
+                    "cpu": draw(st.integers(1, cap["cpu"])),
+                    "mem": draw(st.integers(0, cap["mem"])),
+                },
+                "duration": {"dist": "exponential", "mean": draw(st.floats(0.2, 3.0))},
+                "reward": float(draw(st.integers(1, 30))),
+            }
+        )
+    servers = draw(st.integers(1, 12))
+    policy_spec = {"name": policy, **params}
+    if policy == "dra-preemption":
+        policy_spec["priorities"] = [draw(st.integers(0, 2)) for _ in range(n_types)]
+    if policy.startswith("dra") and draw(st.booleans()):
+        policy_spec["reservation"] = draw(st.integers(0, 4))
+    return {
+        "cluster": {"servers": servers, "capacity": cap},
+        "workload": {"rate": draw(st.floats(0.5, 30.0)) * servers, "classes": classes},
+        "model": {"family": "loss"},
+        "policy": policy_spec,
+        "run": {
+            "arrivals": draw(st.integers(1, 400)),
+            "seed": draw(st.integers(0, 10**6)),
+            "jobs": True,
+            "batches": 4,
+            "timeseries": 10,
+        },
+    }
+
+
+def dra_problem(model) -> StaticProblem:
+    demand = np.array([[d.support[0] for d in c.demand] for c in model.classes])
+    return StaticProblem(demand, model.capacity[0], np.array([c.reward for c in model.classes]))
+
+
+def recency(ps, c) -> list[int]:
+    out, s = [], int(ps.rhead[c])
+    while s >= 0:
+        out.append(s)
+        s = int(ps.rnext[s])
+    return out
+
+
+def audit_dra(st, ps, problem: StaticProblem, cra: bool = True) -> None:
+    n_types = int(ps.n_types)
+    n_srv = int(ps.n_servers)
+    n_conf = int(ps.n_confs)
+    confs = np.asarray(ps.confs).reshape(n_conf, n_types)
+    filled = np.asarray(ps.filled).reshape(n_srv, n_types)
+    # engine truth: running jobs per (server, type), used capacity
+    truth = np.zeros((n_srv, n_types), dtype=np.int64)
+    used = np.zeros_like(st.used)
+    for q in range(int(st.ctr[K.N_RUNNING])):
+        j = int(st.running[q])
+        truth[st.server[j], st.job_class[j]] += 1
+        used[st.server[j]] += st.demand[j]
+    assert np.array_equal(filled, truth)
+    assert np.all(used <= st.capacity + 1e-9)
+    conf_of = np.asarray(ps.conf_of)
+    assert np.all(filled <= confs[conf_of]), "a job outside a slot of its type"
+    assert np.array_equal(np.asarray(ps.y), truth.sum(axis=0))
+    for c in range(n_conf):
+        members = recency(ps, c)
+        assert sorted(members) == sorted(np.flatnonzero(conf_of == c).tolist())
+        assert ps.count[c] == len(members)
+        assert ps.nempty[c] == sum(truth[s].sum() == 0 for s in members)
+    for j in range(n_types):
+        free = {int(ps.free[j * n_srv + p]) for p in range(int(ps.nfree[j]))}
+        assert free == set(np.flatnonzero(filled[:, j] < confs[conf_of, j]).tolist())
+    if cra:  # right after an update (every event; not between periodic updates)
+        audit_cra(ps, problem, truth)
+
+
+def audit_cra(ps, problem: StaticProblem, truth: np.ndarray) -> None:
+    """GPA targets and the CRA classification recomputed by brute force; ``truth`` (L, J) is
+    the jobs of each type on each server."""
+    n_types = int(ps.n_types)
+    n_srv = int(ps.n_servers)
+    n_conf = int(ps.n_confs)
+    confs = np.asarray(ps.confs).reshape(n_conf, n_types)
+    conf_of = np.asarray(ps.conf_of)
+    r = int(ps.reserve)
+    rounding = "floor" if ps.floor_rounding else "ceil"
+    g = problem.gpa(np.asarray(ps.y) + r, n_srv, rounding=rounding)
+    row = {confs[c].tobytes(): c for c in range(n_conf)}
+    target = np.zeros(n_conf, dtype=np.int64)
+    order = []
+    for k, n in zip(g.configurations, g.counts, strict=True):
+        target[row[k.tobytes()]] = n
+        order.append(row[k.tobytes()])
+    assert np.array_equal(np.asarray(ps.target), target)
+    pos = {c: i + 1 for i, c in enumerate(order)}
+    rank = np.full(n_srv, BIG)
+    for c in range(1, n_conf):
+        members = recency(ps, c)  # index 1 first
+        surplus = max(len(members) - target[c], 0) if c in pos else len(members)
+        for idx, s in enumerate(members):
+            rank[s] = BIG if idx < surplus else pos[c]
+    unmet = [i for i, c in enumerate(order) if ps.count[c] < target[c]]
+    i_star = unmet[0] + 1 if unmet else len(order) + 1
+    assert ps.i_star == i_star
+    if unmet:  # no empty server left that any configuration could have taken
+        idle = [s for s in range(n_srv) if truth[s].sum() == 0 and conf_of[s] not in pos]
+        assert not idle, idle
+    reject = {
+        recency(ps, c)[0]
+        for c in range(1, n_conf)
+        if ps.count[c] > 0 and rank[recency(ps, c)[0]] > i_star
+    }
+    assert {s for s in range(n_srv) if ps.rg[s]} == reject
+
+
+def run_audited(spec: dict, chunk: int = 7) -> None:
+    spec["run"]["check"] = True
+    model = compile_model(parse_spec(spec))
+    _, st, _ = prepare(model)
+    problem = dra_problem(model)
+    view = D.build_state(problem, engine_sizes(st), model.config)
+    ps = view
+    handle = engine_handle(st)
+    cra = model.config.update == "event"
+    audit_dra(st, view, problem, cra)
+    while not model.policy.runner(handle, ps, chunk):
+        assert st.ctr[K.VIOLATION] == 0
+        audit_dra(st, view, problem, cra)
+    assert st.ctr[K.VIOLATION] == 0
+    audit_dra(st, view, problem, cra)
+    assert st.ctr[K.N_LOST] == st.ctr[K.DROPPED] + st.ctr[K.PREEMPTIONS]
+    if not model.config.preemption:
+        assert st.ctr[K.PREEMPTIONS] == 0
+    assert st.ctr[K.MIGRATIONS] == view.migrations
+
+
+RELAXED = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+
+
+@RELAXED
+@given(vm_specs("dra"))
+def test_dra_invariants_and_cra_against_brute_force(spec):
+    run_audited(spec)
+
+
+@RELAXED
+@given(vm_specs("dra", update="periodic", period=0.3))
+def test_dra_periodic_updates_invariants(spec):
+    run_audited(spec)
+
+
+@RELAXED
+@given(vm_specs("dra-preemption"))
+def test_dra_preemption_invariants(spec):
+    run_audited(spec)
+
+
+@RELAXED
+@given(vm_specs("power-of-d", d=2))
+def test_power_of_d_invariants(spec):
+    audit(schedlab.simulate({**spec, "run": {**spec["run"], "check": True}}), spec)
+
+
+@RELAXED
+@given(vm_specs("best-fit-admission"))
+def test_best_fit_admission_invariants(spec):
+    audit(schedlab.simulate({**spec, "run": {**spec["run"], "check": True}}), spec)
+
+
+def test_dra_initialization_from_a_placement():
+    """§4 Initialization: servers with jobs take their placement as configuration (also one
+    outside the greedy set), then CRA classifies; the audit's brute force must agree."""
+    problem = StaticProblem([[1, 1], [4, 16], [2, 32], [32, 256]], [80, 640], [1.125, 6, 6, 64])
+    placement = np.zeros((6, 4), dtype=np.int64)
+    placement[0] = [3, 0, 1, 0]  # not a greedy configuration
+    placement[1] = [0, 8, 8, 1]
+    placement[2] = [0, 0, 0, 1]
+    sizes = {"jobs": 10, "servers": 6, "classes": 4, "resources": 2}
+    ps = D.build_state(problem, sizes, D.DraConfig(reservation=2), placement)
+    n_types, n_conf = 4, int(ps.n_confs)
+    confs = np.asarray(ps.confs).reshape(n_conf, n_types)
+    assert confs[ps.conf_of[0]].tolist() == [3, 0, 1, 0]
+    assert confs[ps.conf_of[1]].tolist() == [0, 8, 8, 1]
+    assert np.asarray(ps.y).tolist() == [3, 8, 9, 2]
+    # Yhat = Y + 2 = (5, 10, 11, 4): GPA's first configuration is MaxReward of all types
+    g = problem.gpa(np.array([5, 10, 11, 4]), 6)
+    first = {confs[c].tobytes(): c for c in range(n_conf)}[g.configurations[0].tobytes()]
+    assert ps.target[first] == g.counts[0]
+    audit_cra(ps, problem, placement)
+    # empty servers do not stay in the empty configuration while a GPA target is unmet
+    if ps.i_star <= ps.m:
+        assert all(ps.conf_of[s] != 0 for s in range(3, 6))
+
+
+def test_dra_reward_between_first_fit_and_bound():
+    """Worst-case subset at L = 60: DRA earns per server at most F* and at least half of F^g
+    (a coarse sanity check; the convergence to F^g is reproduce psychas2022-fig3)."""
+    problem = StaticProblem([[1, 1], [4, 16], [2, 32], [32, 256]], [80, 640], [1.125, 6, 6, 64])
+    rho = np.array([2.0, 3.7, 4.8, 1.83])
+    f_star = problem.optimum(rho).value
+    f_g = problem.global_greedy(rho).reward
+    servers = 60
+    classes = [
+        {
+            "name": f"t{j}",
+            "probability": rho[j] / rho.sum(),
+            "demand": {"cpu": float(problem.demand[j, 0]), "mem": float(problem.demand[j, 1])},
+            "duration": {"dist": "exponential", "mean": 1.0},
+            "reward": float(problem.reward[j]),
+        }
+        for j in range(4)
+    ]
+    spec = {
+        "cluster": {"servers": servers, "capacity": {"cpu": 80, "mem": 640}},
+        "workload": {"rate": float(rho.sum() * servers), "classes": classes},
+        "model": {"family": "loss"},
+        "policy": {"name": "dra"},
+        "run": {"arrivals": 40_000, "seed": 4},
+    }
+    r = schedlab.simulate(spec)
+    per = r["reward_rate_per_server"]
+    assert per.ci95[1] <= f_star + 1e-9
+    assert per.mean >= 0.5 * f_g
+    assert r.counters["migrations"] > 0
+    assert math.isfinite(r["migration_rate"].mean)
+
+
+def test_dra_preemption_protects_the_high_priority_type():
+    """§7.2: with a low-priority type flooding the servers, DRA+preemption preempts (counted,
+    lost) low-priority jobs and loses fewer high-priority ones than DRA on the same jobs."""
+    classes = [
+        {"name": "low", "probability": 0.8, "demand": {"cpu": 1, "mem": 1},
+         "duration": {"dist": "exponential", "mean": 1.0}, "reward": 1.0},
+        {"name": "high", "probability": 0.2, "demand": {"cpu": 2, "mem": 2},
+         "duration": {"dist": "exponential", "mean": 1.0}, "reward": 8.0},
+    ]  # fmt: skip
+    base = {
+        "cluster": {"servers": 20, "capacity": {"cpu": 8, "mem": 8}},
+        "workload": {"rate": 20 * 12.0, "classes": classes},
+        "model": {"family": "loss"},
+        "run": {"arrivals": 30_000, "seed": 8},
+    }
+    plain = schedlab.simulate({**base, "policy": {"name": "dra"}})
+    pre = schedlab.simulate({**base, "policy": {"name": "dra-preemption", "priorities": [0, 1]}})
+    assert plain.counters["preemptions"] == 0
+    assert pre.counters["preemptions"] > 0
+    assert pre["preemption_rate"].mean > 0
+    assert pre["loss_probability[high]"].mean < plain["loss_probability[high]"].mean
+
+
+def _spec_with(**changes):
+    spec = {
+        "cluster": {"servers": 4, "capacity": {"cpu": 8, "mem": 8}},
+        "workload": {
+            "rate": 4.0,
+            "classes": [
+                {"name": "a", "demand": {"cpu": 1, "mem": 2},
+                 "duration": {"dist": "exponential", "mean": 1.0}, "reward": 1.0}
+            ],
+        },
+        "model": {"family": "loss"},
+        "policy": {"name": "dra"},
+        "run": {"arrivals": 100},
+    }  # fmt: skip
+    for key, value in changes.items():
+        section, field = key.split("__")
+        spec[section][field] = value
+    return spec
+
+
+@pytest.mark.parametrize(
+    ("changes", "field", "message"),
+    [
+        (
+            {"workload__classes": [{"demand": {"cpu": {"dist": "uniform", "low": 1, "high": 2}},
+                                    "duration": 1.0}]},
+            "workload.classes[0].demand",
+            "fixed demand",
+        ),
+        ({"policy__priorities": [0, 1]}, "policy.priorities", "one priority per job class"),
+        ({"model__family": "packing"}, "model.family", "loss"),
+        ({"policy__reservation": -1}, "policy.reservation", "greater than or equal"),
+        ({"cluster__capacity": None, "cluster__servers": None,
+          "cluster__pools": [{"count": 2, "capacity": {"cpu": 8, "mem": 8}},
+                             {"count": 2, "capacity": {"cpu": 4, "mem": 8}}]},
+         "cluster", "identical servers"),
+    ],
+)  # fmt: skip
+def test_dra_bad_specs_are_one_line_errors(changes, field, message):
+    from schedlab.errors import SpecError
+
+    spec = _spec_with(**changes)
+    spec["cluster"] = {k: v for k, v in spec["cluster"].items() if v is not None}
+    with pytest.raises(SpecError) as err:
+        compile_model(parse_spec(spec))
+    assert err.value.field == field and message in str(err.value)
