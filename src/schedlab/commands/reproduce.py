@@ -6,10 +6,17 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-from rich.table import Table
 
-from schedlab.cli_support import err, escape, fail, out, user_errors
+from schedlab.cli_support import (
+    FormatOption,
+    OutputFormat,
+    emit_rows,
+    err,
+    escape,
+    fail,
+    out,
+    user_errors,
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -27,17 +34,17 @@ def reproduce(
     ] = None,
     workers: Annotated[int | None, typer.Option(help="Local worker processes.", min=1)] = None,
     cluster: Annotated[str | None, typer.Option(help="Dask scheduler address.")] = None,
+    fmt: FormatOption = OutputFormat.table,
 ) -> None:
     """Reproduce a paper figure: run it, write the figure and CSV, check the paper's claims."""
     from schedlab.reproduce.registry import Context, all_reproductions, get_reproduction
 
     if list_:
-        table = Table(show_header=True, header_style="bold")
-        for col in ("name", "paper", "figure", "title"):
-            table.add_column(col, overflow="fold")
-        for r in all_reproductions():
-            table.add_row(r.name, r.paper, r.figure, r.title)
-        out.print(table)
+        rows = [
+            {"name": r.name, "paper": r.paper, "figure": r.figure, "title": r.title}
+            for r in all_reproductions()
+        ]
+        emit_rows(rows, fmt, columns=["name", "paper", "figure", "title"])
         return
     if name is None:
         fail("give a reproduction NAME or --list")
@@ -47,6 +54,14 @@ def reproduce(
         f"[bold]{escape(entry.name)}[/]: {escape(entry.title)} "
         f"(paper {entry.paper}, {entry.figure}){' — quick variant' if quick else ''}"
     )
+    from rich.progress import (
+        BarColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),

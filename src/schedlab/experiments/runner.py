@@ -60,12 +60,16 @@ def _parse(spec_json: str) -> SimulationSpec:
     return parse_spec(json.loads(spec_json))
 
 
-def execute(task: Task) -> dict[str, Any]:
-    """Run one task and return its record (runs in worker processes)."""
+def execute(task: Task, plugins: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Run one task and return its record (runs in worker processes, which first import the
+    plugin files that registered the parent's user policies)."""
     from schedlab.engine.simulate import run_model
     from schedlab.experiments.records import run_record
     from schedlab.model.compile import compile_model
+    from schedlab.plugins import load_plugin
 
+    for path in plugins:
+        load_plugin(path)
     try:
         model = compile_model(_parse(task.spec_json))
         result = run_model(model, task.replication)
@@ -95,21 +99,49 @@ def default_workers() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
+# Reciprocal throughput (µs per event) of the policies measured in issue 12 (paper 004's Fig. 2
+# setting, 10^7 arrivals); other policies count as 1. Only the ranking of runs uses it.
+POLICY_EVENT_COST = {"server-filling": 1.3, "server-filling-srpt": 2.9, "maxweight": 2.2}
+EVENTS_PER_ARRIVAL = 2  # an arrival and a departure (or a loss)
+
+
+def estimated_cost(task: Task) -> tuple[float, float]:
+    """Relative CPU cost of a run: arrivals x events per arrival x the policy's cost per event;
+    ties (e.g. the loads of one policy) go to the higher load, which keeps more jobs present
+    per decision. Used to start the longest runs first, so that no long run starts last and
+    leaves the other workers idle (the stragglers of issue 12 item 5)."""
+    data = json.loads(task.spec_json)
+    run = data.get("run", {})
+    workload = data.get("workload", {})
+    arrivals = run.get("arrivals") or (run.get("horizon") or 1.0) * (workload.get("rate") or 1.0)
+    policy = data.get("policy", {}).get("name", "")
+    cost = float(arrivals) * EVENTS_PER_ARRIVAL * POLICY_EVENT_COST.get(policy, 1.0)
+    return cost, float(workload.get("load") or 0.0)
+
+
 def run_tasks(
     tasks: Iterable[Task],
     store: ResultStore,
     *,
     workers: int | None = None,
-    cluster: str | None = None,
+    cluster: Any = None,
     progress: Progress | None = None,
+    plugins: tuple[str, ...] | None = None,
 ) -> Summary:
-    """Run every task whose hash is not yet stored; store each record as soon as it exists."""
+    """Run every task whose hash is not yet stored; store each record as soon as it exists.
+
+    ``cluster`` is a Dask scheduler address or a ``distributed.Client``. ``plugins`` are plugin
+    files the workers import first (default: those imported in this process). Runs start in
+    decreasing order of :func:`estimated_cost`."""
+    from schedlab.plugins import loaded_plugin_files
+
+    plugins = loaded_plugin_files() if plugins is None else plugins
     store.ensure_writable()
     done = store.done()
     unique: dict[str, Task] = {}
     for task in tasks:
         unique.setdefault(task.hash, task)
-    todo = [t for h, t in unique.items() if h not in done]
+    todo = sorted((t for h, t in unique.items() if h not in done), key=estimated_cost, reverse=True)
     summary = Summary(total=len(unique), cached=len(unique) - len(todo), ran=0)
     if not todo:
         return summary
@@ -125,12 +157,12 @@ def run_tasks(
         progress(0, len(todo))
     try:
         if cluster is not None:
-            _run_dask(todo, cluster, finished)
+            _run_dask(todo, cluster, plugins, finished)
         elif (workers or default_workers()) == 1:
             for task in todo:
-                finished(execute(task))
+                finished(execute(task, plugins))
         else:
-            _run_pool(todo, workers or default_workers(), store.root, finished)
+            _run_pool(todo, workers or default_workers(), store.root, plugins, finished)
     except KeyboardInterrupt:
         raise Interrupted(
             f"interrupted: {summary.ran} of {len(todo)} runs finished and stored in {store.root}; "
@@ -158,24 +190,32 @@ def _context() -> multiprocessing.context.BaseContext:
     return context
 
 
-def execute_and_store(task: Task, root: str) -> None:
+def worker_pool(workers: int) -> ProcessPoolExecutor:
+    """Local worker processes (forked from a fork server that has imported schedlab)."""
+    return ProcessPoolExecutor(
+        max_workers=workers, mp_context=_context(), initializer=_ignore_sigint
+    )
+
+
+def execute_and_store(task: Task, root: str, plugins: tuple[str, ...] = ()) -> None:
     """Run one task and store its record from the worker (local pools: the parent then has no
     per-run work left to take CPU from the workers)."""
     from schedlab.experiments.store import ResultStore
 
-    ResultStore(root).write(execute(task))
+    ResultStore(root).write(execute(task, plugins))
 
 
 def _run_pool(
-    todo: list[Task], workers: int, root: Path, finished: Callable[[dict[str, Any] | None], None]
+    todo: list[Task],
+    workers: int,
+    root: Path,
+    plugins: tuple[str, ...],
+    finished: Callable[[dict[str, Any] | None], None],
 ) -> None:
-    context = _context()
-    pool = ProcessPoolExecutor(
-        max_workers=min(workers, len(todo)), mp_context=context, initializer=_ignore_sigint
-    )
+    pool = worker_pool(min(workers, len(todo)))
     pending: set[Future] = set()
     try:
-        pending = {pool.submit(execute_and_store, task, str(root)) for task in todo}
+        pending = {pool.submit(execute_and_store, task, str(root), plugins) for task in todo}
         while pending:
             complete, pending = wait(pending, return_when=FIRST_COMPLETED)
             for fut in complete:
@@ -188,19 +228,38 @@ def _run_pool(
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _run_dask(todo: list[Task], address: str, finished: Callable[[dict[str, Any]], None]) -> None:
-    from dask.distributed import Client, as_completed
+def dask_client(cluster: Any) -> tuple[Any, bool]:
+    """A ``distributed.Client`` for an address (owned: close it) or the given client (not owned)."""
+    if not isinstance(cluster, str):
+        return cluster, False
+    from dask.distributed import Client
 
     try:
-        client = Client(address, timeout="10s")
+        return Client(cluster, timeout="10s"), True
     except (OSError, TimeoutError) as exc:
-        raise SchedlabError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
+        raise SchedlabError(f"cannot reach the Dask scheduler at {cluster}: {exc}") from None
+
+
+def _run_dask(
+    todo: list[Task],
+    cluster: Any,
+    plugins: tuple[str, ...],
+    finished: Callable[[dict[str, Any]], None],
+) -> None:
+    from dask.distributed import as_completed
+
+    client, owned = dask_client(cluster)
     try:
-        futures = client.map(execute, todo, pure=False)
+        # Priorities follow the order of `todo` (longest first) on the cluster too.
+        futures = [
+            client.submit(execute, task, plugins, pure=False, priority=len(todo) - i)
+            for i, task in enumerate(todo)
+        ]
         for fut in as_completed(futures):
             finished(fut.result())
     finally:
-        client.close()
+        if owned:
+            client.close()
 
 
 def run_specs(
@@ -209,7 +268,7 @@ def run_specs(
     *,
     replications: int = 1,
     workers: int | None = None,
-    cluster: str | None = None,
+    cluster: Any = None,
     progress: Progress | None = None,
     experiment: str = "",
 ) -> list[list[dict]]:

@@ -241,15 +241,31 @@ def load_experiment(path: str | Path) -> Experiment:
     """Read and validate an experiment TOML file (the base spec may be another file)."""
     p = Path(path)
     data, source = read_toml(p)
+    return parse_experiment(data, source=source, path=p)
+
+
+def parse_experiment(
+    data: dict[str, Any], *, source: str | None = None, path: Path | None = None
+) -> Experiment:
+    """Validate an experiment given as a dict (``base`` as a file is relative to ``path``'s
+    folder, or to the working directory when there is no file)."""
+    from schedlab.spec_kind import expect_kind
+
+    file = str(path) if path else None
+    expect_kind(data, "experiment", file)
     try:
         spec = ExperimentSpec.model_validate(data)
     except ValidationError as exc:
         err = spec_error_from_validation(exc, ExperimentSpec)
-        raise err.located(str(p), None) from None
+        raise err.located(file, None) from None
     if isinstance(spec.base, str):
-        base_path = (p.parent / spec.base).resolve()
+        base_path = ((path.parent if path else Path.cwd()) / spec.base).resolve()
         base, _ = read_toml(base_path)
     else:
         base = spec.base
-    _check_axes(spec, base, str(p))
-    return Experiment(spec=spec, base=base, source=source, path=p)
+    _check_axes(spec, base, file)
+    if source is None:
+        import json
+
+        source = json.dumps(data, indent=2, default=str)
+    return Experiment(spec=spec, base=base, source=source, path=path)

@@ -388,7 +388,10 @@ def read_toml(path: str | Path) -> tuple[dict[str, Any], str]:
 
 def load_spec(path: str | Path) -> SimulationSpec:
     """Load and validate a simulation spec from a TOML file."""
+    from schedlab.spec_kind import expect_kind
+
     data, source = read_toml(path)
+    expect_kind(data, "simulation", str(path))
     return parse_spec(data, source=source, file=str(path))
 
 
