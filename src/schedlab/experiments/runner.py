@@ -101,7 +101,7 @@ def default_workers() -> int:
 
 # Reciprocal throughput (µs per event) of the policies measured in issue 12 (paper 004's Fig. 2
 # setting, 10^7 arrivals); other policies count as 1. Only the ranking of runs uses it.
-POLICY_EVENT_COST = {"server-filling": 1.3, "server-filling-srpt": 2.9, "maxweight": 2.2}
+POLICY_EVENT_COST = {"server-filling": 1.3, "server-filling-srpt": 2.9, "max-weight": 2.2}
 EVENTS_PER_ARRIVAL = 2  # an arrival and a departure (or a loss)
 
 
