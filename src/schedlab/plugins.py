@@ -80,8 +80,9 @@ def load_plugin(path: str | Path) -> list[str]:
         raise PluginError(f"{path}{_where(exc, resolved)}: {exc}") from None
     except Exception as exc:
         sys.modules.pop(name, None)
+        text = exc.msg if isinstance(exc, SyntaxError) else str(exc)
         raise PluginError(
-            f"{path}{_where(exc, resolved)}: {type(exc).__name__}: {exc}".rstrip(": ")
+            f"{path}{_where(exc, resolved)}: {type(exc).__name__}: {text}".rstrip(": ")
         ) from None
     added = sorted(set(registry.registered_names()) - before)
     module.__schedlab_policies__ = added  # type: ignore[attr-defined]
