@@ -175,3 +175,18 @@ def test_stored_runs_read_back_unchanged(result_dir):
         ).stdout
     )
     assert sorted(r["spec_hash"] for r in data) == sorted(r["spec_hash"] for r in rows)
+
+
+def test_analyze_commands_print_csv_and_take_the_spec_positionally():
+    rows = list(
+        csv.DictReader(io.StringIO(cli("analyze", "no-arrivals", "--format", "csv").stdout))
+    )
+    # Theorem 6 of paper 003: E[sum of T] = 35/12 under IF, 33/12 = 11/4 under EF (mu_I = 1)
+    assert {r["policy"]: r["total_response_time.exact"] for r in rows} == {
+        "inelastic-first": "35/12",
+        "elastic-first": "11/4",
+    }
+    positional = cli("analyze", "multiserver", QUICKSTART, "--format", "json")
+    option = cli("analyze", "multiserver", "--spec", QUICKSTART, "--json")
+    assert positional.exit_code == 0, positional.output
+    assert json.loads(positional.stdout) == json.loads(option.stdout)

@@ -25,6 +25,7 @@ from schedlab.cli_support import (
     fail,
     load_plugins,
     out,
+    spec_argument,
     user_errors,
 )
 
@@ -143,16 +144,6 @@ def simulation_rows(result: Any) -> list[dict[str, Any]]:
         }
         for name, est in result.metrics.items()
     ]
-
-
-def spec_argument(positional: Path | None, option: Path | None) -> Path:
-    """The spec file, given as the positional argument or with ``--spec`` (an alias)."""
-    if positional is not None and option is not None and positional != option:
-        fail("give the spec once: as the argument SPEC or with --spec, not both")
-    spec = positional or option
-    if spec is None:
-        fail("missing the simulation spec: schedlab simulate SPEC.toml")
-    return spec
 
 
 @app.command()

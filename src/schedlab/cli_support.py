@@ -99,6 +99,16 @@ def unknown(kind: str, name: str, known: Iterable[str], option: str | None = Non
     fail(escape(prefix + unknown_name(kind, name, known)))
 
 
+def spec_argument(positional: Path | None, option: Path | None) -> Path:  # type: ignore[return]
+    """The spec file, given as the positional argument or with ``--spec`` (an alias)."""
+    if positional is not None and option is not None and positional != option:
+        fail("give the spec once: as the argument SPEC or with --spec, not both")
+    spec = positional or option
+    if spec is None:
+        fail("missing the simulation spec: give SPEC.toml")
+    return spec
+
+
 def load_plugins(paths: Sequence[Path] | None) -> None:
     """Import each ``--plugin`` file so that its policies are registered."""
     if not paths:
@@ -142,6 +152,9 @@ def emit_rows(
         data = [{c: _plain(r.get(c)) for c in columns} for r in rows]
         sys.stdout.write(json.dumps(data, default=str) + "\n")
     elif fmt is OutputFormat.csv:
+        if any(isinstance(v, dict | list | tuple) for r in rows for v in r.values()):
+            rows = [_flatten({c: r.get(c) for c in columns}) for r in rows]
+            columns = list(rows[0])
         writer = csv.writer(sys.stdout, lineterminator="\n")
         writer.writerow(columns)
         for r in rows:
@@ -177,7 +190,10 @@ def _flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
         if isinstance(value, dict):
             flat.update(_flatten(value, f"{name}."))
         elif isinstance(value, list | tuple):
-            flat[name] = json.dumps(value, default=str)
+            if all(not isinstance(v, dict | list | tuple) for v in value):
+                flat.update({f"{name}[{i}]": v for i, v in enumerate(value)})
+            else:
+                flat[name] = json.dumps(value, default=str)
         else:
             flat[name] = value
     return flat

@@ -9,7 +9,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Annotated, Any
@@ -17,7 +16,16 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from schedlab.cli_support import escape, fail, out, user_errors
+from schedlab.cli_support import (
+    FormatOption,
+    OutputFormat,
+    emit_object,
+    escape,
+    fail,
+    out,
+    spec_argument,
+    user_errors,
+)
 from schedlab.commands.analyze import analyze_app
 
 
@@ -37,8 +45,14 @@ def _table(rows: list[tuple[str, str, str]], headers: tuple[str, str, str]) -> N
 @analyze_app.command("multiserver")
 @user_errors
 def multiserver(
-    spec: Annotated[Path, typer.Option("--spec", "-s", help="Pooled simulation spec (TOML).")],
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    spec_arg: Annotated[
+        Path | None, typer.Argument(metavar="SPEC", help="Pooled simulation spec (TOML).")
+    ] = None,
+    spec_opt: Annotated[
+        Path | None, typer.Option("--spec", "-s", help="The same, as an option (alias).")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Same as --format json.")] = False,
+    fmt: FormatOption = OutputFormat.table,
 ) -> None:
     """Paper 004 bounds for a pooled spec: SRPT-1, Gittins-1 and Theorem 4.1 (§4.1, §5)."""
     from schedlab.analysis.sizes import SizeLaw
@@ -52,6 +66,7 @@ def multiserver(
     from schedlab.model.compile import compile_model
     from schedlab.model.spec import errors_located_in, load_spec
 
+    spec = spec_argument(spec_arg, spec_opt)
     parsed = load_spec(spec)
     with errors_located_in(spec):
         model = compile_model(parsed)
@@ -82,8 +97,8 @@ def multiserver(
         "theorem41_upper": srpt.upper if covered else None,
         "theorem51_upper": gittins.upper if covered else None,
     }
-    if as_json:
-        print(json.dumps(data))
+    if as_json or fmt is not OutputFormat.table:
+        emit_object(data, OutputFormat.json if as_json else fmt, lambda: None)
         return
     out.print(
         f"k = {srpt.k}, arrival rate {_fmt(lam)}, load {_fmt(srpt.load)}, needs: {srpt.setting}",
@@ -140,7 +155,8 @@ def capacity(
     mean_service: Annotated[
         float | None, typer.Option("--mean-service", help="E[S]: also print lambda* = rho*/E[S].")
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Same as --format json.")] = False,
+    fmt: FormatOption = OutputFormat.table,
 ) -> None:
     """Paper 000's maximum supportable workload rho* (eq. (4), Theorem 1).
 
@@ -171,7 +187,7 @@ def capacity(
                 capacity=server_capacity,
                 tol=tol,
                 max_level=max_level,
-                progress=None if as_json else _show_level,
+                progress=_show_level if fmt is OutputFormat.table and not as_json else None,
             )
             lower, upper = res.lower, res.upper
             alpha = res.traffic_intensity()
@@ -185,8 +201,8 @@ def capacity(
     }
     if mean_service is not None:
         data["arrival_rate"] = [lower / mean_service, upper / mean_service]
-    if as_json:
-        print(json.dumps(data))
+    if as_json or fmt is not OutputFormat.table:
+        emit_object(data, OutputFormat.json if as_json else fmt, lambda: None)
         return
     out.print(f"rho* = {_bracket(lower, upper)} ({state})", highlight=False)
     out.print(
