@@ -176,7 +176,12 @@ def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-PRELOAD = ["schedlab.experiments.runner", "schedlab.engine.simulate", "schedlab.policies.registry"]
+PRELOAD = [
+    "schedlab.experiments.runner",
+    "schedlab.engine.simulate",
+    "schedlab.policies.registry",
+    "schedlab.experiments.warm",  # runs the sweep's policies once: workers inherit the code
+]
 
 
 def _context() -> multiprocessing.context.BaseContext:
@@ -212,6 +217,9 @@ def _run_pool(
     plugins: tuple[str, ...],
     finished: Callable[[dict[str, Any] | None], None],
 ) -> None:
+    from schedlab.experiments.warm import WARM_ENV, warm_specs
+
+    os.environ[WARM_ENV] = warm_specs([t.spec_json for t in todo])  # read by a new fork server
     pool = worker_pool(min(workers, len(todo)))
     pending: set[Future] = set()
     try:
