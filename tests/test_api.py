@@ -155,3 +155,21 @@ def test_the_docs_notebook_runs(tmp_path, monkeypatch, capsys):
     assert len(namespace["res"]) == 8
     assert namespace["summary"].num_rows == 4
     assert "mean_response_time" in capsys.readouterr().out
+
+
+def test_a_dask_client_gives_the_serial_numbers(swept):
+    from dask.distributed import Client, LocalCluster
+
+    spec = pooled_spec(4, 0.6, arrivals=4000, replications=3)
+    with (
+        LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        Client(cluster) as client,
+    ):
+        on_dask = schedlab.sweep(experiment(), client=client)
+        replicated = schedlab.simulate(spec, client=client)
+    assert {r["spec_hash"]: r["mean_response_time"] for r in on_dask.rows} == {
+        r["spec_hash"]: r["mean_response_time"] for r in swept.rows
+    }
+    assert replicated["mean_response_time"] == schedlab.simulate(spec)["mean_response_time"]
