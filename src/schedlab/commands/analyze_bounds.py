@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.table import Table
 
 from schedlab.cli_support import (
     FormatOption,
@@ -34,6 +33,8 @@ def _fmt(x: float) -> str:
 
 
 def _table(rows: list[tuple[str, str, str]], headers: tuple[str, str, str]) -> None:
+    from rich.table import Table
+
     table = Table(show_header=True, header_style="bold")
     for i, col in enumerate(headers):
         table.add_column(escape(col), justify="right" if i == 1 else "left")

@@ -106,16 +106,18 @@ def run(
             progress=lambda done, total: bar.update(task, completed=done, total=total),
         )
     err.print(f"{res.ran} runs done, {res.cached} already stored")
-    print_summary(res.rows, res.metrics, fmt)
+    print_summary(res.rows, res.metrics, fmt, option=f"{experiment}: outputs.metrics")
 
 
-def print_summary(rows: list[dict[str, Any]], metrics: list[str], fmt: OutputFormat) -> None:
+def print_summary(
+    rows: list[dict[str, Any]], metrics: list[str], fmt: OutputFormat, option: str = "--metric"
+) -> None:
     """The per-point summary of stored runs (schedlab.api.point_summary) in a format."""
     from schedlab.api import axes_of, known_metrics, point_summary
 
     for m in metrics:
         if rows and m not in known_metrics(rows):
-            unknown("metric", m, known_metrics(rows), "--metric")
+            unknown("metric", m, known_metrics(rows), option)
     if not rows:
         if fmt is OutputFormat.table:
             out.print("no stored runs")
