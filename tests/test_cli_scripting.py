@@ -190,3 +190,13 @@ def test_analyze_commands_print_csv_and_take_the_spec_positionally():
     option = cli("analyze", "multiserver", "--spec", QUICKSTART, "--json")
     assert positional.exit_code == 0, positional.output
     assert json.loads(positional.stdout) == json.loads(option.stdout)
+
+
+def test_simulate_runs_replications_on_workers_with_the_serial_numbers():
+    args = ["simulate", QUICKSTART, "--arrivals", "4000", "--replications", "3", "--format", "json"]
+    serial = json.loads(cli(*args).stdout)
+    parallel = cli(*args, "--workers", "2")
+    assert parallel.exit_code == 0, parallel.output
+    data = json.loads(parallel.stdout)
+    assert data["replications"] == 3
+    assert data["metrics"] == serial["metrics"]

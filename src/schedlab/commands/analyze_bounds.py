@@ -18,9 +18,11 @@ import typer
 from schedlab.cli_support import (
     FormatOption,
     OutputFormat,
+    PluginOption,
     emit_object,
     escape,
     fail,
+    load_plugins,
     out,
     spec_argument,
     user_errors,
@@ -54,6 +56,7 @@ def multiserver(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Same as --format json.")] = False,
     fmt: FormatOption = OutputFormat.table,
+    plugin: PluginOption = None,
 ) -> None:
     """Paper 004 bounds for a pooled spec: SRPT-1, Gittins-1 and Theorem 4.1 (§4.1, §5)."""
     from schedlab.analysis.sizes import SizeLaw
@@ -68,6 +71,7 @@ def multiserver(
     from schedlab.model.spec import errors_located_in, load_spec
 
     spec = spec_argument(spec_arg, spec_opt)
+    load_plugins(plugin)
     parsed = load_spec(spec)
     with errors_located_in(spec):
         model = compile_model(parsed)
