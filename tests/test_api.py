@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+import tomllib
 from pathlib import Path
 
 import numpy as np
@@ -96,7 +97,8 @@ def test_stored_sweep_resumes(tmp_path):
     again = schedlab.sweep(experiment(1), workers=1, out=tmp_path / "res")
     assert (first.ran, again.ran, again.cached) == (4, 0, 4)
     assert again.rows == first.rows
-    assert (tmp_path / "res" / "experiments" / "api.toml").exists()
+    saved = (tmp_path / "res" / "experiments" / "api.toml").read_text()
+    assert tomllib.loads(saved) == experiment(1)  # kept as TOML, as `schedlab run` reads it
 
 
 def test_estimate_and_result_reprs():

@@ -161,9 +161,10 @@ def save_experiment(exp: Experiment, target: Path) -> None:
     saved = target / "experiments" / f"{exp.spec.name}.toml"
     saved.parent.mkdir(parents=True, exist_ok=True)
     saved.write_text(exp.source)
-    if isinstance(exp.spec.base, str) and exp.path is not None:
+    if isinstance(exp.spec.base, str):
+        folder = exp.path.parent if exp.path is not None else Path.cwd()
         (saved.parent / f"{exp.spec.name}.base.toml").write_text(
-            (exp.path.parent / exp.spec.base).read_text()
+            (folder / exp.spec.base).read_text()
         )
 
 

@@ -159,7 +159,7 @@ class Point:
 class Experiment:
     spec: ExperimentSpec
     base: dict[str, Any]
-    source: str  # the experiment's TOML (or JSON) text, kept with the results
+    source: str  # the experiment's TOML text, kept with the results
     path: Path | None
 
     def points(self) -> list[Point]:
@@ -264,8 +264,11 @@ def parse_experiment(
     else:
         base = spec.base
     _check_axes(spec, base, file)
-    if source is None:
-        import json
+    if source is None:  # kept with the results as TOML, the form `schedlab run` reads
+        import tomli_w
 
-        source = json.dumps(data, indent=2, default=str)
+        try:
+            source = tomli_w.dumps(data)
+        except (TypeError, ValueError) as exc:
+            raise SpecError(f"experiment cannot be written as TOML: {exc}", file=file) from None
     return Experiment(spec=spec, base=base, source=source, path=path)
