@@ -7,11 +7,11 @@ import statistics
 import time
 
 import numpy as np
-from schedlab.engine.simulate import prepare, run_loop
 
 from schedlab.engine import constants as K
 from schedlab.model.compile import compile_model
 from schedlab.reproduce.psychas2022 import WORST_RHO, WORST_TYPES, loss_spec, problem_of
+from schedlab.simulation.simulate import prepare, run_loop
 
 SERVERS = 1000
 HORIZON = 80.0  # about 0.8 M arrivals and 1.6 M events at L = 1000

@@ -23,7 +23,6 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from schedlab.engine.simulate import prepare
 
 import schedlab
 from schedlab.engine import constants as K
@@ -33,6 +32,7 @@ from schedlab.model.spec import parse_spec
 from schedlab.optim.reward import StaticProblem
 from schedlab.policies.contract import engine_sizes
 from schedlab.policies.loss import dra as D
+from schedlab.simulation.simulate import prepare
 from tests.test_invariants import audit
 
 TESTED_POLICIES = {"dra", "dra-preemption", "power-of-d", "best-fit-admission"}

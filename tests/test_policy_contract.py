@@ -99,3 +99,11 @@ def test_engine_sizes_and_config_refuse_unknown_keys():
 
     with pytest.raises(ValueError):
         Config.model_validate({"blockng": False})
+
+
+def test_every_builtin_policy_names_its_paper_by_key():
+    from schedlab.papers import PAPERS
+    from schedlab.policies.registry import all_policies
+
+    unknown = [p.name for p in all_policies() if p.paper not in PAPERS]
+    assert not unknown, f"built-in policies with an unknown paper key: {unknown}"

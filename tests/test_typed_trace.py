@@ -67,11 +67,10 @@ def test_bad_job_class_is_a_one_line_error(tmp_path):
 def test_dra_with_simultaneous_departures_keeps_its_invariants(tmp_path):
     """Integer trace times make many jobs leave at once: no job may be migrated after it left
     (the engine validates every migration), and the DRA audit holds after every step."""
-    from schedlab.engine.simulate import prepare
-
     from schedlab.engine.state import engine_handle
     from schedlab.policies.contract import engine_sizes
     from schedlab.policies.loss import dra as D
+    from schedlab.simulation.simulate import prepare
     from tests.test_invariants_loss import audit_dra, dra_problem
 
     rng = np.random.default_rng(5)

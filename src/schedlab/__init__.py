@@ -1,13 +1,59 @@
-"""schedlab: simulate and analyse cluster-scheduling policies (packing, loss and pooled models)."""
+"""schedlab: simulate and analyse cluster-scheduling policies (packing, loss and pooled models).
+
+The public names are imported on first use (PEP 562), so that ``import schedlab`` and the CLI's
+``--help`` do not pay for NumPy, SciPy, Numba and PyArrow until a simulation needs them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 from schedlab._jit import configure as _configure_numba
 
 _configure_numba()
 
-from schedlab.model.spec import SimulationSpec, load_spec  # noqa: E402
-from schedlab.simulation.result import Result  # noqa: E402
-from schedlab.simulation.simulate import simulate  # noqa: E402
-
 __version__ = "0.1.0"
 
-__all__ = ["Result", "SimulationSpec", "__version__", "load_spec", "simulate"]
+_PUBLIC = {
+    "Result": "schedlab.simulation.result",
+    "Estimate": "schedlab.engine.metrics",
+    "SimulationSpec": "schedlab.model.spec",
+    "load_spec": "schedlab.model.spec",
+    "simulate": "schedlab.api",
+    "sweep": "schedlab.api",
+    "SweepResults": "schedlab.api",
+    "load_plugin": "schedlab.plugins",
+}
+
+__all__ = [
+    "Estimate",
+    "Result",
+    "SimulationSpec",
+    "SweepResults",
+    "__version__",
+    "load_plugin",
+    "load_spec",
+    "simulate",
+    "sweep",
+]
+
+if TYPE_CHECKING:
+    from schedlab.api import SweepResults, simulate, sweep
+    from schedlab.engine.metrics import Estimate
+    from schedlab.model.spec import SimulationSpec, load_spec
+    from schedlab.plugins import load_plugin
+    from schedlab.simulation.result import Result
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _PUBLIC:
+        raise AttributeError(f"module 'schedlab' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(_PUBLIC[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_PUBLIC))

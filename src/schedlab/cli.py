@@ -6,20 +6,28 @@ exit with code 2; they never print a traceback.
 
 from __future__ import annotations
 
-import json
 import math
-import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-from rich.table import Table
 
-from schedlab.cli_support import err, fail, out, user_errors
+from schedlab.cli_support import (
+    FormatOption,
+    OutputFormat,
+    PluginOption,
+    emit_object,
+    emit_rows,
+    err,
+    escape,
+    fail,
+    load_plugins,
+    out,
+    spec_argument,
+    user_errors,
+)
 
 app = typer.Typer(
     add_completion=False,
@@ -30,6 +38,26 @@ app = typer.Typer(
 PROGRESS_MIN_ARRIVALS = 200_000
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from schedlab import __version__
+
+        typer.echo(f"schedlab {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Simulate and analyse cluster-scheduling policies (packing, loss and pooled models)."""
+
+
 @contextmanager
 def arrival_progress(
     total_hint: int | None, enabled: bool
@@ -38,6 +66,14 @@ def arrival_progress(
     if not enabled or (total_hint is not None and total_hint < PROGRESS_MIN_ARRIVALS):
         yield None
         return
+    from rich.progress import (
+        BarColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
     with Progress(
         TextColumn("[progress.description]{task.description}"),
         BarColumn(),
@@ -62,6 +98,8 @@ def _fmt(x: float) -> str:
 
 
 def print_result(result: Any, *, transient: bool = False) -> None:
+    from rich.table import Table
+
     head = Table.grid(padding=(0, 2))
     head.add_row("policy", f"{result.policy} ({result.family} family)")
     head.add_row("load", f"{result.load:.4g}  (arrival rate {result.rate:.6g})")
@@ -103,11 +141,30 @@ def print_result(result: Any, *, transient: bool = False) -> None:
         err.print(f"[yellow]warning:[/] {w}", highlight=False)
 
 
+def simulation_rows(result: Any) -> list[dict[str, Any]]:
+    """One row per metric: ``metric, mean, ci95_lo, ci95_hi`` (null means when unstable)."""
+    return [
+        {
+            "metric": name,
+            "mean": est.mean if result.stable else None,
+            "ci95_lo": est.ci95[0] if result.stable else None,
+            "ci95_hi": est.ci95[1] if result.stable else None,
+        }
+        for name, est in result.metrics.items()
+    ]
+
+
 @app.command()
 @user_errors
 def simulate(
-    spec: Annotated[Path, typer.Option("--spec", "-s", help="Simulation spec (TOML).")],
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    spec_arg: Annotated[
+        Path | None, typer.Argument(metavar="SPEC", help="Simulation spec (TOML).")
+    ] = None,
+    spec_opt: Annotated[
+        Path | None, typer.Option("--spec", "-s", help="The same, as an option (alias).")
+    ] = None,
+    fmt: FormatOption = OutputFormat.table,
+    as_json: Annotated[bool, typer.Option("--json", help="Same as --format json.")] = False,
     allow_unstable: Annotated[
         bool, typer.Option("--allow-unstable", help="Run even if load >= 1 (no steady state).")
     ] = False,
@@ -115,6 +172,14 @@ def simulate(
     seed: Annotated[int | None, typer.Option(help="Override run.seed.", min=0)] = None,
     replications: Annotated[
         int | None, typer.Option(help="Override run.replications.", min=1)
+    ] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(help="Run the replications on this many local processes.", min=1),
+    ] = None,
+    cluster: Annotated[
+        str | None,
+        typer.Option(help="Run the replications on this Dask scheduler (tcp://host:8786)."),
     ] = None,
     no_check: Annotated[
         bool, typer.Option("--no-check", help="Skip action validation (faster; trusts the policy).")
@@ -125,15 +190,23 @@ def simulate(
     timeseries_out: Annotated[
         Path | None, typer.Option(help="Write the sampled time series to this Parquet or CSV file.")
     ] = None,
+    plugin: PluginOption = None,
 ) -> None:
-    """Run one simulation spec and print its metrics with 95% confidence intervals."""
+    """Run one simulation spec and print its metrics with 95% confidence intervals.
+
+    With --replications R the R independent replications are combined (Student t over the
+    replication means); --workers W or --cluster ADDRESS runs them in parallel.
+    """
     import pyarrow.csv as pacsv
     import pyarrow.parquet as pq
 
-    from schedlab.model.compile import compile_model
-    from schedlab.model.spec import errors_located_in, load_spec
-    from schedlab.simulation.simulate import simulate_model, with_run
+    from schedlab.api import simulate as run_simulation
+    from schedlab.model.spec import load_spec
+    from schedlab.simulation.simulate import with_run
 
+    spec = spec_argument(spec_arg, spec_opt)
+    fmt = OutputFormat.json if as_json else fmt
+    load_plugins(plugin)
     parsed = with_run(
         load_spec(spec),
         arrivals=arrivals,
@@ -146,10 +219,15 @@ def simulate(
     for target in (jobs_out, timeseries_out):
         if target is not None and not target.parent.exists():
             fail(f"{target}: directory {target.parent} does not exist")
-    with errors_located_in(spec):
-        model = compile_model(parsed)
-    with arrival_progress(parsed.run.arrivals, enabled=not as_json) as progress:
-        result = simulate_model(model, progress=progress)
+    parallel = cluster is not None or (workers or 1) > 1
+    total = parsed.run.arrivals and parsed.run.arrivals * parsed.run.replications
+    with arrival_progress(total, enabled=fmt is OutputFormat.table) as progress:
+        from schedlab.model.spec import errors_located_in
+
+        with errors_located_in(spec):
+            result = run_simulation(parsed, workers=workers, client=cluster, progress=progress)
+    if parallel and parsed.run.replications == 1:
+        err.print("[yellow]note:[/] one replication: --workers/--cluster have nothing to share")
     if jobs_out is not None and result.jobs is not None:
         pq.write_table(result.jobs, jobs_out)
     if timeseries_out is not None:
@@ -157,48 +235,55 @@ def simulate(
             pacsv.write_csv(result.timeseries, timeseries_out)
         else:
             pq.write_table(result.timeseries, timeseries_out)
-    if as_json:
-        sys.stdout.write(json.dumps(result.to_dict(transient=allow_unstable)) + "\n")
+    if fmt is OutputFormat.csv:
+        emit_rows(simulation_rows(result), fmt)
     else:
-        print_result(result, transient=allow_unstable)
+        emit_object(
+            result.to_dict(transient=allow_unstable),
+            fmt,
+            lambda: print_result(result, transient=allow_unstable),
+        )
 
 
 @app.command()
 @user_errors
 def policies(
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    fmt: FormatOption = OutputFormat.table,
+    as_json: Annotated[bool, typer.Option("--json", help="Same as --format json.")] = False,
     markdown: Annotated[
         bool, typer.Option("--markdown", help="Print a Markdown table (docs/policies.md).")
     ] = False,
+    plugin: PluginOption = None,
 ) -> None:
-    """List every policy with its family, paper and section."""
+    """List every policy with its family, paper and section (plugins' policies included)."""
+    import sys
+
     from schedlab.policies.registry import all_policies, policies_markdown
 
+    load_plugins(plugin)
     items = all_policies()
     if markdown:
         sys.stdout.write(policies_markdown())
         return
-    if as_json:
-        rows = [
-            {
-                "name": p.name,
-                "family": p.family,
-                "families": list(p.families),
-                "title": p.title,
-                "reference": p.reference,
-                "summary": p.summary,
-                "parameters": sorted(p.config.model_fields),
-            }
-            for p in items
-        ]
-        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
-        return
-    table = Table(show_header=True, header_style="bold")
-    for col in ("name", "family", "reference", "summary"):
-        table.add_column(col, overflow="fold")
-    for p in items:
-        table.add_row(p.name, p.family, p.reference, p.summary)
-    out.print(table)
+    fmt = OutputFormat.json if as_json else fmt
+    rows = [
+        {
+            "name": p.name,
+            "family": p.family,
+            "families": "/".join(p.families) if fmt is OutputFormat.csv else list(p.families),
+            "title": p.title,
+            "reference": p.reference,
+            "summary": p.summary,
+            "parameters": " ".join(sorted(p.config.model_fields))
+            if fmt is OutputFormat.csv
+            else sorted(p.config.model_fields),
+        }
+        for p in items
+    ]
+    if fmt is OutputFormat.table:
+        emit_rows(rows, fmt, columns=["name", "family", "reference", "summary"])
+    else:
+        emit_rows(rows, fmt)
 
 
 @app.command()
@@ -210,6 +295,9 @@ def demo(
     ),
 ) -> None:
     """ServerFilling vs FCFS on paper 004's Fig. 2 setting at several loads (`make run`)."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.table import Table
+
     from schedlab.demo import DEMO_LOADS, DEMO_POLICIES, fcfs_limit, plot_demo, run_demo
 
     out.print(

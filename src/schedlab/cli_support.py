@@ -1,18 +1,69 @@
-"""Helpers shared by the CLI's command modules: consoles, one-line errors, progress bars."""
+"""Helpers shared by the CLI's command modules: consoles, one-line errors, output formats.
+
+Conventions every command follows (docs/guide.md, "Scripting"):
+
+* ``--format table|csv|json`` on every command that prints results; CSV and JSON are written to
+  stdout directly (never through rich), tables through rich.
+* Output to a pipe or a file is never cut to the terminal's width: the consoles are as wide as the
+  content when stdout/stderr is not a terminal.
+* A spec file is a positional argument; errors name the file, line and field in one line (exit 2).
+* ``--plugin FILE.py`` (repeatable) on every command that runs simulations.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import csv
+import json
+import math
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from enum import StrEnum
 from functools import wraps
-from typing import Any
+from pathlib import Path
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 
-from schedlab.errors import SchedlabError
+from schedlab.errors import SchedlabError, unknown_name
 
-out = Console()
-err = Console(stderr=True)
+# Wide enough for any table: rich then sizes a table to its content, never to 80 columns.
+UNLIMITED_WIDTH = 100_000
+
+
+def _console(stderr: bool) -> Console:
+    stream = sys.stderr if stderr else sys.stdout
+    is_tty = hasattr(stream, "isatty") and stream.isatty()
+    return Console(stderr=stderr, width=None if is_tty else UNLIMITED_WIDTH)
+
+
+out = _console(stderr=False)
+err = _console(stderr=True)
+
+
+class OutputFormat(StrEnum):
+    table = "table"
+    csv = "csv"
+    json = "json"
+
+
+FormatOption = Annotated[
+    OutputFormat,
+    typer.Option(
+        "--format",
+        case_sensitive=False,
+        help="table (for people), csv or json (for scripts: written without any styling).",
+    ),
+]
+
+PluginOption = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--plugin",
+        help="A Python file that registers policies (repeatable); see docs/writing-policies.md.",
+        show_default=False,
+    ),
+]
 
 
 def fail(message: str, code: int = 2) -> None:
@@ -40,3 +91,109 @@ def escape(text: str) -> str:
     from rich.markup import escape as rich_escape
 
     return rich_escape(text)
+
+
+def unknown(kind: str, name: str, known: Iterable[str], option: str | None = None) -> None:
+    """Exit 2 with ``unknown metric 'p99' (did you mean 'p99_response_time'?); known: ...``."""
+    prefix = f"{option}: " if option else ""
+    fail(escape(prefix + unknown_name(kind, name, known)))
+
+
+def spec_argument(positional: Path | None, option: Path | None) -> Path:  # type: ignore[return]
+    """The spec file, given as the positional argument or with ``--spec`` (an alias)."""
+    if positional is not None and option is not None and positional != option:
+        fail("give the spec once: as the argument SPEC or with --spec, not both")
+    spec = positional or option
+    if spec is None:
+        fail("missing the simulation spec: give SPEC.toml")
+    return spec
+
+
+def load_plugins(paths: Sequence[Path] | None) -> None:
+    """Import each ``--plugin`` file so that its policies are registered."""
+    if not paths:
+        return
+    from schedlab.plugins import load_plugin
+
+    for path in paths:
+        load_plugin(path)
+
+
+def _plain(value: Any) -> Any:
+    """JSON/CSV value: non-finite floats become null/empty (an unstable mean is no number)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def format_number(x: Any) -> str:
+    if x is None:
+        return "-"
+    if isinstance(x, float):
+        return f"{x:.6g}" if math.isfinite(x) else "-"
+    return str(x)
+
+
+def emit_rows(
+    rows: Sequence[dict[str, Any]],
+    fmt: OutputFormat,
+    *,
+    columns: Sequence[str] | None = None,
+    cells: Callable[[dict[str, Any]], Sequence[str]] | None = None,
+    headers: Sequence[str] | None = None,
+) -> None:
+    """Print rows as a rich table, CSV or JSON (a list of objects) on stdout.
+
+    ``columns`` fixes the fields and their order (default: the first row's keys). For the table
+    only, ``cells(row)`` may render a row with markup and ``headers`` name the displayed columns.
+    """
+    columns = list(columns if columns is not None else (rows[0].keys() if rows else []))
+    if fmt is OutputFormat.json:
+        data = [{c: _plain(r.get(c)) for c in columns} for r in rows]
+        sys.stdout.write(json.dumps(data, default=str) + "\n")
+    elif fmt is OutputFormat.csv:
+        if any(isinstance(v, dict | list | tuple) for r in rows for v in r.values()):
+            rows = [_flatten({c: r.get(c) for c in columns}) for r in rows]
+            columns = list(rows[0])
+        writer = csv.writer(sys.stdout, lineterminator="\n")
+        writer.writerow(columns)
+        for r in rows:
+            writer.writerow(["" if _plain(r.get(c)) is None else r.get(c) for c in columns])
+    else:
+        from rich.table import Table
+
+        table = Table(show_header=True, header_style="bold")
+        for h in headers or columns:
+            table.add_column(escape(h), overflow="fold")
+        for r in rows:
+            table.add_row(
+                *(cells(r) if cells else [escape(format_number(r.get(c))) for c in columns])
+            )
+        out.print(table)
+
+
+def emit_object(data: dict[str, Any], fmt: OutputFormat, show_table: Callable[[], None]) -> None:
+    """One result object: JSON as is, CSV as ``key,value`` lines, the table by ``show_table``."""
+    if fmt is OutputFormat.table:
+        show_table()
+    elif fmt is OutputFormat.json:
+        sys.stdout.write(json.dumps(data, default=str) + "\n")
+    else:
+        flat = _flatten(data)
+        emit_rows([{"field": k, "value": v} for k, v in flat.items()], fmt)
+
+
+def _flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            flat.update(_flatten(value, f"{name}."))
+        elif isinstance(value, list | tuple):
+            if all(not isinstance(v, dict | list | tuple) for v in value):
+                flat.update({f"{name}[{i}]": v for i, v in enumerate(value)})
+            else:
+                flat[name] = json.dumps(value, default=str)
+        else:
+            flat[name] = value
+    return flat

@@ -49,3 +49,16 @@ class SpecError(SchedlabError):
 
 class InvariantViolation(SchedlabError):
     """A policy asked the engine for an action that breaks the model (capacity, preemption...)."""
+
+
+def unknown_name(kind: str, name: str, known: object) -> str:
+    """``unknown metric 'p99' (did you mean 'p99_response_time'?); known: a, b, c``."""
+    import difflib
+
+    choices = sorted({str(k) for k in known})  # type: ignore[attr-defined]
+    containing = [c for c in choices if name.lower() in c.lower()]  # 'p99' -> 'p99_response_time'
+    guess = difflib.get_close_matches(
+        name, containing or choices, n=1, cutoff=0.0 if containing else 0.6
+    )
+    hint = f" (did you mean '{guess[0]}'?)" if guess else ""
+    return f"unknown {kind} '{name}'{hint}; known: {', '.join(choices) or 'none'}"

@@ -12,9 +12,16 @@ import json
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
-from schedlab.cli_support import escape, fail, out, user_errors
+from schedlab.cli_support import (
+    FormatOption,
+    OutputFormat,
+    emit_rows,
+    escape,
+    fail,
+    out,
+    user_errors,
+)
 
 analyze_app = typer.Typer(
     no_args_is_help=True,
@@ -65,7 +72,8 @@ def elastic(
     tol: Annotated[
         float, typer.Option("--tol", help="Relative tolerance of the exact CTMC's truncation.")
     ] = 1e-6,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Same as --format json.")] = False,
+    fmt: FormatOption = OutputFormat.table,
 ) -> None:
     """Mean response time of Inelastic-First and Elastic-First (paper 003, §5, App. D)."""
     from schedlab.analysis.elastic import (
@@ -95,7 +103,24 @@ def elastic(
                 results.append(matrix_analytic_response_time(system, name))
             else:
                 results.append(exact_response_time(system, name, tol=tol))
-    if as_json:
+    if fmt is OutputFormat.csv:
+        emit_rows(
+            [
+                {
+                    "policy": r.policy,
+                    "method": r.method,
+                    "mean_response_time": r.mean_response_time,
+                    "mean_response_time_inelastic": r.mean_response_time_inelastic,
+                    "mean_response_time_elastic": r.mean_response_time_elastic,
+                    "mean_number_inelastic": r.mean_number_inelastic,
+                    "mean_number_elastic": r.mean_number_elastic,
+                }
+                for r in results
+            ],
+            fmt,
+        )
+        return
+    if as_json or fmt is OutputFormat.json:
         print(
             json.dumps(
                 {
@@ -115,6 +140,8 @@ def elastic(
         highlight=False,
         soft_wrap=True,
     )
+    from rich.table import Table
+
     table = Table(show_header=True, header_style="bold")
     for col in ("policy", "method", "E[T]", "E[T_I]", "E[T_E]", "E[N_I]", "E[N_E]"):
         table.add_column(escape(col), justify="left" if col in ("policy", "method") else "right")
@@ -163,7 +190,8 @@ def no_arrivals(
     ] = "2",
     inelastic: Annotated[int, typer.Option("--inelastic", help="Inelastic jobs at time 0.")] = 2,
     elastic_jobs: Annotated[int, typer.Option("--elastic", help="Elastic jobs at time 0.")] = 1,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Same as --format json.")] = False,
+    fmt: FormatOption = OutputFormat.table,
 ) -> None:
     """Theorem 6: expected response times with no arrivals under IF and EF (exact fractions).
 
@@ -176,9 +204,14 @@ def no_arrivals(
         no_arrival_response_time(p, k, rates[0], rates[1], inelastic, elastic_jobs)
         for p in POLICIES
     ]
-    if as_json:
+    if fmt is OutputFormat.csv:
+        emit_rows([r.to_dict() for r in results], fmt)
+        return
+    if as_json or fmt is OutputFormat.json:
         print(json.dumps({"results": [r.to_dict() for r in results]}))
         return
+    from rich.table import Table
+
     table = Table(show_header=True, header_style="bold")
     for col in ("policy", "E[sum of T]", "E[T] per job", "inelastic sum", "elastic sum"):
         table.add_column(escape(col), justify="left" if col == "policy" else "right")
@@ -228,7 +261,8 @@ def srpt_k_command(
     instances: Annotated[int, typer.Option("--instances", help="Random instances.")] = 50,
     seed: Annotated[int, typer.Option("--seed", help="Random seed.")] = 0,
     slots: Annotated[int, typer.Option("--slots", help="Time slots of the LP.")] = 200,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Same as --format json.")] = False,
+    fmt: FormatOption = OutputFormat.table,
 ) -> None:
     """App. A: SRPT-k on random parallelizable jobs (all at time 0) against LP_primal.
 
@@ -252,7 +286,10 @@ def srpt_k_command(
         "within_4": bool(ratios.max() <= 4.0),
         "samples": [{"srpt_k": s.srpt_k, "lp": s.lp, "ratio": s.ratio} for s in samples],
     }
-    if as_json:
+    if fmt is OutputFormat.csv:
+        emit_rows(summary["samples"], fmt)
+        return
+    if as_json or fmt is OutputFormat.json:
         print(json.dumps(summary))
         return
     out.print(

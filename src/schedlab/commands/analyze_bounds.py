@@ -9,16 +9,24 @@
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Annotated, Any
 
-import numpy as np
 import typer
-from rich.table import Table
 
-from schedlab.cli_support import escape, fail, out, user_errors
+from schedlab.cli_support import (
+    FormatOption,
+    OutputFormat,
+    PluginOption,
+    emit_object,
+    escape,
+    fail,
+    load_plugins,
+    out,
+    spec_argument,
+    user_errors,
+)
 from schedlab.commands.analyze import analyze_app
 
 
@@ -27,6 +35,8 @@ def _fmt(x: float) -> str:
 
 
 def _table(rows: list[tuple[str, str, str]], headers: tuple[str, str, str]) -> None:
+    from rich.table import Table
+
     table = Table(show_header=True, header_style="bold")
     for i, col in enumerate(headers):
         table.add_column(escape(col), justify="right" if i == 1 else "left")
@@ -38,8 +48,15 @@ def _table(rows: list[tuple[str, str, str]], headers: tuple[str, str, str]) -> N
 @analyze_app.command("multiserver")
 @user_errors
 def multiserver(
-    spec: Annotated[Path, typer.Option("--spec", "-s", help="Pooled simulation spec (TOML).")],
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    spec_arg: Annotated[
+        Path | None, typer.Argument(metavar="SPEC", help="Pooled simulation spec (TOML).")
+    ] = None,
+    spec_opt: Annotated[
+        Path | None, typer.Option("--spec", "-s", help="The same, as an option (alias).")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Same as --format json.")] = False,
+    fmt: FormatOption = OutputFormat.table,
+    plugin: PluginOption = None,
 ) -> None:
     """Paper 004 bounds for a pooled spec: SRPT-1, Gittins-1 and Theorem 4.1 (§4.1, §5)."""
     from schedlab.analysis.sizes import SizeLaw
@@ -53,6 +70,8 @@ def multiserver(
     from schedlab.model.compile import compile_model
     from schedlab.model.spec import errors_located_in, load_spec
 
+    spec = spec_argument(spec_arg, spec_opt)
+    load_plugins(plugin)
     parsed = load_spec(spec)
     with errors_located_in(spec):
         model = compile_model(parsed)
@@ -83,8 +102,8 @@ def multiserver(
         "theorem41_upper": srpt.upper if covered else None,
         "theorem51_upper": gittins.upper if covered else None,
     }
-    if as_json:
-        print(json.dumps(data))
+    if as_json or fmt is not OutputFormat.table:
+        emit_object(data, OutputFormat.json if as_json else fmt, lambda: None)
         return
     out.print(
         f"k = {srpt.k}, arrival rate {_fmt(lam)}, load {_fmt(srpt.load)}, needs: {srpt.setting}",
@@ -141,7 +160,8 @@ def capacity(
     mean_service: Annotated[
         float | None, typer.Option("--mean-service", help="E[S]: also print lambda* = rho*/E[S].")
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Same as --format json.")] = False,
+    fmt: FormatOption = OutputFormat.table,
     spec: Annotated[
         Path | None,
         typer.Option("--spec", help="VM types and server types of a spec (paper 001 eq. (2))."),
@@ -158,7 +178,7 @@ def capacity(
     if sum(given) != 1:
         fail("give exactly one of --sizes, --uniform, --trace and --spec")
     if spec is not None:
-        _vm_capacity(spec, as_json)
+        _vm_capacity(spec, as_json or fmt is OutputFormat.json)
         return
     if probs is not None and sizes is None:
         fail("--probs goes with --sizes")
@@ -180,7 +200,7 @@ def capacity(
                 capacity=server_capacity,
                 tol=tol,
                 max_level=max_level,
-                progress=None if as_json else _show_level,
+                progress=_show_level if fmt is OutputFormat.table and not as_json else None,
             )
             lower, upper = res.lower, res.upper
             alpha = res.traffic_intensity()
@@ -194,8 +214,8 @@ def capacity(
     }
     if mean_service is not None:
         data["arrival_rate"] = [lower / mean_service, upper / mean_service]
-    if as_json:
-        print(json.dumps(data))
+    if as_json or fmt is not OutputFormat.table:
+        emit_object(data, OutputFormat.json if as_json else fmt, lambda: None)
         return
     out.print(f"rho* = {_bracket(lower, upper)} ({state})", highlight=False)
     out.print(
@@ -209,6 +229,8 @@ def capacity(
 def _vm_capacity(path: Path, as_json: bool) -> None:
     """Paper 001 eq. (2): the largest s such that s times the spec's workload rho (rho_j =
     lambda p_j E[S_j]) stays in the capacity region C; its traffic intensity zeta = 1 / s (§7)."""
+    import numpy as np
+
     from schedlab.model.compile import compile_model
     from schedlab.model.spec import errors_located_in, load_spec
     from schedlab.optim.vm_capacity import ServerType, max_scaling
@@ -236,7 +258,7 @@ def _vm_capacity(path: Path, as_json: bool) -> None:
         "boundary_rate": model.rate * res.max_scaling,
     }
     if as_json:
-        print(json.dumps(data))
+        emit_object(data, OutputFormat.json, lambda: None)
         return
     out.print(
         f"largest scaling of the workload inside C: {res.max_scaling:.6g} (traffic intensity "

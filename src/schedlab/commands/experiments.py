@@ -3,24 +3,26 @@
 from __future__ import annotations
 
 import datetime
-import json
 import math
-import sys
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
-from rich.table import Table
 
-from schedlab.cli_support import err, escape, fail, out, user_errors
+from schedlab.cli_support import (
+    FormatOption,
+    OutputFormat,
+    PluginOption,
+    emit_rows,
+    err,
+    escape,
+    fail,
+    format_number,
+    load_plugins,
+    out,
+    unknown,
+    user_errors,
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -33,14 +35,16 @@ def _fmt(x: float) -> str:
     return "-" if x is None or not math.isfinite(x) else f"{x:.5g}"
 
 
-def _cell(stat: Any) -> str:
-    if not stat.stable:
+def _cell(row: dict[str, Any], metric: str) -> str:
+    if not row["stable"]:
         return "[red]unstable[/]"
-    if not stat.reliable:  # never an interval that cannot be right (docs/guarantees.md)
-        return f"[yellow]unreliable[/] ({_fmt(stat.mean)}; {escape(stat.note)})"
-    if not math.isfinite(stat.lo):
-        return _fmt(stat.mean)
-    return escape(f"{_fmt(stat.mean)} [{_fmt(stat.lo)}, {_fmt(stat.hi)}]")
+    reliable = row.get(f"{metric}_reliable", True)
+    mean, lo, hi = row[metric], row[f"{metric}_lo"], row[f"{metric}_hi"]
+    if not reliable:  # never an interval that cannot be right (docs/guarantees.md)
+        return f"[yellow]unreliable[/] ({_fmt(mean)}; {escape(row.get(f'{metric}_note', ''))})"
+    if lo is None or not math.isfinite(lo):
+        return _fmt(mean)
+    return escape(f"{_fmt(mean)} [{_fmt(lo)}, {_fmt(hi)}]")
 
 
 @user_errors
@@ -64,34 +68,40 @@ def run(
             "TLS Dask cluster (docs/guarantees.md#dask)."
         ),
     ] = None,
+    fmt: FormatOption = OutputFormat.table,
+    plugin: PluginOption = None,
 ) -> None:
-    """Run a sweep; finished runs are stored as they end, stored runs are never rerun."""
-    from schedlab.experiments.runner import run_tasks
+    """Run a sweep; finished runs are stored as they end, stored runs are never rerun.
+
+    Longest runs start first. The per-point summary goes to stdout in --format; progress and
+    the run counts go to stderr."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    from schedlab.api import run_experiment
     from schedlab.experiments.security import load_security
     from schedlab.experiments.spec import load_experiment
-    from schedlab.experiments.store import ResultStore
 
+    load_plugins(plugin)
     if cluster_security is not None and cluster is None:
         fail("--cluster-security needs --cluster")
     security = load_security(cluster_security) if cluster_security is not None else None
     started = datetime.datetime.now(datetime.UTC)
     exp = load_experiment(experiment)
     target = out_dir or Path("out") / exp.spec.name
-    store = ResultStore(target)
-    store.ensure_writable()
-    tasks = exp.tasks()
-    saved = target / "experiments" / f"{exp.spec.name}.toml"
-    saved.parent.mkdir(parents=True, exist_ok=True)
-    saved.write_text(exp.source)
-    if isinstance(exp.spec.base, str):
-        (saved.parent / f"{exp.spec.name}.base.toml").write_text(
-            (experiment.parent / exp.spec.base).read_text()
-        )
+    n_runs = len(exp.tasks())
     where = f"Dask cluster {cluster}" if cluster else f"{workers or 'all'} local worker(s)"
-    out.print(
-        f"experiment [bold]{escape(exp.spec.name)}[/]: {len(tasks)} runs "
-        f"({len(tasks) // exp.spec.replications} points x {exp.spec.replications} "
-        f"replications) on {where} -> {target}"
+    err.print(
+        f"experiment [bold]{escape(exp.spec.name)}[/]: {n_runs} runs "
+        f"({n_runs // exp.spec.replications} points x {exp.spec.replications} "
+        f"replications) on {where} -> {escape(str(target))}",
+        soft_wrap=True,
     )
     with Progress(
         TextColumn("{task.description}"),
@@ -104,19 +114,18 @@ def run(
         transient=True,
     ) as bar:
         task = bar.add_task("runs", total=None)
-        summary = run_tasks(
-            tasks,
-            store,
+        res = run_experiment(
+            exp,
+            target,
             workers=workers,
-            cluster=cluster,
+            client=cluster,
             security=security,
             progress=lambda done, total: bar.update(task, completed=done, total=total),
         )
-    by_other = f", {summary.elsewhere} stored by another sweep" if summary.elsewhere else ""
-    out.print(f"{summary.ran} runs done, {summary.cached} already stored{by_other}")
-    rows = store.read(sorted({t.hash for t in tasks}))
-    _record_sweep(target, exp.spec, rows, started)
-    _print_summary(rows, list(exp.spec.outputs.metrics))
+    by_other = f", {res.elsewhere} stored by another sweep" if res.elsewhere else ""
+    err.print(f"{res.ran} runs done, {res.cached} already stored{by_other}")
+    _record_sweep(target, exp.spec, res.rows, started)
+    print_summary(res.rows, res.metrics, fmt, option=f"{experiment}: outputs.metrics")
 
 
 def _record_sweep(
@@ -140,36 +149,37 @@ def _record_sweep(
     )
 
 
-def _axes(rows: list[dict[str, Any]]) -> list[str]:
-    names: list[str] = []
-    for row in rows:
-        for a in json.loads(row.get("axes") or "[]"):
-            if a not in names:
-                names.append(a)
-    return [a for a in names if a != "variant" or any(r.get("variant") for r in rows)]
+def print_summary(
+    rows: list[dict[str, Any]], metrics: list[str], fmt: OutputFormat, option: str = "--metric"
+) -> None:
+    """The per-point summary of stored runs (schedlab.api.point_summary) in a format."""
+    from schedlab.api import axes_of, known_metrics, point_summary
 
-
-def _print_summary(rows: list[dict[str, Any]], metrics: list[str]) -> None:
-    from schedlab.experiments.stats import summarize
-
-    if not rows:
-        out.print("no stored runs")
-        return
-    by = ["experiment", *_axes(rows)]
-    shown = [c for c in by if len({repr(r.get(c)) for r in rows}) > 1] or by[:1]
-    table = Table(show_header=True, header_style="bold")
-    for col in shown:
-        table.add_column(escape(col))
-    table.add_column("runs", justify="right")
     for m in metrics:
-        table.add_column(escape(f"{m} (95% CI)"), justify="right")
-    stats = {m: {s.key: s for s in summarize(rows, by, m)} for m in metrics}
-    for key in sorted(stats[metrics[0]], key=lambda k: [str(v) for v in k]):
-        values = dict(zip(by, key, strict=True))
-        cells = [escape(str(values[c])) for c in shown] + [str(stats[metrics[0]][key].n)]
-        cells += [_cell(stats[m][key]) for m in metrics]
-        table.add_row(*cells)
-    out.print(table)
+        if rows and m not in known_metrics(rows):
+            unknown("metric", m, known_metrics(rows), option)
+    if not rows:
+        if fmt is OutputFormat.table:
+            out.print("no stored runs")
+        else:
+            emit_rows([], fmt)
+        return
+    summary = point_summary(rows, metrics)
+    if fmt is not OutputFormat.table:
+        emit_rows(summary, fmt)
+        return
+    by = ["experiment", *axes_of(rows)]
+    shown = [c for c in by if len({repr(r.get(c)) for r in rows}) > 1] or by[:1]
+    emit_rows(
+        summary,
+        fmt,
+        headers=[*shown, "runs", *(f"{m} (95% CI)" for m in metrics)],
+        cells=lambda r: [
+            *(escape(str(r[c])) for c in shown),
+            str(r["runs"]),
+            *(_cell(r, m) for m in metrics),
+        ],
+    )
 
 
 @user_errors
@@ -186,18 +196,16 @@ def results(
         list[str] | None,
         typer.Option(help="Metric(s) for the summary (default mean_response_time)."),
     ] = None,
-    fmt: Annotated[str, typer.Option("--format", help="table, csv or json.")] = "table",
+    fmt: FormatOption = OutputFormat.table,
 ) -> None:
     """Summarize stored runs per point, or query them with DuckDB SQL."""
     from schedlab.experiments.store import ResultStore
 
-    if fmt not in ("table", "csv", "json"):
-        fail(f"--format must be table, csv or json, not '{fmt}'")
     if not directory.is_dir():
         fail(f"{directory}: no such result directory")
     store = ResultStore(directory)
     if query is None:
-        _print_summary(store.read(), metric or ["mean_response_time"])
+        print_summary(store.read(), metric or ["mean_response_time"], fmt)
         return
     import duckdb
 
@@ -205,26 +213,15 @@ def results(
     try:
         rel = con.execute(query)
     except duckdb.Error as exc:
-        fail(f"query failed: {str(exc).splitlines()[0]}")
+        fail(escape(f"query failed: {str(exc).splitlines()[0]}"))
     columns = [d[0] for d in rel.description]
-    data = rel.fetchall()
-    if fmt == "json":
-        sys.stdout.write(
-            json.dumps([dict(zip(columns, r, strict=True)) for r in data], default=str) + "\n"
-        )
-    elif fmt == "csv":
-        import csv
-
-        w = csv.writer(sys.stdout)
-        w.writerow(columns)
-        w.writerows(data)
-    else:
-        table = Table(show_header=True, header_style="bold")
-        for c in columns:
-            table.add_column(escape(c))
-        for r in data:
-            table.add_row(*[escape(_fmt(v) if isinstance(v, float) else str(v)) for v in r])
-        out.print(table)
+    rows = [dict(zip(columns, r, strict=True)) for r in rel.fetchall()]
+    emit_rows(
+        rows,
+        fmt,
+        columns=columns,
+        cells=lambda r: [escape(format_number(r[c])) for c in columns],
+    )
 
 
 @user_errors

@@ -7,10 +7,17 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-from rich.table import Table
 
-from schedlab.cli_support import err, escape, fail, out, user_errors
+from schedlab.cli_support import (
+    FormatOption,
+    OutputFormat,
+    emit_rows,
+    err,
+    escape,
+    fail,
+    out,
+    user_errors,
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -36,6 +43,7 @@ def reproduce(
             "beside the git checkout.",
         ),
     ] = None,
+    fmt: FormatOption = OutputFormat.table,
 ) -> None:
     """Reproduce a paper figure: run it, write the figure and CSV, check the paper's claims."""
     from schedlab.datasets import data_dir, data_dir_origin, use_data_dir
@@ -43,19 +51,26 @@ def reproduce(
 
     use_data_dir(data)
     if list_:
-        table = Table(show_header=True, header_style="bold")
-        for col in ("name", "paper", "figure", "title", "data"):
-            table.add_column(col, overflow="fold")
+        rows = []
         for r in all_reproductions():
             found = all((data_dir() / f).is_file() for f in r.data)
             needs = f"{', '.join(r.data)} ({'found' if found else 'MISSING'})" if r.data else "-"
-            table.add_row(r.name, r.paper, r.figure, r.title, escape(needs))
-        out.print(table)
-        out.print(
-            f"data folder: {escape(str(data_dir()))} ({escape(data_dir_origin())}; set it with "
-            "--data-dir DIR or SCHEDLAB_DATA=DIR)",
-            highlight=False,
-        )
+            rows.append(
+                {
+                    "name": r.name,
+                    "paper": r.paper,
+                    "figure": r.figure,
+                    "title": r.title,
+                    "data": needs,
+                }
+            )
+        emit_rows(rows, fmt, columns=["name", "paper", "figure", "title", "data"])
+        if fmt is OutputFormat.table:
+            err.print(
+                f"data folder: {escape(str(data_dir()))} ({escape(data_dir_origin())}; set it "
+                "with --data-dir DIR or SCHEDLAB_DATA=DIR)",
+                highlight=False,
+            )
         return
     if name is None:
         fail("give a reproduction NAME or --list")
@@ -66,6 +81,14 @@ def reproduce(
         f"({entry.paper}, {entry.figure}){' — quick variant' if quick else ''}"
     )
     started = datetime.datetime.now(datetime.UTC)
+    from rich.progress import (
+        BarColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),

@@ -36,6 +36,16 @@ class Estimate:
     ci95: tuple[float, float]
     dof: int = 0
 
+    def __repr__(self) -> str:
+        lo, hi = self.ci95
+        return f"Estimate(mean={_short(self.mean)}, ci95=({_short(lo)}, {_short(hi)}))"
+
+    def short(self) -> str:
+        """``1.63 [1.57, 1.69]`` (the interval left out when there is none)."""
+        if not math.isfinite(self.ci95[0]):
+            return _short(self.mean)
+        return f"{_short(self.mean)} [{_short(self.ci95[0])}, {_short(self.ci95[1])}]"
+
     @property
     def half_width(self) -> float:
         return (self.ci95[1] - self.ci95[0]) / 2.0
@@ -55,6 +65,11 @@ class Estimate:
 
     def to_dict(self) -> dict[str, object]:
         return {"mean": _finite(self.mean), "ci95": [_finite(self.ci95[0]), _finite(self.ci95[1])]}
+
+
+def _short(x: float) -> str:
+    """A plain float with 4 significant digits (never ``np.float64(...)``)."""
+    return f"{float(x):.4g}"
 
 
 def _finite(x: float) -> float | None:

@@ -68,12 +68,16 @@ def _parse(spec_json: str) -> SimulationSpec:
     return parse_spec(json.loads(spec_json))
 
 
-def execute(task: Task) -> dict[str, Any]:
-    """Run one task and return its record (runs in worker processes)."""
+def execute(task: Task, plugins: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Run one task and return its record (runs in worker processes, which first import the
+    plugin files that registered the parent's user policies)."""
     from schedlab.experiments.records import run_record
     from schedlab.model.compile import compile_model
+    from schedlab.plugins import load_plugin
     from schedlab.simulation.simulate import run_model
 
+    for path in plugins:
+        load_plugin(path)
     try:
         model = compile_model(_parse(task.spec_json))
         result = run_model(model, task.replication)
@@ -104,25 +108,51 @@ def default_workers() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
+# Reciprocal throughput (µs per event) of the policies measured in issue 12 (paper 004's Fig. 2
+# setting, 10^7 arrivals); other policies count as 1. Only the ranking of runs uses it.
+POLICY_EVENT_COST = {"server-filling": 1.3, "server-filling-srpt": 2.9, "max-weight": 2.2}
+EVENTS_PER_ARRIVAL = 2  # an arrival and a departure (or a loss)
+
+
+def estimated_cost(task: Task) -> tuple[float, float]:
+    """Relative CPU cost of a run: arrivals x events per arrival x the policy's cost per event;
+    ties (e.g. the loads of one policy) go to the higher load, which keeps more jobs present
+    per decision. Used to start the longest runs first, so that no long run starts last and
+    leaves the other workers idle (the stragglers of issue 12 item 5)."""
+    data = json.loads(task.spec_json)
+    run = data.get("run", {})
+    workload = data.get("workload", {})
+    arrivals = run.get("arrivals") or (run.get("horizon") or 1.0) * (workload.get("rate") or 1.0)
+    policy = data.get("policy", {}).get("name", "")
+    cost = float(arrivals) * EVENTS_PER_ARRIVAL * POLICY_EVENT_COST.get(policy, 1.0)
+    return cost, float(workload.get("load") or 0.0)
+
+
 def run_tasks(
     tasks: Iterable[Task],
     store: ResultStore,
     *,
     workers: int | None = None,
-    cluster: str | None = None,
+    cluster: Any = None,
     security: Any = None,
     progress: Progress | None = None,
+    plugins: tuple[str, ...] | None = None,
 ) -> Summary:
     """Run every task whose hash is not yet stored; store each record as soon as it exists.
 
     Runs claimed by another live sweep are left to it; this call returns once every task is
-    stored (computing those whose claimer died)."""
+    stored (computing those whose claimer died). ``cluster`` is a Dask scheduler address or a
+    ``distributed.Client``. ``plugins`` are plugin files the workers import first (default: those
+    imported in this process). Runs start in decreasing order of :func:`estimated_cost`."""
+    from schedlab.plugins import loaded_plugin_files
+
+    plugins = loaded_plugin_files() if plugins is None else plugins
     store.ensure_writable()
     done = store.done()
     unique: dict[str, Task] = {}
     for task in tasks:
         unique.setdefault(task.hash, task)
-    todo = [t for h, t in unique.items() if h not in done]
+    todo = sorted((t for h, t in unique.items() if h not in done), key=estimated_cost, reverse=True)
     summary = Summary(total=len(unique), cached=len(unique) - len(todo), ran=0)
     if not todo:
         return summary
@@ -142,12 +172,12 @@ def run_tasks(
         pending = todo
         while pending:
             if cluster is not None:
-                _run_dask(pending, cluster, security, store, claims, finished)
+                _run_dask(pending, cluster, security, plugins, store, claims, finished)
             elif (workers or default_workers()) == 1 or len(pending) == 1:
                 for task in pending:
-                    finished(execute_and_store(task, str(store.root)))
+                    finished(execute_and_store(task, str(store.root), plugins))
             else:
-                _run_pool(pending, workers or default_workers(), store.root, finished)
+                _run_pool(pending, workers or default_workers(), store.root, plugins, finished)
             pending = _wait_for_others(pending, store, claims, summary, finished)
     except KeyboardInterrupt:
         raise Interrupted(
@@ -196,6 +226,7 @@ PRELOAD = [
     "schedlab.experiments.runner",
     "schedlab.simulation.simulate",
     "schedlab.policies.registry",
+    "schedlab.experiments.warm",  # runs the sweep's policies once: workers inherit the code
 ]
 
 
@@ -210,7 +241,18 @@ def _context() -> multiprocessing.context.BaseContext:
     return context
 
 
-def execute_and_store(task: Task, root: str) -> bool:
+def worker_pool(workers: int) -> ProcessPoolExecutor:
+    """Local worker processes (forked from a fork server that has imported schedlab), which die
+    with this process (worker_init)."""
+    return ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=_context(),
+        initializer=worker_init,
+        initargs=(os.getpid(),),
+    )
+
+
+def execute_and_store(task: Task, root: str, plugins: tuple[str, ...] = ()) -> bool:
     """Claim, run and store one task (in the worker for local pools: the parent then has no
     per-run work left to take CPU from the workers). False when another process holds it."""
     from schedlab.experiments.store import ResultStore
@@ -222,23 +264,26 @@ def execute_and_store(task: Task, root: str) -> bool:
     try:
         if store.has(task.hash):  # stored between our listing and our claim
             return False
-        store.write(execute(task))
+        store.write(execute(task, plugins))
     finally:
         claims.release(task.hash)
     return True
 
 
-def _run_pool(todo: list[Task], workers: int, root: Path, finished: Callable[[bool], None]) -> None:
-    context = _context()
-    pool = ProcessPoolExecutor(
-        max_workers=min(workers, len(todo)),
-        mp_context=context,
-        initializer=worker_init,
-        initargs=(os.getpid(),),
-    )
+def _run_pool(
+    todo: list[Task],
+    workers: int,
+    root: Path,
+    plugins: tuple[str, ...],
+    finished: Callable[[bool], None],
+) -> None:
+    from schedlab.experiments.warm import WARM_ENV, warm_specs
+
+    os.environ[WARM_ENV] = warm_specs([t.spec_json for t in todo])  # read by a new fork server
+    pool = worker_pool(min(workers, len(todo)))
     pending: set[Future] = set()
     try:
-        pending = {pool.submit(execute_and_store, task, str(root)) for task in todo}
+        pending = {pool.submit(execute_and_store, task, str(root), plugins) for task in todo}
         while pending:
             complete, pending = wait(pending, return_when=FIRST_COMPLETED)
             for fut in complete:
@@ -250,24 +295,38 @@ def _run_pool(todo: list[Task], workers: int, root: Path, finished: Callable[[bo
         pool.shutdown(wait=True, cancel_futures=True)
 
 
+def dask_client(cluster: Any, security: Any = None) -> tuple[Any, bool]:
+    """A ``distributed.Client`` for an address (owned: close it) or the given client (not owned)."""
+    if not isinstance(cluster, str):
+        return cluster, False
+    from dask.distributed import Client
+
+    try:
+        return Client(cluster, timeout="10s", security=security), True
+    except (OSError, TimeoutError) as exc:
+        raise SchedlabError(f"cannot reach the Dask scheduler at {cluster}: {exc}") from None
+
+
 def _run_dask(
     todo: list[Task],
-    address: str,
+    cluster: Any,
     security: Any,
+    plugins: tuple[str, ...],
     store: ResultStore,
     claims: Claims,
     finished: Callable[[bool], None],
 ) -> None:
     """Run on a Dask cluster; the parent claims, checks and stores every returned row."""
-    from dask.distributed import Client, as_completed
+    from dask.distributed import as_completed
 
-    try:
-        client = Client(address, timeout="10s", security=security)
-    except (OSError, TimeoutError) as exc:
-        raise SchedlabError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
+    client, owned = dask_client(cluster, security)
     mine = [t for t in todo if claims.take(t.hash)]
     try:
-        futures = {client.submit(execute, t, pure=False): t for t in mine}
+        # Priorities follow the order of `todo` (longest first) on the cluster too.
+        futures = {
+            client.submit(execute, t, plugins, pure=False, priority=len(mine) - i): t
+            for i, t in enumerate(mine)
+        }
         for fut in as_completed(futures):
             task = futures[fut]
             store.write(checked_row(task, fut.result()))
@@ -276,7 +335,8 @@ def _run_dask(
     finally:
         for task in mine:
             claims.release(task.hash)
-        client.close()
+        if owned:
+            client.close()
 
 
 class BadWorkerRow(SchedlabError):
@@ -318,7 +378,7 @@ def run_specs(
     *,
     replications: int = 1,
     workers: int | None = None,
-    cluster: str | None = None,
+    cluster: Any = None,
     progress: Progress | None = None,
     experiment: str = "",
 ) -> list[list[dict]]:

@@ -161,7 +161,7 @@ class Point:
 class Experiment:
     spec: ExperimentSpec
     base: dict[str, Any]
-    source: str  # the experiment's TOML (or JSON) text, kept with the results
+    source: str  # the experiment's TOML text, kept with the results
     path: Path | None
 
     def points(self) -> list[Point]:
@@ -245,16 +245,35 @@ def load_experiment(path: str | Path) -> Experiment:
     """Read and validate an experiment TOML file (the base spec may be another file)."""
     p = Path(path)
     data, source = read_toml(p)
+    return parse_experiment(data, source=source, path=p)
+
+
+def parse_experiment(
+    data: dict[str, Any], *, source: str | None = None, path: Path | None = None
+) -> Experiment:
+    """Validate an experiment given as a dict (``base`` as a file is relative to ``path``'s
+    folder, or to the working directory when there is no file)."""
+    from schedlab.spec_kind import expect_kind
+
+    file = str(path) if path else None
+    expect_kind(data, "experiment", file)
     try:
         spec = ExperimentSpec.model_validate(data)
     except ValidationError as exc:
         err = spec_error_from_validation(exc, ExperimentSpec)
-        raise err.located(str(p), None) from None
+        raise err.located(file, None) from None
     if isinstance(spec.base, str):
-        base_path = (p.parent / spec.base).resolve()
+        base_path = ((path.parent if path else Path.cwd()) / spec.base).resolve()
         base, _ = read_toml(base_path)
         base = resolve_paths(base, base_path.parent)
     else:
-        base = resolve_paths(spec.base, p.parent)
-    _check_axes(spec, base, str(p))
-    return Experiment(spec=spec, base=base, source=source, path=p)
+        base = resolve_paths(spec.base, path.parent if path else Path.cwd())
+    _check_axes(spec, base, file)
+    if source is None:  # kept with the results as TOML, the form `schedlab run` reads
+        import tomli_w
+
+        try:
+            source = tomli_w.dumps(data)
+        except (TypeError, ValueError) as exc:
+            raise SpecError(f"experiment cannot be written as TOML: {exc}", file=file) from None
+    return Experiment(spec=spec, base=base, source=source, path=path)

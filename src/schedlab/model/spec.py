@@ -407,7 +407,10 @@ def resolve_paths(data: Any, directory: Path) -> Any:
 def load_spec(path: str | Path) -> SimulationSpec:
     """Load and validate a simulation spec from a TOML file (relative data files resolve
     against the file's directory)."""
+    from schedlab.spec_kind import expect_kind
+
     data, source = read_toml(path)
+    expect_kind(data, "simulation", str(path))
     return parse_spec(resolve_paths(data, Path(path).parent), source=source, file=str(path))
 
 

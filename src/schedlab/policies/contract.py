@@ -373,7 +373,9 @@ def _no_check(model: Any, config: PolicyConfig) -> None:
 class Policy:
     """A registered policy name.
 
-    ``paper``: author-year key of :data:`schedlab.papers.PAPERS` (e.g. "grosof2023");
+    ``paper``: author-year key of :data:`schedlab.papers.PAPERS` (e.g. "grosof2023"; every
+    built-in policy uses one, tests/test_policy_contract.py checks it), or for a user's plugin
+    policy any citation text (shown as it is);
     ``section``: where that paper defines (or, for a baseline, uses) the policy ("§3.2",
     "App. C.1"). ``family``: the model family the name belongs to; ``families``: every
     family it may run in (default: just ``family``). ``config``: its settings; ``preset``:
@@ -403,18 +405,19 @@ class Policy:
     report: Callable[[Any, Any], dict[str, float]] | None = None
 
     def __post_init__(self) -> None:
-        from schedlab.papers import PAPERS
 
         if not self.families:
             object.__setattr__(self, "families", (self.family,))
-        if self.paper not in PAPERS:
-            raise ValueError(f"policy {self.name!r}: unknown paper key {self.paper!r}")
+        if not self.paper.strip():
+            raise ValueError(f"policy {self.name!r}: give the paper (key or citation)")
 
     @property
     def reference(self) -> str:
-        """E.g. "Grosof et al. 2023 (grosof2023), §3.2"."""
+        """E.g. "Grosof et al. 2023 (grosof2023), §3.2" (a plugin's own citation as given)."""
         from schedlab.papers import PAPERS
 
+        if self.paper not in PAPERS:
+            return f"{self.paper}, {self.section}" if self.section else self.paper
         return f"{PAPERS[self.paper].cite} ({self.paper}), {self.section}"
 
 

@@ -17,7 +17,8 @@ _LOADED = False
 
 
 def _load_builtins() -> None:
-    """Import every module under schedlab.policies; policy modules register themselves."""
+    """Import every module under schedlab.policies (policy modules register themselves), then the
+    installed plugins' ``schedlab.policies`` entry points (schedlab.plugins)."""
     global _LOADED
     if _LOADED:
         return
@@ -26,6 +27,14 @@ def _load_builtins() -> None:
     for info in pkgutil.walk_packages(package.__path__, prefix="schedlab.policies."):
         importlib.import_module(info.name)
     _LOADED = True
+    from schedlab.plugins import load_entry_points
+
+    load_entry_points()
+
+
+def registered_names() -> list[str]:
+    """Names registered so far (built-in or plugin), without loading anything."""
+    return list(_REGISTRY)
 
 
 def all_policies() -> list[Policy]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from schedlab.errors import SchedlabError
+from schedlab.errors import SchedlabError, unknown_name
 from schedlab.experiments.stats import compare, group, summarize
 from schedlab.report.figures import Point
 
@@ -36,11 +36,7 @@ def plot_points(
     columns = set().union(*(r.keys() for r in rows))
     for option, value in (("--x", x), ("--y", y), ("--hue", hue)):
         if value not in columns:
-            metrics = sorted(c for c in columns if f"{c}_lo" in columns)
-            raise PlotError(
-                f"{option}: no column '{value}'; columns include "
-                f"{', '.join(sorted(_plain(columns)))}; metrics: {', '.join(metrics)}"
-            )
+            raise PlotError(f"{option}: {unknown_name('column', value, _plain(columns))}")
     groups: dict[tuple, set] = {}
     for r in rows:
         groups.setdefault((r.get(hue), r.get(x)), set()).add((r["experiment"], r["point"]))

@@ -415,5 +415,7 @@ for _name_, _fig, _run, _title, _scale in (
     ),
 ):
     register(
-        Reproduction(name=_name_, paper="001", figure=_fig, title=_title, run=_run, scale=_scale)
+        Reproduction(
+            name=_name_, paper="psychas2018", figure=_fig, title=_title, run=_run, scale=_scale
+        )
     )

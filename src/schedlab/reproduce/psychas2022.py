@@ -404,7 +404,7 @@ def run_fig4(ctx: Context) -> Outcome:
 register(
     Reproduction(
         name="psychas2022-table1",
-        paper="002",
+        paper="psychas2022",
         figure="§7.1 (Table 1 collections)",
         title="F^g/F* over random collections of 3 small and 3 large Table 1 VM types",
         run=run_table1,
@@ -414,7 +414,7 @@ register(
 register(
     Reproduction(
         name="psychas2022-fig2",
-        paper="002",
+        paper="psychas2022",
         figure="Fig. 2",
         title="F^g and F* against the workload scale, worst-case subset",
         run=run_fig2,
@@ -424,7 +424,7 @@ register(
 register(
     Reproduction(
         name="psychas2022-fig3",
-        paper="002",
+        paper="psychas2022",
         figure="Fig. 3",
         title="DRA's reward per server against L approaches F^g",
         run=run_fig3,
@@ -435,7 +435,7 @@ register(
 register(
     Reproduction(
         name="psychas2022-fig4",
-        paper="002",
+        paper="psychas2022",
         figure="Fig. 4",
         title="DRA's reward per server over time converges to F^g",
         run=run_fig4,
@@ -753,7 +753,7 @@ def run_fig6(ctx: Context) -> Outcome:
 register(
     Reproduction(
         name="psychas2022-fig5",
-        paper="002",
+        paper="psychas2022",
         figure="Fig. 5",
         title="trace: reward per server of DRA, DRA+preemption, power-of-d and the bound vs L",
         run=run_fig5,
@@ -763,7 +763,7 @@ register(
 register(
     Reproduction(
         name="psychas2022-fig6",
-        paper="002",
+        paper="psychas2022",
         figure="Fig. 6",
         title="trace: reward over time of each policy and the bound, L = 1000",
         run=run_fig6,

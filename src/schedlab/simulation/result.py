@@ -75,6 +75,42 @@ class Result:
     def events_per_second(self) -> float:
         return self.events / self.loop_s if self.loop_s > 0 else math.nan
 
+    def __repr__(self) -> str:
+        return "\n".join(self._summary_lines())
+
+    def _summary_lines(self, metrics: int = 4) -> list[str]:
+        """A few lines: policy, load, stability, the first metrics (mean and 95% CI)."""
+        reps = f", {len(self.replications)} replications" if self.replications else ""
+        lines = [
+            f"Result(policy={self.policy!r}, family={self.family!r}, load={self.load:.4g}, "
+            f"arrivals={self.counters.get('arrivals', 0):,}{reps}, "
+            f"stable={self.stable})"
+        ]
+        if not self.stable:
+            lines.append(f"  unstable: {self.instability}")
+            return lines
+        for name, est in list(self.metrics.items())[:metrics]:
+            lines.append(f"  {name}: {est.short()}")
+        if len(self.metrics) > metrics:
+            lines.append(f"  ... {len(self.metrics) - metrics} more in .metrics")
+        return lines
+
+    def _repr_html_(self) -> str:
+        import html
+
+        head = html.escape(self._summary_lines()[0])
+        if not self.stable:
+            why = html.escape(str(self.instability))
+            return f"<p><code>{head}</code><br><b>unstable</b>: {why}</p>"
+        rows = "".join(
+            f"<tr><td>{html.escape(name)}</td><td>{html.escape(est.short())}</td></tr>"
+            for name, est in self.metrics.items()
+        )
+        return (
+            f"<p><code>{head}</code></p><table><thead><tr><th>metric</th>"
+            f"<th>mean (95% CI)</th></tr></thead><tbody>{rows}</tbody></table>"
+        )
+
     def to_dict(self, *, transient: bool = False) -> dict[str, Any]:
         """JSON-ready: ``{"metrics": {name: {"mean", "ci95"}}, "stable", "events", "wall_s", ...}``.
 
@@ -116,8 +152,11 @@ def steady_state_only(name: str) -> bool:
 
 
 def combine_replications(reps: list[Result]) -> Result:
-    """Independent replications: mean of the replication means with a Student-t interval."""
+    """Independent replications: mean of the replication means with a Student-t interval
+    (R - 1 degrees of freedom); NaN when any replication is unstable (they stay in
+    ``replications`` for diagnosis)."""
     first = reps[0]
+    unstable = [r.instability for r in reps if not r.stable]
     metrics: dict[str, Estimate] = {}
     for name in first.metrics:
         values = np.array(

@@ -1,0 +1,52 @@
+"""Load the compiled policies once in the fork server, so that every worker forked from it starts
+with them in memory.
+
+Without this, each worker process loads each policy's compiled runner from Numba's disk cache on
+its first run of that policy (about a second per policy and process on the 2-core machine, more
+than a 10^5-arrival run takes), which is most of the per-run overhead of a sweep of short runs
+(benchmarks/bench_scaling.py). The fork server imports this module at start-up
+(:data:`schedlab.experiments.runner.PRELOAD`); the parent puts one tiny spec per policy of the
+sweep in the environment variable ``SCHEDLAB_WARM_SPECS`` (a JSON list) before the server starts,
+and each is run here for a few hundred arrivals. A failure here only costs time: the real run
+reports its own errors.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+WARM_ENV = "SCHEDLAB_WARM_SPECS"
+WARM_ARRIVALS = 200
+
+
+def warm_specs(spec_jsons: list[str]) -> str:
+    """The environment value: one tiny copy of the first spec of each policy (and plugins)."""
+    seen: dict[str, dict] = {}
+    for text in spec_jsons:
+        data = json.loads(text)
+        name = data.get("policy", {}).get("name", "")
+        if name in seen:
+            continue
+        run = {k: v for k, v in data.get("run", {}).items() if k not in ("horizon", "replications")}
+        run.update(arrivals=WARM_ARRIVALS, jobs=False)
+        seen[name] = {**data, "run": run}
+    return json.dumps(list(seen.values()))
+
+
+def _warm() -> None:
+    specs = os.environ.get(WARM_ENV)
+    if not specs:
+        return
+    from schedlab.model.compile import compile_model
+    from schedlab.model.spec import parse_spec
+    from schedlab.simulation.simulate import run_model
+
+    for data in json.loads(specs):
+        try:
+            run_model(compile_model(parse_spec(data)))
+        except Exception:
+            continue
+
+
+_warm()
