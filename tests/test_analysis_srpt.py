@@ -349,7 +349,7 @@ def test_srpt_against_simulation(name, law):
 
 def test_srpt1_lower_bounds_a_simulated_multiserver_job_system():
     """SRPT-1 is a lower bound for every policy on the k servers (paper 004 §4.1)."""
-    result = schedlab.simulate(paper004_spec(0.7, "fcfs", 60_000, seed=5))
+    result = schedlab.simulate(paper004_spec(0.7, "server-filling", 60_000, seed=5))
     law = SizeLaw.from_classes(
         [
             JobClassLaw(c["probability"], c["need"], exp(c["duration"]["mean"]))

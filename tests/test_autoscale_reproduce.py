@@ -15,7 +15,7 @@ from schedlab.reproduce.registry import Context, get_reproduction
 
 def test_registered():
     for name in ("table1", "fig2", "fig3", "fig4", "fig5", "fig6"):
-        assert get_reproduction(f"psychas2022-{name}").paper == "002"
+        assert get_reproduction(f"psychas2022-{name}").paper == "psychas2022"
 
 
 def test_loss_spec_is_the_papers_model():

@@ -13,6 +13,8 @@ from tests.test_invariants import audit
 VM_POLICIES = ("vm-stalling", "m14", "g16")
 VM_EXAMPLES = 40
 
+TESTED_POLICIES = {"vm-stalling", "m14", "g16"}
+
 
 @st.composite
 def vm_specs(draw, name: str):

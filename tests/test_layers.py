@@ -24,7 +24,7 @@ LAYER = {
     "policies": 3,
     "workloads": 4,
     "model": 5,
-    "simulation": 6,
+    "simulation": 7,  # the pipeline: a peer of analysis (known stability limits)
     "analysis": 7,
     "experiments": 7,
     "report": 7,
@@ -32,6 +32,11 @@ LAYER = {
     "commands": 9,
     "demo": 9,
     "cli_support": 9,
+    "api": 8,
+    "plugins": 4,
+    "spec_kind": 1,
+    "datasets": 1,
+    "streams": 1,
     "cli": 10,
     "": 6,  # schedlab/__init__.py: the public API (simulate, Result, load_spec)
 }
@@ -40,8 +45,8 @@ KNOWN_UPWARD = {
     ("schedlab.policies.pooled.ordering", "schedlab.analysis.gittins"),
     # rounded bounds read the distribution types of model/ (issue 11, left open)
     ("schedlab.optim.rounded_bounds", "schedlab.model.distributions"),
-    # the report reuses the CLI's plotting of sweeps (helper `report`, issue 16)
-    ("schedlab.report.html", "schedlab.commands.experiments"),
+    # the VM types read their fixed demands from model/'s distribution type (issue 13, left open)
+    ("schedlab.policies.packing.vm_stalling", "schedlab.model.distributions"),
 }
 
 

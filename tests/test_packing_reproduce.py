@@ -80,10 +80,7 @@ def test_long_runs_are_stored_in_the_result_store_and_read_back_unchanged(tmp_pa
     first = R.run_long(ctx, spec, lambda result: {"events": result.events})
     assert len(list((tmp_path / R.LONG_RUNS / "runs").glob("*.parquet"))) == 1
     again = R.run_long(ctx, spec, lambda result: pytest.fail("stored run was simulated again"))
-    assert (again.policy, again.stable, again.mean_queue) == (
-        first.policy,
-        first.stable,
-        first.mean_queue,
-    )
+    assert (again.policy, again.stable) == (first.policy, first.stable)
+    np.testing.assert_equal(again.mean_queue, first.mean_queue)  # NaN == NaN (unstable run)
     assert again.extras == first.extras and again.seconds == first.seconds
     assert np.array_equal(again.time, first.time) and np.array_equal(again.queue, first.queue)

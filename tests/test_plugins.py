@@ -15,8 +15,9 @@ from typer.testing import CliRunner
 
 import schedlab
 from schedlab.cli import app
-from schedlab.plugins import ENTRY_POINT_GROUP, PluginError, load_entry_points, load_plugin
-from schedlab.policies.registry import get_policy
+from schedlab.errors import PluginError
+from schedlab.plugins import load_plugin
+from schedlab.policies.registry import ENTRY_POINT_GROUP, get_policy, load_entry_points
 from tests.conftest import pooled_spec
 
 SRC = str(Path(schedlab.__file__).resolve().parents[1])

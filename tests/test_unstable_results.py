@@ -11,13 +11,14 @@ import pytest
 import schedlab
 from schedlab.analysis.saturated import fcfs_saturated
 from schedlab.engine.reliability import interval_problem, relaxation_arrivals
-from schedlab.engine.stability import known_limit, trend
+from schedlab.engine.stability import trend
 from schedlab.experiments.runner import Task, run_tasks
 from schedlab.experiments.stats import summarize
 from schedlab.experiments.store import ResultStore
 from schedlab.model.compile import compile_model
 from schedlab.model.spec import parse_spec
 from schedlab.simulation.simulate import prepare, run_loop
+from schedlab.simulation.stability_limits import known_limit
 from tests.conftest import pooled_spec
 
 K4_CLASSES = [

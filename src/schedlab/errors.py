@@ -62,3 +62,7 @@ def unknown_name(kind: str, name: str, known: object) -> str:
     )
     hint = f" (did you mean '{guess[0]}'?)" if guess else ""
     return f"unknown {kind} '{name}'{hint}; known: {', '.join(choices) or 'none'}"
+
+
+class PluginError(SchedlabError):
+    """A plugin file or entry point could not be loaded; the message names it."""

@@ -21,19 +21,13 @@ import hashlib
 import importlib.util
 import sys
 import traceback
-from importlib.metadata import entry_points
 from pathlib import Path
 from types import ModuleType
 
-from schedlab.errors import SchedlabError
-
-ENTRY_POINT_GROUP = "schedlab.policies"
+from schedlab.errors import PluginError, SchedlabError
+from schedlab.policies import registry
 
 _FILES: dict[Path, ModuleType] = {}
-
-
-class PluginError(SchedlabError):
-    """A plugin file or entry point could not be loaded; the message names it."""
 
 
 def _module_name(path: Path) -> str:
@@ -56,8 +50,6 @@ def load_plugin(path: str | Path) -> list[str]:
     Errors (no such file, a syntax error, an exception while importing, a policy name that is
     already registered) raise :class:`PluginError` with one line naming the file and line.
     """
-    from schedlab.policies import registry
-
     resolved = Path(path).expanduser().resolve()
     if resolved in _FILES:
         return list(getattr(_FILES[resolved], "__schedlab_policies__", []))
@@ -93,21 +85,3 @@ def load_plugin(path: str | Path) -> list[str]:
 def loaded_plugin_files() -> tuple[str, ...]:
     """The plugin files imported in this process (for worker processes to import them too)."""
     return tuple(str(p) for p in _FILES)
-
-
-def load_entry_points() -> list[str]:
-    """Load every ``schedlab.policies`` entry point of the installed packages; their names."""
-    loaded = []
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        try:
-            target = ep.load()
-            if callable(target) and not isinstance(target, ModuleType):
-                target()
-        except SchedlabError as exc:
-            raise PluginError(f"entry point '{ep.name}' ({ep.value}): {exc}") from None
-        except Exception as exc:
-            raise PluginError(
-                f"entry point '{ep.name}' ({ep.value}): {type(exc).__name__}: {exc}"
-            ) from None
-        loaded.append(ep.name)
-    return loaded

@@ -9,10 +9,13 @@ from __future__ import annotations
 import difflib
 import importlib
 import pkgutil
+from importlib.metadata import entry_points
+from types import ModuleType
 
-from schedlab.errors import SpecError
+from schedlab.errors import PluginError, SchedlabError, SpecError
 from schedlab.policies.contract import _REGISTRY, Policy
 
+ENTRY_POINT_GROUP = "schedlab.policies"  # installed packages' policies (docs/writing-policies.md)
 _LOADED = False
 
 
@@ -27,8 +30,6 @@ def _load_builtins() -> None:
     for info in pkgutil.walk_packages(package.__path__, prefix="schedlab.policies."):
         importlib.import_module(info.name)
     _LOADED = True
-    from schedlab.plugins import load_entry_points
-
     load_entry_points()
 
 
@@ -93,3 +94,21 @@ def policies_markdown() -> str:
         ]
         rows.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return "\n".join(rows) + "\n"
+
+
+def load_entry_points() -> list[str]:
+    """Load every ``schedlab.policies`` entry point of the installed packages; their names."""
+    loaded = []
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            target = ep.load()
+            if callable(target) and not isinstance(target, ModuleType):
+                target()
+        except SchedlabError as exc:
+            raise PluginError(f"entry point '{ep.name}' ({ep.value}): {exc}") from None
+        except Exception as exc:
+            raise PluginError(
+                f"entry point '{ep.name}' ({ep.value}): {type(exc).__name__}: {exc}"
+            ) from None
+        loaded.append(ep.name)
+    return loaded

@@ -385,7 +385,7 @@ def _provenance_html(
     for path in sorted(specs.glob("*.toml")) if specs.is_dir() else []:
         parts.append(f"<h3>Spec {_e(path.name)}</h3><pre>{_e(path.read_text())}</pre>")
         shown = True
-    if not shown and rows:
+    if not shown and rows and rows[0].get("spec_json"):
         axes = swept_axes(rows)
         first = json.dumps(json.loads(rows[0]["spec_json"]), indent=2, sort_keys=True)
         parts.append(

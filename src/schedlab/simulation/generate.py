@@ -16,15 +16,7 @@ import numpy as np
 from schedlab.errors import SpecError
 from schedlab.model.compile import CompiledModel
 from schedlab.model.distributions import Exponential, _Dist
-
-STREAMS = {"arrivals": 0, "classes": 1, "demand": 2, "duration": 3, "policy": 4}
-
-
-def stream(seed: int, replication: int, name: str) -> np.random.Generator:
-    """The named random stream of one replication of a run."""
-    return np.random.Generator(
-        np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(replication, STREAMS[name])))
-    )
+from schedlab.streams import stream
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,6 @@ import pyarrow as pa
 from schedlab.engine import constants as K
 from schedlab.engine.metrics import compute_metrics
 from schedlab.engine.reliability import short_run
-from schedlab.engine.stability import limit_verdict
 from schedlab.engine.state import (
     VIOLATION_MESSAGES,
     EngineSettings,
@@ -26,6 +25,7 @@ from schedlab.model.compile import CompiledModel, compile_model
 from schedlab.model.spec import SimulationSpec, errors_located_in, load_spec, parse_spec
 from schedlab.simulation.generate import Jobs, generate_jobs
 from schedlab.simulation.result import Result, combine_replications
+from schedlab.simulation.stability_limits import limit_verdict
 
 EVENTS_PER_CHUNK = 2_000_000
 PREEMPT_MODE = {"pooled": K.PREEMPT_RESUME, "packing": K.PREEMPT_NONE, "loss": K.PREEMPT_DROP}

@@ -25,7 +25,7 @@ the quantities it defines are parameters with choices marked CHOSEN:
 Sampling and expiry events form a continuous-time Markov chain whose rates change only at events;
 the policy draws the time of its next event from the total rate at every decision epoch (exact by
 memorylessness) and asks the engine for a wake-up then (``wake_at``). The draws come from the
-policy's own random stream (schedlab.simulation.generate stream "policy"), seeded once per run.
+policy's own random stream (schedlab.streams, stream "policy"), seeded once per run.
 ``samples`` counts sampling events (psychas2018 §7.2 counts them among G16's events).
 """
 
@@ -49,7 +49,7 @@ from schedlab.policies.contract import (
     register,
 )
 from schedlab.policies.packing.vm_stalling import check_vm_model, vm_types
-from schedlab.simulation.generate import stream
+from schedlab.streams import stream
 
 
 class TokensConfig(PolicyConfig):

@@ -1,0 +1,17 @@
+"""The named random streams of a run (DESIGN.md "Randomness"): one ``SeedSequence(seed,
+spawn_key=(replication, stream))`` per quantity, PCG64. The job sequence draws from its own
+streams, so it does not depend on the policy; policies that randomize (G16, power-of-d) draw
+from the separate stream "policy"."""
+
+from __future__ import annotations
+
+import numpy as np
+
+STREAMS = {"arrivals": 0, "classes": 1, "demand": 2, "duration": 3, "policy": 4}
+
+
+def stream(seed: int, replication: int, name: str) -> np.random.Generator:
+    """The named random stream of one replication of a run."""
+    return np.random.Generator(
+        np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(replication, STREAMS[name])))
+    )
