@@ -35,7 +35,7 @@ PROMPT = re.compile(r"^\s*\$ ")
 COMMAND = re.compile(r"^\s*(\$ )?(\.venv/bin/)?(schedlab|make)(\s|$)")
 FENCE = re.compile(r"^\s*```")
 PLACEHOLDER = re.compile(r"\.\.\.|^\[.*\]$|^[A-Z][A-Z_]+(\.\w+)?$")
-FILE_ARG = re.compile(r"\.(toml|parquet|csv|gz|swf|json)$|/$")
+FILE_ARG = re.compile(r"\.(toml|parquet|csv|gz|swf|json|py)$|/$")
 OUTPUT_OPTIONS = {"--out", "-o", "--jobs-out", "--timeseries-out"}
 
 

@@ -198,3 +198,24 @@ def test_plots_mark_unreliable_points(tmp_path):
     rows = list(csv.DictReader(paths[2].open()))
     assert [r["reliable"] for r in rows] == ["True", "False", "False"]
     assert [r["stable"] for r in rows] == ["True", "True", "False"]
+
+
+def test_single_replication_comparison_of_short_runs_is_flagged_unreliable():
+    """One replication per policy: the ratio uses the delta method and keeps the short-run flag."""
+    from schedlab.experiments.stats import compare
+
+    def row(policy: str, mean: float) -> dict:
+        return {
+            "load": 0.8,
+            "policy": policy,
+            "replication": 0,
+            "stable": True,
+            "long_enough": False,
+            "m": mean,
+            "m_lo": mean * 0.9,
+            "m_hi": mean * 1.1,
+        }
+
+    [stat] = compare([row("a", 4.0), row("b", 2.0)], ["load"], "m", "policy", "b", ratio=True)
+    assert stat.mean == 2.0 and stat.lo < 2.0 < stat.hi
+    assert stat.reliable is False and "relaxation-time" in stat.note

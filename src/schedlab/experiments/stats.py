@@ -168,16 +168,14 @@ def compare(
             else:
                 mean = xa[0] - xb[0]
                 half = math.hypot(ha, hb)
-            out.append(
-                PointStat(
-                    full_key,
-                    1,
-                    float(mean),
-                    float(mean - half),
-                    float(mean + half),
-                    True,
-                    "independent intervals (conservative)",
-                    **flag,
-                )
+            stat = PointStat(
+                full_key,
+                1,
+                float(mean),
+                float(mean - half),
+                float(mean + half),
+                True,
+                "independent intervals (conservative)",
             )
+            out.append(replace(stat, **flag))
     return out
