@@ -200,3 +200,20 @@ def test_simulate_runs_replications_on_workers_with_the_serial_numbers():
     data = json.loads(parallel.stdout)
     assert data["replications"] == 3
     assert data["metrics"] == serial["metrics"]
+
+
+def test_trace_info_in_every_format_and_raw_traces_by_trace_format(tmp_path):
+    """`trace info --format` is the output format; a raw trace's format is --trace-format."""
+    swf = Path(__file__).parent / "data" / "KTH-SP2-1996-2.1-cln.head300.swf.gz"
+    runner = CliRunner()
+    as_csv = runner.invoke(
+        app, ["trace", "info", str(swf), "--trace-format", "swf", "--format", "csv"]
+    )
+    assert as_csv.exit_code == 0, as_csv.output
+    fields = dict(csv.reader(io.StringIO(as_csv.stdout)))
+    assert fields["field"] == "value" and fields["jobs"] == "300"
+    as_json = runner.invoke(app, ["trace", "info", str(swf), "-t", "swf", "--format", "json"])
+    assert json.loads(as_json.stdout)["jobs"] == 300
+    wrong = runner.invoke(app, ["trace", "info", str(swf), "--format", "swf"])
+    assert wrong.exit_code == 2
+    assert "--trace-format swf" in wrong.stderr and len(wrong.stderr.strip().splitlines()) == 1

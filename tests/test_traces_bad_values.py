@@ -238,7 +238,7 @@ def test_trace_info_of_a_raw_trace_without_jobs_says_why(tmp_path):
 
     junk = tmp_path / "junk.bin"
     junk.write_bytes(JUNK)
-    result = CliRunner().invoke(app, ["trace", "info", str(junk), "-f", "swf"])
+    result = CliRunner().invoke(app, ["trace", "info", str(junk), "--trace-format", "swf"])
     assert result.exit_code == 2
     (line,) = result.output.strip().splitlines()
     assert line.startswith(f"error: {junk}: no job could be read: ")

@@ -17,7 +17,7 @@ import typer
 from rich import box
 from rich.table import Table
 
-from schedlab.cli_support import err, escape, fail, out, user_errors
+from schedlab.cli_support import OutputFormat, emit_object, err, escape, fail, out, user_errors
 
 trace_app = typer.Typer(
     no_args_is_help=True,
@@ -251,11 +251,11 @@ def _fmt(x: float | None) -> str:
 @user_errors
 def info_cmd(
     path: Annotated[
-        Path, typer.Argument(help="A canonical job table (or a raw trace with --format).")
+        Path, typer.Argument(help="A canonical job table (or a raw trace with --trace-format).")
     ],
-    format: Annotated[
+    trace_format: Annotated[
         str | None,
-        typer.Option("--format", "-f", help="Read a raw trace of this format instead."),
+        typer.Option("--trace-format", "-t", help="Read a raw trace of this format instead."),
     ] = None,
     servers: Annotated[
         int | None,
@@ -267,14 +267,26 @@ def info_cmd(
             "--k", help="Pooled servers for the load of 'need' (default: the trace's k).", min=1
         ),
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Same as --format json.")] = False,
+    fmt: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            help="table (for people), csv or json (for scripts: written without any styling).",
+        ),
+    ] = OutputFormat.table,
 ) -> None:
     """Jobs, time span, arrival rate, duration/demand statistics and offered load of a table."""
-    from schedlab.workloads.traces import read, read_table, summarize
+    from schedlab.workloads.traces import formats, read, read_table, summarize
     from schedlab.workloads.traces.info import human_time
 
-    if format:
-        table = read(path, format)
+    if fmt.lower() not in OutputFormat.__members__:
+        raw = fmt in formats()
+        hint = f"; read a raw '{fmt}' trace with --trace-format {fmt}" if raw else ""
+        fail(f"--format: '{escape(fmt)}' is not one of table, csv, json{hint}")
+    output = OutputFormat.json if as_json else OutputFormat(fmt.lower())
+    if trace_format:
+        table = read(path, trace_format)
         if table.num_rows == 0:
             from schedlab.workloads.traces import get_meta
             from schedlab.workloads.traces.report import NoJobs, ReadReport
@@ -296,8 +308,9 @@ def info_cmd(
         if required not in table.column_names:
             fail(f"{escape(str(path))}: not a job table (no '{required}' column)")
     info = summarize(table, servers=servers, k=k)
-    if as_json:
-        sys.stdout.write(json.dumps(info.to_dict(), default=_json_default) + "\n")
+    if output is not OutputFormat.table:
+        data = json.loads(json.dumps(info.to_dict(), default=_json_default))
+        emit_object(data, output, show_table=lambda: None)
         return
     meta = info.meta
     head = Table.grid(padding=(0, 2))
