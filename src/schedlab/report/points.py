@@ -6,7 +6,10 @@ any of its runs is; it is unreliable when any of its runs is stored with ``relia
 
 from __future__ import annotations
 
+import math
 from typing import Any
+
+import numpy as np
 
 from schedlab.errors import SchedlabError, unknown_name
 from schedlab.experiments.stats import compare, group, summarize
@@ -79,3 +82,12 @@ def plot_points(
         for s in stats
     ]
     return points, y
+
+
+def timeseries_points(
+    series: str, time: np.ndarray, values: np.ndarray, samples: int = 400
+) -> list[Point]:
+    """A time series thinned to at most ``samples`` evenly spaced observations (first and last
+    kept), as points without interval: one sample path, drawn as it was observed."""
+    idx = np.unique(np.linspace(0, time.size - 1, min(samples, time.size)).astype(int))
+    return [Point(series, float(time[i]), float(values[i]), math.nan, math.nan) for i in idx]
