@@ -43,8 +43,6 @@ LAYER = {
 KNOWN_UPWARD = {
     # the Gittins rank tables are built from the size laws of analysis/ (issue 11, left open)
     ("schedlab.policies.pooled.ordering", "schedlab.analysis.gittins"),
-    # rounded bounds read the distribution types of model/ (issue 11, left open)
-    ("schedlab.optim.rounded_bounds", "schedlab.model.distributions"),
     # the VM types read their fixed demands from model/'s distribution type (issue 13, left open)
     ("schedlab.policies.packing.vm_stalling", "schedlab.model.distributions"),
 }

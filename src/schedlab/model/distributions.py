@@ -15,10 +15,13 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Annotated, Literal, Union
+from typing import TYPE_CHECKING, Annotated, Literal, Union
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+if TYPE_CHECKING:
+    from schedlab.optim.rounded_bounds import SizeLaw as DemandLaw
 
 Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
@@ -61,6 +64,14 @@ class _Dist(BaseModel):
         """The finite set of values for discrete distributions, else None."""
         return None
 
+    def demand_law(self) -> DemandLaw:
+        """The law of a job's demand for the capacity bounds of paper 000
+        (:class:`schedlab.optim.rounded_bounds.SizeLaw`): only laws with a bounded support."""
+        raise ValueError(
+            f"no size law for a {type(self).__name__} distribution: job sizes need a bounded "
+            "support in (0, capacity] (use uniform, discrete, empirical or bounded_pareto)"
+        )
+
 
 class Fixed(_Dist):
     """A constant (``dist = "fixed"`` or ``"deterministic"``, or a bare number)."""
@@ -92,6 +103,11 @@ class Fixed(_Dist):
 
     def values(self) -> np.ndarray:
         return np.array([float(self.value)])
+
+    def demand_law(self) -> DemandLaw:
+        from schedlab.optim.rounded_bounds import SizeLaw
+
+        return SizeLaw.discrete([self.value])
 
 
 class Exponential(_Dist):
@@ -183,6 +199,15 @@ class Uniform(_Dist):
             return np.arange(self.low, self.high + 1)
         return None
 
+    def demand_law(self) -> DemandLaw:
+        from schedlab.optim.rounded_bounds import SizeLaw
+
+        if self.integer:
+            return SizeLaw.discrete(self.values())
+        if self.high == self.low:
+            return SizeLaw.discrete([self.low])
+        return SizeLaw.uniform(self.low, self.high)
+
 
 class Discrete(_Dist):
     """Finitely many values with given probabilities (uniform when omitted)."""
@@ -240,6 +265,11 @@ class Discrete(_Dist):
 
     def values(self) -> np.ndarray:
         return np.asarray(self.values_, dtype=float)
+
+    def demand_law(self) -> DemandLaw:
+        from schedlab.optim.rounded_bounds import SizeLaw
+
+        return SizeLaw.discrete(self.values_, self.probabilities)
 
 
 class Empirical(_Dist):
@@ -304,6 +334,11 @@ class Empirical(_Dist):
 
     def values(self) -> np.ndarray:
         return np.unique(self.data())
+
+    def demand_law(self) -> DemandLaw:
+        from schedlab.optim.rounded_bounds import SizeLaw
+
+        return SizeLaw.from_samples(self.data())
 
 
 class Geometric(_Dist):
@@ -553,6 +588,18 @@ class BoundedPareto(_Dist):
         return BoundedPareto(
             dist="bounded_pareto", alpha=self.alpha, low=self.low * f, high=self.high * f
         )
+
+    def demand_law(self) -> DemandLaw:
+        from schedlab.optim.rounded_bounds import SizeLaw
+
+        a, lo, hi = self.alpha, self.low, self.high
+
+        def ppf(u: np.ndarray) -> np.ndarray:
+            u = np.asarray(u, dtype=float)
+            x = lo * (1.0 - u * (1.0 - (lo / hi) ** a)) ** (-1.0 / a)
+            return np.clip(x, lo, hi)
+
+        return SizeLaw.continuous(ppf, lo, hi)
 
 
 class LogNormal(_Dist):
