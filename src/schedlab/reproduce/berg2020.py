@@ -364,6 +364,11 @@ def _exact_cache() -> Callable[[ElasticSystem], dict[str, float]]:
     return get
 
 
+def analysis_points(et: dict[str, float], x: float) -> list[Point]:
+    """The analysis's E[T] of each policy at ``x`` (exact values: no interval)."""
+    return [Point(f"{SHORT[p]} analysis", x, et[p], et[p], et[p], analytic=True) for p in POLICIES]
+
+
 def simulation_points(rows: list[dict[str, Any]], where: str, value: float, x: str) -> list[Point]:
     """The simulated points (with intervals) of the rows whose ``where`` equals ``value``."""
     return [
@@ -577,17 +582,7 @@ def run_fig5(ctx: Context) -> Outcome:
         for mi in FIG5_MU_I:
             system = ElasticSystem.from_load(K, rho, mi, 1.0)
             et = analyze(system)
-            for policy in POLICIES:
-                curve.append(
-                    Point(
-                        f"{SHORT[policy]} analysis",
-                        mi,
-                        et[policy],
-                        et[policy],
-                        et[policy],
-                        analytic=True,
-                    )
-                )
+            curve += analysis_points(et, mi)
             if mi >= 1.0 and et["inelastic-first"] > et["elastic-first"] * (1 + 1e-12):
                 if_wins_right.append(f"rho={rho}, mu_I={mi:g}")
         curve += simulation_points(rows, "rho", rho, "mu_i")
@@ -652,17 +647,7 @@ def run_fig6(ctx: Context) -> Outcome:
         curve: list[Point] = []
         for k in FIG6_K:
             et = analyze(ElasticSystem.from_load(k, FIG6_RHO, mi, 1.0))
-            for policy in POLICIES:
-                curve.append(
-                    Point(
-                        f"{SHORT[policy]} analysis",
-                        k,
-                        et[policy],
-                        et[policy],
-                        et[policy],
-                        analytic=True,
-                    )
-                )
+            curve += analysis_points(et, k)
             if k == FIG6_K[-1]:
                 gaps.append((mi, et["inelastic-first"], et["elastic-first"]))
         curve += simulation_points(rows, "mu_i", mi, "k")
