@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Annotated, Literal, Union
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from schedlab.model import laws
+
 if TYPE_CHECKING:
     from schedlab.optim.rounded_bounds import SizeLaw as DemandLaw
 
@@ -63,6 +65,11 @@ class _Dist(BaseModel):
     def values(self) -> np.ndarray | None:
         """The finite set of values for discrete distributions, else None."""
         return None
+
+    def components(self) -> list[tuple[float, laws.Component]]:
+        """The law as weighted closed-form components (:mod:`schedlab.model.laws`), for the
+        analysis (:mod:`schedlab.analysis.sizes`)."""
+        raise NotImplementedError
 
     def demand_law(self) -> DemandLaw:
         """The law of a job's demand for the capacity bounds of paper 000
@@ -109,6 +116,9 @@ class Fixed(_Dist):
 
         return SizeLaw.discrete([self.value])
 
+    def components(self) -> list[tuple[float, laws.Component]]:
+        return [(1.0, laws.AtomsComponent(np.array([self.value]), np.array([1.0])))]
+
 
 class Exponential(_Dist):
     dist: Literal["exponential"]
@@ -144,6 +154,9 @@ class Exponential(_Dist):
 
     def with_mean(self, mean: float) -> Exponential:
         return Exponential(dist="exponential", mean=mean)
+
+    def components(self) -> list[tuple[float, laws.Component]]:
+        return [(1.0, laws.ExponentialComponent(1.0 / self.mean))]
 
 
 class Uniform(_Dist):
@@ -208,6 +221,12 @@ class Uniform(_Dist):
             return SizeLaw.discrete([self.low])
         return SizeLaw.uniform(self.low, self.high)
 
+    def components(self) -> list[tuple[float, laws.Component]]:
+        if self.integer or self.low == self.high:
+            v = self.values() if self.integer else np.array([self.low])
+            return [(1.0, laws.AtomsComponent(v, np.full(v.size, 1.0 / v.size)))]
+        return [(1.0, laws.UniformComponent(self.low, self.high))]
+
 
 class Discrete(_Dist):
     """Finitely many values with given probabilities (uniform when omitted)."""
@@ -270,6 +289,9 @@ class Discrete(_Dist):
         from schedlab.optim.rounded_bounds import SizeLaw
 
         return SizeLaw.discrete(self.values_, self.probabilities)
+
+    def components(self) -> list[tuple[float, laws.Component]]:
+        return [(1.0, laws.AtomsComponent(self.values(), self._p))]
 
 
 class Empirical(_Dist):
@@ -340,6 +362,10 @@ class Empirical(_Dist):
 
         return SizeLaw.from_samples(self.data())
 
+    def components(self) -> list[tuple[float, laws.Component]]:
+        data = self.data()
+        return [(1.0, laws.AtomsComponent(data, np.full(data.size, 1.0 / data.size)))]
+
 
 class Geometric(_Dist):
     """Geometric on {1, 2, ...} with mean 1/p (paper 000 §II: service of mean 1/mu slots)."""
@@ -385,6 +411,13 @@ class Geometric(_Dist):
     def with_mean(self, mean: float) -> Geometric:
         return Geometric(dist="geometric", mean=max(mean, 1.0))
 
+    def components(self) -> list[tuple[float, laws.Component]]:
+        q = self.success
+        atoms = laws.integer_atoms(
+            lambda v: q * (1.0 - q) ** (v - 1.0), lambda n: (1.0 - q) ** n, 1
+        )
+        return [(1.0, atoms)]
+
 
 class Poisson(_Dist):
     """Poisson counts on {0, 1, ...}: arrivals per slot (paper 000 §VII) or batch sizes."""
@@ -417,6 +450,15 @@ class Poisson(_Dist):
 
     def with_mean(self, mean: float) -> Poisson:
         return Poisson(dist="poisson", mean=mean)
+
+    def components(self) -> list[tuple[float, laws.Component]]:
+        from scipy import stats
+
+        m = self.mean
+        atoms = laws.integer_atoms(
+            lambda v: stats.poisson.pmf(v, m), lambda n: float(stats.poisson.sf(n, m)), 0
+        )
+        return [(1.0, atoms)]
 
 
 class HyperExponential(_Dist):
@@ -497,6 +539,14 @@ class HyperExponential(_Dist):
             )
         return HyperExponential(dist="hyperexponential", mean=mean, scv=self.scv_)
 
+    def components(self) -> list[tuple[float, laws.Component]]:
+        p, means = self.phases()
+        return [
+            (float(w), laws.ExponentialComponent(1.0 / float(m)))
+            for w, m in zip(p, means, strict=True)
+            if w > 0
+        ]
+
 
 class Pareto(_Dist):
     """Pareto with shape alpha and scale xm (P(X > x) = (xm/x)^alpha); or give mean (alpha > 1)."""
@@ -543,6 +593,9 @@ class Pareto(_Dist):
 
     def with_mean(self, mean: float) -> Pareto:
         return Pareto(dist="pareto", alpha=self.alpha, mean=mean)
+
+    def components(self) -> list[tuple[float, laws.Component]]:
+        return [(1.0, laws.ParetoComponent(self.alpha, self.scale))]
 
 
 class BoundedPareto(_Dist):
@@ -601,6 +654,9 @@ class BoundedPareto(_Dist):
 
         return SizeLaw.continuous(ppf, lo, hi)
 
+    def components(self) -> list[tuple[float, laws.Component]]:
+        return [(1.0, laws.ParetoComponent(self.alpha, self.low, self.high))]
+
 
 class LogNormal(_Dist):
     """Log-normal given its mean and C^2 (or sigma of the underlying normal)."""
@@ -644,6 +700,10 @@ class LogNormal(_Dist):
 
     def with_mean(self, mean: float) -> LogNormal:
         return LogNormal(dist="lognormal", mean=mean, scv=self.scv_, sigma=self.sigma)
+
+    def components(self) -> list[tuple[float, laws.Component]]:
+        s2 = self._sigma2
+        return [(1.0, laws.LogNormalComponent(math.log(self.mean) - s2 / 2.0, math.sqrt(s2)))]
 
 
 Distribution = Annotated[
