@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from schedlab.experiments.stats import replications_needed, rescaled_interval
+from schedlab.experiments.stats import joint_widening, replications_needed, rescaled_interval
 from schedlab.report.figures import Point, errorbar_plot, write_rows
 from schedlab.report.points import timeseries_points
 
@@ -66,3 +66,10 @@ def test_write_rows_round_trips(tmp_path):
     rows = [{"a": 1, "b": "x"}, {"a": 2, "b": "y"}]
     path = write_rows(rows, tmp_path / "sub" / "t.csv")
     assert list(csv.DictReader(path.open())) == [{"a": "1", "b": "x"}, {"a": "2", "b": "y"}]
+
+
+def test_joint_widening_is_bonferroni():
+    assert joint_widening(1) == pytest.approx(1.0)
+    assert joint_widening(0) == pytest.approx(1.0)
+    # 5 intervals, each at 99%: z_{0.995} / z_{0.975}
+    assert joint_widening(5) == pytest.approx(2.5758293035489 / 1.959963984540054, rel=1e-12)

@@ -8,7 +8,8 @@
   half-width over 50% of the mean) or one of its runs is shorter than the relaxation-time rule.
 * Sequential sizing: :func:`rescaled_interval` turns a 95% t-interval into one at another level
   (same standard error and degrees of freedom), :func:`replications_needed` estimates the
-  replications that bring a 95% half-width down to a target fraction of the mean.
+  replications that bring a 95% half-width down to a target fraction of the mean, and
+  :func:`joint_widening` widens several 95% intervals to a joint 95% level (Bonferroni).
 * Paired comparisons (difference or ratio to a reference) pair runs of the same point and
   replication, which saw the same job sequence (common random numbers), and take the t-interval
   of the per-replication differences/ratios. With one replication they fall back to combining the
@@ -84,6 +85,12 @@ def replications_needed(
     z_half = half_width * 1.96 / stats.t.ppf(0.975, max(dof, 1))
     factor = (z_half / mean / target) ** 2 * 1.3
     return int(min(cap, max(replications + 1, math.ceil(replications * factor))))
+
+
+def joint_widening(count: int) -> float:
+    """Factor that widens ``count`` (normal-approximation) 95% intervals so that they hold
+    jointly at 95% (Bonferroni: each at level 1 - 0.05 / count)."""
+    return float(stats.norm.ppf(1 - 0.025 / max(count, 1)) / stats.norm.ppf(0.975))
 
 
 def _value(row: dict[str, Any], metric: str) -> float:
