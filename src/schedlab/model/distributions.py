@@ -4,7 +4,10 @@ Every distribution is a pydantic model tagged by ``dist`` (TOML:
 ``{ dist = "exponential", mean = 2 }``; a bare number means a fixed value). Each one knows its
 mean, second moment, support and whether it is integer-valued, samples with a NumPy
 ``Generator``, and can be rescaled to a given mean while keeping its shape (used to set an
-inter-arrival distribution's mean from a target load).
+inter-arrival distribution's mean from a target load). For the analysis each one gives its law as
+closed-form components (``components()``, :mod:`schedlab.model.laws`), and the bounded ones give
+the demand law of paper 000's capacity bounds (``demand_law()``,
+:class:`schedlab.optim.rounded_bounds.SizeLaw`).
 
 Parametrisations follow the papers: the hyperexponential is given by its mean and squared
 coefficient of variation C^2 (paper 004, Fig. 4: C^2 = 10) with balanced means; the geometric
