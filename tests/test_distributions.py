@@ -96,3 +96,30 @@ def test_empirical_from_file(tmp_path):
     assert dist.mean == pytest.approx(3.0)
     with pytest.raises(ValidationError, match="no such file"):
         ADAPTER.validate_python({"dist": "empirical", "file": str(tmp_path / "missing.csv")})
+
+
+@pytest.mark.parametrize(
+    "dist",
+    [
+        {"dist": "fixed", "value": 2.5},
+        {"dist": "exponential", "mean": 3.0},
+        {"dist": "hyperexponential", "mean": 2.0, "scv": 10.0},
+        {"dist": "uniform", "low": 1.0, "high": 4.0},
+        {"dist": "uniform", "low": 1, "high": 6, "integer": True},
+        {"dist": "discrete", "values": [1.0, 2.0, 7.0], "probabilities": [0.5, 0.3, 0.2]},
+        {"dist": "empirical", "values": [3.0, 1.0, 3.0, 3.0]},
+        {"dist": "geometric", "mean": 4.0},
+        {"dist": "poisson", "mean": 3.0},
+        {"dist": "pareto", "alpha": 3.5, "mean": 2.0},
+        {"dist": "bounded_pareto", "alpha": 1.5, "low": 1.0, "high": 100.0},
+        {"dist": "lognormal", "mean": 2.0, "scv": 1.5},
+    ],
+)
+def test_components_have_the_distributions_moments(dist):
+    """Each spec distribution's closed-form components (model/laws.py, used by the analysis)
+    have the first two moments the spec distribution states."""
+    d = TypeAdapter(Distribution).validate_python(dist)
+    parts = d.components()
+    assert sum(w for w, _ in parts) == pytest.approx(1.0)
+    for n, want in ((1, d.mean), (2, d.second_moment)):
+        assert sum(w * c.moment(n) for w, c in parts) == pytest.approx(want, rel=1e-9)

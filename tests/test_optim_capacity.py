@@ -104,7 +104,7 @@ def test_column_generation_equals_full_enumeration_and_lemma_bounds(case):
 
 
 def test_rounded_bounds_exact_for_grid_discrete_laws():
-    res = rounded_bounds(SizeLaw.from_distribution(Discrete(dist="discrete", values=[0.4, 0.6])))
+    res = rounded_bounds(Discrete(dist="discrete", values=[0.4, 0.6]).demand_law())
     assert res.exact and res.lower == pytest.approx(2.0) and res.upper == pytest.approx(2.0)
     res = rounded_bounds(SizeLaw.discrete([2, 5], [2 / 3, 1 / 3]), capacity=10.0)
     assert res.exact and res.rho_star == pytest.approx(10 / 3)
@@ -121,7 +121,7 @@ def test_rounded_bounds_bracket_and_converge_for_uniform_sizes():
     """Unif[0.1, 0.9] on 5 servers: sizes x and 1 - x pair up exactly, so rho* = L / E[R] = 10
     (Lemma 1 is attained). Every level brackets it and the bracket shrinks (Theorem 1)."""
     res = rounded_bounds(
-        SizeLaw.from_distribution(Uniform(dist="uniform", low=0.1, high=0.9)),
+        Uniform(dist="uniform", low=0.1, high=0.9).demand_law(),
         servers=5,
         max_level=5,
         tol=1e-6,
@@ -152,9 +152,7 @@ def test_rounded_bounds_group_many_atoms():
 def test_rounded_bounds_weighted_by_duration_and_bounded_pareto():
     law = SizeLaw.from_samples([0.2, 0.5, 0.5], weights=[4.0, 1.0, 1.0])
     np.testing.assert_allclose(law.atom_probs, [2 / 3, 1 / 3])
-    bp = SizeLaw.from_distribution(
-        BoundedPareto(dist="bounded_pareto", alpha=1.5, low=0.05, high=1.0)
-    )
+    bp = BoundedPareto(dist="bounded_pareto", alpha=1.5, low=0.05, high=1.0).demand_law()
     res = rounded_bounds(bp, servers=2, max_level=4, tol=1e-6)
     assert 0 < res.lower < res.upper
     assert res.lower <= 2 / bp.mean * (1 + 1e-6)  # Lemma 1: rho* <= L / E[R]

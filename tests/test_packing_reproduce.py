@@ -8,6 +8,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from schedlab.analysis.occupancy import co_location, time_in_mix
 from schedlab.model.compile import compile_model
 from schedlab.report.figures import Point
 from schedlab.reproduce import psychas2019 as R
@@ -39,10 +40,10 @@ def test_co_location_and_time_in_mix():
         "finish": np.array([5.0, 10.0, 20.0, 14.0]),
     }
     # job 0 ends when job 1 starts (no overlap); job 3 starts while job 2 runs
-    assert R.co_location(jobs, 0.4, 0.6) == 1
+    assert co_location(jobs, 0.4, 0.6) == 1
     # exactly one 0.4 and one 0.6 during [12, 14): 2 of the 20 time units
-    assert R.time_in_mix(jobs, {0.4: 1, 0.6: 1}, 0.0, 20.0) == pytest.approx(0.1)
-    assert R.time_in_mix(jobs, {0.4: 1, 0.6: 0}, 0.0, 20.0) == pytest.approx(13 / 20)
+    assert time_in_mix(jobs, {0.4: 1, 0.6: 1}, 0.0, 20.0) == pytest.approx(0.1)
+    assert time_in_mix(jobs, {0.4: 1, 0.6: 0}, 0.0, 20.0) == pytest.approx(13 / 20)
 
 
 def test_clearly_lower():

@@ -16,7 +16,8 @@ import csv
 import json
 import math
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from enum import StrEnum
 from functools import wraps
 from pathlib import Path
@@ -39,6 +40,32 @@ def _console(stderr: bool) -> Console:
 
 out = _console(stderr=False)
 err = _console(stderr=True)
+
+
+@contextmanager
+def runs_progress(description: str = "runs") -> Iterator[Callable[[int, int], None]]:
+    """A transient progress bar on stderr, fed with (runs done, total runs)."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("eta"),
+        TimeRemainingColumn(),
+        console=err,
+        transient=True,
+    ) as bar:
+        task = bar.add_task(description, total=None)
+        yield lambda done, total: bar.update(task, completed=done, total=total)
 
 
 class OutputFormat(StrEnum):

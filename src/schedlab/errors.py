@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 
 class SchedlabError(Exception):
     """Base class of every error schedlab raises on purpose (the CLI exits with ``exit_code``)."""
@@ -51,16 +53,19 @@ class InvariantViolation(SchedlabError):
     """A policy asked the engine for an action that breaks the model (capacity, preemption...)."""
 
 
-def unknown_name(kind: str, name: str, known: object) -> str:
-    """``unknown metric 'p99' (did you mean 'p99_response_time'?); known: a, b, c``."""
+def did_you_mean(name: str, known: Iterable[str], *, cutoff: float = 0.6) -> str:
+    """`` (did you mean 'x'?)`` for the known name closest to ``name`` (difflib), or ''."""
     import difflib
 
+    guess = difflib.get_close_matches(name, list(known), n=1, cutoff=cutoff)
+    return f" (did you mean '{guess[0]}'?)" if guess else ""
+
+
+def unknown_name(kind: str, name: str, known: object) -> str:
+    """``unknown metric 'p99' (did you mean 'p99_response_time'?); known: a, b, c``."""
     choices = sorted({str(k) for k in known})  # type: ignore[attr-defined]
     containing = [c for c in choices if name.lower() in c.lower()]  # 'p99' -> 'p99_response_time'
-    guess = difflib.get_close_matches(
-        name, containing or choices, n=1, cutoff=0.0 if containing else 0.6
-    )
-    hint = f" (did you mean '{guess[0]}'?)" if guess else ""
+    hint = did_you_mean(name, containing or choices, cutoff=0.0 if containing else 0.6)
     return f"unknown {kind} '{name}'{hint}; known: {', '.join(choices) or 'none'}"
 
 

@@ -1,7 +1,9 @@
-"""The named random streams of a run (DESIGN.md "Randomness"): one ``SeedSequence(seed,
-spawn_key=(replication, stream))`` per quantity, PCG64. The job sequence draws from its own
+"""The named random streams of a run: one ``SeedSequence(seed, spawn_key=(replication,
+stream))`` per quantity, PCG64. The job sequence draws from its own
 streams, so it does not depend on the policy; policies that randomize (G16, power-of-d) draw
-from the separate stream "policy"."""
+from the separate stream "policy". So two policies run on the same seed and replication see
+the same jobs (common random numbers), which the paired comparisons of
+:mod:`schedlab.experiments.stats` rely on."""
 
 from __future__ import annotations
 

@@ -11,17 +11,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 from rich.table import Table
 
-from schedlab.cli_support import err, escape, fail, out, user_errors
+from schedlab.cli_support import err, escape, fail, out, runs_progress, user_errors
 
 
 def register(app: typer.Typer) -> None:
@@ -101,24 +93,8 @@ def compare(
     )
     for skipped in the_plan.skipped:
         err.print(f"skipped {skipped.policy}: {escape(skipped.reason)}", highlight=False)
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TextColumn("eta"),
-        TimeRemainingColumn(),
-        console=err,
-        transient=True,
-    ) as bar:
-        task = bar.add_task("runs", total=None)
-        run_tasks(
-            tasks,
-            store,
-            workers=workers,
-            cluster=cluster,
-            progress=lambda done, total: bar.update(task, completed=done, total=total),
-        )
+    with runs_progress() as progress:
+        run_tasks(tasks, store, workers=workers, cluster=cluster, progress=progress)
     rows = store.read(sorted({t.hash for t in tasks}))
     ranked = rank(rows)
     fcfs_stable = any(r.policy == "fcfs" and r.stable for r in ranked)

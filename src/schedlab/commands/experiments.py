@@ -20,6 +20,7 @@ from schedlab.cli_support import (
     format_number,
     load_plugins,
     out,
+    runs_progress,
     unknown,
     user_errors,
 )
@@ -75,14 +76,6 @@ def run(
 
     Longest runs start first. The per-point summary goes to stdout in --format; progress and
     the run counts go to stderr."""
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
 
     from schedlab.api import run_experiment
     from schedlab.experiments.security import load_security
@@ -103,24 +96,9 @@ def run(
         f"replications) on {where} -> {escape(str(target))}",
         soft_wrap=True,
     )
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TextColumn("eta"),
-        TimeRemainingColumn(),
-        console=err,
-        transient=True,
-    ) as bar:
-        task = bar.add_task("runs", total=None)
+    with runs_progress() as progress:
         res = run_experiment(
-            exp,
-            target,
-            workers=workers,
-            client=cluster,
-            security=security,
-            progress=lambda done, total: bar.update(task, completed=done, total=total),
+            exp, target, workers=workers, client=cluster, security=security, progress=progress
         )
     by_other = f", {res.elsewhere} stored by another sweep" if res.elsewhere else ""
     err.print(f"{res.ran} runs done, {res.cached} already stored{by_other}")

@@ -16,6 +16,7 @@ from schedlab.cli_support import (
     escape,
     fail,
     out,
+    runs_progress,
     user_errors,
 )
 
@@ -81,28 +82,7 @@ def reproduce(
         f"({entry.paper}, {entry.figure}){' — quick variant' if quick else ''}"
     )
     started = datetime.datetime.now(datetime.UTC)
-    from rich.progress import (
-        BarColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        TextColumn("{task.completed}/{task.total} runs"),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=err,
-        transient=True,
-    ) as bar:
-        task = bar.add_task("running", total=None)
-
-        def progress(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
-
+    with runs_progress() as progress:
         outcome = entry.run(
             Context(quick=quick, out=target, workers=workers, cluster=cluster, progress=progress)
         )

@@ -6,6 +6,10 @@
 * A stable point is unreliable (``reliable = False``, reason in ``note``) when its interval cannot
   be taken as an estimate (engine/reliability.py: lower bound <= 0 for a positive metric,
   half-width over 50% of the mean) or one of its runs is shorter than the relaxation-time rule.
+* Sequential sizing: :func:`rescaled_interval` turns a 95% t-interval into one at another level
+  (same standard error and degrees of freedom), :func:`replications_needed` estimates the
+  replications that bring a 95% half-width down to a target fraction of the mean, and
+  :func:`joint_widening` widens several 95% intervals to a joint 95% level (Bonferroni).
 * Paired comparisons (difference or ratio to a reference) pair runs of the same point and
   replication, which saw the same job sequence (common random numbers), and take the t-interval
   of the per-replication differences/ratios. With one replication they fall back to combining the
@@ -21,6 +25,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
+from scipy import stats
 
 from schedlab.engine.metrics import t_interval
 from schedlab.engine.reliability import interval_problem
@@ -57,6 +62,35 @@ def _t_interval(values: np.ndarray) -> tuple[float, float, float]:
     mean = float(values.mean())
     estimate = t_interval(mean, values)
     return mean, estimate.ci95[0], estimate.ci95[1]
+
+
+def rescaled_interval(
+    mean: float, half_width: float, dof: int, level: float
+) -> tuple[float, float]:
+    """The Student-t interval at ``level`` with the standard error of a 95% interval of
+    ``half_width`` on ``dof`` degrees of freedom (NaN without degrees of freedom)."""
+    if dof < 1:
+        return (math.nan, math.nan)
+    scale = stats.t.ppf(0.5 + level / 2, dof) / stats.t.ppf(0.975, dof)
+    return (mean - scale * half_width, mean + scale * half_width)
+
+
+def replications_needed(
+    mean: float, half_width: float, dof: int, replications: int, target: float, cap: int
+) -> int:
+    """Replications for the 95% half-width to reach ``target`` x mean, from a current estimate
+    with ``replications`` replications: the normal-approximation half-width shrinks as
+    1/sqrt(n), plus 30% margin; at least one more, at most ``cap``. Call it only when the
+    current half-width misses the target."""
+    z_half = half_width * 1.96 / stats.t.ppf(0.975, max(dof, 1))
+    factor = (z_half / mean / target) ** 2 * 1.3
+    return int(min(cap, max(replications + 1, math.ceil(replications * factor))))
+
+
+def joint_widening(count: int) -> float:
+    """Factor that widens ``count`` (normal-approximation) 95% intervals so that they hold
+    jointly at 95% (Bonferroni: each at level 1 - 0.05 / count)."""
+    return float(stats.norm.ppf(1 - 0.025 / max(count, 1)) / stats.norm.ppf(0.975))
 
 
 def _value(row: dict[str, Any], metric: str) -> float:

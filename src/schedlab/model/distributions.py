@@ -4,7 +4,10 @@ Every distribution is a pydantic model tagged by ``dist`` (TOML:
 ``{ dist = "exponential", mean = 2 }``; a bare number means a fixed value). Each one knows its
 mean, second moment, support and whether it is integer-valued, samples with a NumPy
 ``Generator``, and can be rescaled to a given mean while keeping its shape (used to set an
-inter-arrival distribution's mean from a target load).
+inter-arrival distribution's mean from a target load). For the analysis each one gives its law as
+closed-form components (``components()``, :mod:`schedlab.model.laws`), and the bounded ones give
+the demand law of paper 000's capacity bounds (``demand_law()``,
+:class:`schedlab.optim.rounded_bounds.SizeLaw`).
 
 Parametrisations follow the papers: the hyperexponential is given by its mean and squared
 coefficient of variation C^2 (paper 004, Fig. 4: C^2 = 10) with balanced means; the geometric
@@ -15,10 +18,15 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Annotated, Literal, Union
+from typing import TYPE_CHECKING, Annotated, Literal, Union
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from schedlab.model import laws
+
+if TYPE_CHECKING:
+    from schedlab.optim.rounded_bounds import SizeLaw as DemandLaw
 
 Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
@@ -61,6 +69,19 @@ class _Dist(BaseModel):
         """The finite set of values for discrete distributions, else None."""
         return None
 
+    def components(self) -> list[tuple[float, laws.Component]]:
+        """The law as weighted closed-form components (:mod:`schedlab.model.laws`), for the
+        analysis (:mod:`schedlab.analysis.sizes`)."""
+        raise NotImplementedError
+
+    def demand_law(self) -> DemandLaw:
+        """The law of a job's demand for the capacity bounds of paper 000
+        (:class:`schedlab.optim.rounded_bounds.SizeLaw`): only laws with a bounded support."""
+        raise ValueError(
+            f"no size law for a {type(self).__name__} distribution: job sizes need a bounded "
+            "support in (0, capacity] (use uniform, discrete, empirical or bounded_pareto)"
+        )
+
 
 class Fixed(_Dist):
     """A constant (``dist = "fixed"`` or ``"deterministic"``, or a bare number)."""
@@ -92,6 +113,14 @@ class Fixed(_Dist):
 
     def values(self) -> np.ndarray:
         return np.array([float(self.value)])
+
+    def demand_law(self) -> DemandLaw:
+        from schedlab.optim.rounded_bounds import SizeLaw
+
+        return SizeLaw.discrete([self.value])
+
+    def components(self) -> list[tuple[float, laws.Component]]:
+        return [(1.0, laws.AtomsComponent(np.array([self.value]), np.array([1.0])))]
 
 
 class Exponential(_Dist):
@@ -128,6 +157,9 @@ class Exponential(_Dist):
 
     def with_mean(self, mean: float) -> Exponential:
         return Exponential(dist="exponential", mean=mean)
+
+    def components(self) -> list[tuple[float, laws.Component]]:
+        return [(1.0, laws.ExponentialComponent(1.0 / self.mean))]
 
 
 class Uniform(_Dist):
@@ -182,6 +214,21 @@ class Uniform(_Dist):
         if self.integer_:
             return np.arange(self.low, self.high + 1)
         return None
+
+    def demand_law(self) -> DemandLaw:
+        from schedlab.optim.rounded_bounds import SizeLaw
+
+        if self.integer:
+            return SizeLaw.discrete(self.values())
+        if self.high == self.low:
+            return SizeLaw.discrete([self.low])
+        return SizeLaw.uniform(self.low, self.high)
+
+    def components(self) -> list[tuple[float, laws.Component]]:
+        if self.integer or self.low == self.high:
+            v = self.values() if self.integer else np.array([self.low])
+            return [(1.0, laws.AtomsComponent(v, np.full(v.size, 1.0 / v.size)))]
+        return [(1.0, laws.UniformComponent(self.low, self.high))]
 
 
 class Discrete(_Dist):
@@ -240,6 +287,14 @@ class Discrete(_Dist):
 
     def values(self) -> np.ndarray:
         return np.asarray(self.values_, dtype=float)
+
+    def demand_law(self) -> DemandLaw:
+        from schedlab.optim.rounded_bounds import SizeLaw
+
+        return SizeLaw.discrete(self.values_, self.probabilities)
+
+    def components(self) -> list[tuple[float, laws.Component]]:
+        return [(1.0, laws.AtomsComponent(self.values(), self._p))]
 
 
 class Empirical(_Dist):
@@ -305,6 +360,15 @@ class Empirical(_Dist):
     def values(self) -> np.ndarray:
         return np.unique(self.data())
 
+    def demand_law(self) -> DemandLaw:
+        from schedlab.optim.rounded_bounds import SizeLaw
+
+        return SizeLaw.from_samples(self.data())
+
+    def components(self) -> list[tuple[float, laws.Component]]:
+        data = self.data()
+        return [(1.0, laws.AtomsComponent(data, np.full(data.size, 1.0 / data.size)))]
+
 
 class Geometric(_Dist):
     """Geometric on {1, 2, ...} with mean 1/p (paper 000 §II: service of mean 1/mu slots)."""
@@ -350,6 +414,13 @@ class Geometric(_Dist):
     def with_mean(self, mean: float) -> Geometric:
         return Geometric(dist="geometric", mean=max(mean, 1.0))
 
+    def components(self) -> list[tuple[float, laws.Component]]:
+        q = self.success
+        atoms = laws.integer_atoms(
+            lambda v: q * (1.0 - q) ** (v - 1.0), lambda n: (1.0 - q) ** n, 1
+        )
+        return [(1.0, atoms)]
+
 
 class Poisson(_Dist):
     """Poisson counts on {0, 1, ...}: arrivals per slot (paper 000 §VII) or batch sizes."""
@@ -382,6 +453,15 @@ class Poisson(_Dist):
 
     def with_mean(self, mean: float) -> Poisson:
         return Poisson(dist="poisson", mean=mean)
+
+    def components(self) -> list[tuple[float, laws.Component]]:
+        from scipy import stats
+
+        m = self.mean
+        atoms = laws.integer_atoms(
+            lambda v: stats.poisson.pmf(v, m), lambda n: float(stats.poisson.sf(n, m)), 0
+        )
+        return [(1.0, atoms)]
 
 
 class HyperExponential(_Dist):
@@ -462,6 +542,14 @@ class HyperExponential(_Dist):
             )
         return HyperExponential(dist="hyperexponential", mean=mean, scv=self.scv_)
 
+    def components(self) -> list[tuple[float, laws.Component]]:
+        p, means = self.phases()
+        return [
+            (float(w), laws.ExponentialComponent(1.0 / float(m)))
+            for w, m in zip(p, means, strict=True)
+            if w > 0
+        ]
+
 
 class Pareto(_Dist):
     """Pareto with shape alpha and scale xm (P(X > x) = (xm/x)^alpha); or give mean (alpha > 1)."""
@@ -509,6 +597,9 @@ class Pareto(_Dist):
     def with_mean(self, mean: float) -> Pareto:
         return Pareto(dist="pareto", alpha=self.alpha, mean=mean)
 
+    def components(self) -> list[tuple[float, laws.Component]]:
+        return [(1.0, laws.ParetoComponent(self.alpha, self.scale))]
+
 
 class BoundedPareto(_Dist):
     """Pareto with shape alpha truncated to [low, high]."""
@@ -554,6 +645,21 @@ class BoundedPareto(_Dist):
             dist="bounded_pareto", alpha=self.alpha, low=self.low * f, high=self.high * f
         )
 
+    def demand_law(self) -> DemandLaw:
+        from schedlab.optim.rounded_bounds import SizeLaw
+
+        a, lo, hi = self.alpha, self.low, self.high
+
+        def ppf(u: np.ndarray) -> np.ndarray:
+            u = np.asarray(u, dtype=float)
+            x = lo * (1.0 - u * (1.0 - (lo / hi) ** a)) ** (-1.0 / a)
+            return np.clip(x, lo, hi)
+
+        return SizeLaw.continuous(ppf, lo, hi)
+
+    def components(self) -> list[tuple[float, laws.Component]]:
+        return [(1.0, laws.ParetoComponent(self.alpha, self.low, self.high))]
+
 
 class LogNormal(_Dist):
     """Log-normal given its mean and C^2 (or sigma of the underlying normal)."""
@@ -597,6 +703,10 @@ class LogNormal(_Dist):
 
     def with_mean(self, mean: float) -> LogNormal:
         return LogNormal(dist="lognormal", mean=mean, scv=self.scv_, sigma=self.sigma)
+
+    def components(self) -> list[tuple[float, laws.Component]]:
+        s2 = self._sigma2
+        return [(1.0, laws.LogNormalComponent(math.log(self.mean) - s2 / 2.0, math.sqrt(s2)))]
 
 
 Distribution = Annotated[

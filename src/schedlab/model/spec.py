@@ -8,7 +8,6 @@ into the arrays the engine runs on.
 
 from __future__ import annotations
 
-import difflib
 import re
 import tomllib
 from collections.abc import Iterator
@@ -26,7 +25,7 @@ from pydantic import (
     model_validator,
 )
 
-from schedlab.errors import SpecError
+from schedlab.errors import SpecError, did_you_mean
 from schedlab.model.distributions import DIST_NAMES, Distribution, as_distribution
 
 Dist = Annotated[Distribution, BeforeValidator(as_distribution)]
@@ -306,9 +305,9 @@ def spec_error_from_validation(exc: ValidationError, model: type[BaseModel]) -> 
     if kind == "extra_forbidden":
         parts = [str(p) for p in loc if not isinstance(p, int)]
         known = _known_fields(model, parts[:-1])
-        guess = difflib.get_close_matches(parts[-1], known, n=1)
-        message = "unknown field" + (f" (did you mean '{guess[0]}'?)" if guess else "")
-        if known and not guess:
+        hint = did_you_mean(parts[-1], known)
+        message = "unknown field" + hint
+        if known and not hint:
             message += f"; allowed: {', '.join(sorted(known))}"
     elif kind == "missing":
         message = "missing required field"

@@ -91,38 +91,6 @@ class SizeLaw:
     def uniform(cls, low: float, high: float):
         return cls.continuous(lambda u: low + (high - low) * np.asarray(u), low, high)
 
-    @classmethod
-    def from_distribution(cls, dist) -> SizeLaw:
-        """From a spec distribution (:mod:`schedlab.model.distributions`): fixed, discrete,
-        empirical, uniform (continuous or integer) and bounded Pareto."""
-        from schedlab.model import distributions as D
-
-        if isinstance(dist, D.Fixed):
-            return cls.discrete([dist.value])
-        if isinstance(dist, D.Discrete):
-            return cls.discrete(dist.values_, dist.probabilities)
-        if isinstance(dist, D.Empirical):
-            return cls.from_samples(dist.data())
-        if isinstance(dist, D.Uniform):
-            if dist.integer:
-                return cls.discrete(dist.values())
-            if dist.high == dist.low:
-                return cls.discrete([dist.low])
-            return cls.uniform(dist.low, dist.high)
-        if isinstance(dist, D.BoundedPareto):
-            a, lo, hi = dist.alpha, dist.low, dist.high
-
-            def ppf(u: np.ndarray) -> np.ndarray:
-                u = np.asarray(u, dtype=float)
-                x = lo * (1.0 - u * (1.0 - (lo / hi) ** a)) ** (-1.0 / a)
-                return np.clip(x, lo, hi)
-
-            return cls.continuous(ppf, lo, hi)
-        raise ValueError(
-            f"no size law for a {type(dist).__name__} distribution: job sizes need a bounded "
-            "support in (0, capacity] (use uniform, discrete, empirical or bounded_pareto)"
-        )
-
     @property
     def support(self) -> tuple[float, float]:
         lo, hi = math.inf, -math.inf

@@ -6,13 +6,12 @@ module under ``schedlab.policies`` is imported on first lookup.
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import pkgutil
 from importlib.metadata import entry_points
 from types import ModuleType
 
-from schedlab.errors import PluginError, SchedlabError, SpecError
+from schedlab.errors import PluginError, SchedlabError, SpecError, did_you_mean
 from schedlab.policies.contract import _REGISTRY, Policy
 
 ENTRY_POINT_GROUP = "schedlab.policies"  # installed packages' policies (docs/writing-policies.md)
@@ -47,10 +46,9 @@ def get_policy(name: str) -> Policy:
     _load_builtins()
     if name in _REGISTRY:
         return _REGISTRY[name]
-    guess = difflib.get_close_matches(name, list(_REGISTRY), n=1)
-    hint = f" (did you mean '{guess[0]}'?)" if guess else ""
     raise SpecError(
-        f"unknown policy '{name}'{hint}; `schedlab policies` lists them", field="policy.name"
+        f"unknown policy '{name}'{did_you_mean(name, _REGISTRY)}; `schedlab policies` lists them",
+        field="policy.name",
     )
 
 

@@ -276,3 +276,86 @@ def line_plot(
     fig.savefig(svg, bbox_inches="tight")
     plt.close(fig)
     return [png, svg, write_csv(points, path.with_suffix(".csv"), x=x, y=y, hue=hue)]
+
+
+def errorbar_plot(
+    points: Sequence[Point],
+    path: Path,
+    *,
+    x: str,
+    y: str,
+    hue: str,
+    title: str,
+    colors: Mapping[str, str] | None = None,
+    logy: bool = False,
+    vlines: Sequence[tuple[float, str]] = (),
+    xlabel: str | None = None,
+    ylabel: str | None = None,
+) -> list[Path]:
+    """Analysis against simulation: analytic series (``Point.analytic``) as lines, simulated
+    series as separate points with 95% error bars (never joined: nothing was simulated between
+    them), unstable simulated points as ``x`` markers at the top. ``colors`` maps a series to its
+    colour (so an analysis curve and the simulation of the same policy share one); default:
+    :func:`policy_colors`. Returns the PNG, SVG and CSV paths."""
+    fig, ax = plt.subplots(figsize=(7.0, 4.5), dpi=120)
+    series = list(dict.fromkeys(p.series for p in points))
+    colors = dict(colors or policy_colors(series))
+    for name in series:
+        mine = sorted((p for p in points if p.series == name), key=lambda p: p.x)
+        color = colors.get(name)
+        good = [p for p in mine if p.stable and _finite(p.mean)]
+        if any(p.analytic for p in mine):
+            ax.plot([p.x for p in good], [p.mean for p in good], color=color, lw=1.6, label=name)
+            continue
+        ax.errorbar(
+            [p.x for p in good],
+            [p.mean for p in good],
+            yerr=[[p.mean - p.lo for p in good], [p.hi - p.mean for p in good]],
+            fmt="o",
+            ms=4.5,
+            mfc="white",
+            color=color,
+            capsize=3,
+            label=f"{name} (95% CI)",
+        )
+        bad = [p for p in mine if not p.stable]
+        if bad:
+            ax.plot(
+                [p.x for p in bad],
+                [1.0] * len(bad),
+                "x",
+                color=color,
+                ms=8,
+                mew=2,
+                transform=ax.get_xaxis_transform(),
+                clip_on=False,
+                label=f"{name}: unstable",
+            )
+    for xv, text in vlines:
+        ax.axvline(xv, color="grey", linestyle=":", lw=1.2, label=text)
+    if logy:
+        ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.yaxis.set_minor_formatter(FuncFormatter(_minor_label))
+    ax.set_xlabel(xlabel or label(x))
+    ax.set_ylabel(ylabel or label(y))
+    ax.set_title(textwrap.fill(title, 90), fontsize=10)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    png, svg = path.with_suffix(".png"), path.with_suffix(".svg")
+    fig.savefig(png)
+    fig.savefig(svg)
+    plt.close(fig)
+    return [png, svg, write_csv(points, path.with_suffix(".csv"), x=x, y=y, hue=hue)]
+
+
+def write_rows(rows: Sequence[Mapping[str, object]], path: Path) -> Path:
+    """The table behind a figure, one CSV row per dict (columns: the first row's keys)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    return path

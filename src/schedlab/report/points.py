@@ -6,10 +6,13 @@ any of its runs is; it is unreliable when any of its runs is stored with ``relia
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
+import numpy as np
+
 from schedlab.errors import SchedlabError, unknown_name
-from schedlab.experiments.stats import compare, group, summarize
+from schedlab.experiments.stats import PointStat, compare, group, summarize
 from schedlab.report.figures import Point
 
 
@@ -26,6 +29,18 @@ def _reliable(rows: list[dict[str, Any]], by: list[str]) -> dict[tuple, bool]:
         key: all(r.get("reliable", True) is not False for r in members)
         for key, members in group(rows, by).items()
     }
+
+
+def _point(stat: PointStat, series: Any, x: Any, reliable: bool) -> Point:
+    return Point(
+        series=str(series),
+        x=float(x),
+        mean=stat.mean,
+        lo=stat.lo,
+        hi=stat.hi,
+        stable=stat.stable,
+        reliable=reliable,
+    )
 
 
 def plot_points(
@@ -53,29 +68,21 @@ def plot_points(
         ref = next(r.get(hue) for r in rows if str(r.get(hue)) == ratio_to)
         stats = compare(rows, [x], y, hue, ref, ratio=True)
         points = [
-            Point(
-                series=str(s.key[1]),
-                x=float(s.key[0]),
-                mean=s.mean,
-                lo=s.lo,
-                hi=s.hi,
-                stable=s.stable,
-                reliable=reliable[(s.key[1], s.key[0])] and reliable[(ref, s.key[0])],
+            _point(
+                s, s.key[1], s.key[0], reliable[(s.key[1], s.key[0])] and reliable[(ref, s.key[0])]
             )
             for s in stats
         ]
         return points, f"{y} / {y}[{hue}={ratio_to}]"
     stats = summarize(rows, [hue, x], y)
-    points = [
-        Point(
-            series=str(s.key[0]),
-            x=float(s.key[1]),
-            mean=s.mean,
-            lo=s.lo,
-            hi=s.hi,
-            stable=s.stable,
-            reliable=reliable[s.key],
-        )
-        for s in stats
-    ]
+    points = [_point(s, s.key[0], s.key[1], reliable[s.key]) for s in stats]
     return points, y
+
+
+def timeseries_points(
+    series: str, time: np.ndarray, values: np.ndarray, samples: int = 400
+) -> list[Point]:
+    """A time series thinned to at most ``samples`` evenly spaced observations (first and last
+    kept), as points without interval: one sample path, drawn as it was observed."""
+    idx = np.unique(np.linspace(0, time.size - 1, min(samples, time.size)).astype(int))
+    return [Point(series, float(time[i]), float(values[i]), math.nan, math.nan) for i in idx]

@@ -23,7 +23,6 @@ the analysis lies inside the simulation's 99.9% interval.
 
 from __future__ import annotations
 
-import csv
 import itertools
 import math
 from collections import defaultdict
@@ -33,7 +32,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from schedlab.analysis.elastic import (
     POLICIES,
@@ -41,9 +39,9 @@ from schedlab.analysis.elastic import (
     exact_response_time,
     matrix_analytic_response_time,
 )
-from schedlab.experiments.stats import t_interval
+from schedlab.experiments.stats import replications_needed, rescaled_interval, t_interval
 from schedlab.model.spec import SimulationSpec, parse_spec
-from schedlab.report.figures import Point, write_csv
+from schedlab.report.figures import Point, errorbar_plot, write_rows
 from schedlab.report.heatmap import Cell, MarkerStyle, Overlay, heat_map
 from schedlab.reproduce.registry import Claim, Context, Outcome, Reproduction, register
 
@@ -51,6 +49,11 @@ K = 4
 LOADS = {"low": 0.3, "medium": 0.6, "high": 0.9}
 SEED = 2020
 SHORT = {"inelastic-first": "IF", "elastic-first": "EF"}
+COLORS = {  # one colour per policy, for its analysis curve and its simulated points
+    f"{short} {kind}": color
+    for short, color in (("IF", "#b2182b"), ("EF", "#2166ac"))
+    for kind in ("analysis", "simulation")
+}
 FIG4_MUS = [2.0**e for e in np.arange(-2.0, 2.01, 0.5)]
 FIG4_SIM_MUS = [0.25, 0.5, 1.0, 2.0, 4.0]
 FIG4_QUICK_SIM_MUS = [0.25, 1.0, 4.0]
@@ -160,10 +163,7 @@ class SimStat:
         return self.half_width / self.mean
 
     def interval(self, level: float) -> tuple[float, float]:
-        if self.dof < 1:
-            return (math.nan, math.nan)
-        scale = stats.t.ppf(0.5 + level / 2, self.dof) / stats.t.ppf(0.975, self.dof)
-        return (self.mean - scale * self.half_width, self.mean + scale * self.half_width)
+        return rescaled_interval(self.mean, self.half_width, self.dof, level)
 
     def covers(self, value: float, level: float) -> bool:
         lo, hi = self.interval(level)
@@ -216,12 +216,13 @@ def _needed(stat: SimStat, plan: SimPlan) -> int:
     """Replications to reach the plan's target half-width (normal approximation, +30%)."""
     if plan.target is None or not stat.stable or stat.relative_half_width <= plan.target:
         return stat.replications
-    z_half = stat.half_width * 1.96 / stats.t.ppf(0.975, max(stat.dof, 1))
-    factor = (z_half / stat.mean / plan.target) ** 2 * 1.3
-    return int(
-        min(
-            plan.max_replications, max(stat.replications + 1, math.ceil(stat.replications * factor))
-        )
+    return replications_needed(
+        stat.mean,
+        stat.half_width,
+        stat.dof,
+        stat.replications,
+        plan.target,
+        plan.max_replications,
     )
 
 
@@ -313,15 +314,6 @@ def approximation_claim(rows: list[dict[str, Any]], where: str) -> Claim:
     )
 
 
-def write_rows(rows: list[dict[str, Any]], path: Path) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
-    return path
-
-
 def compare_rows(
     points: Sequence[tuple[ElasticSystem, str]],
     sims: Sequence[SimStat],
@@ -372,6 +364,11 @@ def _exact_cache() -> Callable[[ElasticSystem], dict[str, float]]:
     return get
 
 
+def analysis_points(et: dict[str, float], x: float) -> list[Point]:
+    """The analysis's E[T] of each policy at ``x`` (exact values: no interval)."""
+    return [Point(f"{SHORT[p]} analysis", x, et[p], et[p], et[p], analytic=True) for p in POLICIES]
+
+
 def simulation_points(rows: list[dict[str, Any]], where: str, value: float, x: str) -> list[Point]:
     """The simulated points (with intervals) of the rows whose ``where`` equals ``value``."""
     return [
@@ -386,87 +383,6 @@ def simulation_points(rows: list[dict[str, Any]], where: str, value: float, x: s
         for r in rows
         if r[where] == value
     ]
-
-
-def analysis_vs_simulation_plot(
-    points: Sequence[Point],
-    path: Path,
-    *,
-    x: str,
-    y: str,
-    hue: str,
-    title: str,
-    logy: bool = False,
-    vlines: Sequence[tuple[float, str]] = (),
-) -> list[Path]:
-    """Analysis series (names ending in 'analysis') as lines, simulation series as points with
-    95% error bars (never joined: nothing was simulated between them); unstable simulation
-    points marked at the top. Writes PNG, SVG and the CSV behind them
-    (:func:`schedlab.report.figures.write_csv`)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7.0, 4.5), dpi=120)
-    colors = {"IF": "#b2182b", "EF": "#2166ac"}
-    for name in dict.fromkeys(p.series for p in points):
-        mine = sorted((p for p in points if p.series == name), key=lambda p: p.x)
-        color = colors.get(name.split()[0])
-        good = [p for p in mine if p.stable and math.isfinite(p.mean)]
-        if name.endswith("analysis"):
-            ax.plot([p.x for p in good], [p.mean for p in good], color=color, lw=1.6, label=name)
-            continue
-        ax.errorbar(
-            [p.x for p in good],
-            [p.mean for p in good],
-            yerr=[[p.mean - p.lo for p in good], [p.hi - p.mean for p in good]],
-            fmt="o",
-            ms=4.5,
-            mfc="white",
-            color=color,
-            capsize=3,
-            label=f"{name} (95% CI)",
-        )
-        bad = [p for p in mine if not p.stable]
-        if bad:
-            ax.plot(
-                [p.x for p in bad],
-                [1.0] * len(bad),
-                "x",
-                color=color,
-                ms=8,
-                mew=2,
-                transform=ax.get_xaxis_transform(),
-                clip_on=False,
-                label=f"{name}: unstable",
-            )
-    for xv, label in vlines:
-        ax.axvline(xv, color="grey", linestyle=":", lw=1.2, label=label)
-    if logy:
-        from matplotlib.ticker import FuncFormatter
-
-        ax.set_yscale("log")
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-        ax.yaxis.set_minor_formatter(
-            FuncFormatter(
-                lambda v, _: (
-                    f"{v:g}" if round(v / 10 ** math.floor(math.log10(v))) in (2, 3, 5) else ""
-                )
-            )
-        )
-    ax.set_xlabel(x)
-    ax.set_ylabel(y)
-    ax.set_title(title, fontsize=10)
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    png, svg = path.with_suffix(".png"), path.with_suffix(".svg")
-    fig.savefig(png)
-    fig.savefig(svg)
-    plt.close(fig)
-    return [png, svg, write_csv(points, path.with_suffix(".csv"), x=x, y=y, hue=hue)]
 
 
 # ---------------------------------------------------------------- Fig. 4
@@ -666,14 +582,11 @@ def run_fig5(ctx: Context) -> Outcome:
         for mi in FIG5_MU_I:
             system = ElasticSystem.from_load(K, rho, mi, 1.0)
             et = analyze(system)
-            for policy in POLICIES:
-                curve.append(
-                    Point(f"{SHORT[policy]} analysis", mi, et[policy], et[policy], et[policy])
-                )
+            curve += analysis_points(et, mi)
             if mi >= 1.0 and et["inelastic-first"] > et["elastic-first"] * (1 + 1e-12):
                 if_wins_right.append(f"rho={rho}, mu_I={mi:g}")
         curve += simulation_points(rows, "rho", rho, "mu_i")
-        figures += analysis_vs_simulation_plot(
+        figures += errorbar_plot(
             curve,
             ctx.out / f"berg2020-fig5{panel}",
             x="mu_I",
@@ -681,6 +594,7 @@ def run_fig5(ctx: Context) -> Outcome:
             hue="series",
             title=f"Paper 003 Fig. 5{panel} ({name} load): k = {K}, mu_E = 1, rho = {rho}, "
             "lambda_I = lambda_E",
+            colors=COLORS,
             logy=True,
             vlines=[(1.0, "mu_I = mu_E")],
         )
@@ -733,14 +647,11 @@ def run_fig6(ctx: Context) -> Outcome:
         curve: list[Point] = []
         for k in FIG6_K:
             et = analyze(ElasticSystem.from_load(k, FIG6_RHO, mi, 1.0))
-            for policy in POLICIES:
-                curve.append(
-                    Point(f"{SHORT[policy]} analysis", k, et[policy], et[policy], et[policy])
-                )
+            curve += analysis_points(et, k)
             if k == FIG6_K[-1]:
                 gaps.append((mi, et["inelastic-first"], et["elastic-first"]))
         curve += simulation_points(rows, "mu_i", mi, "k")
-        figures += analysis_vs_simulation_plot(
+        figures += errorbar_plot(
             curve,
             ctx.out / f"berg2020-fig6{panel}",
             x="number of servers k",
@@ -748,6 +659,7 @@ def run_fig6(ctx: Context) -> Outcome:
             hue="series",
             title=f"Paper 003 Fig. 6{panel}: rho = {FIG6_RHO}, mu_I = {mi:g}, mu_E = 1, "
             "lambda_I = lambda_E",
+            colors=COLORS,
             logy=True,
         )
     figures.append(write_rows(rows, ctx.out / "berg2020-fig6-points.csv"))

@@ -27,10 +27,9 @@ import math
 from functools import cache
 from typing import Any
 
-from scipy import stats
-
 from schedlab.analysis.theorem41 import Theorem41Bounds, theorem41_bounds
 from schedlab.engine.reliability import relaxation_arrivals
+from schedlab.experiments.stats import joint_widening
 from schedlab.model.compile import compile_model
 from schedlab.model.spec import SimulationSpec, parse_spec
 from schedlab.report.figures import Point, line_plot, policy_colors
@@ -109,7 +108,7 @@ def _theory_claims(runs: dict, loads: tuple[float, ...], sizes: str, arrivals: i
     biased low beyond what its batch-means interval shows: those loads are reported, not
     judged."""
     judged = [load for load in loads if long_enough(load, sizes, arrivals)]
-    z = stats.norm.ppf(1 - 0.025 / max(len(judged), 1)) / stats.norm.ppf(0.975)
+    z = joint_widening(len(judged))
     agree, rows_a, inside, rows_b = True, [], True, []
     for load in loads:
         b = bounds(load, sizes)

@@ -26,16 +26,15 @@ Clusters", INFOCOM 2019): Figs 3(a), 3(b), 4(a), 4(b) and 5.
 Inferred settings (not stated in the paper): the run lengths and seed; VQS's J (the smallest J
 with every job size >= C/2^J, Theorem 3; for a trace Corollary 1's F_R(1/2^J) < 1%); the Fig. 3
 horizons; Fig. 5's base load for the Alibaba table. Fig. 3's single long runs call
-schedlab.simulate directly (their time series is not in Context.run's records) and are stored
-in the result store ``out/long_runs``; Figs 4 and 5 go through Context.run (parallel, cached).
+schedlab.simulate directly (their time series is not in Context.run's records, see
+schedlab.experiments.long_runs) and are stored in the result store ``out/long_runs``; Figs 4
+and 5 go through Context.run (parallel, cached).
 """
 
 from __future__ import annotations
 
-import json
 import math
 import os
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,13 +42,17 @@ from typing import Any
 
 import numpy as np
 
-from schedlab.experiments.records import spec_hash
+from schedlab.analysis.occupancy import co_location, job_columns, time_in_mix
+from schedlab.experiments import long_runs
+from schedlab.experiments.long_runs import LongRun
 from schedlab.experiments.store import ResultStore
 from schedlab.model.spec import SimulationSpec, parse_spec
 from schedlab.optim.capacity_lp import lp_over_configurations, max_workload
 from schedlab.optim.rounded_bounds import SizeLaw, rounded_bounds
 from schedlab.report.figures import Point, line_plot
+from schedlab.report.points import timeseries_points
 from schedlab.reproduce.registry import Claim, Context, Outcome, Reproduction, register
+from schedlab.workloads.trace_table import job_sizes
 
 SEED = 2019
 FIG3_POLICIES = ("vqs", "bf-js", "vqs-bf")
@@ -76,130 +79,17 @@ def _name(policy: str) -> str:
 # ------------------------------------------------------------------------- single long runs
 
 
-@dataclass(frozen=True)
-class LongRun:
-    """A single run with its queue-size time series (Figs 3(a), 3(b))."""
-
-    policy: str
-    stable: bool
-    instability: str
-    mean_queue: float
-    time: np.ndarray
-    queue: np.ndarray
-    extras: dict[str, Any]
-    seconds: float
-
-    def slope(self, start_fraction: float = 0.5) -> float:
-        """Least-squares growth rate of the queue over the last part of the run (jobs/slot)."""
-        keep = self.time >= self.time[-1] * start_fraction
-        if keep.sum() < 3:
-            return math.nan
-        return float(np.polyfit(self.time[keep], self.queue[keep], 1)[0])
-
-
 def run_long(
     ctx: Context, spec: SimulationSpec, extras: Callable[[Any], dict[str, Any]]
 ) -> LongRun:
-    """Run ``spec`` with schedlab.simulate and keep its time series, stored (one row per run) in
-    the result store ``ctx.out/long_runs`` beside the metric runs of ``ctx.out/runs``.
-
-    Context.run's records carry metrics only, not the time series these figures plot, so the
-    single long runs of Fig. 3 are run directly."""
-    import schedlab
-
-    store = ResultStore(ctx.out / LONG_RUNS)
-    key = spec_hash(spec)
-    if key in store.done():
-        row = store.read([key])[0]
-        return LongRun(
-            row["policy"],
-            row["stable"],
-            row["instability"],
-            row["mean_queue"],
-            np.array(row["time"], dtype=float),
-            np.array(row["queue"], dtype=float),
-            json.loads(row["extras"]),
-            row["seconds"],
-        )
-    t0 = time.perf_counter()
-    result = schedlab.simulate(spec)
-    ts = result.timeseries
-    run = LongRun(
-        spec.policy.name,
-        bool(result.stable),
-        result.instability or "",
-        float(result["mean_number_in_queue"].mean),
-        np.asarray(ts.column("time").to_numpy(), dtype=float),
-        np.asarray(ts.column("number_in_queue").to_numpy(), dtype=float),
-        extras(result),
-        time.perf_counter() - t0,
-    )
-    store.write(
-        {
-            "spec_hash": key,
-            "policy": run.policy,
-            "stable": run.stable,
-            "instability": run.instability,
-            "mean_queue": run.mean_queue,
-            "time": run.time.tolist(),
-            "queue": run.queue.tolist(),
-            "extras": json.dumps(run.extras),
-            "seconds": run.seconds,
-            "spec": spec.model_dump_json(by_alias=True, exclude_unset=True),
-        }
-    )
-    return run
+    """``spec`` run whole with its time series (:mod:`schedlab.experiments.long_runs`), stored in
+    the result store ``ctx.out/long_runs`` beside the metric runs of ``ctx.out/runs``: Context.run's
+    records carry metrics only, not the time series Fig. 3 plots."""
+    return long_runs.run_long(ResultStore(ctx.out / LONG_RUNS), spec, extras)
 
 
-def _jobs(result: Any) -> dict[str, np.ndarray]:
-    return {k: np.asarray(v) for k, v in result.jobs.to_pydict().items()}
-
-
-def co_location(jobs: dict[str, np.ndarray], a: float, b: float) -> int:
-    """How many times a job of size a started while one of size b ran, or vice versa (1 server)."""
-    d = jobs["demand[resource]"]
-    ev = []
-    for j in np.flatnonzero((d == a) | (d == b)):
-        ev.append((jobs["finish"][j], 0, d[j]))
-        ev.append((jobs["start"][j], 1, d[j]))
-    ev.sort()
-    active = {a: 0, b: 0}
-    hits = 0
-    for _, kind, size in ev:
-        if kind:
-            other = b if size == a else a
-            hits += active[other] > 0
-            active[size] += 1
-        else:
-            active[size] -= 1
-    return int(hits)
-
-
-def time_in_mix(jobs: dict[str, np.ndarray], mix: dict[float, int], t0: float, t1: float) -> float:
-    """Fraction of [t0, t1) during which the server holds exactly ``mix`` (size -> count)."""
-    d = jobs["demand[resource]"]
-    ev = []
-    for j in np.flatnonzero(np.isin(d, list(mix))):
-        ev.append((jobs["start"][j], 1, d[j]))
-        ev.append((jobs["finish"][j], -1, d[j]))
-    ev.sort(key=lambda e: (e[0], e[1]))
-    count = dict.fromkeys(mix, 0)
-    inside, last = 0.0, t0
-    for t, k, size in ev:
-        lo, hi = max(last, t0), min(t, t1)
-        if hi > lo and all(count[s] == n for s, n in mix.items()):
-            inside += hi - lo
-        last = t
-        count[size] += k
-    if t1 > last and all(count[s] == n for s, n in mix.items()):
-        inside += t1 - max(last, t0)
-    return inside / (t1 - t0)
-
-
-def _series_points(run: LongRun, samples: int = 400) -> list[Point]:
-    idx = np.unique(np.linspace(0, run.time.size - 1, min(samples, run.time.size)).astype(int))
-    name = _name(run.policy)
-    return [Point(name, float(run.time[i]), float(run.queue[i]), math.nan, math.nan) for i in idx]
+def _series_points(run: LongRun) -> list[Point]:
+    return timeseries_points(_name(run.policy), run.time, run.queue)
 
 
 # ---------------------------------------------------------------------------------- Fig. 3(a)
@@ -244,7 +134,7 @@ def run_fig3a(ctx: Context) -> Outcome:
         p: run_long(
             ctx,
             fig3a_spec(p, slots),
-            lambda r: {"co_located_04_06": co_location(_jobs(r), 0.4, 0.6)},
+            lambda r: {"co_located_04_06": co_location(job_columns(r), 0.4, 0.6)},
         )
         for p in FIG3_POLICIES
     }
@@ -330,7 +220,7 @@ def fig3b_spec(policy: str, slots: float, **params: Any) -> SimulationSpec:
 
 
 def _fig3b_extras(result: Any) -> dict[str, Any]:
-    jobs = _jobs(result)
+    jobs = job_columns(result)
     end = float(np.nanmax(jobs["finish"]))
     return {
         "co_located_2_5": co_location(jobs, 2.0, 5.0),
@@ -644,11 +534,7 @@ def fig5_spec(src: TraceSource, policy: str, scaling: float, J: int) -> Simulati
 def trace_sizes(path: Path, eps: float = 0.01) -> tuple[int, np.ndarray, np.ndarray]:
     """The sizes and durations of a job table, and Corollary 1's J: the smallest J with
     F_R(1/2^J) < eps (at least 2)."""
-    import pyarrow.parquet as pq
-
-    t = pq.read_table(path, columns=["demand", "duration"])
-    size = t.column("demand").to_numpy().astype(float)
-    dur = t.column("duration").to_numpy().astype(float)
+    size, dur = job_sizes(path)
     j = 2
     while j < 24 and np.mean(size <= 2.0**-j) >= eps:
         j += 1

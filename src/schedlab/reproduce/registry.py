@@ -9,7 +9,6 @@ figure, returning each :class:`Claim` with PASS/FAIL and the numbers behind it.
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import pkgutil
 from collections.abc import Callable
@@ -17,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from schedlab.errors import SchedlabError
+from schedlab.errors import SchedlabError, did_you_mean
 from schedlab.experiments.runner import Progress, run_specs
 from schedlab.experiments.store import ResultStore
 from schedlab.model.spec import SimulationSpec
@@ -120,8 +119,7 @@ def get_reproduction(name: str) -> Reproduction:
     _load()
     if name in _REGISTRY:
         return _REGISTRY[name]
-    guess = difflib.get_close_matches(name, list(_REGISTRY), n=1)
-    hint = f" (did you mean '{guess[0]}'?)" if guess else ""
     raise SchedlabError(
-        f"unknown reproduction '{name}'{hint}; `schedlab reproduce --list` shows them"
+        f"unknown reproduction '{name}'{did_you_mean(name, _REGISTRY)}; "
+        "`schedlab reproduce --list` shows them"
     )

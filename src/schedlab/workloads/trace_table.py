@@ -160,3 +160,10 @@ def read_trace_table(
         path=str(path),
         job_class=job_class,
     )
+
+
+def job_sizes(path: Path) -> tuple[np.ndarray, np.ndarray]:
+    """The ``demand`` and ``duration`` columns of a single-resource job table, in table order
+    (the size law of a trace: :meth:`schedlab.optim.rounded_bounds.SizeLaw.from_samples`)."""
+    table = pq.read_table(path, columns=["demand", "duration"])
+    return _column(table, "demand"), _column(table, "duration")

@@ -17,6 +17,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from schedlab.errors import did_you_mean
 from schedlab.workloads.traces import transforms as tf
 from schedlab.workloads.traces.base import TraceReader
 from schedlab.workloads.traces.canonical import JobSink, conform, with_meta, write_table
@@ -37,11 +38,9 @@ def formats() -> dict[str, type[TraceReader]]:
 def get_format(name: str) -> type[TraceReader]:
     known = formats()
     if name not in known:
-        import difflib
-
-        guess = difflib.get_close_matches(name, list(known), n=1)
-        hint = f" (did you mean '{guess[0]}'?)" if guess else ""
-        raise TraceError(f"unknown trace format '{name}'{hint}; known: {', '.join(known)}")
+        raise TraceError(
+            f"unknown trace format '{name}'{did_you_mean(name, known)}; known: {', '.join(known)}"
+        )
     return known[name]
 
 
