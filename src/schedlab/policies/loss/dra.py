@@ -457,7 +457,9 @@ def decide(st, ps):
         job = st.done_buf[q]
         j = st.job_class[job]
         s = st.server[job]
-        if ps.left_accept[job]:
+        # the freed slot must still exist: an update after an earlier departure of the same
+        # batch may have given the (then empty) server s another configuration
+        if ps.left_accept[job] and ps.free_pos[j * ps.n_servers + s] >= 0:
             src = reject_source(ps, j)
             if src >= 0 and src != s:  # s itself may have joined the Reject Group since
                 mover = ps.jhead[src * n_types + j]
