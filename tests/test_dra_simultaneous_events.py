@@ -59,7 +59,7 @@ def integer_time_spec(seed: int, policy: str, path) -> dict:
         }
         for i in range(n_types)
     ]
-    policy_spec: dict = {"name": policy, "reservation": int(rng.integers(0, 3))}
+    policy_spec: dict = {"name": policy, "reservation": int(rng.integers(1, 3))}
     if policy == "dra-preemption":
         policy_spec["priorities"] = [int(p) for p in rng.integers(0, 3, n_types)]
     return {

@@ -63,7 +63,7 @@ def vm_specs(draw, policy: str, **params):
     if policy == "dra-preemption":
         policy_spec["priorities"] = [draw(st.integers(0, 2)) for _ in range(n_types)]
     if policy.startswith("dra") and draw(st.booleans()):
-        policy_spec["reservation"] = draw(st.integers(0, 4))
+        policy_spec["reservation"] = draw(st.integers(1, 4))
     return {
         "cluster": {"servers": servers, "capacity": cap},
         "workload": {"rate": draw(st.floats(0.5, 30.0)) * servers, "classes": classes},
@@ -327,7 +327,7 @@ def _spec_with(**changes):
         ),
         ({"policy__priorities": [0, 1]}, "policy.priorities", "one priority per job class"),
         ({"model__family": "packing"}, "model.family", "loss"),
-        ({"policy__reservation": -1}, "policy.reservation", "greater than or equal"),
+        ({"policy__reservation": 0}, "policy.reservation", "greater than or equal"),
         ({"cluster__capacity": None, "cluster__servers": None,
           "cluster__pools": [{"count": 2, "capacity": {"cpu": 8, "mem": 8}},
                              {"count": 2, "capacity": {"cpu": 4, "mem": 8}}]},

@@ -524,7 +524,10 @@ class DraConfig(PolicyConfig):
     """DRA settings (psychas2022 §4, §7.2); the INFERRED ones are listed in the module doc."""
 
     reservation: int | None = Field(
-        default=None, ge=0, description="r(L); default ceil(sqrt(L)) (INFERRED)"
+        default=None,
+        ge=1,
+        description="r(L); default ceil(sqrt(L)) (INFERRED); r = 0 would admit no job ever "
+        "(GPA on Yhat = Y = 0 reserves no slot)",
     )
     update: Literal["event", "periodic"] = "event"
     period: float = Field(default=1.0, gt=0, description="time between periodic updates")
