@@ -129,7 +129,6 @@ def audit_cra(ps, problem: StaticProblem, truth: np.ndarray) -> None:
     n_srv = int(ps.n_servers)
     n_conf = int(ps.n_confs)
     confs = np.asarray(ps.confs).reshape(n_conf, n_types)
-    conf_of = np.asarray(ps.conf_of)
     r = int(ps.reserve)
     rounding = "floor" if ps.floor_rounding else "ceil"
     g = problem.gpa(np.asarray(ps.y) + r, n_srv, rounding=rounding)
@@ -150,8 +149,11 @@ def audit_cra(ps, problem: StaticProblem, truth: np.ndarray) -> None:
     unmet = [i for i, c in enumerate(order) if ps.count[c] < target[c]]
     i_star = unmet[0] + 1 if unmet else len(order) + 1
     assert ps.i_star == i_star
-    if unmet:  # no empty server left that any configuration could have taken
-        idle = [s for s in range(n_srv) if truth[s].sum() == 0 and conf_of[s] not in pos]
+    if unmet:
+        # CRA ran out of empty maximum-rank servers at i*: every server that was one then (in
+        # any configuration GPA processes at or after i*, a surplus of an earlier one, unused by
+        # GPA or empty) was reassigned, so every empty server left has rank <= i*.
+        idle = [s for s in range(n_srv) if truth[s].sum() == 0 and rank[s] > i_star]
         assert not idle, idle
     reject = {
         recency(ps, c)[0]
@@ -238,6 +240,58 @@ def test_dra_initialization_from_a_placement():
     # empty servers do not stay in the empty configuration while a GPA target is unmet
     if ps.i_star <= ps.m:
         assert all(ps.conf_of[s] != 0 for s in range(3, 6))
+
+
+@st.composite
+def random_states(draw):
+    """A random problem (1-4 types, 2 resources) and L servers, each with a random feasible
+    configuration (a greedy one, another one, or none) holding a random part of its slots."""
+    n_types = draw(st.integers(1, 4))
+    cap = np.array([draw(st.integers(3, 10)), draw(st.integers(3, 10))])
+    demand = np.array(
+        [
+            [draw(st.integers(1, int(cap[0]))), draw(st.integers(0, int(cap[1])))]
+            for _ in range(n_types)
+        ]
+    )
+    reward = [float(draw(st.integers(1, 20))) for _ in range(n_types)]
+    problem = StaticProblem(demand, cap, reward)
+    greedy = problem.greedy_configurations()
+    servers = draw(st.integers(1, 10))
+    slots = np.zeros((servers, n_types), dtype=np.int64)
+    placement = np.zeros_like(slots)
+    for s in range(servers):
+        kind = draw(st.sampled_from(["greedy", "random", "none"]))
+        if kind == "greedy":
+            slots[s] = greedy[draw(st.integers(0, len(greedy) - 1))]
+        elif kind == "random":
+            for _ in range(draw(st.integers(1, 6))):
+                j = draw(st.integers(0, n_types - 1))
+                slots[s, j] += 1
+                if not problem.is_feasible(slots[s]):
+                    slots[s, j] -= 1
+        placement[s] = [draw(st.integers(0, int(k))) for k in slots[s]]
+        if kind == "none":
+            slots[s] = placement[s]  # §4: a server without configuration takes its placement
+    return problem, slots, placement, draw(st.integers(1, 4))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(random_states())
+def test_cra_groups_match_brute_force_on_random_states(state):
+    """§4 Initialization + CRA on random states: targets = GPA(Y + r, L), i* = the first unmet
+    target, the Reject Group = the newest server of each configuration of rank > i*, and no
+    empty server of rank > i* is left while a target is unmet (audit_cra)."""
+    problem, slots, placement, r = state
+    sizes = {"jobs": 4, "servers": slots.shape[0], "classes": problem.n_types, "resources": 2}
+    ps = D.build_state(problem, sizes, D.DraConfig(reservation=r), placement, slots)
+    assert np.array_equal(np.asarray(ps.y), placement.sum(axis=0))
+    n_conf = int(ps.n_confs)
+    confs = np.asarray(ps.confs).reshape(n_conf, problem.n_types)
+    held = placement.sum(axis=1) > 0
+    # a server with jobs keeps its configuration (only empty ones are reassigned)
+    assert np.array_equal(confs[np.asarray(ps.conf_of)][held], slots[held])
+    audit_cra(ps, problem, placement)
 
 
 def test_dra_reward_between_first_fit_and_bound():

@@ -574,12 +574,15 @@ def build_state(
     sizes: dict[str, int],
     config: DraConfig,
     placement: np.ndarray | None = None,
+    configuration: np.ndarray | None = None,
 ) -> Any:
     """The DRA state for ``sizes["servers"]`` servers of the given VM types (``sizes``: the
     engine sizes, :func:`~schedlab.policies.contract.engine_sizes`), initialized (§4) from
-    ``placement`` ((L, J) jobs per type on each server; None: all empty): a server holding jobs
-    takes its placement as its configuration, then CRA runs. (The jobs of a given placement are
-    bookkeeping only: the engine itself always starts empty.)"""
+    ``placement`` ((L, J) jobs per type on each server; None: all empty) and ``configuration``
+    ((L, J) slots per type on each server, at least the placement; None: each server takes its
+    placement as its configuration, so an empty one has the empty configuration), then CRA
+    runs. (The jobs of a given placement are bookkeeping only: the engine always starts
+    empty.)"""
     rows, mr = configuration_table(problem)
     n_types = problem.n_types
     n_servers = sizes["servers"]
@@ -588,16 +591,19 @@ def build_state(
         if placement is None
         else np.asarray(placement, dtype=np.int64)
     )
+    slots = place if configuration is None else np.asarray(configuration, dtype=np.int64)
     index = {k.tobytes(): i for i, k in enumerate(rows)}
     extra = []
     conf_idx = np.zeros(n_servers, dtype=np.int32)
     for s in range(n_servers):
-        key = place[s].tobytes()
+        if np.any(place[s] > slots[s]):
+            raise ValueError(f"server {s}: placement {place[s].tolist()} exceeds its slots")
+        key = slots[s].tobytes()
         if key not in index:
-            if not problem.is_feasible(place[s]):
-                raise ValueError(f"server {s}: placement {place[s].tolist()} is infeasible")
+            if not problem.is_feasible(slots[s]):
+                raise ValueError(f"server {s}: configuration {slots[s].tolist()} is infeasible")
             index[key] = rows.shape[0] + len(extra)
-            extra.append(place[s])
+            extra.append(slots[s])
         conf_idx[s] = index[key]
     if extra:
         rows = np.vstack([rows, np.array(extra, dtype=np.int64)])
