@@ -96,7 +96,7 @@ def audit_dra(st, ps, problem: StaticProblem, cra: bool = True) -> None:
     n_types = int(ps.n_types)
     n_srv = int(ps.n_servers)
     n_conf = int(ps.n_confs)
-    confs = np.asarray(ps.confs).reshape(n_conf, n_types)
+    confs = np.asarray(ps.confs)[: n_conf * n_types].reshape(n_conf, n_types)
     filled = np.asarray(ps.filled).reshape(n_srv, n_types)
     # engine truth: running jobs per (server, type), used capacity
     truth = np.zeros((n_srv, n_types), dtype=np.int64)
@@ -128,7 +128,7 @@ def audit_cra(ps, problem: StaticProblem, truth: np.ndarray) -> None:
     n_types = int(ps.n_types)
     n_srv = int(ps.n_servers)
     n_conf = int(ps.n_confs)
-    confs = np.asarray(ps.confs).reshape(n_conf, n_types)
+    confs = np.asarray(ps.confs)[: n_conf * n_types].reshape(n_conf, n_types)
     r = int(ps.reserve)
     rounding = "floor" if ps.floor_rounding else "ceil"
     g = problem.gpa(np.asarray(ps.y) + r, n_srv, rounding=rounding)
@@ -138,7 +138,7 @@ def audit_cra(ps, problem: StaticProblem, truth: np.ndarray) -> None:
     for k, n in zip(g.configurations, g.counts, strict=True):
         target[row[k.tobytes()]] = n
         order.append(row[k.tobytes()])
-    assert np.array_equal(np.asarray(ps.target), target)
+    assert np.array_equal(np.asarray(ps.target)[:n_conf], target)
     pos = {c: i + 1 for i, c in enumerate(order)}
     rank = np.full(n_srv, BIG)
     for c in range(1, n_conf):
@@ -228,7 +228,7 @@ def test_dra_initialization_from_a_placement():
     sizes = {"jobs": 10, "servers": 6, "classes": 4, "resources": 2}
     ps = D.build_state(problem, sizes, D.DraConfig(reservation=2), placement)
     n_types, n_conf = 4, int(ps.n_confs)
-    confs = np.asarray(ps.confs).reshape(n_conf, n_types)
+    confs = np.asarray(ps.confs)[: n_conf * n_types].reshape(n_conf, n_types)
     assert confs[ps.conf_of[0]].tolist() == [3, 0, 1, 0]
     assert confs[ps.conf_of[1]].tolist() == [0, 8, 8, 1]
     assert np.asarray(ps.y).tolist() == [3, 8, 9, 2]
@@ -287,7 +287,7 @@ def test_cra_groups_match_brute_force_on_random_states(state):
     ps = D.build_state(problem, sizes, D.DraConfig(reservation=r), placement, slots)
     assert np.array_equal(np.asarray(ps.y), placement.sum(axis=0))
     n_conf = int(ps.n_confs)
-    confs = np.asarray(ps.confs).reshape(n_conf, problem.n_types)
+    confs = np.asarray(ps.confs)[: n_conf * problem.n_types].reshape(n_conf, problem.n_types)
     held = placement.sum(axis=1) > 0
     # a server with jobs keeps its configuration (only empty ones are reassigned)
     assert np.array_equal(confs[np.asarray(ps.conf_of)][held], slots[held])

@@ -65,7 +65,13 @@ from schedlab.engine.actions import migrate, preempt, start, wake_at
 from schedlab.engine.constants import N_ARRIVED_NEW, N_COMPLETED_NEW, NOW
 from schedlab.engine.loop import run_engine
 from schedlab.errors import SpecError
-from schedlab.optim.reward import StaticProblem, workload_of_model
+from schedlab.optim.reward import (
+    VALUE_TOL,
+    StaticProblem,
+    knapsack_tables,
+    lexicographic_argmax,
+    workload_of_model,
+)
 from schedlab.policies.contract import (
     Policy,
     PolicyConfig,
@@ -75,7 +81,10 @@ from schedlab.policies.contract import (
     register,
 )
 
-MAX_TYPES = 12  # MaxReward is precomputed for all 2^J subsets
+EAGER_TYPES = 12  # up to this many types, MaxReward of all 2^J subsets is precomputed
+MAX_TYPES = 62  # subsets are bit masks of an int64
+LAZY_CONFS = 4096  # room for configurations found while running (J > EAGER_TYPES)
+CACHE_SLOTS = 1 << 14  # MaxReward cache entries while running (J > EAGER_TYPES)
 BIG_RANK = 1 << 30
 
 STATE = PolicyState(
@@ -102,7 +111,14 @@ STATE = PolicyState(
         StateField("updates", "i8"),
         # configurations: row 0 is the empty configuration; slots flattened (C * J)
         StateField("confs", "i8", "conf_slots"),
-        StateField("mr_of_mask", "i4", "masks"),  # configuration of MaxReward(J') per bit mask
+        # MaxReward(J') cache: open addressing, key = bit mask of J' (-1: free), value = row
+        StateField("mr_key", "i8", "mr_cache", -1),
+        StateField("mr_val", "i4", "mr_cache", -1),
+        StateField("mr_size", "i8"),
+        StateField("grid_w", "i8", "type_resources"),  # knapsack grid (J * R), for lazy MaxReward
+        StateField("grid_cap", "i8", "grid_resources"),
+        StateField("value", "f8", "classes"),  # u_j
+        StateField("value_tol", "f8"),
         StateField("size", "f8", "classes"),  # normalized size max_r b_jr / c_r
         StateField("priority", "i8", "classes"),
         # servers: configuration, recency list (head = index 1), empty list, jobs
@@ -221,6 +237,58 @@ def assign(ps, s, c):
             _free_add(ps, j, s)
 
 
+@njit(cache=True, inline="always")
+def _cache_slot(mask, n_slots):
+    """Home slot of a bit mask in the MaxReward cache (the same function as cache_slot)."""
+    return (mask ^ (mask >> 16) ^ (mask >> 32)) & (n_slots - 1)
+
+
+@njit(cache=True)
+def _conf_row(ps, k):
+    """The row of configuration k, added to the table if new."""
+    n_types = ps.n_types
+    for c in range(ps.n_confs):
+        same = True
+        for j in range(n_types):
+            if ps.confs[c * n_types + j] != k[j]:
+                same = False
+                break
+        if same:
+            return c
+    c = ps.n_confs
+    if (c + 1) * n_types > ps.confs.shape[0]:
+        raise ValueError("DRA: more distinct MaxReward configurations than LAZY_CONFS")
+    for j in range(n_types):
+        ps.confs[c * n_types + j] = k[j]
+    ps.n_confs = c + 1
+    return c
+
+
+@njit(cache=True)
+def max_reward_conf(ps, mask):
+    """Row of MaxReward(J') (Definition 2.3) for the types in bit mask J': from the cache, else
+    solved now by the exact knapsack of optim.reward and cached (J > EAGER_TYPES)."""
+    n_slots = ps.mr_key.shape[0]
+    i = _cache_slot(mask, n_slots)
+    while ps.mr_key[i] != -1:
+        if ps.mr_key[i] == mask:
+            return ps.mr_val[i]
+        i = (i + 1) & (n_slots - 1)
+    n_types = ps.n_types
+    allowed = np.zeros(n_types, dtype=np.bool_)
+    for j in range(n_types):
+        allowed[j] = (mask >> j) & 1
+    w = ps.grid_w.reshape((n_types, ps.grid_cap.shape[0]))
+    tables = knapsack_tables(w, ps.grid_cap, ps.value, allowed)
+    tol = ps.value_tol * max(1.0, tables[0, -1])
+    c = _conf_row(ps, lexicographic_argmax(w, ps.grid_cap, ps.value, allowed, tables, tol))
+    if 4 * (ps.mr_size + 1) <= 3 * n_slots:  # a full cache keeps working, uncached
+        ps.mr_key[i] = mask
+        ps.mr_val[i] = c
+        ps.mr_size += 1
+    return c
+
+
 @njit(cache=True)
 def gpa(ps):
     """GPA (Algorithm 1) on Yhat = Y + r and L servers: sets target, gpa_pos, order, S_M."""
@@ -237,7 +305,7 @@ def gpa(ps):
     floor = ps.floor_rounding
     m = 0
     while active != 0 and l_rem > 0:
-        c = ps.mr_of_mask[active]
+        c = max_reward_conf(ps, active)
         if c == 0:
             break
         best = -1
@@ -547,9 +615,11 @@ _TABLES: dict[bytes, tuple[np.ndarray, np.ndarray]] = {}
 
 
 def configuration_table(problem: StaticProblem) -> tuple[np.ndarray, np.ndarray]:
-    """Rows: the empty configuration, then the greedy configurations (Definition 3.3) in
-    decreasing order; and the row of MaxReward(J') for every bit mask J' (2^J knapsacks,
-    computed once per process for each set of VM types: replications and sweeps reuse it)."""
+    """Rows: the empty configuration, then (J <= EAGER_TYPES) the greedy configurations
+    (Definition 3.3) in decreasing order; and the row of MaxReward(J') for every bit mask J'
+    (2^J knapsacks, computed once per process for each set of VM types: replications and sweeps
+    reuse it). With more types only the empty row: MaxReward(J') is solved while running, for
+    the subsets GPA meets, and cached (max_reward_conf)."""
     key = b"".join(a.tobytes() for a in (problem.demand, problem.capacity, problem.reward))
     key += str(problem.demand.shape).encode()
     if key not in _TABLES:
@@ -560,6 +630,8 @@ def configuration_table(problem: StaticProblem) -> tuple[np.ndarray, np.ndarray]
 
 def _configuration_table(problem: StaticProblem) -> tuple[np.ndarray, np.ndarray]:
     n = problem.n_types
+    if n > EAGER_TYPES:
+        return np.zeros((1, n), dtype=np.int64), np.zeros(0, dtype=np.int32)
     greedy = problem.greedy_configurations()
     rows = np.vstack([np.zeros((1, n), dtype=np.int64), greedy])
     index = {k.tobytes(): i for i, k in enumerate(rows)}
@@ -567,6 +639,27 @@ def _configuration_table(problem: StaticProblem) -> tuple[np.ndarray, np.ndarray
     for mask in range(1, 1 << n):
         mr[mask] = index[problem.max_reward(mask).tobytes()]
     return rows, mr
+
+
+def cache_slot(mask: int, n_slots: int) -> int:
+    """Home slot of a bit mask in the MaxReward cache (as the compiled _cache_slot)."""
+    return (mask ^ (mask >> 16) ^ (mask >> 32)) & (n_slots - 1)
+
+
+def mr_cache(mr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The open-addressing cache (keys, rows) holding MaxReward's row ``mr[mask]`` of every
+    nonempty mask (empty ``mr``: an empty cache of CACHE_SLOTS entries)."""
+    n_slots = CACHE_SLOTS
+    while 4 * mr.size > 3 * n_slots:
+        n_slots *= 2
+    keys = np.full(n_slots, -1, dtype=np.int64)
+    rows = np.full(n_slots, -1, dtype=np.int32)
+    for mask in range(1, mr.size):
+        i = cache_slot(mask, n_slots)
+        while keys[i] != -1:
+            i = (i + 1) & (n_slots - 1)
+        keys[i], rows[i] = mask, mr[mask]
+    return keys, rows
 
 
 def build_state(
@@ -608,13 +701,20 @@ def build_state(
     if extra:
         rows = np.vstack([rows, np.array(extra, dtype=np.int64)])
     n_conf = rows.shape[0]
+    room = n_conf + (LAZY_CONFS if mr.size == 0 else 0)
+    table = np.zeros((room, n_types), dtype=np.int64)
+    table[:n_conf] = rows
+    keys, mr_rows = mr_cache(mr)
+    w, cap = problem.grid
     prio = np.array(config.priorities or [0] * n_types, dtype=np.int64)
     all_sizes = {
         **sizes,
         "classes": n_types,
-        "confs": n_conf,
-        "conf_slots": n_conf * n_types,
-        "masks": 1 << n_types,
+        "confs": room,
+        "conf_slots": room * n_types,
+        "mr_cache": keys.size,
+        "type_resources": w.size,
+        "grid_resources": cap.size,
         "server_slots": n_servers * n_types,
     }
     ps = STATE.allocate(
@@ -630,8 +730,14 @@ def build_state(
             "preemption": config.preemption,
             "preempt_factor": config.preempt_factor,
             "lowest": int(prio.min()),
-            "confs": rows.ravel(),
-            "mr_of_mask": mr,
+            "confs": table.ravel(),
+            "mr_key": keys,
+            "mr_val": mr_rows,
+            "mr_size": int(np.count_nonzero(keys != -1)),
+            "grid_w": w.ravel(),
+            "grid_cap": cap,
+            "value": problem.reward,
+            "value_tol": VALUE_TOL,
             "size": (problem.demand / problem.capacity[None, :]).max(axis=1),
             "priority": prio,
         },
@@ -656,7 +762,7 @@ def check(model: Any, config: DraConfig) -> None:
         )
     if len(model.classes) > MAX_TYPES:
         raise SpecError(
-            f"DRA precomputes MaxReward for all 2^J subsets: at most {MAX_TYPES} job classes",
+            f"DRA keeps subsets of job classes as 64-bit masks: at most {MAX_TYPES} classes",
             field="workload.classes",
         )
     for i, cls in enumerate(model.classes):
