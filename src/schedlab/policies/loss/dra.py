@@ -111,7 +111,9 @@ STATE = PolicyState(
         StateField("updates", "i8"),
         # configurations: row 0 is the empty configuration; slots flattened (C * J)
         StateField("confs", "i8", "conf_slots"),
-        # MaxReward(J') cache: open addressing, key = bit mask of J' (-1: free), value = row
+        StateField("dense", "b1"),  # MaxReward precomputed for every mask (J <= EAGER_TYPES)
+        StateField("mr_of_mask", "i4", "masks"),  # its row per bit mask (dense)
+        # MaxReward(J') cache otherwise: open addressing, key = bit mask (-1: free), value = row
         StateField("mr_key", "i8", "mr_cache", -1),
         StateField("mr_val", "i4", "mr_cache", -1),
         StateField("mr_size", "i8"),
@@ -239,7 +241,7 @@ def assign(ps, s, c):
 
 @njit(cache=True, inline="always")
 def _cache_slot(mask, n_slots):
-    """Home slot of a bit mask in the MaxReward cache (the same function as cache_slot)."""
+    """Home slot of a bit mask in the MaxReward cache (n_slots a power of 2)."""
     return (mask ^ (mask >> 16) ^ (mask >> 32)) & (n_slots - 1)
 
 
@@ -305,7 +307,7 @@ def gpa(ps):
     floor = ps.floor_rounding
     m = 0
     while active != 0 and l_rem > 0:
-        c = max_reward_conf(ps, active)
+        c = ps.mr_of_mask[active] if ps.dense else max_reward_conf(ps, active)
         if c == 0:
             break
         best = -1
@@ -641,27 +643,6 @@ def _configuration_table(problem: StaticProblem) -> tuple[np.ndarray, np.ndarray
     return rows, mr
 
 
-def cache_slot(mask: int, n_slots: int) -> int:
-    """Home slot of a bit mask in the MaxReward cache (as the compiled _cache_slot)."""
-    return (mask ^ (mask >> 16) ^ (mask >> 32)) & (n_slots - 1)
-
-
-def mr_cache(mr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The open-addressing cache (keys, rows) holding MaxReward's row ``mr[mask]`` of every
-    nonempty mask (empty ``mr``: an empty cache of CACHE_SLOTS entries)."""
-    n_slots = CACHE_SLOTS
-    while 4 * mr.size > 3 * n_slots:
-        n_slots *= 2
-    keys = np.full(n_slots, -1, dtype=np.int64)
-    rows = np.full(n_slots, -1, dtype=np.int32)
-    for mask in range(1, mr.size):
-        i = cache_slot(mask, n_slots)
-        while keys[i] != -1:
-            i = (i + 1) & (n_slots - 1)
-        keys[i], rows[i] = mask, mr[mask]
-    return keys, rows
-
-
 def build_state(
     problem: StaticProblem,
     sizes: dict[str, int],
@@ -704,7 +685,8 @@ def build_state(
     room = n_conf + (LAZY_CONFS if mr.size == 0 else 0)
     table = np.zeros((room, n_types), dtype=np.int64)
     table[:n_conf] = rows
-    keys, mr_rows = mr_cache(mr)
+    n_slots = 1 if mr.size else CACHE_SLOTS  # the cache serves J > EAGER_TYPES only
+    keys = np.full(n_slots, -1, dtype=np.int64)
     w, cap = problem.grid
     prio = np.array(config.priorities or [0] * n_types, dtype=np.int64)
     all_sizes = {
@@ -713,6 +695,7 @@ def build_state(
         "confs": room,
         "conf_slots": room * n_types,
         "mr_cache": keys.size,
+        "masks": max(mr.size, 1),
         "type_resources": w.size,
         "grid_resources": cap.size,
         "server_slots": n_servers * n_types,
@@ -731,9 +714,9 @@ def build_state(
             "preempt_factor": config.preempt_factor,
             "lowest": int(prio.min()),
             "confs": table.ravel(),
+            "dense": mr.size > 0,
+            "mr_of_mask": mr if mr.size else np.zeros(1, dtype=np.int32),
             "mr_key": keys,
-            "mr_val": mr_rows,
-            "mr_size": int(np.count_nonzero(keys != -1)),
             "grid_w": w.ravel(),
             "grid_cap": cap,
             "value": problem.reward,
