@@ -12,8 +12,9 @@ At every update (every admission and every departure; ``update = "periodic"`` ru
 ``period`` time units instead):
 
 1. Yhat = Y + r(L) 1 (Y: admitted jobs per type); GPA (Algorithm 1) on (Yhat, L) gives target
-   counts X^g per configuration in GPA order k_1, k_2, ... (MaxReward(J') of every subset is
-   precomputed: the knapsacks do not depend on the workload, Remark 1).
+   counts X^g per configuration in GPA order k_1, k_2, ... (the knapsacks MaxReward(J') do not
+   depend on the workload, Remark 1: up to EAGER_TYPES types all 2^J are precomputed; beyond,
+   each is solved by the compiled exact knapsack the first time GPA meets J' and cached).
 2. CRA: for i = 1..m and k = k_i: if X_k < X^g_k, empty servers of maximum rank are reassigned
    to k until X_k = X^g_k or none is left; otherwise the X_k - X^g_k newest servers of k are
    surplus and keep the maximum rank. i* is the first i whose target could not be met (m + 1
@@ -43,7 +44,9 @@ INFERRED choices (notes/dra.md), all parameters or stated here:
 * The Reject-Group server a migration comes from: the highest rank; among equal ranks the
   lowest configuration index.
 * Order within an event: a departure's migration uses the classification in force at the
-  departure, then the update runs.
+  departure, then the update runs. Jobs leaving at the same instant all leave first; a later
+  departure of the batch migrates nothing when an update after an earlier one reassigned its
+  (then empty) server, so that its freed slot no longer exists.
 * DRA+preemption (§7.2): when a job of priority p > the lowest priority is lost, jobs of the
   lowest priority are preempted, smallest size first, until their total size reaches
   ``preempt_factor`` x r x the arriving job's size (default factor 1: "size times r") or none
