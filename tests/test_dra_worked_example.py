@@ -19,7 +19,7 @@ PROBLEM = StaticProblem([[0.6, 0.6], [0.7, 0.1], [0.1, 0.7]], [1.0, 1.0], [4.0, 
 
 def conf(ps, s) -> list[int]:
     n = int(ps.n_confs)
-    return np.asarray(ps.confs).reshape(n, 3)[ps.conf_of[s]].tolist()
+    return np.asarray(ps.confs)[: n * 3].reshape(n, 3)[ps.conf_of[s]].tolist()
 
 
 def arrive(state, job: int, j: int) -> int:

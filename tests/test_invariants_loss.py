@@ -63,7 +63,7 @@ def vm_specs(draw, policy: str, **params):
     if policy == "dra-preemption":
         policy_spec["priorities"] = [draw(st.integers(0, 2)) for _ in range(n_types)]
     if policy.startswith("dra") and draw(st.booleans()):
-        policy_spec["reservation"] = draw(st.integers(0, 4))
+        policy_spec["reservation"] = draw(st.integers(1, 4))
     return {
         "cluster": {"servers": servers, "capacity": cap},
         "workload": {"rate": draw(st.floats(0.5, 30.0)) * servers, "classes": classes},
@@ -96,7 +96,7 @@ def audit_dra(st, ps, problem: StaticProblem, cra: bool = True) -> None:
     n_types = int(ps.n_types)
     n_srv = int(ps.n_servers)
     n_conf = int(ps.n_confs)
-    confs = np.asarray(ps.confs).reshape(n_conf, n_types)
+    confs = np.asarray(ps.confs)[: n_conf * n_types].reshape(n_conf, n_types)
     filled = np.asarray(ps.filled).reshape(n_srv, n_types)
     # engine truth: running jobs per (server, type), used capacity
     truth = np.zeros((n_srv, n_types), dtype=np.int64)
@@ -128,8 +128,7 @@ def audit_cra(ps, problem: StaticProblem, truth: np.ndarray) -> None:
     n_types = int(ps.n_types)
     n_srv = int(ps.n_servers)
     n_conf = int(ps.n_confs)
-    confs = np.asarray(ps.confs).reshape(n_conf, n_types)
-    conf_of = np.asarray(ps.conf_of)
+    confs = np.asarray(ps.confs)[: n_conf * n_types].reshape(n_conf, n_types)
     r = int(ps.reserve)
     rounding = "floor" if ps.floor_rounding else "ceil"
     g = problem.gpa(np.asarray(ps.y) + r, n_srv, rounding=rounding)
@@ -139,7 +138,7 @@ def audit_cra(ps, problem: StaticProblem, truth: np.ndarray) -> None:
     for k, n in zip(g.configurations, g.counts, strict=True):
         target[row[k.tobytes()]] = n
         order.append(row[k.tobytes()])
-    assert np.array_equal(np.asarray(ps.target), target)
+    assert np.array_equal(np.asarray(ps.target)[:n_conf], target)
     pos = {c: i + 1 for i, c in enumerate(order)}
     rank = np.full(n_srv, BIG)
     for c in range(1, n_conf):
@@ -150,8 +149,11 @@ def audit_cra(ps, problem: StaticProblem, truth: np.ndarray) -> None:
     unmet = [i for i, c in enumerate(order) if ps.count[c] < target[c]]
     i_star = unmet[0] + 1 if unmet else len(order) + 1
     assert ps.i_star == i_star
-    if unmet:  # no empty server left that any configuration could have taken
-        idle = [s for s in range(n_srv) if truth[s].sum() == 0 and conf_of[s] not in pos]
+    if unmet:
+        # CRA ran out of empty maximum-rank servers at i*: every server that was one then (in
+        # any configuration GPA processes at or after i*, a surplus of an earlier one, unused by
+        # GPA or empty) was reassigned, so every empty server left has rank <= i*.
+        idle = [s for s in range(n_srv) if truth[s].sum() == 0 and rank[s] > i_star]
         assert not idle, idle
     reject = {
         recency(ps, c)[0]
@@ -226,7 +228,7 @@ def test_dra_initialization_from_a_placement():
     sizes = {"jobs": 10, "servers": 6, "classes": 4, "resources": 2}
     ps = D.build_state(problem, sizes, D.DraConfig(reservation=2), placement)
     n_types, n_conf = 4, int(ps.n_confs)
-    confs = np.asarray(ps.confs).reshape(n_conf, n_types)
+    confs = np.asarray(ps.confs)[: n_conf * n_types].reshape(n_conf, n_types)
     assert confs[ps.conf_of[0]].tolist() == [3, 0, 1, 0]
     assert confs[ps.conf_of[1]].tolist() == [0, 8, 8, 1]
     assert np.asarray(ps.y).tolist() == [3, 8, 9, 2]
@@ -238,6 +240,58 @@ def test_dra_initialization_from_a_placement():
     # empty servers do not stay in the empty configuration while a GPA target is unmet
     if ps.i_star <= ps.m:
         assert all(ps.conf_of[s] != 0 for s in range(3, 6))
+
+
+@st.composite
+def random_states(draw):
+    """A random problem (1-4 types, 2 resources) and L servers, each with a random feasible
+    configuration (a greedy one, another one, or none) holding a random part of its slots."""
+    n_types = draw(st.integers(1, 4))
+    cap = np.array([draw(st.integers(3, 10)), draw(st.integers(3, 10))])
+    demand = np.array(
+        [
+            [draw(st.integers(1, int(cap[0]))), draw(st.integers(0, int(cap[1])))]
+            for _ in range(n_types)
+        ]
+    )
+    reward = [float(draw(st.integers(1, 20))) for _ in range(n_types)]
+    problem = StaticProblem(demand, cap, reward)
+    greedy = problem.greedy_configurations()
+    servers = draw(st.integers(1, 10))
+    slots = np.zeros((servers, n_types), dtype=np.int64)
+    placement = np.zeros_like(slots)
+    for s in range(servers):
+        kind = draw(st.sampled_from(["greedy", "random", "none"]))
+        if kind == "greedy":
+            slots[s] = greedy[draw(st.integers(0, len(greedy) - 1))]
+        elif kind == "random":
+            for _ in range(draw(st.integers(1, 6))):
+                j = draw(st.integers(0, n_types - 1))
+                slots[s, j] += 1
+                if not problem.is_feasible(slots[s]):
+                    slots[s, j] -= 1
+        placement[s] = [draw(st.integers(0, int(k))) for k in slots[s]]
+        if kind == "none":
+            slots[s] = placement[s]  # §4: a server without configuration takes its placement
+    return problem, slots, placement, draw(st.integers(1, 4))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(random_states())
+def test_cra_groups_match_brute_force_on_random_states(state):
+    """§4 Initialization + CRA on random states: targets = GPA(Y + r, L), i* = the first unmet
+    target, the Reject Group = the newest server of each configuration of rank > i*, and no
+    empty server of rank > i* is left while a target is unmet (audit_cra)."""
+    problem, slots, placement, r = state
+    sizes = {"jobs": 4, "servers": slots.shape[0], "classes": problem.n_types, "resources": 2}
+    ps = D.build_state(problem, sizes, D.DraConfig(reservation=r), placement, slots)
+    assert np.array_equal(np.asarray(ps.y), placement.sum(axis=0))
+    n_conf = int(ps.n_confs)
+    confs = np.asarray(ps.confs)[: n_conf * problem.n_types].reshape(n_conf, problem.n_types)
+    held = placement.sum(axis=1) > 0
+    # a server with jobs keeps its configuration (only empty ones are reassigned)
+    assert np.array_equal(confs[np.asarray(ps.conf_of)][held], slots[held])
+    audit_cra(ps, problem, placement)
 
 
 def test_dra_reward_between_first_fit_and_bound():
@@ -327,7 +381,7 @@ def _spec_with(**changes):
         ),
         ({"policy__priorities": [0, 1]}, "policy.priorities", "one priority per job class"),
         ({"model__family": "packing"}, "model.family", "loss"),
-        ({"policy__reservation": -1}, "policy.reservation", "greater than or equal"),
+        ({"policy__reservation": 0}, "policy.reservation", "greater than or equal"),
         ({"cluster__capacity": None, "cluster__servers": None,
           "cluster__pools": [{"count": 2, "capacity": {"cpu": 8, "mem": 8}},
                              {"count": 2, "capacity": {"cpu": 4, "mem": 8}}]},

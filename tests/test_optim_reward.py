@@ -131,6 +131,45 @@ def test_gpa_ceil_and_server_cap() -> None:
     assert p.optimum([1.25, 0.75]).value == pytest.approx(3.5)
 
 
+def test_gpa_three_single_type_configurations() -> None:
+    # 1-D capacity 6: A size 3 reward 5, B size 2 reward 3, C size 1 reward 1.
+    # MaxReward({A,B,C}) = (2,0,0) (u = 10 > A+B+C = 9 = 3B); Yhat = (3, 4, 5), L = 5.
+    # Iteration 1: n_1 = ceil(3/2) = 2, j_1 = A, Yrem = (0, 4, 5), Lrem = 3.
+    # Iteration 2: J_2 = {B, C}: k_2 = (0,3,0) (u = 9 > 2B+2C = 8), n_2 = ceil(4/3) = 2,
+    # j_2 = B, Yrem = (0, 0, 5), Lrem = 1.
+    # Iteration 3: J_3 = {C}: k_3 = (0,0,6), n_3 = min(ceil(5/6), 1) = 1: the servers run out.
+    p = StaticProblem(demand=[[3.0], [2.0], [1.0]], capacity=[6.0], reward=[5.0, 3.0, 1.0])
+    a = p.gpa([3, 4, 5], 5)
+    assert a.configurations.tolist() == [[2, 0, 0], [0, 3, 0], [0, 0, 6]]
+    assert a.counts.tolist() == [2, 2, 1]
+    assert a.exhausted.tolist() == [0, 1, 2]
+    assert a.empty == 0
+    assert a.slots().tolist() == [4, 6, 6]
+    # With L = 3 the last type gets no server: GPA stops when Lrem = 0.
+    b = p.gpa([3, 4, 5], 3)
+    assert b.configurations.tolist() == [[2, 0, 0], [0, 3, 0]]
+    assert b.counts.tolist() == [2, 1]
+
+
+def test_gpa_tie_on_the_exhausted_type_and_a_zero_step() -> None:
+    # 2-D capacity (3, 3): X = (2,1) reward 3, Y = (1,2) reward 3, Z = (1,1) reward 1.5.
+    # MaxReward(all) = X + Y = (1,1,0), u = 6 (3Z = X+Z = 4.5). Yhat = (2, 2, 4), L = 4.
+    # Iteration 1: n_1 = min(ceil(2/1), ceil(2/1)) = 2, a tie: j_1 = X (lowest index);
+    # Yrem = (0, 0, 4), Lrem = 2.
+    # Iteration 2: J_2 = {Y, Z}: Y+Z and 3Z both earn 4.5; Definition 2.2 prefers the larger
+    # k_Y: k_2 = (0,1,1); n_2 = min(ceil(0/1), ceil(4/1)) = 0, j_2 = Y: no server, Y dropped.
+    # Iteration 3: J_3 = {Z}: k_3 = (0,0,3), n_3 = min(ceil(4/3), 2) = 2.
+    p = StaticProblem(
+        demand=[[2.0, 1.0], [1.0, 2.0], [1.0, 1.0]], capacity=[3.0, 3.0], reward=[3.0, 3.0, 1.5]
+    )
+    assert p.max_reward([1, 2]).tolist() == [0, 1, 1]
+    a = p.gpa([2, 2, 4], 4)
+    assert a.configurations.tolist() == [[1, 1, 0], [0, 0, 3]]
+    assert a.counts.tolist() == [2, 2]
+    assert a.exhausted.tolist() == [0, 2]
+    assert a.empty == 0
+
+
 def test_greedy_configurations_sorted() -> None:
     confs = INTRO.greedy_configurations()
     assert confs.tolist() == [[0, 1, 1], [1, 0, 0], [0, 1, 0], [0, 0, 1]]

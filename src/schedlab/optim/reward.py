@@ -276,6 +276,13 @@ class StaticProblem:
     def n_types(self) -> int:
         return int(self.reward.size)
 
+    @property
+    def grid(self) -> tuple[np.ndarray, np.ndarray]:
+        """(w, cap): the integer demands (J, R) and capacity (R,) of the knapsack grid (for
+        compiled callers of :func:`knapsack_tables` and :func:`lexicographic_argmax`)."""
+        w, cap = self._grid
+        return w.copy(), cap.copy()
+
     def config_reward(self, k: np.ndarray) -> float:
         """u(k) = sum_j u_j k_j (Definition 2.1)."""
         return float(np.asarray(k) @ self.reward)

@@ -12,8 +12,9 @@ At every update (every admission and every departure; ``update = "periodic"`` ru
 ``period`` time units instead):
 
 1. Yhat = Y + r(L) 1 (Y: admitted jobs per type); GPA (Algorithm 1) on (Yhat, L) gives target
-   counts X^g per configuration in GPA order k_1, k_2, ... (MaxReward(J') of every subset is
-   precomputed: the knapsacks do not depend on the workload, Remark 1).
+   counts X^g per configuration in GPA order k_1, k_2, ... (the knapsacks MaxReward(J') do not
+   depend on the workload, Remark 1: up to EAGER_TYPES types all 2^J are precomputed; beyond,
+   each is solved by the compiled exact knapsack the first time GPA meets J' and cached).
 2. CRA: for i = 1..m and k = k_i: if X_k < X^g_k, empty servers of maximum rank are reassigned
    to k until X_k = X^g_k or none is left; otherwise the X_k - X^g_k newest servers of k are
    surplus and keep the maximum rank. i* is the first i whose target could not be met (m + 1
@@ -43,7 +44,9 @@ INFERRED choices (notes/dra.md), all parameters or stated here:
 * The Reject-Group server a migration comes from: the highest rank; among equal ranks the
   lowest configuration index.
 * Order within an event: a departure's migration uses the classification in force at the
-  departure, then the update runs.
+  departure, then the update runs. Jobs leaving at the same instant all leave first; a later
+  departure of the batch migrates nothing when an update after an earlier one reassigned its
+  (then empty) server, so that its freed slot no longer exists.
 * DRA+preemption (§7.2): when a job of priority p > the lowest priority is lost, jobs of the
   lowest priority are preempted, smallest size first, until their total size reaches
   ``preempt_factor`` x r x the arriving job's size (default factor 1: "size times r") or none
@@ -65,7 +68,13 @@ from schedlab.engine.actions import migrate, preempt, start, wake_at
 from schedlab.engine.constants import N_ARRIVED_NEW, N_COMPLETED_NEW, NOW
 from schedlab.engine.loop import run_engine
 from schedlab.errors import SpecError
-from schedlab.optim.reward import StaticProblem, workload_of_model
+from schedlab.optim.reward import (
+    VALUE_TOL,
+    StaticProblem,
+    knapsack_tables,
+    lexicographic_argmax,
+    workload_of_model,
+)
 from schedlab.policies.contract import (
     Policy,
     PolicyConfig,
@@ -75,7 +84,10 @@ from schedlab.policies.contract import (
     register,
 )
 
-MAX_TYPES = 12  # MaxReward is precomputed for all 2^J subsets
+EAGER_TYPES = 12  # up to this many types, MaxReward of all 2^J subsets is precomputed
+MAX_TYPES = 62  # subsets are bit masks of an int64
+LAZY_CONFS = 4096  # room for configurations found while running (J > EAGER_TYPES)
+CACHE_SLOTS = 1 << 14  # MaxReward cache entries while running (J > EAGER_TYPES)
 BIG_RANK = 1 << 30
 
 STATE = PolicyState(
@@ -102,7 +114,16 @@ STATE = PolicyState(
         StateField("updates", "i8"),
         # configurations: row 0 is the empty configuration; slots flattened (C * J)
         StateField("confs", "i8", "conf_slots"),
-        StateField("mr_of_mask", "i4", "masks"),  # configuration of MaxReward(J') per bit mask
+        StateField("dense", "b1"),  # MaxReward precomputed for every mask (J <= EAGER_TYPES)
+        StateField("mr_of_mask", "i4", "masks"),  # its row per bit mask (dense)
+        # MaxReward(J') cache otherwise: open addressing, key = bit mask (-1: free), value = row
+        StateField("mr_key", "i8", "mr_cache", -1),
+        StateField("mr_val", "i4", "mr_cache", -1),
+        StateField("mr_size", "i8"),
+        StateField("grid_w", "i8", "type_resources"),  # knapsack grid (J * R), for lazy MaxReward
+        StateField("grid_cap", "i8", "grid_resources"),
+        StateField("value", "f8", "classes"),  # u_j
+        StateField("value_tol", "f8"),
         StateField("size", "f8", "classes"),  # normalized size max_r b_jr / c_r
         StateField("priority", "i8", "classes"),
         # servers: configuration, recency list (head = index 1), empty list, jobs
@@ -221,6 +242,58 @@ def assign(ps, s, c):
             _free_add(ps, j, s)
 
 
+@njit(cache=True, inline="always")
+def _cache_slot(mask, n_slots):
+    """Home slot of a bit mask in the MaxReward cache (n_slots a power of 2)."""
+    return (mask ^ (mask >> 16) ^ (mask >> 32)) & (n_slots - 1)
+
+
+@njit(cache=True)
+def _conf_row(ps, k):
+    """The row of configuration k, added to the table if new."""
+    n_types = ps.n_types
+    for c in range(ps.n_confs):
+        same = True
+        for j in range(n_types):
+            if ps.confs[c * n_types + j] != k[j]:
+                same = False
+                break
+        if same:
+            return c
+    c = ps.n_confs
+    if (c + 1) * n_types > ps.confs.shape[0]:
+        raise ValueError("DRA: more distinct MaxReward configurations than LAZY_CONFS")
+    for j in range(n_types):
+        ps.confs[c * n_types + j] = k[j]
+    ps.n_confs = c + 1
+    return c
+
+
+@njit(cache=True)
+def max_reward_conf(ps, mask):
+    """Row of MaxReward(J') (Definition 2.3) for the types in bit mask J': from the cache, else
+    solved now by the exact knapsack of optim.reward and cached (J > EAGER_TYPES)."""
+    n_slots = ps.mr_key.shape[0]
+    i = _cache_slot(mask, n_slots)
+    while ps.mr_key[i] != -1:
+        if ps.mr_key[i] == mask:
+            return ps.mr_val[i]
+        i = (i + 1) & (n_slots - 1)
+    n_types = ps.n_types
+    allowed = np.zeros(n_types, dtype=np.bool_)
+    for j in range(n_types):
+        allowed[j] = (mask >> j) & 1
+    w = ps.grid_w.reshape((n_types, ps.grid_cap.shape[0]))
+    tables = knapsack_tables(w, ps.grid_cap, ps.value, allowed)
+    tol = ps.value_tol * max(1.0, tables[0, -1])
+    c = _conf_row(ps, lexicographic_argmax(w, ps.grid_cap, ps.value, allowed, tables, tol))
+    if 4 * (ps.mr_size + 1) <= 3 * n_slots:  # a full cache keeps working, uncached
+        ps.mr_key[i] = mask
+        ps.mr_val[i] = c
+        ps.mr_size += 1
+    return c
+
+
 @njit(cache=True)
 def gpa(ps):
     """GPA (Algorithm 1) on Yhat = Y + r and L servers: sets target, gpa_pos, order, S_M."""
@@ -237,7 +310,7 @@ def gpa(ps):
     floor = ps.floor_rounding
     m = 0
     while active != 0 and l_rem > 0:
-        c = ps.mr_of_mask[active]
+        c = ps.mr_of_mask[active] if ps.dense else max_reward_conf(ps, active)
         if c == 0:
             break
         best = -1
@@ -457,7 +530,9 @@ def decide(st, ps):
         job = st.done_buf[q]
         j = st.job_class[job]
         s = st.server[job]
-        if ps.left_accept[job]:
+        # the freed slot must still exist: an update after an earlier departure of the same
+        # batch may have given the (then empty) server s another configuration
+        if ps.left_accept[job] and ps.free_pos[j * ps.n_servers + s] >= 0:
             src = reject_source(ps, j)
             if src >= 0 and src != s:  # s itself may have joined the Reject Group since
                 mover = ps.jhead[src * n_types + j]
@@ -522,7 +597,10 @@ class DraConfig(PolicyConfig):
     """DRA settings (psychas2022 §4, §7.2); the INFERRED ones are listed in the module doc."""
 
     reservation: int | None = Field(
-        default=None, ge=0, description="r(L); default ceil(sqrt(L)) (INFERRED)"
+        default=None,
+        ge=1,
+        description="r(L); default ceil(sqrt(L)) (INFERRED); r = 0 would admit no job ever "
+        "(GPA on Yhat = Y = 0 reserves no slot)",
     )
     update: Literal["event", "periodic"] = "event"
     period: float = Field(default=1.0, gt=0, description="time between periodic updates")
@@ -542,9 +620,11 @@ _TABLES: dict[bytes, tuple[np.ndarray, np.ndarray]] = {}
 
 
 def configuration_table(problem: StaticProblem) -> tuple[np.ndarray, np.ndarray]:
-    """Rows: the empty configuration, then the greedy configurations (Definition 3.3) in
-    decreasing order; and the row of MaxReward(J') for every bit mask J' (2^J knapsacks,
-    computed once per process for each set of VM types: replications and sweeps reuse it)."""
+    """Rows: the empty configuration, then (J <= EAGER_TYPES) the greedy configurations
+    (Definition 3.3) in decreasing order; and the row of MaxReward(J') for every bit mask J'
+    (2^J knapsacks, computed once per process for each set of VM types: replications and sweeps
+    reuse it). With more types only the empty row: MaxReward(J') is solved while running, for
+    the subsets GPA meets, and cached (max_reward_conf)."""
     key = b"".join(a.tobytes() for a in (problem.demand, problem.capacity, problem.reward))
     key += str(problem.demand.shape).encode()
     if key not in _TABLES:
@@ -555,6 +635,8 @@ def configuration_table(problem: StaticProblem) -> tuple[np.ndarray, np.ndarray]
 
 def _configuration_table(problem: StaticProblem) -> tuple[np.ndarray, np.ndarray]:
     n = problem.n_types
+    if n > EAGER_TYPES:
+        return np.zeros((1, n), dtype=np.int64), np.zeros(0, dtype=np.int32)
     greedy = problem.greedy_configurations()
     rows = np.vstack([np.zeros((1, n), dtype=np.int64), greedy])
     index = {k.tobytes(): i for i, k in enumerate(rows)}
@@ -569,12 +651,15 @@ def build_state(
     sizes: dict[str, int],
     config: DraConfig,
     placement: np.ndarray | None = None,
+    configuration: np.ndarray | None = None,
 ) -> Any:
     """The DRA state for ``sizes["servers"]`` servers of the given VM types (``sizes``: the
     engine sizes, :func:`~schedlab.policies.contract.engine_sizes`), initialized (§4) from
-    ``placement`` ((L, J) jobs per type on each server; None: all empty): a server holding jobs
-    takes its placement as its configuration, then CRA runs. (The jobs of a given placement are
-    bookkeeping only: the engine itself always starts empty.)"""
+    ``placement`` ((L, J) jobs per type on each server; None: all empty) and ``configuration``
+    ((L, J) slots per type on each server, at least the placement; None: each server takes its
+    placement as its configuration, so an empty one has the empty configuration), then CRA
+    runs. (The jobs of a given placement are bookkeeping only: the engine always starts
+    empty.)"""
     rows, mr = configuration_table(problem)
     n_types = problem.n_types
     n_servers = sizes["servers"]
@@ -583,27 +668,39 @@ def build_state(
         if placement is None
         else np.asarray(placement, dtype=np.int64)
     )
+    slots = place if configuration is None else np.asarray(configuration, dtype=np.int64)
     index = {k.tobytes(): i for i, k in enumerate(rows)}
     extra = []
     conf_idx = np.zeros(n_servers, dtype=np.int32)
     for s in range(n_servers):
-        key = place[s].tobytes()
+        if np.any(place[s] > slots[s]):
+            raise ValueError(f"server {s}: placement {place[s].tolist()} exceeds its slots")
+        key = slots[s].tobytes()
         if key not in index:
-            if not problem.is_feasible(place[s]):
-                raise ValueError(f"server {s}: placement {place[s].tolist()} is infeasible")
+            if not problem.is_feasible(slots[s]):
+                raise ValueError(f"server {s}: configuration {slots[s].tolist()} is infeasible")
             index[key] = rows.shape[0] + len(extra)
-            extra.append(place[s])
+            extra.append(slots[s])
         conf_idx[s] = index[key]
     if extra:
         rows = np.vstack([rows, np.array(extra, dtype=np.int64)])
     n_conf = rows.shape[0]
+    room = n_conf + (LAZY_CONFS if mr.size == 0 else 0)
+    table = np.zeros((room, n_types), dtype=np.int64)
+    table[:n_conf] = rows
+    n_slots = 1 if mr.size else CACHE_SLOTS  # the cache serves J > EAGER_TYPES only
+    keys = np.full(n_slots, -1, dtype=np.int64)
+    w, cap = problem.grid
     prio = np.array(config.priorities or [0] * n_types, dtype=np.int64)
     all_sizes = {
         **sizes,
         "classes": n_types,
-        "confs": n_conf,
-        "conf_slots": n_conf * n_types,
-        "masks": 1 << n_types,
+        "confs": room,
+        "conf_slots": room * n_types,
+        "mr_cache": keys.size,
+        "masks": max(mr.size, 1),
+        "type_resources": w.size,
+        "grid_resources": cap.size,
         "server_slots": n_servers * n_types,
     }
     ps = STATE.allocate(
@@ -619,8 +716,14 @@ def build_state(
             "preemption": config.preemption,
             "preempt_factor": config.preempt_factor,
             "lowest": int(prio.min()),
-            "confs": rows.ravel(),
-            "mr_of_mask": mr,
+            "confs": table.ravel(),
+            "dense": mr.size > 0,
+            "mr_of_mask": mr if mr.size else np.zeros(1, dtype=np.int32),
+            "mr_key": keys,
+            "grid_w": w.ravel(),
+            "grid_cap": cap,
+            "value": problem.reward,
+            "value_tol": VALUE_TOL,
             "size": (problem.demand / problem.capacity[None, :]).max(axis=1),
             "priority": prio,
         },
@@ -645,7 +748,7 @@ def check(model: Any, config: DraConfig) -> None:
         )
     if len(model.classes) > MAX_TYPES:
         raise SpecError(
-            f"DRA precomputes MaxReward for all 2^J subsets: at most {MAX_TYPES} job classes",
+            f"DRA keeps subsets of job classes as 64-bit masks: at most {MAX_TYPES} classes",
             field="workload.classes",
         )
     for i, cls in enumerate(model.classes):
