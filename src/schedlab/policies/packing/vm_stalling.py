@@ -48,8 +48,18 @@ configuration takes the latter when a departure empties it without stalling it, 
 arrival has to wait (it holds no VM: nothing is preempted and no
 stalled period is needed). Off is the literal §3 text.
 
-Inferred details (not fixed by the paper): all servers start empty and take an r-max-weight
-configuration at the first decision epoch; arrivals of one epoch are placed before the departures
+``start`` (inferred: the paper does not say how the servers start). All servers start empty. With
+"on-demand" (default) a server has no configuration (no slots) until a VM arrives that finds no
+empty slot of its type: then the first unconfigured empty server (index order) takes an r-max-weight
+configuration for the queues at that moment and fills it, and so on while VMs still wait; the
+servers are thus configured one at a time as the traffic needs them. "synchronized" gives every
+server an r-max-weight configuration at the first decision epoch, all for the same nearly empty
+queue vector (e.g. Q = e_j after a first type-j arrival), hence all the same configuration. That
+start can trap M14 for good: on Table 1 (§7.2) every server takes (0, 3, 2) at t = 0, the
+high-memory queue then grows (3 slots per server < 0.89 x 11/3 needed) while every server holds
+high-memory VMs that are refilled as they leave, so no server ever empties to refresh.
+
+Other inferred details: arrivals of one epoch are placed before the departures
 of that epoch are handled; when several VMs leave at the same instant, all leave first and then
 each departure is handled in turn (a freed slot is refilled only if the server's configuration,
 possibly renewed by an earlier departure of that instant, still has it); configuration ties go
@@ -113,6 +123,7 @@ class VmStallingConfig(PolicyConfig):
     early_activation: bool = True
     refresh: Literal["stalling", "local"] = "stalling"
     recheck_when_empty: bool = True
+    start: Literal["on-demand", "synchronized"] = "on-demand"
 
 
 STATE = PolicyState(
@@ -130,7 +141,9 @@ STATE = PolicyState(
         StateField("early", "b1"),
         StateField("local_refresh", "b1"),
         StateField("recheck_empty", "b1"),
+        StateField("sync_start", "b1"),
         StateField("started", "b1"),
+        StateField("n_unconfigured", "i8"),
         StateField("n_stalled", "i8"),
         StateField("config_changes", "i8"),
         StateField("stall_area", "f8"),
@@ -146,6 +159,7 @@ STATE = PolicyState(
         StateField("fill_order", "i8", "classes"),
         # server configurations: k~ (cfg) and the jobs present per type (occ)
         StateField("cfg", "i8", ("servers", "classes")),
+        StateField("configured", "b1", "servers"),
         StateField("occ", "i8", ("servers", "classes")),
         StateField("free", "i8", "classes"),  # empty slots per type over active servers
         # per-type FIFO queues of waiting jobs
@@ -236,6 +250,8 @@ def init(st, model, config: VmStallingConfig):
         "early": config.early_activation,
         "local_refresh": config.refresh == "local",
         "recheck_empty": config.recheck_when_empty,
+        "sync_start": config.start == "synchronized",
+        "n_unconfigured": model.n_servers,
         "w": w,
         "server_type": stype.astype(np.int64),
         "type_cap": caps,
@@ -314,6 +330,9 @@ def _place(st, ps, s, c):
 def _set_configuration(st, ps, s, k):
     """Server s (empty, or holding a subset of k) becomes active with configuration k, fills it
     from the queues and registers empty slots for the rest (Algorithm 1, lines 9-14)."""
+    if not ps.configured[s]:  # its first configuration (``start = "on-demand"``)
+        ps.configured[s] = True
+        ps.n_unconfigured -= 1
     if st.stalled[s] != 0:
         activate(st, s)
         ps.n_stalled -= 1
@@ -365,8 +384,15 @@ def _refresh_if_better(st, ps, s):
 
 @njit(cache=True)
 def _recheck_empty_servers(st, ps):
+    """Empty active servers, in index order, take an r-max-weight configuration when it weighs
+    more than theirs (``recheck_when_empty``; else only servers never configured, ``start =
+    "on-demand"``). Each fills its slots from the queues before the next one looks at them, so
+    one waiting VM reconfigures one server, not all the empty ones at once."""
     for s in range(ps.cfg.shape[0]):
-        if st.stalled[s] == 0 and st.n_on_server[s] == 0:
+        if _queues(st, ps) == 0.0:
+            return
+        empty = st.stalled[s] == 0 and st.n_on_server[s] == 0
+        if empty and (ps.recheck_empty or not ps.configured[s]):
             _refresh_if_better(st, ps, s)
 
 
@@ -434,14 +460,15 @@ def decide(st, ps):
         _push(ps, st.job_class[j], j)
     if not ps.started:
         ps.started = True
-        _queues(st, ps)
-        for s in range(ps.cfg.shape[0]):
-            rmax_configuration(ps, ps.server_type[s], ps.qf, ps.kbuf)
-            _set_configuration(st, ps, s, ps.kbuf)
+        if ps.sync_start:
+            _queues(st, ps)
+            for s in range(ps.cfg.shape[0]):
+                rmax_configuration(ps, ps.server_type[s], ps.qf, ps.kbuf)
+                _set_configuration(st, ps, s, ps.kbuf)
     for c in range(ps.free.shape[0]):
         if ps.free[c] > 0 and ps.q_head[c] != -1:
             _fill_free_slots(st, ps, c)
-    if ps.recheck_empty:
+    if ps.recheck_empty or ps.n_unconfigured > 0:
         for i in range(st.ctr[N_ARRIVED_NEW]):
             j = st.arrived_buf[i]
             if st.status[j] == WAITING:
