@@ -162,6 +162,10 @@ STATE = PolicyState(
         StateField("configured", "b1", "servers"),
         StateField("occ", "i8", ("servers", "classes")),
         StateField("free", "i8", "classes"),  # empty slots per type over active servers
+        # lower bounds (speed only): no active server below first_free[c] has an empty type-c
+        # slot; no server below first_empty is empty and active
+        StateField("first_free", "i8", "classes"),
+        StateField("first_empty", "i8"),
         # per-type FIFO queues of waiting jobs
         StateField("q_head", "i8", "classes", fill=-1),
         StateField("q_tail", "i8", "classes", fill=-1),
@@ -185,12 +189,13 @@ def server_types(capacity: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def check_vm_model(model) -> None:
-    """The VM model of §2: VM types (fixed demand vectors per class, no trace), continuous time
-    and a decision at every event."""
-    if model.trace is not None:
+    """The VM model of §2: VM types (fixed demand vectors per class; a trace only with a type per
+    job, §7.3), continuous time and a decision at every event."""
+    if model.trace is not None and model.trace.job_class is None:
         raise SpecError(
-            "VM scheduling needs VM types (job classes with fixed demands), not a raw trace",
-            field="workload.arrivals.process",
+            "VM scheduling needs VM types: replay a typed trace (a job_class column and declared "
+            "classes with fixed demands), not a raw one",
+            field="workload.arrivals.path",
         )
     if model.family != "packing":
         raise SpecError("Algorithm 1 runs in the packing family", field="model.family")
@@ -345,6 +350,10 @@ def _set_configuration(st, ps, s, k):
         ps.free[c] += k[c] - ps.occ[s, c]
         while ps.occ[s, c] < k[c] and ps.q_head[c] != -1:
             _place(st, ps, s, c)
+        if ps.occ[s, c] < k[c]:
+            ps.first_free[c] = min(ps.first_free[c], s)
+    if st.n_on_server[s] == 0:
+        ps.first_empty = min(ps.first_empty, s)
 
 
 @njit(cache=True)
@@ -358,13 +367,16 @@ def _stall(st, ps, s):
 @njit(cache=True)
 def _fill_free_slots(st, ps, c):
     """Arrivals of type c go to the first empty slots of type c (servers in index order)."""
-    s = 0
+    s = ps.first_free[c]
     L = ps.cfg.shape[0]
     while ps.free[c] > 0 and ps.q_head[c] != -1 and s < L:
         if st.stalled[s] == 0:
             while ps.occ[s, c] < ps.cfg[s, c] and ps.q_head[c] != -1:
                 _place(st, ps, s, c)
+            if ps.occ[s, c] < ps.cfg[s, c]:
+                break
         s += 1
+    ps.first_free[c] = s if s < L else 0
 
 
 @njit(cache=True)
@@ -383,17 +395,37 @@ def _refresh_if_better(st, ps, s):
 
 
 @njit(cache=True)
+def _idle(st, ps, s):
+    """Server s is active and holds no VM, none of them leaving at this epoch either (a server
+    whose last VM leaves now is handled by the departure rule of §3, after the arrivals)."""
+    if st.stalled[s] != 0 or st.n_on_server[s] != 0:
+        return False
+    held = 0
+    for c in range(ps.occ.shape[1]):
+        held += ps.occ[s, c]
+    return held == 0
+
+
+@njit(cache=True)
 def _recheck_empty_servers(st, ps):
-    """Empty active servers, in index order, take an r-max-weight configuration when it weighs
-    more than theirs (``recheck_when_empty``; else only servers never configured, ``start =
-    "on-demand"``). Each fills its slots from the queues before the next one looks at them, so
-    one waiting VM reconfigures one server, not all the empty ones at once."""
-    for s in range(ps.cfg.shape[0]):
+    """Idle servers (:func:`_idle`), in index order, take an r-max-weight configuration when it
+    weighs more than theirs (``recheck_when_empty``; else only servers never configured, ``start
+    = "on-demand"``). Each fills its slots from the queues before the next one looks at them, so
+    one waiting VM reconfigures one server, not all the empty ones at once. Called when an
+    arrival has to wait."""
+    L = ps.cfg.shape[0]
+    first = L
+    for s in range(ps.first_empty, L):
+        if not _idle(st, ps, s):
+            continue
         if _queues(st, ps) == 0.0:
-            return
-        empty = st.stalled[s] == 0 and st.n_on_server[s] == 0
-        if empty and (ps.recheck_empty or not ps.configured[s]):
+            first = min(first, s)
+            break
+        if ps.recheck_empty or not ps.configured[s]:
             _refresh_if_better(st, ps, s)
+        if st.n_on_server[s] == 0:
+            first = min(first, s)
+    ps.first_empty = first
 
 
 @njit(cache=True)
@@ -402,6 +434,9 @@ def _release(st, ps, s, c):
     ps.occ[s, c] -= 1
     if st.stalled[s] == 0:
         ps.free[c] += 1
+        ps.first_free[c] = min(ps.first_free[c], s)
+    if st.n_on_server[s] == 0:
+        ps.first_empty = min(ps.first_empty, s)
 
 
 @njit(cache=True)
