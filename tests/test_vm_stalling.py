@@ -117,6 +117,7 @@ def test_algorithm1_branches_constant_beta():
         "activate_when_empty": 0,
         "slot_used_by_arrival": 0,
         "first_configuration": 0,
+        "waits_beside_reserved_room": 0,
     }
     for before, after in steps:
         common_invariants(before, after, model)
@@ -191,6 +192,10 @@ def test_algorithm1_branches_constant_beta():
                 assert c is not None
                 assert all(before["cfg"][x, c] == before["occ"][x, c] for x in slots)
                 assert not unconfigured
+                # reservation: it waits even where it would fit, if that room is another type's
+                room = model.capacity[:, 0] - after["used"][:, 0]
+                if np.any((room >= SIZES[c]) & (after["stalled"] == 0)):
+                    seen["waits_beside_reserved_room"] += 1
     assert all(v > 0 for v in seen.values()), seen
 
 
@@ -273,6 +278,27 @@ def test_theorem31_inside_and_outside_capacity():
     half = len(ts["number_in_queue"]) // 2
     assert np.mean(ts["number_in_queue"][half:]) > 2 * np.mean(ts["number_in_queue"][:half])
     assert inside.metrics["mean_number_in_queue"].mean < 50
+
+
+def test_theorem31_table1_many_servers():
+    """Theorem 3.1 on Table 1 (3 resources, 10 servers, r = 1, constant beta = 0.9): zeta = 0.8
+    is inside C_{r beta}: stable, queue bounded over the run; zeta = 1.05 is outside C: the queue
+    grows."""
+    from schedlab.reproduce.psychas2018 import table1_spec
+    from schedlab.simulation.simulate import with_run
+
+    def run(zeta):
+        spec = table1_spec("vm-stalling", 10, zeta, 30_000, False, beta_rule="constant", beta=0.9)
+        return simulate(with_run(spec, timeseries=200))
+
+    inside, outside = run(0.8), run(1.05)
+    assert inside.stable and not outside.stable
+    q_in = np.array(inside.timeseries.to_pydict()["number_in_queue"])
+    q_out = np.array(outside.timeseries.to_pydict()["number_in_queue"])
+    half = q_in.size // 2
+    assert q_in[half:].max() <= 2 * max(q_in[:half].max(), 1)  # no growth inside
+    assert q_out[half:].mean() > 2 * q_out[:half].mean()  # growth outside
+    assert q_out[-1] > 10 * max(q_in.max(), 1)
 
 
 def test_recheck_when_empty_ends_drained_runs():
