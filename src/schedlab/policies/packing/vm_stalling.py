@@ -45,8 +45,9 @@ server that has emptied with a configuration lacking a slot for the VMs that the
 it; at the end of a finite run (after the last arrival) such VMs would wait forever. With this
 setting, an empty active server whose configuration weighs less than an r-max-weight
 configuration takes the latter when a departure empties it without stalling it, and when an
-arrival has to wait (it holds no VM: nothing is preempted and no
-stalled period is needed). Off is the literal §3 text.
+arrival has to wait (it holds no VM: nothing is preempted and no stalled period is needed; a
+server whose last VM leaves at the same instant is left to the departure rule, which runs after
+the arrivals). Off is the literal §3 text.
 
 ``start`` (inferred: the paper does not say how the servers start). All servers start empty. With
 "on-demand" (default) a server has no configuration (no slots) until a VM arrives that finds no
