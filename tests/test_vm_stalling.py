@@ -280,6 +280,32 @@ def test_theorem31_inside_and_outside_capacity():
     assert inside.metrics["mean_number_in_queue"].mean < 50
 
 
+def test_theorem31_greedy_subroutine():
+    """Theorem 3.1 with the greedy of Lemma 6.1 (r = 1/2 for Example 1: N_f = 1, R = 1) and
+    beta = 0.45 < r: a workload inside C_{r beta} (zeta = 0.2) stays bounded; outside C
+    (zeta = 1.1) the queue grows."""
+    from schedlab.optim.knapsack import greedy_ratio
+    from schedlab.reproduce.psychas2018 import example1_spec
+    from schedlab.simulation.simulate import with_run
+
+    r = greedy_ratio([[4.0], [1.0]], [6.0])
+    assert r == 0.5
+    params = {"subroutine": "greedy", "beta_rule": "constant", "beta": 0.45}
+
+    def run(zeta):
+        spec = example1_spec("vm-stalling", 20_000).model_dump(exclude_unset=True)
+        spec["workload"]["rate"] *= zeta / 0.89
+        spec["policy"] |= params
+        return simulate(with_run(parse_spec(spec), timeseries=200))
+
+    inside, outside = run(0.2), run(1.1)
+    assert inside.stable and not outside.stable
+    q_out = np.array(outside.timeseries.to_pydict()["number_in_queue"])
+    half = q_out.size // 2
+    assert q_out[half:].mean() > 2 * q_out[:half].mean()
+    assert inside.metrics["mean_number_in_queue"].mean < 5
+
+
 def test_theorem31_table1_many_servers():
     """Theorem 3.1 on Table 1 (3 resources, 10 servers, r = 1, constant beta = 0.9): zeta = 0.8
     is inside C_{r beta}: stable, queue bounded over the run; zeta = 1.05 is outside C: the queue
