@@ -98,10 +98,10 @@ def test_loss_replay_with_named_resources(alibaba_table):
 
 
 def test_arrivals_and_durations_come_from_the_table(kth_table):
-    from schedlab.engine.simulate import prepare
+    from schedlab.workloads.generate import generate_jobs
 
     model = compile_model(parse_spec(spec(kth_table, {"servers": 100}, "fcfs", 500)))
-    jobs = prepare(model)[0]
+    jobs = generate_jobs(model, model.spec.run.seed)
     table = pq.read_table(kth_table).slice(0, 500)
     arrival = table.column("arrival").to_numpy()
     assert np.array_equal(jobs.arrival, arrival - arrival[0])

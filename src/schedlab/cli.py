@@ -133,7 +133,7 @@ def simulate(
         replications=replications,
         allow_unstable=True if allow_unstable else None,
         check=False if no_check else None,
-        jobs=True if jobs_out else None,
+        jobs=str(jobs_out) if jobs_out else None,
     )
     for target in (jobs_out, timeseries_out):
         if target is not None and not target.parent.exists():
@@ -142,8 +142,6 @@ def simulate(
         model = compile_model(parsed)
     with arrival_progress(parsed.run.arrivals, enabled=not as_json) as progress:
         result = simulate_model(model, progress=progress)
-    if jobs_out is not None and result.jobs is not None:
-        pq.write_table(result.jobs, jobs_out)
     if timeseries_out is not None:
         if timeseries_out.suffix == ".csv":
             pacsv.write_csv(result.timeseries, timeseries_out)

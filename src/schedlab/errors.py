@@ -53,3 +53,7 @@ class InvariantViolation(SchedlabError):
 
 class UnstableRunError(SchedlabError):
     """A steady-state run was requested at a load no policy can sustain."""
+
+
+class OutOfMemoryError(SchedlabError):
+    """A run needs more memory than the machine has (said in one line, never a traceback)."""

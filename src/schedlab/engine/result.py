@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
+from schedlab.engine.jobs_output import read_jobs
 from schedlab.engine.metrics import Estimate, t_interval
 from schedlab.model.spec import SimulationSpec
 
@@ -37,8 +39,13 @@ class Result:
     counters: dict[str, int]
     warnings: list[str]
     timeseries: pa.Table
-    jobs: pa.Table | None = None
+    jobs_path: Path | None = None  # the per-job Parquet table (run.jobs), streamed during the run
     replications: list[Result] = field(default_factory=list)
+
+    @property
+    def jobs(self) -> pa.Table | None:
+        """The per-job table in arrival order, read from ``jobs_path`` (None unless run.jobs)."""
+        return None if self.jobs_path is None else read_jobs(self.jobs_path)
 
     def __getitem__(self, name: str) -> Estimate:
         return self.metrics[name]
@@ -100,6 +107,6 @@ def combine_replications(reps: list[Result]) -> Result:
         counters=counters,
         warnings=warnings,
         timeseries=first.timeseries,
-        jobs=first.jobs,
+        jobs_path=first.jobs_path,
         replications=reps,
     )

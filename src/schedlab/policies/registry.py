@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from schedlab.errors import SpecError
@@ -47,10 +48,30 @@ class Policy:
     # Pooled family: run every job as elastic with allocation up to k (the resource-pooled
     # single server of paper 004 §3.1), on the same job sequence.
     resource_pooled: bool = False
+    # Per-slot policy state (decision 0003): grow(ps, old_slots, new_slots) -> ps enlarges every
+    # per-job array keeping its contents. None: the policy needs every job of the run in memory
+    # (slot = arrival number, no reuse).
+    grow: Callable[[Any, int, int], Any] | None = None
 
     def __post_init__(self) -> None:
         if not self.families:
             object.__setattr__(self, "families", (self.family,))
+
+
+def grow_no_job_state(ps: Any, old: int, new: int) -> Any:
+    """``Policy.grow`` of a policy without per-job arrays: its state does not change."""
+    return ps
+
+
+def grow_tuple(ps: tuple, old: int, new: int, fills: dict[int, float]) -> tuple:
+    """``Policy.grow`` of a tuple state: the entries at the keys of ``fills`` are per-job arrays,
+    enlarged to ``new`` entries (contents kept, new entries = the fill value)."""
+    out = list(ps)
+    for i, fill in fills.items():
+        grown = np.full(new, fill, dtype=ps[i].dtype)
+        grown[:old] = ps[i]
+        out[i] = grown
+    return tuple(out)
 
 
 _REGISTRY: dict[str, Policy] = {}

@@ -23,7 +23,7 @@ from schedlab.engine.actions import start
 from schedlab.engine.constants import Q_HEAD
 from schedlab.engine.loop import run_engine
 from schedlab.policies.placement import first_fit
-from schedlab.policies.registry import Policy, register
+from schedlab.policies.registry import Policy, grow_no_job_state, register
 
 
 class FifoFirstFitParams(BaseModel):
@@ -55,7 +55,12 @@ def make_state(st, model, params: FifoFirstFitParams) -> tuple:
     return (np.array([1.0 if params.blocking else 0.0]),)
 
 
-_COMMON = {"runner": run, "make_state": make_state, "params": FifoFirstFitParams}
+_COMMON = {
+    "runner": run,
+    "make_state": make_state,
+    "grow": grow_no_job_state,
+    "params": FifoFirstFitParams,
+}
 
 register(
     Policy(

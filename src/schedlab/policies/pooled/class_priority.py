@@ -48,7 +48,7 @@ from schedlab.engine.constants import EPS, N_ARRIVED_NEW, N_COMPLETED_NEW, N_RUN
 from schedlab.engine.loop import run_engine
 from schedlab.engine.structures import list_append, list_remove
 from schedlab.errors import SpecError
-from schedlab.policies.registry import Policy, register
+from schedlab.policies.registry import Policy, grow_tuple, register
 
 PRESET_ORDERS = ("inelastic-first", "elastic-first")
 
@@ -218,7 +218,7 @@ def make_state(st, model, params: ClassPriorityParams) -> tuple:
     n = len(st.arrival)
     n_levels = int(level.max()) + 1
     k = model.pooled_k
-    served = min(n, math.ceil(k / float(cap.min())) + 1) + 1  # jobs holding servers at once
+    served = math.ceil(k / float(cap.min())) + 2  # jobs holding servers at once
     return (
         level,
         cap,
@@ -232,7 +232,13 @@ def make_state(st, model, params: ClassPriorityParams) -> tuple:
     )
 
 
+def grow(ps: tuple, old: int, new: int) -> tuple:
+    """Per-job arrays: the level lists' links and the target allocations."""
+    return grow_tuple(ps, old, new, {2: -1, 3: -1, 8: 0.0})
+
+
 _COMMON = {
+    "grow": grow,
     "family": "pooled",
     "runner": run,
     "make_state": make_state,

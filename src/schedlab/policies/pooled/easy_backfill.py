@@ -54,7 +54,8 @@ from schedlab.engine.constants import (
 )
 from schedlab.engine.loop import run_engine
 from schedlab.errors import SpecError
-from schedlab.policies.registry import Policy, register
+from schedlab.policies.pooled.ordering import need_values
+from schedlab.policies.registry import Policy, grow_tuple, register
 
 
 class EasyBackfillParams(BaseModel):
@@ -194,11 +195,16 @@ def make_state(st, model, params: EasyBackfillParams) -> tuple:
     n = len(st.arrival)
     cfg = np.zeros(2)
     cfg[CFG_USE_ESTIMATE] = 1.0 if params.durations == "estimate" else 0.0
-    cfg[CFG_MIN_NEED] = float(st.demand[:, 0].min()) if n else 1.0
+    cfg[CFG_MIN_NEED] = float(need_values(model).min())
     cache = np.zeros(6)
     cache[C_HEAD] = -1.0
     cache[C_FIRST_DUE] = math.inf
     return (cfg, cache, np.zeros(max(n, 1)))
+
+
+def grow(ps: tuple, old: int, new: int) -> tuple:
+    """Per-job array: the expected finish times (indexed by running position, sized per slot)."""
+    return grow_tuple(ps, old, new, {2: 0.0})
 
 
 def check_rigid(model, params) -> None:
@@ -220,6 +226,7 @@ register(
         "end (by their estimate) before it or use only spare servers; non-preemptive",
         runner=run,
         make_state=make_state,
+        grow=grow,
         params=EasyBackfillParams,
         check=check_rigid,
     )

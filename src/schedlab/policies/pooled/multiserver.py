@@ -42,6 +42,7 @@ from schedlab.policies.pooled.ordering import (
     add_candidate,
     apply_choice,
     first_position,
+    grow_ordering_state,
     heap_pop,
     make_ordering_state,
     next_candidate,
@@ -189,7 +190,7 @@ def server_needs(model) -> np.ndarray:
             )
         needs.update(float(v) for v in values)
     if model.trace is not None:
-        needs.update(np.unique(model.trace.demand[:, 0]).tolist())
+        needs.update(model.trace.needs.tolist())
     return np.array(sorted(needs))
 
 
@@ -430,6 +431,7 @@ for name, title, order, mode, reference, summary, check, params in POLICIES:
             summary=summary,
             runner=run,
             make_state=_state(order, mode),
+            grow=grow_ordering_state,
             params=params,
             check=check,
             resource_pooled=mode == MODE_RESOURCE_POOLED,

@@ -29,7 +29,7 @@ from schedlab.engine.constants import (
     P_HEAD,
     WAITING,
 )
-from schedlab.engine.state import new_struct_type, struct_handle
+from schedlab.engine.state import new_struct_type, struct_arrays, struct_handle
 from schedlab.policies.pooled.gittins_rank import (
     gittins_rank,
     gittins_rank_crossing,
@@ -46,9 +46,9 @@ FIELDS = (
     # [order, mode, fill_idle, boundary rank, boundary job, saturated, quantum, listed]
     ("params", "F1"),
     ("key", "F1"),  # rank of each job (running jobs: as of the current decision)
-    ("job_class", "I1"),  # need class of each job
+    ("job_class", "I1"),  # need class of each job (per slot, set at arrival)
     ("class_need", "F1"),  # need of each class
-    ("heap", "I1"),  # heap storage; class c at [offset[c], offset[c] + jobs of class c)
+    ("heap", "I1"),  # heap storage; class c at [offset[c], offset[c] + slots) = [c S, (c + 1) S)
     ("offset", "I1"),
     ("size", "I1"),  # jobs in each class heap
     ("hpos", "I1"),  # position of a waiting job in its class heap, -1 if not in it
@@ -56,7 +56,7 @@ FIELDS = (
     ("cand_need", "F1"),
     ("chosen", "B1"),
     ("run", "I1"),  # running jobs sorted by rank (k + 1)
-    ("mark", "B1"),  # jobs chosen at this decision (N)
+    ("mark", "B1"),  # jobs chosen at this decision (per slot)
     ("count", "L1"),  # jobs present per need class
     ("order", "L1"),  # scratch for the placement rules (k + 2)
     ("g_kind", "L1"),  # Gittins rank of each need class (gittins_rank.py): kind,
@@ -266,6 +266,9 @@ def sync(st, ps, k):
     listed = params[7] != 0.0
     for i in range(st.ctr[N_ARRIVED_NEW]):
         j = st.arrived_buf[i]
+        ps.job_class[j] = np.searchsorted(ps.class_need, st.demand[j, 0])
+        ps.hpos[j] = -1
+        ps.mark[j] = 0
         key[j] = rank_of(st, ps, j, k)
         if not listed:
             heap_push(st, ps, j)
@@ -390,6 +393,18 @@ def apply_choice(st, ps, m, allocation):
         mark[j] = 0
 
 
+def need_values(model) -> np.ndarray:
+    """Every server need a job of this model can have, sorted: the trace's needs, or the union of
+    the classes' need distributions (whole numbers 1..k when a distribution does not list its
+    values)."""
+    if model.trace is not None:
+        return model.trace.needs
+    values = [c.demand[0].values() for c in model.classes]
+    if any(v is None for v in values):
+        return np.arange(1.0, float(model.pooled_k) + 1.0)
+    return np.unique(np.concatenate(values)).astype(np.float64)
+
+
 def make_ordering_state(
     st,
     model,
@@ -400,30 +415,30 @@ def make_ordering_state(
     listed: bool = False,
 ):
     """Allocate the policy state for a pooled policy ordering jobs by ``order``; ``listed``:
-    take the candidates from the engine's FCFS list (FCFS order only) instead of heaps."""
-    needs = st.demand[:, 0]
-    class_need, job_class = np.unique(needs, return_inverse=True)
+    take the candidates from the engine's FCFS list (FCFS order only) instead of heaps. Per-job
+    arrays have one entry per engine job slot (``grow_ordering_state`` enlarges them)."""
+    class_need = need_values(model)
     g_kind, g_offset, g_a, g_b = _gittins(model, class_need, order)
-    counts = np.bincount(job_class, minlength=class_need.size)
     k = int(model.pooled_k)
-    n = needs.shape[0]
+    n = st.status.shape[0]
+    n_cls = class_need.size
     arrays = OrderingArrays(
         params=np.array(
             [order, mode, float(fill_idle), 0.0, -1.0, 0.0, quantum, float(listed)], dtype=float
         ),
         key=np.zeros(n),
-        job_class=job_class.astype(np.int32),
+        job_class=np.zeros(n, dtype=np.int32),
         class_need=class_need.astype(np.float64),
-        heap=np.full(n, -1, dtype=np.int32),
-        offset=np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int32),
-        size=np.zeros(class_need.size, dtype=np.int32),
+        heap=np.full(n_cls * n, -1, dtype=np.int32),
+        offset=(np.arange(n_cls) * n).astype(np.int32),
+        size=np.zeros(n_cls, dtype=np.int32),
         hpos=np.full(n, -1, dtype=np.int32),
         cand=np.full(k + 2, -1, dtype=np.int32),
         cand_need=np.zeros(k + 2),
         chosen=np.zeros(k + 2, dtype=np.int8),
         run=np.full(k + 1, -1, dtype=np.int32),
         mark=np.zeros(n, dtype=np.int8),
-        count=np.zeros(class_need.size, dtype=np.int64),
+        count=np.zeros(n_cls, dtype=np.int64),
         order=np.zeros(k + 2, dtype=np.int64),
         g_kind=g_kind,
         g_offset=g_offset,
@@ -431,6 +446,24 @@ def make_ordering_state(
         g_b=g_b,
     )
     return struct_handle(arrays, _new_ordering_state)
+
+
+def grow_ordering_state(ps, old: int, new: int):
+    """The ordering state for ``new`` job slots: per-slot arrays enlarged, each class heap moved
+    to its larger region (heap positions within a class are unchanged)."""
+    arrays = struct_arrays(ps)
+    n_cls = arrays.class_need.shape[0]
+    heap = np.full(n_cls * new, -1, dtype=np.int32)
+    for c in range(n_cls):
+        size = int(arrays.size[c])
+        heap[c * new : c * new + size] = arrays.heap[c * old : c * old + size]
+    changes = {"heap": heap, "offset": (np.arange(n_cls) * new).astype(np.int32)}
+    for name, fill in (("key", 0.0), ("job_class", 0), ("hpos", -1), ("mark", 0)):
+        a = getattr(arrays, name)
+        grown = np.full(new, fill, dtype=a.dtype)
+        grown[:old] = a
+        changes[name] = grown
+    return struct_handle(arrays._replace(**changes), _new_ordering_state)
 
 
 def _gittins(model, class_need: np.ndarray, order: int):
