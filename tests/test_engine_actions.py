@@ -18,7 +18,7 @@ from schedlab.engine.simulate import simulate_model
 from schedlab.errors import InvariantViolation
 from schedlab.model.compile import compile_model
 from schedlab.model.spec import parse_spec
-from schedlab.policies.registry import Policy
+from schedlab.policies.contract import Policy, PolicyState, StateField, engine_sizes
 from tests.conftest import pooled_spec
 
 
@@ -92,14 +92,17 @@ def wrong_server(st, ps):
 def run_bad(decide, spec, *, check: bool = True):
     model = compile_model(parse_spec(spec))
     runner = njit(lambda st, ps, n: run_engine(st, ps, decide, n))
+    state = PolicyState("bad", [StateField("unused", "i1")])
     bad = Policy(
         name="bad",
         family=model.family,
         title="bad",
-        reference="test",
+        paper="grosof2023",
+        section="test",
         summary="",
+        state=state,
+        init=lambda st, m, c: state.allocate(engine_sizes(st)),
         runner=runner,
-        make_state=lambda st, m, p: (np.zeros(1),),
     )
     run = model.spec.run.model_copy(update={"check": check})
     model = dataclasses.replace(model, policy=bad, spec=model.spec.model_copy(update={"run": run}))

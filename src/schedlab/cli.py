@@ -177,7 +177,7 @@ def policies(
                 "title": p.title,
                 "reference": p.reference,
                 "summary": p.summary,
-                "parameters": sorted(p.params.model_fields),
+                "parameters": sorted(p.config.model_fields),
             }
             for p in items
         ]

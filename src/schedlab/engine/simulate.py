@@ -34,6 +34,7 @@ from schedlab.engine.state import (
 from schedlab.errors import InvariantViolation, OutOfMemoryError, SpecError
 from schedlab.model.compile import CompiledModel, compile_model
 from schedlab.model.spec import SimulationSpec, errors_located_in, load_spec, parse_spec
+from schedlab.policies._legacy import grow_state, streams_jobs
 from schedlab.workloads.generate import Jobs, JobSource, concatenate
 
 EVENTS_PER_CHUNK = 2_000_000
@@ -160,7 +161,7 @@ class Run:
         old = self.st.status.shape[0]
         try:
             self.st = grow(self.st, 2 * old)
-            self.ps = self.model.policy.grow(self.ps, old, 2 * old)
+            self.ps = grow_state(self.model.policy, self.ps, old, 2 * old)
         except MemoryError:
             raise OutOfMemoryError(
                 f"{old:,} jobs are in the system at once at t = {self.st.clk[K.NOW]:.6g} and "
@@ -184,9 +185,10 @@ def prepare(
 ) -> Run:
     """The initial engine and policy states of one replication, with its job feed.
 
-    Policies whose state is per slot (``policy.grow`` set) start with ``slots`` job slots, reused
-    and doubled as needed, and a block of ``block`` jobs to arrive. Other policies see the whole
-    job sequence at once (slot = arrival number, decision 0003 §4): memory grows with the run.
+    Policies whose state is per slot (contract policies, legacy ones with ``grow``) start with
+    ``slots`` job slots, reused and doubled as needed, and a block of ``block`` jobs to arrive.
+    Other policies see the whole job sequence at once (slot = arrival number, decision 0003 §4):
+    memory grows with the run.
     ``jobs``: run these jobs instead of the model's job sequence (tests, hand-made instances)."""
     if jobs is None:
         source = JobSource(model, model.spec.run.seed, replication)
@@ -203,7 +205,7 @@ def prepare(
     if model.policy.resource_pooled:  # one server of capacity k (paper 004 §3.1)
         elastic[:] = 1
         max_alloc[:] = model.pooled_k
-    streaming = model.policy.grow is not None
+    streaming = streams_jobs(model.policy)
     everything = None
     if not streaming:
         _check_fits_in_memory(model, window.n_jobs)
@@ -220,12 +222,12 @@ def prepare(
         slots=slots,
         block=block,
     )
-    if everything is not None:  # the policy's make_state sees every job in its slot
+    if everything is not None:  # the policy's init sees every job in its slot
         for name in ("arrival", "job_class", "demand", "work", "estimate"):
             getattr(st, name)[:] = getattr(everything, name)
     feeder = Feeder(units)
     feeder.refill(st)
-    ps = model.policy.make_state(st, model, model.params)
+    ps = model.policy.init(st, model, model.config)
     run = Run(model=model, st=st, ps=ps, feeder=feeder, window=window)
     if model.spec.run.jobs:
         run.jobs_path = jobs_path(model.spec.run.jobs, replication)

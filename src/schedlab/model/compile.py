@@ -61,7 +61,7 @@ class CompiledModel:
     load: float  # bottleneck offered load
     load_by_resource: dict[str, float]
     policy: Any  # schedlab.policies.registry.Policy
-    params: BaseModel
+    config: BaseModel  # the policy's validated settings (PolicyConfig)
     trace: TraceTable | None = None
     notes: list[str] = field(default_factory=list)
 
@@ -203,13 +203,13 @@ def _policy(spec: SimulationSpec) -> tuple[Any, BaseModel]:
 
     policy = get_policy(spec.policy.name)
     try:
-        params = policy.params.model_validate({**policy.preset, **spec.policy.params})
+        params = policy.config.model_validate({**policy.preset, **spec.policy.params})
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = _format_loc(tuple(err["loc"]))
         msg = err["msg"].removeprefix("Value error, ")
         if err["type"] == "extra_forbidden":
-            known = sorted(policy.params.model_fields)
+            known = sorted(policy.config.model_fields)
             msg = f"unknown parameter of policy '{policy.name}'" + (
                 f"; it takes {', '.join(known)}" if known else "; it takes no parameters"
             )
@@ -344,7 +344,7 @@ def compile_model(spec: SimulationSpec) -> CompiledModel:
         load=load,
         load_by_resource=loads,
         policy=policy,
-        params=params,
+        config=params,
         trace=trace,
     )
     policy.check(model, params)

@@ -1,10 +1,7 @@
-"""The policy registry: every policy by name, with its family, paper reference and runner.
+"""Looking policies up: every registered policy by name, and the table of docs/policies.md.
 
-A policy module defines a compiled ``decide(st, ps)`` (reads the state, acts through
-:mod:`schedlab.engine.actions`), a cached runner ``run(st, ps, max_events)`` that calls
-:func:`schedlab.engine.loop.run_engine` with that ``decide``, a ``make_state`` that allocates the
-policy's own arrays ``ps``, and registers one :class:`Policy` per name it is known by. One
-implementation may serve several names (e.g. FIFO first-fit is FCFS in the pooled family).
+Policy modules declare and register themselves through :mod:`schedlab.policies.contract`; every
+module under ``schedlab.policies`` is imported on first lookup.
 """
 
 from __future__ import annotations
@@ -12,77 +9,11 @@ from __future__ import annotations
 import difflib
 import importlib
 import pkgutil
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
-
-import numpy as np
-from pydantic import BaseModel, ConfigDict
 
 from schedlab.errors import SpecError
+from schedlab.policies.contract import _REGISTRY, Policy
 
-
-class NoParams(BaseModel):
-    """A policy without parameters."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-def _no_check(model: Any, params: BaseModel) -> None:
-    return None
-
-
-@dataclass(frozen=True)
-class Policy:
-    name: str
-    family: str  # the family this name belongs to
-    title: str
-    reference: str  # paper and section, e.g. "Grosof et al. 2023 (paper 004), §3.2"
-    summary: str
-    runner: Any  # compiled run(st, ps, max_events)
-    make_state: Callable[[Any, Any, BaseModel], tuple]  # (state, model, params) -> ps
-    params: type[BaseModel] = NoParams
-    preset: dict[str, Any] = field(default_factory=dict)  # parameter values fixed by this name
-    check: Callable[[Any, BaseModel], None] = _no_check  # raise SpecError for unsupported models
-    families: tuple[str, ...] = ()
-    # Pooled family: run every job as elastic with allocation up to k (the resource-pooled
-    # single server of paper 004 §3.1), on the same job sequence.
-    resource_pooled: bool = False
-    # Per-slot policy state (decision 0003): grow(ps, old_slots, new_slots) -> ps enlarges every
-    # per-job array keeping its contents. None: the policy needs every job of the run in memory
-    # (slot = arrival number, no reuse).
-    grow: Callable[[Any, int, int], Any] | None = None
-
-    def __post_init__(self) -> None:
-        if not self.families:
-            object.__setattr__(self, "families", (self.family,))
-
-
-def grow_no_job_state(ps: Any, old: int, new: int) -> Any:
-    """``Policy.grow`` of a policy without per-job arrays: its state does not change."""
-    return ps
-
-
-def grow_tuple(ps: tuple, old: int, new: int, fills: dict[int, float]) -> tuple:
-    """``Policy.grow`` of a tuple state: the entries at the keys of ``fills`` are per-job arrays,
-    enlarged to ``new`` entries (contents kept, new entries = the fill value)."""
-    out = list(ps)
-    for i, fill in fills.items():
-        grown = np.full(new, fill, dtype=ps[i].dtype)
-        grown[:old] = ps[i]
-        out[i] = grown
-    return tuple(out)
-
-
-_REGISTRY: dict[str, Policy] = {}
 _LOADED = False
-
-
-def register(policy: Policy) -> Policy:
-    if policy.name in _REGISTRY:
-        raise ValueError(f"policy {policy.name!r} registered twice")
-    _REGISTRY[policy.name] = policy
-    return policy
 
 
 def _load_builtins() -> None:
@@ -115,7 +46,7 @@ def get_policy(name: str) -> Policy:
 
 def _parameters(policy: Policy) -> str:
     """``name = default`` of each parameter a spec may set (presets are fixed by the name)."""
-    fields = policy.params.model_fields
+    fields = policy.config.model_fields
     shown = [
         f"`{name}` (required)"
         if field.is_required()
@@ -128,13 +59,28 @@ def _parameters(policy: Policy) -> str:
     return ", ".join(shown) or "—"
 
 
+def source_file(policy: Policy) -> str:
+    """The module that implements a policy, as a path under src/ (e.g.
+    ``schedlab/policies/packing/fifo_ff.py``)."""
+    function = getattr(policy.runner, "py_func", policy.runner)
+    return function.__module__.replace(".", "/") + ".py"
+
+
 def policies_markdown() -> str:
     """Every registered policy as a Markdown table (the one in docs/policies.md)."""
     rows = [
-        "| name | family | reference | what it does | parameters |",
-        "|---|---|---|---|---|",
+        "| name | family | paper | section | file (under src/) | what it does | parameters |",
+        "|---|---|---|---|---|---|---|",
     ]
     for p in sorted(all_policies(), key=lambda p: (p.family, p.name)):
-        cells = [f"`{p.name}`", "/".join(p.families), p.reference, p.summary, _parameters(p)]
+        cells = [
+            f"`{p.name}`",
+            "/".join(p.families),
+            p.paper,
+            p.section,
+            f"`{source_file(p)}`",
+            p.summary,
+            _parameters(p),
+        ]
         rows.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return "\n".join(rows) + "\n"

@@ -67,6 +67,7 @@ from schedlab.engine.constants import (
 )
 from schedlab.engine.loop import run_engine
 from schedlab.errors import SpecError
+from schedlab.policies._legacy import Policy, register
 from schedlab.policies.packing.indexes import (
     NEG_INF,
     ix_insert,
@@ -81,7 +82,6 @@ from schedlab.policies.packing.indexes import (
     seg_first_ge,
     seg_set,
 )
-from schedlab.policies.registry import Policy, register
 
 MODES = {"bf-js": 0, "bf-j": 1, "bf-s": 2}
 MODE_JS, MODE_J, MODE_S = 0, 1, 2

@@ -66,6 +66,7 @@ from schedlab.engine.loop import run_engine
 from schedlab.engine.structures import list_append, list_remove
 from schedlab.errors import SpecError
 from schedlab.optim.configurations import reduced_compact, universal_partition
+from schedlab.policies._legacy import Policy, register
 from schedlab.policies.packing.best_fit import JOB_BUCKETS, scalar_sizes
 from schedlab.policies.packing.indexes import (
     NEG_INF,
@@ -78,7 +79,6 @@ from schedlab.policies.packing.indexes import (
     seg_first_ge,
     seg_set,
 )
-from schedlab.policies.registry import Policy, register
 
 MAX_J = 24
 

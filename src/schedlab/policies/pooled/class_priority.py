@@ -48,7 +48,7 @@ from schedlab.engine.constants import EPS, N_ARRIVED_NEW, N_COMPLETED_NEW, N_RUN
 from schedlab.engine.loop import run_engine
 from schedlab.engine.structures import list_append, list_remove
 from schedlab.errors import SpecError
-from schedlab.policies.registry import Policy, grow_tuple, register
+from schedlab.policies._legacy import Policy, grow_tuple, register
 
 PRESET_ORDERS = ("inelastic-first", "elastic-first")
 

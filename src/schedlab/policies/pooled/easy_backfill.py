@@ -54,8 +54,8 @@ from schedlab.engine.constants import (
 )
 from schedlab.engine.loop import run_engine
 from schedlab.errors import SpecError
+from schedlab.policies._legacy import Policy, grow_tuple, register
 from schedlab.policies.pooled.ordering import need_values
-from schedlab.policies.registry import Policy, grow_tuple, register
 
 
 class EasyBackfillParams(BaseModel):

@@ -33,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from schedlab.engine.loop import run_engine
 from schedlab.errors import SpecError
+from schedlab.policies._legacy import NoParams, Policy, register
 from schedlab.policies.pooled.ordering import (
     ORDER_FCFS,
     ORDER_GITTINS,
@@ -56,7 +57,6 @@ from schedlab.policies.pooled.selection import (
     max_weight_counts,
     server_filling_select,
 )
-from schedlab.policies.registry import NoParams, Policy, register
 
 MODE_SERVER_FILLING = 0
 MODE_DIVISOR_FILLING = 1

@@ -1,0 +1,393 @@
+"""The policy contract: what a policy declares, and the state it gets.
+
+A policy module declares four things and registers them (docs/writing-policies.md walks through
+one short real policy, :mod:`schedlab.policies.packing.fifo_ff`):
+
+* **its settings**, a :class:`PolicyConfig` (pydantic, validated at the spec boundary: a bad value
+  is a one-line ``SpecError`` naming ``policy.<field>``);
+* **its state**, a :class:`PolicyState`: named fields, each a :class:`StateField` with a dtype and
+  a size. Arrays sized ``"jobs"`` hold one entry per engine job slot; the engine enlarges them
+  (keeping their contents) when it enlarges its slots, through :meth:`PolicyState.grow`. Scalar
+  fields (``size=None``) carry the compiled configuration (``ps.blocking``, ``ps.beta_bar``) and
+  mutable counters. There are no positional tuples and no float-coded flags: every value has a
+  name and its own type;
+* **an init function** ``init(st, model, config) -> handle`` that allocates the state with
+  :meth:`PolicyState.allocate`, usually ``STATE.allocate(engine_sizes(st), {"blocking": ...})``;
+* **a compiled runner** ``run(st, ps, max_events)`` calling
+  :func:`schedlab.engine.loop.run_engine` with the policy's ``decide(st, ps)``;
+
+and registers a :class:`Policy` by keyword with :func:`register`, naming the paper by its
+author-year key (:mod:`schedlab.papers`) and the section that defines the policy.
+
+How the state reaches compiled code. The handle is a Numba ``StructRef`` (passed by reference:
+one pointer per call, see docs/decisions/0001-engine-architecture.md). Its constructor must be
+cached on disk, or every process would compile it again. The constructor and one field getter
+per field (``grow`` reads the fields, enlarges the "jobs" arrays with NumPy and constructs a new
+struct) are generated as source into a
+real module file in the Numba cache directory, named by a hash of that source, and compiled with
+``cache=True`` like any other module (docs/decisions/0002-policy-contract.md). With
+``SCHEDLAB_JIT=0`` no code is generated: the handle is a plain Python object with the same
+attribute names, so the same policy source runs as Python.
+
+From Python, a JIT handle's fields are readable by name (``ps.key``; arrays are shared, not
+copied); writing a field from Python is not supported: give initial values to ``allocate``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numba.core import config as numba_config
+from numba.core import types
+from numba.experimental import structref
+from pydantic import BaseModel, ConfigDict
+
+from schedlab._jit import cache_dir
+from schedlab.engine.state import ArrayStructType
+
+# --------------------------------------------------------------------------------------------
+# settings
+
+
+class PolicyConfig(BaseModel):
+    """Base of every policy's settings: unknown keys are refused, values are immutable.
+
+    Subclass it, one field per setting, and cite the paper's section in the docstring; a setting
+    the paper does not fix is a field with the inferred default, said so in its description."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class NoConfig(PolicyConfig):
+    """A policy without settings."""
+
+
+# --------------------------------------------------------------------------------------------
+# state
+
+DTYPES = {"f8": np.float64, "i8": np.int64, "i4": np.int32, "i1": np.int8, "b1": np.bool_}
+_NUMBA_DTYPES = {
+    "f8": types.float64,
+    "i8": types.int64,
+    "i4": types.int32,
+    "i1": types.int8,
+    "b1": types.boolean,
+}
+ENGINE_SIZES = ("jobs", "classes", "servers", "resources")
+
+Size = None | int | str | tuple[int | str, ...]
+
+
+@dataclass(frozen=True)
+class StateField:
+    """One named field of a policy state.
+
+    ``dtype``: "f8", "i8", "i4", "i1" or "b1" (float64, int64, int32, int8, bool).
+    ``size``: None for a scalar; otherwise the length of a 1-D array, or a tuple of lengths for a
+    2-D array. A length is an int or a name: "jobs" (one entry per engine job slot; grown with the
+    slots), "classes", "servers", "resources" (from the engine state, see :func:`engine_sizes`),
+    or any other name the policy passes to :meth:`PolicyState.allocate`.
+    ``fill``: the initial value of every entry (and of new entries when "jobs" arrays grow).
+    Only the first dimension of a 2-D array may be "jobs".
+    """
+
+    name: str
+    dtype: str
+    size: Size = None
+    fill: float = 0
+
+    def __post_init__(self) -> None:
+        if self.dtype not in DTYPES:
+            raise ValueError(f"field {self.name!r}: dtype must be one of {sorted(DTYPES)}")
+        if not self.name.isidentifier() or self.name.startswith("_"):
+            raise ValueError(f"field name {self.name!r} must be a public identifier")
+        if isinstance(self.size, tuple) and (len(self.size) != 2 or "jobs" in self.size[1:]):
+            raise ValueError(f"field {self.name!r}: 2-D only, 'jobs' only as first dimension")
+
+    @property
+    def dims(self) -> tuple[int | str, ...]:
+        """The lengths of the array's dimensions; () for a scalar."""
+        if self.size is None:
+            return ()
+        return self.size if isinstance(self.size, tuple) else (self.size,)
+
+    @property
+    def per_job(self) -> bool:
+        return bool(self.dims) and self.dims[0] == "jobs"
+
+    def numba_type(self) -> types.Type:
+        base = _NUMBA_DTYPES[self.dtype]
+        if not self.dims:
+            return base
+        return base[::1] if len(self.dims) == 1 else base[:, ::1]
+
+
+def engine_sizes(st: Any, **more: int) -> dict[str, int]:
+    """The standard sizes of an engine state ``st`` (job slots, classes, servers, resources),
+    plus the policy's own named sizes ``more``."""
+    return {
+        "jobs": int(st.status.shape[0]),
+        "classes": int(st.class_elastic.shape[0]),
+        "servers": int(st.capacity.shape[0]),
+        "resources": int(st.capacity.shape[1]),
+        **more,
+    }
+
+
+@structref.register
+class PolicyStructType(ArrayStructType):
+    """Numba type of a policy state: a struct of named arrays and scalars passed by reference."""
+
+
+class PolicyStruct(structref.StructRefProxy):
+    """A policy state handle from Python: fields are readable by name (arrays are shared)."""
+
+    def __getattr__(self, name: str) -> Any:
+        getters = _GETTERS.get(self._type)
+        if getters is None or name not in getters:
+            raise AttributeError(name)
+        return getters[name](self)
+
+    def __dir__(self) -> list[str]:
+        return sorted(_GETTERS.get(self._type, {}))
+
+
+structref.define_boxing(PolicyStructType, PolicyStruct)
+
+_GETTERS: dict[types.Type, dict[str, Callable[[Any], Any]]] = {}
+
+
+class PlainState:
+    """The handle when the JIT is disabled (``SCHEDLAB_JIT=0``): a plain mutable object."""
+
+    def __init__(self, **values: Any) -> None:
+        self.__dict__.update(values)
+
+    def __repr__(self) -> str:
+        return f"PlainState({', '.join(self.__dict__)})"
+
+
+class PolicyState:
+    """The layout of a policy's state: a name and its :class:`StateField` s.
+
+    ``allocate(sizes, values)`` returns a new handle: every field filled with its ``fill``, then
+    the given ``values`` (by field name) copied in; ``grow(handle, n_slots)`` returns a handle
+    whose "jobs" arrays have ``n_slots`` entries (existing ones kept, new ones = fill; the other
+    fields are shared with the old handle, scalars copied). Both work the same with and without
+    the JIT."""
+
+    def __init__(self, name: str, fields: list[StateField] | tuple[StateField, ...]) -> None:
+        names = [f.name for f in fields]
+        if len(set(names)) != len(names):
+            raise ValueError(f"state {name!r}: duplicate field names")
+        self.name = name
+        self.fields = tuple(fields)
+        self._compiled: Any = None
+
+    def __reduce__(self) -> tuple:
+        return (PolicyState, (self.name, self.fields))
+
+    def __repr__(self) -> str:
+        return f"PolicyState({self.name!r}, {len(self.fields)} fields)"
+
+    @property
+    def numba_type(self) -> PolicyStructType:
+        return PolicyStructType([(f.name, f.numba_type()) for f in self.fields])
+
+    # ----------------------------------------------------------------------------- allocate
+
+    def allocate(self, sizes: Mapping[str, int], values: Mapping[str, Any] | None = None) -> Any:
+        """A new state handle. ``sizes`` maps every size name used by a field to its length (see
+        :func:`engine_sizes`); ``values`` gives initial contents by field name (arrays must have
+        the field's shape; scalars are converted to the field's dtype)."""
+        values = dict(values or {})
+        unknown = set(values) - {f.name for f in self.fields}
+        if unknown:
+            raise ValueError(f"state {self.name!r} has no field(s) {sorted(unknown)}")
+        contents = [self._initial(f, sizes, values.get(f.name)) for f in self.fields]
+        if numba_config.DISABLE_JIT:
+            return PlainState(**{f.name: v for f, v in zip(self.fields, contents, strict=True)})
+        return self._module().new(*contents)
+
+    def _initial(self, f: StateField, sizes: Mapping[str, int], value: Any) -> Any:
+        dtype = DTYPES[f.dtype]
+        if not f.dims:
+            if value is None:
+                value = f.fill
+            return dtype(value).item() if f.dtype != "b1" else bool(value)
+        shape = tuple(
+            d if isinstance(d, int) else _size(sizes, d, self.name, f.name) for d in f.dims
+        )
+        if value is None:
+            return np.full(shape, f.fill, dtype=dtype)
+        array = np.ascontiguousarray(value, dtype=dtype)
+        if array.shape != shape:
+            raise ValueError(
+                f"state {self.name!r} field {f.name!r}: shape {array.shape}, expected {shape}"
+            )
+        return array.copy() if array is value else array
+
+    # ---------------------------------------------------------------------------------- grow
+
+    def grow(self, handle: Any, n_slots: int) -> Any:
+        """The handle with every "jobs" array enlarged to ``n_slots`` entries (a no-op when it
+        already has that many or more)."""
+        if not any(f.per_job for f in self.fields):
+            return handle
+        if numba_config.DISABLE_JIT:
+            for f in self.fields:
+                if f.per_job:
+                    setattr(handle, f.name, _grown(getattr(handle, f.name), n_slots, f.fill))
+            return handle
+        module = self._module()
+        current = [getattr(handle, f.name) for f in self.fields]
+        grown = [
+            _grown(v, n_slots, f.fill) if f.per_job else v
+            for f, v in zip(self.fields, current, strict=True)
+        ]
+        return module.new(*grown)
+
+    # ------------------------------------------------------------------- generated constructor
+
+    def source(self) -> str:
+        """The Python source of the cached constructor and field getters."""
+        args = ", ".join(f.name for f in self.fields)
+        lines = [
+            f"# Generated by schedlab.policies.contract for policy state {self.name!r}.",
+            "# Do not edit: the file name is a hash of this text.",
+            "from numba import njit",
+            "from numba.experimental import structref",
+            "",
+            "",
+            "@njit(cache=True)",
+            f"def new({args}):",
+            "    s = structref.new(TYPE)",
+            *[f"    s.{f.name} = {f.name}" for f in self.fields],
+            "    return s",
+        ]
+        for f in self.fields:
+            lines += ["", "", "@njit(cache=True)", f"def get_{f.name}(s):"]
+            lines.append(f"    return s.{f.name}")
+        return "\n".join(lines) + "\n"
+
+    def _module(self) -> Any:
+        if self._compiled is None:
+            self._compiled = _load_generated(self.name, self.source(), self.numba_type)
+            _GETTERS[self.numba_type] = {
+                f.name: getattr(self._compiled, f"get_{f.name}") for f in self.fields
+            }
+        return self._compiled
+
+
+def _size(sizes: Mapping[str, int], name: str, state: str, field_name: str) -> int:
+    if name not in sizes:
+        raise ValueError(f"state {state!r} field {field_name!r}: no size {name!r} given")
+    return int(sizes[name])
+
+
+def _grown(array: np.ndarray, n: int, fill: float) -> np.ndarray:
+    if array.shape[0] >= n:
+        return array
+    out = np.full((n, *array.shape[1:]), fill, dtype=array.dtype)
+    out[: array.shape[0]] = array
+    return out
+
+
+def generated_dir() -> Path:
+    """Where generated state modules live: inside the Numba cache directory."""
+    base = os.environ.get("NUMBA_CACHE_DIR") or str(cache_dir())
+    return Path(base) / "policy_states"
+
+
+def _load_generated(name: str, source: str, struct_type: PolicyStructType) -> Any:
+    digest = hashlib.sha1(source.encode()).hexdigest()[:16]
+    module_name = f"schedlab_state_{name.replace('-', '_')}_{digest}"
+    if module_name in sys.modules:
+        return sys.modules[module_name]
+    directory = generated_dir()
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{module_name}.py"
+    if not path.exists() or path.read_text() != source:
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(source)
+        os.replace(tmp, path)  # atomic: a concurrent process sees the old or the new file
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    module.TYPE = struct_type  # type: ignore[attr-defined]
+    sys.modules[module_name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+# --------------------------------------------------------------------------------------------
+# registration
+
+
+def _no_check(model: Any, config: PolicyConfig) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class Policy:
+    """A registered policy name.
+
+    ``paper``: author-year key of :data:`schedlab.papers.PAPERS` (e.g. "grosof2023");
+    ``section``: where that paper defines (or, for a baseline, uses) the policy ("§3.2",
+    "App. C.1"). ``family``: the model family the name belongs to; ``families``: every
+    family it may run in (default: just ``family``). ``config``: its settings; ``preset``:
+    settings fixed by this name. ``state``/``init``: the policy state layout and
+    ``init(st, model, config) -> handle``. ``runner``: the cached compiled
+    ``run(st, ps, max_events)``. ``check(model, config)``: raise SpecError for a model the policy
+    does not support (called by compile_model). ``resource_pooled``: (pooled family) run every
+    job as elastic with allocation up to k (the resource-pooled single server, paper 004 §3.1).
+    """
+
+    name: str
+    family: str
+    title: str
+    paper: str
+    section: str
+    summary: str
+    state: PolicyState
+    init: Callable[[Any, Any, Any], Any]
+    runner: Any
+    config: type[PolicyConfig] = NoConfig
+    preset: dict[str, Any] = field(default_factory=dict)
+    check: Callable[[Any, Any], None] = _no_check
+    families: tuple[str, ...] = ()
+    resource_pooled: bool = False
+
+    def __post_init__(self) -> None:
+        from schedlab.papers import PAPERS
+
+        if not self.families:
+            object.__setattr__(self, "families", (self.family,))
+        if self.paper not in PAPERS:
+            raise ValueError(f"policy {self.name!r}: unknown paper key {self.paper!r}")
+
+    @property
+    def reference(self) -> str:
+        """E.g. "Grosof et al. 2023 (grosof2023), §3.2"."""
+        from schedlab.papers import PAPERS
+
+        return f"{PAPERS[self.paper].cite} ({self.paper}), {self.section}"
+
+
+_REGISTRY: dict[str, Policy] = {}
+
+
+def register(policy: Policy) -> Policy:
+    """Add a policy to the registry (policy modules call it at import)."""
+    if policy.name in _REGISTRY:
+        raise ValueError(f"policy {policy.name!r} registered twice")
+    _REGISTRY[policy.name] = policy
+    return policy

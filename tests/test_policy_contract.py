@@ -1,0 +1,101 @@
+"""The policy state of the contract (policies/contract.py): allocation, growth, named access,
+the same with and without the JIT (a compiled rule reads and writes the fields by name)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from numba import njit
+
+from schedlab.policies.contract import PolicyConfig, PolicyState, StateField, engine_sizes
+
+STATE = PolicyState(
+    "contract_test",
+    [
+        StateField("key", "f8", "jobs", fill=-1.0),
+        StateField("seen", "i1", ("jobs", "resources")),
+        StateField("count", "i8", "classes"),
+        StateField("table", "i4", ("servers", 3), fill=7),
+        StateField("cand", "i4", "candidates", fill=-1),
+        StateField("beta", "f8"),
+        StateField("n_decisions", "i8"),
+        StateField("blocking", "b1"),
+        StateField("boundary", "i4", fill=-1),
+    ],
+)
+SIZES = {"jobs": 3, "resources": 2, "classes": 2, "servers": 4, "candidates": 5}
+
+
+@njit(cache=True)
+def touch(ps):
+    ps.n_decisions += 1
+    ps.key[0] = ps.beta
+    ps.count[1] = 9
+    ps.boundary = 4
+    return ps.blocking
+
+
+def test_allocate_fills_then_copies_the_given_values():
+    ps = STATE.allocate(SIZES, {"key": [1.0, 2.0, 3.0], "beta": 0.5, "blocking": True})
+    assert ps.key.tolist() == [1.0, 2.0, 3.0]
+    assert ps.seen.shape == (3, 2) and ps.seen.dtype == np.int8 and not ps.seen.any()
+    assert ps.table.shape == (4, 3) and (ps.table == 7).all() and ps.table.dtype == np.int32
+    assert ps.cand.tolist() == [-1] * 5
+    assert ps.beta == 0.5 and ps.n_decisions == 0 and ps.blocking and ps.boundary == -1
+
+
+def test_compiled_code_reads_and_writes_fields_by_name_and_python_sees_it():
+    ps = STATE.allocate(SIZES, {"beta": 2.5, "blocking": True})
+    assert touch(ps)
+    assert touch(ps)
+    assert ps.n_decisions == 2 and ps.key[0] == 2.5 and ps.count.tolist() == [0, 9]
+    assert ps.boundary == 4
+
+
+def test_grow_keeps_contents_fills_new_job_slots_and_keeps_the_rest():
+    ps = STATE.allocate(SIZES, {"key": [1.0, 2.0, 3.0], "beta": 0.25})
+    ps.seen[2, 1] = 1
+    touch(ps)
+    grown = STATE.grow(ps, 6)
+    assert grown.key.tolist() == [0.25, 2.0, 3.0, -1.0, -1.0, -1.0]
+    assert grown.seen.shape == (6, 2) and grown.seen[2, 1] == 1 and grown.seen[3:].sum() == 0
+    assert grown.count.tolist() == [0, 9] and grown.n_decisions == 1 and grown.beta == 0.25
+    assert grown.table.shape == (4, 3) and grown.boundary == 4
+    assert STATE.grow(grown, 4).key.shape == (6,)  # never shrinks
+
+
+def test_allocate_refuses_wrong_shapes_unknown_fields_and_missing_sizes():
+    with pytest.raises(ValueError, match="shape"):
+        STATE.allocate(SIZES, {"key": [1.0, 2.0]})
+    with pytest.raises(ValueError, match="no field"):
+        STATE.allocate(SIZES, {"nope": 1})
+    with pytest.raises(ValueError, match="candidates"):
+        STATE.allocate({k: v for k, v in SIZES.items() if k != "candidates"})
+
+
+def test_field_declarations_are_checked():
+    with pytest.raises(ValueError, match="dtype"):
+        StateField("x", "f4")
+    with pytest.raises(ValueError, match="first dimension"):
+        StateField("x", "f8", ("servers", "jobs"))
+
+
+def test_engine_sizes_and_config_refuse_unknown_keys():
+    class St:
+        status = np.zeros(10)
+        class_elastic = np.zeros(3)
+        capacity = np.zeros((4, 2))
+
+    assert engine_sizes(St(), extra=5) == {
+        "jobs": 10,
+        "classes": 3,
+        "servers": 4,
+        "resources": 2,
+        "extra": 5,
+    }
+
+    class Config(PolicyConfig):
+        blocking: bool = True
+
+    with pytest.raises(ValueError):
+        Config.model_validate({"blockng": False})
