@@ -180,6 +180,18 @@ def test_per_job_table_is_written_in_chunks(tmp_path, monkeypatch):
     assert sorted(result.jobs.column("job").to_pylist()) == list(range(3000))
 
 
+def test_small_tables_stay_in_memory_and_large_ones_spill(monkeypatch):
+    import schedlab.engine.jobs_output as jobs_output
+
+    spec = _pooled("server-filling", arrivals=3000)
+    small = run_model(_model(spec))
+    assert small.jobs_path is None and small.jobs_table.num_rows == 3000
+    monkeypatch.setattr(jobs_output, "MEMORY_ROWS", 1000)
+    large = run_model(_model(spec))
+    assert large.jobs_table is None and pq.ParquetFile(large.jobs_path).metadata.num_rows == 3000
+    assert large.jobs.equals(small.jobs)
+
+
 def test_sketch_quantiles_within_the_stated_relative_error():
     rng = np.random.default_rng(3)
     values = np.concatenate([rng.lognormal(0.0, 3.0, 50_000), np.zeros(2_000)])

@@ -2,7 +2,9 @@
 
 The compiled loop appends one record per job when it leaves (completes or is lost) to a buffer;
 when the buffer holds ``chunk`` records the loop returns and :class:`JobsWriter` writes them as
-one Parquet row group, so the table is never held in memory. At the end the jobs still present
+one Parquet row group, so a long run's table is never held in memory. With ``run.jobs = true``
+(no path) a table of at most ``MEMORY_ROWS`` rows stays in memory (no file); a larger one spills
+to a temporary Parquet file. At the end the jobs still present
 (runs with ``drain = false``) are written with status ``waiting`` or ``running``. Rows are in the
 order jobs left; the ``job`` column is the arrival sequence number (sort by it for arrival order).
 """
@@ -24,25 +26,36 @@ from schedlab.engine.state import State
 STATUS_NAMES = np.array(["free", "waiting", "running", "done", "lost"])
 
 
-def jobs_path(setting: bool | str, replication: int) -> Path:
+MEMORY_ROWS = 1 << 16  # run.jobs = true: tables up to this many rows are kept in memory
+
+
+def jobs_path(setting: bool | str, replication: int) -> Path | None:
     """Where the per-job table of a replication goes: the given path (replications after the
-    first get ``.replication<r>`` before the suffix), or for ``true`` a temporary file removed
-    when the process exits."""
+    first get ``.replication<r>`` before the suffix), or None for ``true`` (in memory, spilling
+    to a temporary file when large)."""
     if setting is True:
-        folder = Path(tempfile.mkdtemp(prefix="schedlab-jobs-"))
-        atexit.register(shutil.rmtree, folder, ignore_errors=True)  # a temporary table
-        return folder / f"jobs.replication{replication}.parquet"
+        return None
     path = Path(str(setting))
     if replication:
         path = path.with_name(f"{path.stem}.replication{replication}{path.suffix}")
     return path
 
 
-class JobsWriter:
-    """Writes the engine's per-job output buffer to a Parquet file, one row group per flush."""
+def _temporary_path() -> Path:
+    """A temporary Parquet file, removed when the process exits."""
+    folder = Path(tempfile.mkdtemp(prefix="schedlab-jobs-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return folder / "jobs.parquet"
 
-    def __init__(self, path: Path, class_names: tuple[str, ...], resources: tuple[str, ...]):
+
+class JobsWriter:
+    """Writes the engine's per-job output buffer to a Parquet file, one row group per flush
+    (``path`` None: kept in memory up to MEMORY_ROWS rows, then spilled to a temporary file)."""
+
+    def __init__(self, path: Path | None, class_names: tuple[str, ...], resources: tuple[str, ...]):
         self.path = path
+        self.pending: list[pa.Table] = []
+        self.pending_rows = 0
         self.class_names = np.array(class_names)
         self.resources = resources
         fields = [
@@ -58,7 +71,7 @@ class JobsWriter:
             ("status", pa.string()),
         ]
         self.schema = pa.schema(fields)
-        self.writer = pq.ParquetWriter(path, self.schema)
+        self.writer: pq.ParquetWriter | None = None
 
     def write(self, st: State) -> None:
         """Write the buffered records and empty the buffer."""
@@ -81,7 +94,21 @@ class JobsWriter:
         columns["response_time"] = f[:, K.O_FINISH] - f[:, K.O_ARRIVAL]
         columns["server"] = i[:, K.O_SERVER].astype(np.int32)
         columns["status"] = STATUS_NAMES[i[:, K.O_STATUS]]
-        self.writer.write_table(pa.table(columns, schema=self.schema))
+        self._add(pa.table(columns, schema=self.schema))
+
+    def _add(self, table: pa.Table) -> None:
+        if self.writer is None and self.path is None:
+            if self.pending_rows + table.num_rows <= MEMORY_ROWS:
+                self.pending.append(table)
+                self.pending_rows += table.num_rows
+                return
+            self.path = _temporary_path()
+        if self.writer is None:
+            self.writer = pq.ParquetWriter(self.path, self.schema)
+            for part in self.pending:
+                self.writer.write_table(part)
+            self.pending = []
+        self.writer.write_table(table)
 
     def finish(self, st: State) -> None:
         """Write what is buffered, then the jobs still present at the end of the run."""
@@ -104,7 +131,20 @@ class JobsWriter:
         self._write(f, i)
 
     def close(self) -> None:
-        self.writer.close()
+        """Finish the file (a given path always gets one, even for an empty table)."""
+        if self.writer is None and self.path is not None:
+            self.writer = pq.ParquetWriter(self.path, self.schema)
+            for part in self.pending:
+                self.writer.write_table(part)
+            self.pending = []
+        if self.writer is not None:
+            self.writer.close()
+
+    def table(self) -> pa.Table | None:
+        """The table when it stayed in memory (None when it went to a file)."""
+        if self.writer is not None:
+            return None
+        return pa.concat_tables(self.pending) if self.pending else self.schema.empty_table()
 
 
 def read_jobs(path: Path) -> pa.Table:

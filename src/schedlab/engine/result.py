@@ -40,11 +40,15 @@ class Result:
     warnings: list[str]
     timeseries: pa.Table
     jobs_path: Path | None = None  # the per-job Parquet table (run.jobs), streamed during the run
+    jobs_table: pa.Table | None = None  # or the table itself when small (run.jobs = true)
     replications: list[Result] = field(default_factory=list)
 
     @property
     def jobs(self) -> pa.Table | None:
-        """The per-job table in arrival order, read from ``jobs_path`` (None unless run.jobs)."""
+        """The per-job table in arrival order (None unless run.jobs): read from ``jobs_path``, or
+        the in-memory table of a small run."""
+        if self.jobs_table is not None:
+            return self.jobs_table.sort_by("job")
         return None if self.jobs_path is None else read_jobs(self.jobs_path)
 
     def __getitem__(self, name: str) -> Estimate:
@@ -108,5 +112,6 @@ def combine_replications(reps: list[Result]) -> Result:
         warnings=warnings,
         timeseries=first.timeseries,
         jobs_path=first.jobs_path,
+        jobs_table=first.jobs_table,
         replications=reps,
     )

@@ -153,7 +153,6 @@ class Run:
     ps: Any
     feeder: Feeder
     window: RunWindow
-    jobs_path: Path | None = None
     writer: JobsWriter | None = None
 
     def grow(self) -> None:
@@ -230,9 +229,9 @@ def prepare(
     ps = model.policy.init(st, model, model.config)
     run = Run(model=model, st=st, ps=ps, feeder=feeder, window=window)
     if model.spec.run.jobs:
-        run.jobs_path = jobs_path(model.spec.run.jobs, replication)
         names = tuple(c.name for c in model.classes)
-        run.writer = JobsWriter(run.jobs_path, names, model.resources)
+        target = jobs_path(model.spec.run.jobs, replication)
+        run.writer = JobsWriter(target, names, model.resources)
     return run
 
 
@@ -334,7 +333,8 @@ def run_model(
         counters=computed.counters,
         warnings=computed.warnings,
         timeseries=timeseries_table(st, model),
-        jobs_path=run.jobs_path,
+        jobs_path=run.writer.path if run.writer is not None else None,
+        jobs_table=run.writer.table() if run.writer is not None else None,
     )
 
 
