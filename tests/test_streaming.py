@@ -19,6 +19,7 @@ import pytest
 from schedlab.engine import constants as K
 from schedlab.engine import sketch
 from schedlab.engine.simulate import prepare, run_loop, run_model
+from schedlab.errors import SpecError
 from schedlab.model.compile import compile_model
 from schedlab.model.spec import parse_spec
 from schedlab.workloads.generate import UNIT, generate_jobs, stream
@@ -205,3 +206,12 @@ def test_sketch_quantiles_within_the_stated_relative_error():
     for half, part in zip(halves, (values[::2], values[1::2]), strict=True):
         np.add.at(half, [sketch.bucket_of(v) for v in part], 1)
     assert np.array_equal(halves[0] + halves[1], counts)  # mergeable: sketches add
+
+
+def test_a_whole_run_policy_is_refused_a_run_larger_than_memory():
+    """BF-J/S still keeps the whole run (decision 0003 §4): 10^12 arrivals are refused in one line
+    before anything is generated."""
+    spec = {**PACKING, "policy": {"name": "bf-js"}, "run": {"arrivals": 10**12, "seed": 1}}
+    with pytest.raises(SpecError, match=r"run.arrivals: policy 'bf-js' keeps every job") as info:
+        run_model(_model(spec))
+    assert "\n" not in str(info.value)

@@ -189,8 +189,11 @@ def prepare(
     Other policies see the whole job sequence at once (slot = arrival number, decision 0003 §4):
     memory grows with the run.
     ``jobs``: run these jobs instead of the model's job sequence (tests, hand-made instances)."""
+    streaming = streams_jobs(model.policy)
     if jobs is None:
         source = JobSource(model, model.spec.run.seed, replication)
+        if not streaming:
+            _check_fits_in_memory(model, source.n_jobs)
         w = source.window()
         window = RunWindow(w.n_jobs, w.warm_jobs, w.t_warm, w.t_end)
         units: Iterator[Jobs] = source.units()
@@ -204,10 +207,8 @@ def prepare(
     if model.policy.resource_pooled:  # one server of capacity k (paper 004 §3.1)
         elastic[:] = 1
         max_alloc[:] = model.pooled_k
-    streaming = streams_jobs(model.policy)
     everything = None
     if not streaming:
-        _check_fits_in_memory(model, window.n_jobs)
         everything = concatenate(list(units))
         units = iter([everything])
         slots = block = len(everything)
