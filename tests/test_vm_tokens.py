@@ -6,10 +6,9 @@ from __future__ import annotations
 import numpy as np
 
 from schedlab.engine import constants as K
-from schedlab.engine.state import engine_handle
 from schedlab.model.compile import compile_model
 from schedlab.model.spec import parse_spec
-from schedlab.simulation.simulate import prepare, simulate
+from schedlab.simulation.simulate import prepare, simulate, steps
 
 
 def spec(seed=4, arrivals=3000):
@@ -29,10 +28,10 @@ def spec(seed=4, arrivals=3000):
 
 def test_tokens_respect_capacity_and_are_used():
     model = compile_model(parse_spec(spec()))
-    _, st, ps = prepare(model)
-    handle = engine_handle(st)
+    run = prepare(model)
     running_before: dict[int, int] = {}
-    while not model.policy.runner(handle, ps, 1):
+    for _ in steps(run, 1):
+        st, ps = run.st, run.ps
         assert st.ctr[K.VIOLATION] == 0
         tokens = np.array(ps.tokens)
         # VMs plus tokens never exceed a server's capacity

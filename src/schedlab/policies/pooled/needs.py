@@ -30,7 +30,7 @@ def server_needs(model: Any) -> np.ndarray:
             )
         needs.update(float(v) for v in values)
     if model.trace is not None:
-        needs.update(np.unique(model.trace.demand[:, 0]).tolist())
+        needs.update(model.trace.needs.tolist())
     return np.array(sorted(needs))
 
 
