@@ -28,7 +28,7 @@ WRAPPER = """
 import json, resource, subprocess, sys
 done = subprocess.run(sys.argv[1:], capture_output=True, text=True)
 peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-print(json.dumps({"rc": done.returncode, "peak_kb": peak_kb, "out": done.stdout[-4000:],
+print(json.dumps({"rc": done.returncode, "peak_kb": peak_kb, "out": done.stdout,
                   "err": done.stderr[-2000:]}))
 """
 

@@ -230,3 +230,61 @@ def test_a_streaming_run_of_a_billion_arrivals_is_accepted_and_an_absurd_one_ref
     with pytest.raises(SpecError, match=r"run.arrivals: about 1e\+15 arrivals.*years") as info:
         _model(paper004_spec(0.9, "server-filling", 10**15, seed=1))
     assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("spec_a", "spec_b"),
+    [
+        (_pooled("server-filling"), _pooled("server-filling-srpt")),
+        (PACKING, {**PACKING, "policy": {"name": "first-fit"}}),
+    ],
+    ids=["pooled", "packing"],
+)
+def test_policies_of_a_point_see_the_same_jobs_whatever_the_block_size(spec_a, spec_b):
+    """Common random numbers (issue 12): two policies of one sweep point, run with different block
+    sizes and slot counts, receive the same job sequence bit for bit (arrival, class, demand,
+    work of every arrival number)."""
+    tables = [
+        run_model(_model(spec_a), block=7, slots=2).jobs,
+        run_model(_model(spec_b), block=1 << 16, slots=1 << 10).jobs,
+        run_model(_model(spec_b), block=1000, slots=5).jobs,
+    ]
+    columns = ["job", "arrival", "job_class", "work"]
+    columns += [c for c in tables[0].column_names if c.startswith("demand")]
+    for other in tables[1:]:
+        for column in columns:
+            assert tables[0].column(column).equals(other.column(column)), column
+
+
+def test_a_parquet_trace_is_read_in_row_groups(tmp_path, monkeypatch):
+    """Traces stream (issue 12): a canonical Parquet table sorted by arrival is never loaded whole
+    (no in-memory copy) and the run sees its rows batch by batch, in order, across batches."""
+    import pyarrow as pa
+
+    import schedlab.workloads.trace_table as trace_table
+
+    monkeypatch.setattr(trace_table, "BATCH_ROWS", 100)
+    rng = np.random.default_rng(1)
+    n = 1050
+    arrival = np.cumsum(rng.exponential(1.0, n))
+    table = pa.table(
+        {
+            "arrival": arrival,
+            "duration": rng.exponential(2.0, n),
+            "need": rng.choice([1.0, 2.0, 4.0, 8.0], n),
+        }
+    )
+    path = tmp_path / "trace.parquet"
+    pq.write_table(table, path, row_group_size=128)
+    spec = {
+        "cluster": {"servers": 8},
+        "workload": {"arrivals": {"process": "trace", "path": str(path)}},
+        "policy": {"name": "server-filling"},
+        "run": {"arrivals": n, "seed": 1},
+    }
+    model = _model(spec)
+    assert model.trace.in_memory is None and model.trace.n_rows == n
+    assert [b.arrival.size for b in model.trace.batches()] == [100] * 10 + [50]
+    jobs = generate_jobs(model, 1)
+    assert np.array_equal(jobs.arrival, arrival - arrival[0])
+    assert np.array_equal(jobs.demand[:, 0], table.column("need").to_numpy())
