@@ -46,6 +46,7 @@ class Budget:
     events: float  # all replications
     hours: float
     memory_bytes: float  # peak, one replication at a time
+    present: float = 0.0  # jobs in the system at the end (load >= 1), 0 when bounded
 
 
 def physical_memory() -> float:
@@ -80,6 +81,7 @@ def estimate(
     else:
         present = 0.0 if loss or load < 1.0 else (1.0 - 1.0 / load) * arrivals
         memory = BASE_BYTES + BYTES_PER_SLOT * present
+        return Budget(arrivals, events, events / EVENTS_PER_SECOND / 3600, memory, present)
     return Budget(arrivals, events, events / EVENTS_PER_SECOND / 3600, memory)
 
 
@@ -104,6 +106,9 @@ def check_budget(spec, rate: float, trace_jobs: int | None = None, **model: obje
             f"policy '{model['whole_run']}' keeps every job of the run in memory (its state is "
             "built from the whole run, docs/decisions/0003): "
             if model.get("whole_run")
+            else f"load {model.get('load', 0.0):.4g} >= 1 leaves about {b.present:.3g} jobs in "
+            "the system: "
+            if b.present
             else ""
         )
         raise SpecError(
