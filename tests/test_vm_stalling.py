@@ -8,12 +8,11 @@ import numpy as np
 import pytest
 
 from schedlab.engine import constants as K
-from schedlab.engine.state import engine_handle
 from schedlab.errors import SpecError
 from schedlab.model.compile import compile_model
 from schedlab.model.spec import parse_spec
 from schedlab.optim.knapsack import maximal_configurations
-from schedlab.simulation.simulate import prepare, simulate
+from schedlab.simulation.simulate import prepare, simulate, steps
 
 SIZES = [4.0, 1.0, 2.0]
 
@@ -58,16 +57,15 @@ def snapshot(st, ps):
 def step_through(spec):
     """All (before, after) snapshots of one run, one event per step."""
     model = compile_model(parse_spec(spec))
-    _, st, ps = prepare(model)
-    handle = engine_handle(st)
-    runner = model.policy.runner
+    run = prepare(model)
+    stepping = steps(run, 1)
     out = []
-    prev = snapshot(st, ps)
-    while not runner(handle, ps, 1):
-        cur = snapshot(st, ps)
+    prev = snapshot(run.st, run.ps)
+    for _ in stepping:
+        cur = snapshot(run.st, run.ps)
         out.append((prev, cur))
         prev = cur
-        assert st.ctr[K.VIOLATION] == 0
+        assert run.st.ctr[K.VIOLATION] == 0
     return model, out
 
 
@@ -359,8 +357,9 @@ def test_start_on_demand_and_synchronized():
     for Q = that arrival); synchronized, every server takes that same configuration at once."""
     for start, configured in (("on-demand", 1), ("synchronized", 4)):
         model = compile_model(parse_spec(vm_spec("m14", 11.5, 50, servers=4, start=start)))
-        _, st, ps = prepare(model)
-        model.policy.runner(engine_handle(st), ps, 1)
+        run = prepare(model)
+        next(steps(run, 1))
+        st, ps = run.st, run.ps
         assert st.ctr[K.ARRIVED] == 1
         c = int(st.job_class[np.flatnonzero(st.status == K.RUNNING)[0]])
         cfg = np.array(ps.cfg)
