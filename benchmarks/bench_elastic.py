@@ -35,14 +35,14 @@ def timed(fn: Callable[[], object], repeats: int = REPEATS) -> float:
 def simulation(policy: str) -> dict:
     system = ElasticSystem.from_load(4, 0.9, 0.5, 1.0)
     model = compile_model(simulation_spec(system, policy, ARRIVALS))
-    _, st, ps = prepare(model)
-    run_loop(model, st, ps)  # compile or load the cache
+    run = prepare(model)
+    run_loop(run)  # compile or load the cache
     loops = []
     for _ in range(3):
-        _, st, ps = prepare(model)
-        loops.append(run_loop(model, st, ps))
+        run = prepare(model)
+        loops.append(run_loop(run))
     loop = statistics.median(loops)
-    events = int(st.ctr[21])
+    events = int(run.st.ctr[21])
     return {
         "name": f"{policy} simulation, k=4, rho=0.9, 1e6 arrivals",
         "arrivals": ARRIVALS,

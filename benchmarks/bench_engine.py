@@ -26,16 +26,16 @@ MMK = {
 
 def measure(name: str, spec) -> dict:
     model = compile_model(spec)
-    _, st, ps = prepare(model)
-    run_loop(model, st, ps)  # compile (or load the cache) and warm up
+    run = prepare(model)
+    run_loop(run)  # compile (or load the cache) and warm up
     loops, totals = [], []
     for _ in range(REPEATS):
         t0 = time.perf_counter()
-        _, st, ps = prepare(model)
-        loops.append(run_loop(model, st, ps))
+        run = prepare(model)
+        loops.append(run_loop(run))
         totals.append(time.perf_counter() - t0)
     loop = statistics.median(loops)
-    events = int(st.ctr[21])
+    events = int(run.st.ctr[21])
     return {
         "name": name,
         "arrivals": ARRIVALS,

@@ -26,12 +26,13 @@ OTHERS = (
 def measure(policy: str, load: float, arrivals: int) -> dict:
     model = compile_model(spec(policy, load, arrivals, "exponential"))
     warm = compile_model(spec(policy, load, 10_000, "exponential"))
-    _, st, ps = prepare(warm)
-    run_loop(warm, st, ps)  # compile or load the cache
+    run = prepare(warm)
+    run_loop(run)  # compile or load the cache
     t0 = time.perf_counter()
-    _, st, ps = prepare(model)
+    run = prepare(model)
+    st = run.st
     cpu0 = resource.getrusage(resource.RUSAGE_SELF).ru_utime
-    loop = run_loop(model, st, ps)
+    loop = run_loop(run)
     cpu = resource.getrusage(resource.RUSAGE_SELF).ru_utime - cpu0
     events = int(st.ctr[EVENTS])
     return {

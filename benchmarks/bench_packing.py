@@ -73,12 +73,13 @@ def measure(name: str, data: dict) -> dict:
     spec = parse_spec(data)
     model = compile_model(spec)
     warm = compile_model(with_run(spec, arrivals=2000))
-    _, st, ps = prepare(warm)
-    run_loop(warm, st, ps)  # compile or load from the cache
+    run = prepare(warm)
+    run_loop(run)  # compile or load from the cache
     t0 = time.perf_counter()
-    _, st, ps = prepare(model)
+    run = prepare(model)
+    st = run.st
     c0 = time.process_time()
-    loop = run_loop(model, st, ps)
+    loop = run_loop(run)
     cpu = time.process_time() - c0
     total = time.perf_counter() - t0
     events = int(st.ctr[K.EVENTS])

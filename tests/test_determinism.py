@@ -14,8 +14,13 @@ import pytest
 import schedlab
 from schedlab.model.compile import compile_model
 from schedlab.model.spec import parse_spec
-from schedlab.simulation.simulate import prepare
+from schedlab.simulation.generate import Jobs, generate_jobs
 from tests.conftest import paper004_spec
+
+
+def _jobs(spec: dict) -> Jobs:
+    model = compile_model(parse_spec(spec))
+    return generate_jobs(model, model.spec.run.seed)
 
 
 def test_same_seed_same_result():
@@ -27,18 +32,15 @@ def test_same_seed_same_result():
 
 
 def test_policies_see_the_same_job_sequence():
-    jobs = [
-        prepare(compile_model(parse_spec(paper004_spec(0.8, p, 5_000, seed=9))))[0]
-        for p in ("server-filling", "fcfs")
-    ]
+    jobs = [_jobs(paper004_spec(0.8, p, 5_000, seed=9)) for p in ("server-filling", "fcfs")]
     for field in ("arrival", "job_class", "demand", "work"):
         assert np.array_equal(getattr(jobs[0], field), getattr(jobs[1], field)), field
 
 
 def test_streams_are_independent_of_each_other():
     """Changing the load rescales arrivals only; demands and durations stay the same."""
-    a = prepare(compile_model(parse_spec(paper004_spec(0.5, "fcfs", 2_000, seed=9))))[0]
-    b = prepare(compile_model(parse_spec(paper004_spec(0.9, "fcfs", 2_000, seed=9))))[0]
+    a = _jobs(paper004_spec(0.5, "fcfs", 2_000, seed=9))
+    b = _jobs(paper004_spec(0.9, "fcfs", 2_000, seed=9))
     assert np.array_equal(a.work, b.work) and np.array_equal(a.demand, b.demand)
     assert np.allclose(a.arrival * 0.5, b.arrival * 0.9)
 

@@ -18,11 +18,11 @@ import pytest
 import schedlab
 from schedlab.analysis.closed_forms import mmc_mean_response_time
 from schedlab.analysis.elastic import ElasticSystem, exact_response_time
-from schedlab.engine.state import build_state
 from schedlab.errors import SpecError
 from schedlab.model.compile import compile_model
 from schedlab.reproduce.berg2020 import simulation_spec
-from schedlab.simulation.simulate import engine_settings, run_loop
+from schedlab.simulation.generate import Jobs
+from schedlab.simulation.simulate import prepare, run_loop
 
 LEVEL = 0.999
 
@@ -99,21 +99,16 @@ def _no_arrival_totals(policy: str, reps: int, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
     totals = np.empty(reps)
     for r in range(reps):
-        st = build_state(
-            np.zeros(3),
-            np.array([0, 0, 1]),
-            np.ones((3, 1)),
-            np.array([rng.exponential(1.0), rng.exponential(1.0), rng.exponential(0.5)]),
-            np.full(3, np.nan),
-            class_elastic=np.ones(2, dtype=np.int8),
-            class_max_alloc=np.array([c.max_alloc for c in model.classes]),
-            class_reward=np.ones(2),
-            capacity=model.capacity,
-            settings=engine_settings(model, 3),
+        jobs = Jobs(
+            arrival=np.zeros(3),
+            job_class=np.array([0, 0, 1], dtype=np.int32),
+            demand=np.ones((3, 1)),
+            work=np.array([rng.exponential(1.0), rng.exponential(1.0), rng.exponential(0.5)]),
+            estimate=np.full(3, np.nan),
         )
-        ps = model.policy.init(st, model, model.config)
-        run_loop(model, st, ps)
-        totals[r] = st.t_finish.sum()
+        run = prepare(model, jobs=jobs)
+        run_loop(run)
+        totals[r] = np.nansum(run.st.t_finish[run.st.seq >= 0])
     return totals
 
 

@@ -26,13 +26,12 @@ from hypothesis import strategies as st
 
 import schedlab
 from schedlab.engine import constants as K
-from schedlab.engine.state import engine_handle
 from schedlab.model.compile import compile_model
 from schedlab.model.spec import parse_spec
 from schedlab.optim.reward import StaticProblem
 from schedlab.policies.contract import engine_sizes
 from schedlab.policies.loss import dra as D
-from schedlab.simulation.simulate import prepare
+from schedlab.simulation.simulate import prepare, steps
 from tests.test_invariants import audit
 
 TESTED_POLICIES = {"dra", "dra-preemption", "power-of-d", "best-fit-admission"}
@@ -166,16 +165,15 @@ def audit_cra(ps, problem: StaticProblem, truth: np.ndarray) -> None:
 def run_audited(spec: dict, chunk: int = 7) -> None:
     spec["run"]["check"] = True
     model = compile_model(parse_spec(spec))
-    _, st, _ = prepare(model)
+    run = prepare(model)
     problem = dra_problem(model)
-    view = D.build_state(problem, engine_sizes(st), model.config)
-    ps = view
-    handle = engine_handle(st)
+    run.ps = D.build_state(problem, engine_sizes(run.st), model.config)
     cra = model.config.update == "event"
-    audit_dra(st, view, problem, cra)
-    while not model.policy.runner(handle, ps, chunk):
-        assert st.ctr[K.VIOLATION] == 0
-        audit_dra(st, view, problem, cra)
+    audit_dra(run.st, run.ps, problem, cra)
+    for _ in steps(run, chunk):
+        assert run.st.ctr[K.VIOLATION] == 0
+        audit_dra(run.st, run.ps, problem, cra)
+    st, view = run.st, run.ps
     assert st.ctr[K.VIOLATION] == 0
     audit_dra(st, view, problem, cra)
     assert st.ctr[K.N_LOST] == st.ctr[K.DROPPED] + st.ctr[K.PREEMPTIONS]

@@ -28,7 +28,7 @@ name = "fcfs"
         ("arrivals = 1e12", "run.arrivals", ["46.3 days", "GiB"]),
         ("horizon = 1e12", "run.horizon", ["days", "GiB"]),
         ("arrivals = 20000\nreplications = 1000000000", "run.replications", ["2.54 years"]),
-        ("arrivals = 30000000000", "run.arrivals", ["GiB"]),
+        ("arrivals = 30000000000", "run.arrivals", ["33.3 hours", "GiB"]),
     ],
 )
 def test_huge_runs_are_refused_in_one_line(tmp_toml, run, field, words):
@@ -54,3 +54,18 @@ def test_max_hours_is_the_override(tmp_toml):
 
     spec = tmp_toml(SPEC.format(run=run + "2"), "ok.toml")
     assert compile_model(load_spec(spec)).spec.run.max_hours == 2
+
+
+def test_memory_of_jobs_left_in_the_system_is_refused(tmp_toml):
+    """Engine v2 holds only the jobs present: a stable run's memory does not grow with its length,
+    but at load 2 (allowed explicitly) half the arrivals stay; 10^10 arrivals (11 hours, within
+    max_hours) would need ~1.9 TB and are refused for their memory alone."""
+    text = SPEC.format(run="arrivals = 1e10\nallow_unstable = true").replace(
+        "load = 0.5", "load = 2.0"
+    )
+    result = CliRunner().invoke(app, ["simulate", "--spec", str(tmp_toml(text))])
+    assert result.exit_code == 2, result.output
+    line = result.output.strip()
+    assert "\n" not in line
+    assert "run.arrivals: load 2 >= 1 leaves about 5e+09 jobs in the system" in line
+    assert "11.1 hours" in line and "GiB of memory, more than this machine" in line

@@ -88,10 +88,10 @@ def test_loss_replay_with_named_resources(alibaba_table):
 
 
 def test_arrivals_and_durations_come_from_the_table(kth_table):
-    from schedlab.simulation.simulate import prepare
+    from schedlab.simulation.generate import generate_jobs
 
     model = compile_model(parse_spec(spec(kth_table, {"servers": 100}, "fcfs", 250)))
-    jobs = prepare(model)[0]
+    jobs = generate_jobs(model, model.spec.run.seed)
     table = pq.read_table(kth_table).slice(0, 250)
     arrival = table.column("arrival").to_numpy()
     assert np.array_equal(jobs.arrival, arrival - arrival[0])

@@ -67,10 +67,9 @@ def test_bad_job_class_is_a_one_line_error(tmp_path):
 def test_dra_with_simultaneous_departures_keeps_its_invariants(tmp_path):
     """Integer trace times make many jobs leave at once: no job may be migrated after it left
     (the engine validates every migration), and the DRA audit holds after every step."""
-    from schedlab.engine.state import engine_handle
     from schedlab.policies.contract import engine_sizes
     from schedlab.policies.loss import dra as D
-    from schedlab.simulation.simulate import prepare
+    from schedlab.simulation.simulate import prepare, steps
     from tests.test_invariants_loss import audit_dra, dra_problem
 
     rng = np.random.default_rng(5)
@@ -91,12 +90,12 @@ def test_dra_with_simultaneous_departures_keeps_its_invariants(tmp_path):
         path,
     )
     model = compile_model(spec(path))
-    _, st, _ = prepare(model)
+    run = prepare(model)
     problem = dra_problem(model)
-    ps = D.build_state(problem, engine_sizes(st), model.config)
-    handle = engine_handle(st)
-    while not model.policy.runner(handle, ps, 5):
-        assert st.ctr[K.VIOLATION] == 0
-        audit_dra(st, ps, problem)
+    run.ps = D.build_state(problem, engine_sizes(run.st), model.config)
+    for _ in steps(run, 5):
+        assert run.st.ctr[K.VIOLATION] == 0
+        audit_dra(run.st, run.ps, problem)
+    st, ps = run.st, run.ps
     assert st.ctr[K.VIOLATION] == 0
     assert ps.migrations > 0

@@ -62,17 +62,17 @@ def test_issue_example_is_unstable_with_no_finite_mean(seed):
 def test_trend_test_alone_sees_the_growing_queue(seed):
     """Without the known limit, the regression trend test flags the issue's example too."""
     model = compile_model(parse_spec(k4_spec(0.8, seed)))
-    _, st, ps = prepare(model)
-    run_loop(model, st, ps)
-    assert trend(st.acc) is not None
+    run = prepare(model)
+    run_loop(run)
+    assert trend(run.st.acc) is not None
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_trend_test_quiet_below_the_limit(seed):
     model = compile_model(parse_spec(k4_spec(0.7, seed, arrivals=100_000)))
-    _, st, ps = prepare(model)
-    run_loop(model, st, ps)
-    assert trend(st.acc) is None
+    run = prepare(model)
+    run_loop(run)
+    assert trend(run.st.acc) is None
 
 
 @pytest.mark.parametrize("seed", range(1, 9))

@@ -7,11 +7,10 @@ from __future__ import annotations
 import numpy as np
 
 from schedlab.engine import constants as K
-from schedlab.engine.state import engine_handle
 from schedlab.model.compile import compile_model
 from schedlab.model.spec import parse_spec
 from schedlab.optim.knapsack import maximal_configurations
-from schedlab.simulation.simulate import prepare, simulate
+from schedlab.simulation.simulate import prepare, simulate, steps
 
 SIZES = [4.0, 1.0, 2.0]
 
@@ -55,17 +54,16 @@ def snapshot(st, ps):
 def step_through(spec):
     """All (before, after) snapshots of one run, one event per step."""
     model = compile_model(parse_spec(spec))
-    _, st, ps = prepare(model)
-    handle = engine_handle(st)
-    runner = model.policy.runner
-    runner(handle, ps, 1)  # the first arrival: servers take their first configurations
+    run = prepare(model)
+    stepping = steps(run, 1)
+    next(stepping)  # the first arrival: servers take their first configurations
     out = []
-    prev = snapshot(st, ps)
-    while not runner(handle, ps, 1):
-        cur = snapshot(st, ps)
+    prev = snapshot(run.st, run.ps)
+    for _ in stepping:
+        cur = snapshot(run.st, run.ps)
         out.append((prev, cur))
         prev = cur
-        assert st.ctr[K.VIOLATION] == 0
+        assert run.st.ctr[K.VIOLATION] == 0
     return model, out
 
 

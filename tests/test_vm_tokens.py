@@ -3,13 +3,14 @@ non-preemption, tokens taken by arrivals, and reproducibility from the seed."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from schedlab.engine import constants as K
-from schedlab.engine.state import engine_handle
 from schedlab.model.compile import compile_model
 from schedlab.model.spec import parse_spec
-from schedlab.simulation.simulate import prepare, simulate
+from schedlab.simulation.simulate import prepare, simulate, steps
 
 
 def spec(seed=4, arrivals=3000):
@@ -29,10 +30,10 @@ def spec(seed=4, arrivals=3000):
 
 def test_tokens_respect_capacity_and_are_used():
     model = compile_model(parse_spec(spec()))
-    _, st, ps = prepare(model)
-    handle = engine_handle(st)
+    run = prepare(model)
     running_before: dict[int, int] = {}
-    while not model.policy.runner(handle, ps, 1):
+    for _ in steps(run, 1):
+        st, ps = run.st, run.ps
         assert st.ctr[K.VIOLATION] == 0
         tokens = np.array(ps.tokens)
         # VMs plus tokens never exceed a server's capacity
@@ -55,5 +56,11 @@ def test_tokens_respect_capacity_and_are_used():
 def test_same_seed_same_run():
     a = simulate(spec(seed=9, arrivals=2000))
     b = simulate(spec(seed=9, arrivals=2000))
-    assert a.metrics["mean_number_in_queue"].mean == b.metrics["mean_number_in_queue"].mean
+    # this load is near G16's limit: the run may be flagged unstable (its means NaN); the
+    # steady-state means, or the transient averages, must be the same either way
+    for metrics_a, metrics_b in ((a.metrics, b.metrics), (a.transient, b.transient)):
+        assert metrics_a.keys() == metrics_b.keys()
+        for name, est in metrics_a.items():
+            assert np.array_equal([est.mean], [metrics_b[name].mean], equal_nan=True), name
+    assert a.transient or math.isfinite(a.metrics["mean_number_in_queue"].mean)
     assert a.counters == b.counters

@@ -214,7 +214,7 @@ def simulate(
         replications=replications,
         allow_unstable=True if allow_unstable else None,
         check=False if no_check else None,
-        jobs=True if jobs_out else None,
+        jobs=str(jobs_out) if jobs_out else None,
     )
     for target in (jobs_out, timeseries_out):
         if target is not None and not target.parent.exists():
@@ -228,8 +228,6 @@ def simulate(
             result = run_simulation(parsed, workers=workers, client=cluster, progress=progress)
     if parallel and parsed.run.replications == 1:
         err.print("[yellow]note:[/] one replication: --workers/--cluster have nothing to share")
-    if jobs_out is not None and result.jobs is not None:
-        pq.write_table(result.jobs, jobs_out)
     if timeseries_out is not None:
         if timeseries_out.suffix == ".csv":
             pacsv.write_csv(result.timeseries, timeseries_out)

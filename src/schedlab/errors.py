@@ -71,3 +71,7 @@ def unknown_name(kind: str, name: str, known: object) -> str:
 
 class PluginError(SchedlabError):
     """A plugin file or entry point could not be loaded; the message names it."""
+
+
+class OutOfMemoryError(SchedlabError):
+    """A run needs more memory than the machine has (said in one line, never a traceback)."""

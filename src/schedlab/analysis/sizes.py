@@ -165,8 +165,9 @@ class SizeLaw:
             raise ValueError(f"size laws are defined for the pooled family, not {model.family}")
         k = model.pooled_k
         if model.trace is not None:
-            need = model.trace.demand[:, 0]
-            size = need * model.trace.duration / k
+            trace = model.trace.load()
+            need = trace.demand[:, 0]
+            size = need * trace.duration / k
             return cls.from_sizes(size, needs=need, k=k)
         for i, c in enumerate(model.classes):
             if c.elastic:

@@ -58,6 +58,7 @@ from schedlab.engine.constants import (
     VIOLATION,
     WAITING,
 )
+from schedlab.engine.records import job_left
 from schedlab.engine.structures import (
     heap_push,
     heap_remove,
@@ -74,7 +75,7 @@ def violation(st, code, j, s):
     """Record the first violation; the loop stops after the current decision."""
     if st.ctr[VIOLATION] == 0:
         st.ctr[VIOLATION] = code
-        st.ctr[VIOL_JOB] = j
+        st.ctr[VIOL_JOB] = st.seq[j] if j >= 0 else -1  # the job's arrival number
         st.ctr[VIOL_SERVER] = s
     return False
 
@@ -228,6 +229,7 @@ def preempt(st, j):
         list_remove(st.p_next, st.p_prev, st.ctr, st.ctr, P_HEAD, P_TAIL, j)
         st.ctr[N_LOST] += 1
         st.class_in_system[c] -= 1
+        job_left(st, j)
     st.ctr[PREEMPTIONS] += 1
     return True
 
@@ -279,6 +281,7 @@ def reject_waiting(st, j):
     st.ctr[N_LOST] += 1
     st.class_in_queue[c] -= 1
     st.class_in_system[c] -= 1
+    job_left(st, j)
 
 
 @njit(cache=True)

@@ -4,7 +4,7 @@ Numba folds module-level integers into compiled code, so these cost nothing at r
 """
 
 # Job status (State.status).
-NOT_ARRIVED = 0
+FREE = 0  # a job slot holding no job (never used, or released after its job left)
 WAITING = 1
 RUNNING = 2
 DONE = 3
@@ -16,8 +16,8 @@ PREEMPT_RESUME = 1  # pooled: preempt-resume, no loss of progress (paper 004 §3
 PREEMPT_DROP = 2  # loss: a preempted job is lost (paper 002, DRA+preemption)
 
 # Integer counters (State.ctr).
-N_JOBS = 0
-ARRIVED = 1  # jobs arrived so far; jobs [0, ARRIVED) have arrived
+SLOTS_USED = 0  # job slots holding a job (present, or left and not yet released)
+ARRIVED = 1  # jobs arrived so far, = the arrival sequence number of the next one
 N_WAITING = 2
 N_RUNNING = 3
 N_DONE = 4
@@ -50,7 +50,30 @@ BATCH = 30  # current metrics batch
 TS_INDEX = 31  # next time-series sample
 FINISHED = 32  # 1 when the run has ended
 DRAIN = 33  # 1: keep running after the last arrival until the system is empty
-N_CTR = 34
+N_FREE = 34  # free job slots, free[:N_FREE] (a stack)
+REUSE = 35  # 1: released slots are reused (0: slot = arrival sequence number, for policies
+#            whose state is not yet per-slot)
+N_LEAVE = 36  # jobs that left (done or lost) since the last decision, leave_buf[:N_LEAVE];
+#              their slots are released after the decision
+NX_POS = 37  # next job of the block (nx_* arrays) to arrive
+NX_LEN = 38  # jobs in the block
+SOURCE_DONE = 39  # 1: the block holds the last jobs of the run
+PEAK_SLOTS = 40  # largest SLOTS_USED so far
+PEAK_IN_SYSTEM = 41  # largest number of jobs present (waiting + running) so far
+OUT_N = 42  # per-job records in the output buffer (out_*)
+OUT_CHUNK = 43  # flush the output buffer to Parquet at this many records (0: no per-job output)
+JOB_BATCH_BY_TIME = 44  # 1: per-job metric batches by arrival time (horizon runs), 0: by
+#                         arrival sequence number (runs of N arrivals)
+WARM_JOBS = 45  # first measured arrival sequence number (runs of N arrivals)
+OVERFLOW = 46  # values above the sketch range (quantiles not guaranteed)
+N_CTR = 47
+
+# What the compiled loop returns (a runner's return value).
+R_CONTINUE = 0  # max_events processed; call again
+R_FINISHED = 1  # the run is over
+R_GROW = 2  # no free job slot: grow the per-job arrays, call again
+R_NEED_JOBS = 3  # the block is used up: refill it, call again
+R_FLUSH = 4  # the per-job output buffer is full: write it, call again
 
 # Float clock values (State.clk).
 NOW = 0
@@ -61,14 +84,45 @@ T_WARM = 4  # start of the measurement window
 T_END = 5  # end of the measurement window (last arrival)
 EPS = 6  # capacity tolerance
 REWARD_RATE = 7  # current total reward rate of running jobs
-N_CLK = 8
+BSLD_TAU = 8  # bounded-slowdown threshold tau (run.slowdown_threshold)
+N_CLK = 9
 
 # Metric accumulator columns (State.acc[b, :]); per-resource and per-class columns follow.
 A_TIME = 0
 A_SYSTEM = 1
 A_QUEUE = 2
 A_REWARD = 3
-A_FIRST_RESOURCE = 4  # then R columns of used capacity, C of in-system, C of in-queue
+A_COMPLETIONS = 4  # completions in the batch (a count, for the throughput)
+A_FIRST_RESOURCE = 5  # then R columns of used capacity, C of in-system, C of in-queue
+
+# Per-job metric accumulators (State.jacc[b, :]), batch b of measured jobs; then per class c
+# the columns J_FIRST_CLASS + J_PER_CLASS * c + (J_C_DONE, J_C_RESPONSE, J_C_ARRIVED, J_C_LOST).
+J_DONE = 0  # measured jobs completed
+J_RESPONSE = 1  # sum of their response times
+J_WAITING = 2  # sum of their waiting times (first start - arrival)
+J_SLOWDOWN = 3  # sum of response / work
+J_BSLD = 4  # sum of bounded slowdowns max(response / max(work, tau), 1)
+J_ARRIVED = 5  # measured jobs arrived
+J_LOST = 6  # measured jobs lost
+J_FIRST_CLASS = 7
+J_PER_CLASS = 4
+J_C_DONE = 0
+J_C_RESPONSE = 1
+J_C_ARRIVED = 2
+J_C_LOST = 3
+
+# Per-job output records: float columns (State.out_f[i, :], then R demand columns) and integer
+# columns (State.out_i[i, :]).
+O_ARRIVAL = 0
+O_WORK = 1
+O_START = 2
+O_FINISH = 3
+O_FIRST_DEMAND = 4
+O_SEQ = 0
+O_CLASS = 1
+O_SERVER = 2
+O_STATUS = 3
+N_OUT_I = 4
 
 # Time-series columns (State.ts_values[i, :]); R columns of used capacity follow.
 TS_SYSTEM = 0

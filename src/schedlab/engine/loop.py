@@ -34,21 +34,37 @@ from schedlab.engine.constants import (
     DROPPED,
     EVENTS,
     FINISHED,
+    FREE,
     HEAP_SIZE,
     LOSS,
     N_ARRIVED_NEW,
     N_COMPLETED_NEW,
     N_DONE,
-    N_JOBS,
+    N_FREE,
+    N_LEAVE,
     N_RUNNING,
     N_WAITING,
     NEXT_DECISION,
     NOW,
+    NX_LEN,
+    NX_POS,
+    OUT_CHUNK,
+    OUT_N,
     P_HEAD,
     P_TAIL,
+    PEAK_IN_SYSTEM,
+    PEAK_SLOTS,
     Q_HEAD,
     Q_TAIL,
+    R_CONTINUE,
+    R_FINISHED,
+    R_FLUSH,
+    R_GROW,
+    R_NEED_JOBS,
+    REUSE,
     REWARD_RATE,
+    SLOTS_USED,
+    SOURCE_DONE,
     T_END,
     T_WARM,
     TIMER,
@@ -60,6 +76,7 @@ from schedlab.engine.constants import (
     VIOLATION,
     WAITING,
 )
+from schedlab.engine.records import job_left, record_arrival
 from schedlab.engine.structures import list_append, list_remove
 
 
@@ -110,20 +127,49 @@ def _accumulate(st, t0, t1):
 
 
 @njit(cache=True)
-def _arrive(st, j, t):
-    c = st.job_class[j]
+def _arrive(st, t):
+    """The next job of the block arrives at t and takes a free slot (the caller checked one is
+    free); its per-slot fields are reset."""
+    pos = st.ctr[NX_POS]
+    n_free = st.ctr[N_FREE] - 1
+    j = st.free[n_free]
+    st.ctr[N_FREE] = n_free
+    c = st.nx_class[pos]
+    st.arrival[j] = st.nx_arrival[pos]
+    st.job_class[j] = c
+    for r in range(st.demand.shape[1]):
+        st.demand[j, r] = st.nx_demand[pos, r]
+    st.work[j] = st.nx_work[pos]
+    st.estimate[j] = st.nx_estimate[pos]
+    st.seq[j] = st.ctr[ARRIVED]
     st.status[j] = WAITING
+    st.server[j] = -1
+    st.alloc[j] = 0.0
+    st.remaining[j] = st.nx_work[pos]
     st.t_update[j] = t
+    st.t_start[j] = math.nan
+    st.t_finish[j] = math.nan
+    st.t_complete[j] = math.inf
+    st.run_pos[j] = -1
+    st.hpos[j] = -1
+    st.ctr[NX_POS] = pos + 1
     list_append(st.q_next, st.q_prev, st.ctr, st.ctr, Q_HEAD, Q_TAIL, j)
     list_append(st.p_next, st.p_prev, st.ctr, st.ctr, P_HEAD, P_TAIL, j)
     st.ctr[N_WAITING] += 1
     st.class_in_system[c] += 1
     st.class_in_queue[c] += 1
-    st.seq[j] = st.ctr[ARRIVED]
     st.ctr[ARRIVED] += 1
     st.arrived_buf[st.ctr[N_ARRIVED_NEW]] = j
     st.ctr[N_ARRIVED_NEW] += 1
     st.ctr[EVENTS] += 1
+    used = st.ctr[SLOTS_USED] + 1
+    st.ctr[SLOTS_USED] = used
+    if used > st.ctr[PEAK_SLOTS]:
+        st.ctr[PEAK_SLOTS] = used
+    present = st.ctr[N_WAITING] + st.ctr[N_RUNNING]
+    if present > st.ctr[PEAK_IN_SYSTEM]:
+        st.ctr[PEAK_IN_SYSTEM] = present
+    record_arrival(st, j)
 
 
 @njit(cache=True)
@@ -139,6 +185,24 @@ def _complete(st, j, t):
     st.done_buf[st.ctr[N_COMPLETED_NEW]] = j
     st.ctr[N_COMPLETED_NEW] += 1
     st.ctr[EVENTS] += 1
+    job_left(st, j)
+
+
+@njit(cache=True)
+def _release_slots(st):
+    """Give back the slots of the jobs that left before this decision (or keep them, slot =
+    arrival number, when the policy's state is not per-slot)."""
+    n = st.ctr[N_LEAVE]
+    if st.ctr[REUSE] != 0:
+        n_free = st.ctr[N_FREE]
+        for i in range(n):
+            j = st.leave_buf[i]
+            st.status[j] = FREE
+            st.free[n_free] = j
+            n_free += 1
+        st.ctr[N_FREE] = n_free
+    st.ctr[SLOTS_USED] -= n
+    st.ctr[N_LEAVE] = 0
 
 
 @njit(cache=True)
@@ -163,45 +227,66 @@ def _decision_time(st, t):
     return td
 
 
+@njit(cache=True)
+def _schedule_decision(st, t):
+    td = _decision_time(st, t)
+    if td < st.clk[NEXT_DECISION]:
+        st.clk[NEXT_DECISION] = td
+
+
 @njit(inline="always")
 def run_engine(st, ps, decide, max_events):
-    """Advance the simulation by up to ``max_events`` events; returns 1 once the run is over."""
+    """Advance the simulation by up to ``max_events`` events. Returns R_FINISHED once the run is
+    over, R_CONTINUE after max_events, or asks Python for something and returns: R_NEED_JOBS
+    (refill the block), R_GROW (no free slot), R_FLUSH (per-job output buffer full). Every return
+    leaves a consistent state, so calling again resumes where the loop stopped, even between two
+    arrivals at the same time."""
     ctr = st.ctr
     clk = st.clk
-    n = ctr[N_JOBS]
     inf = math.inf
     limit = ctr[EVENTS] + max_events
     while ctr[EVENTS] < limit:
-        a = ctr[ARRIVED]
-        if a >= n and ctr[N_WAITING] + ctr[N_RUNNING] == 0:
-            _accumulate(st, clk[NOW], clk[T_END])
-            ctr[FINISHED] = 1
-            break
-        t_arr = st.arrival[a] if a < n else inf
+        if ctr[OUT_CHUNK] != 0 and ctr[OUT_N] >= ctr[OUT_CHUNK]:
+            return R_FLUSH
+        pos = ctr[NX_POS]
+        n_block = ctr[NX_LEN]
+        if pos >= n_block:
+            if ctr[SOURCE_DONE] == 0:
+                return R_NEED_JOBS
+            if ctr[N_WAITING] + ctr[N_RUNNING] == 0:
+                _accumulate(st, clk[NOW], clk[T_END])
+                ctr[FINISHED] = 1
+                return R_FINISHED
+        t_arr = st.nx_arrival[pos] if pos < n_block else inf
         t_dep = st.t_complete[st.heap[0]] if ctr[HEAP_SIZE] > 0 else inf
         t = min(t_arr, t_dep, clk[NEXT_DECISION], clk[TIMER])
         if t == inf or (ctr[DRAIN] == 0 and t > clk[T_END]):
             _accumulate(st, clk[NOW], clk[T_END])
             ctr[FINISHED] = 1
-            break
+            return R_FINISHED
         _accumulate(st, clk[NOW], t)
         clk[NOW] = t
         event = False
         while ctr[HEAP_SIZE] > 0 and st.t_complete[st.heap[0]] <= t:
             _complete(st, st.heap[0], t)
             event = True
-        while a < n and st.arrival[a] <= t:
-            _arrive(st, a, t)
-            a += 1
+        while pos < n_block and st.nx_arrival[pos] <= t:
+            if ctr[N_FREE] == 0:
+                if event:
+                    _schedule_decision(st, t)
+                return R_GROW
+            _arrive(st, t)
             event = True
+            pos += 1
+            if pos == n_block and ctr[SOURCE_DONE] == 0:
+                _schedule_decision(st, t)
+                return R_NEED_JOBS
         if clk[TIMER] <= t:
             clk[TIMER] = inf
             ctr[EVENTS] += 1
             event = True
         if event:
-            td = _decision_time(st, t)
-            if td < clk[NEXT_DECISION]:
-                clk[NEXT_DECISION] = td
+            _schedule_decision(st, t)
         if clk[NEXT_DECISION] <= t:
             clk[NEXT_DECISION] = inf
             decide(st, ps)
@@ -210,7 +295,8 @@ def run_engine(st, ps, decide, max_events):
                 _drop_unadmitted(st)
             ctr[N_COMPLETED_NEW] = 0
             ctr[N_ARRIVED_NEW] = 0
+            _release_slots(st)
             if ctr[VIOLATION] != 0:
                 ctr[FINISHED] = 1
-                break
-    return ctr[FINISHED]
+                return R_FINISHED
+    return R_CONTINUE

@@ -1,11 +1,21 @@
 """Metrics of a finished run, with 95% batch-means confidence intervals and an instability test.
 
-Measurement window: jobs from index ``floor(warmup * N)`` on (response-time metrics) and times from
-that job's arrival to the last arrival (time-average metrics). The window is cut into B batches
-(``run.batches``, default 20): equal time spans for time averages, equal numbers of consecutive
-arrivals for per-job metrics. Each metric's 95% interval is the Student-t interval of the batch
-means (B - 1 degrees of freedom) around the overall estimate. Quantiles get a sectioning interval
-from the batch quantiles.
+Everything here is computed from sums the compiled loop accumulated online (engine.records,
+engine.loop): nothing per job is kept. Measurement window, for a run of N arrivals: jobs from
+arrival number ``floor(warmup * N)`` on (per-job metrics) and times from that job's arrival to the
+last arrival (time averages); for a run of horizon H: jobs arriving in [warmup * H, H] and times in
+that interval. The window is cut into B batches (``run.batches``, default 20): equal time spans for
+time averages, equal numbers of consecutive arrivals (or equal arrival-time spans, horizon runs)
+for per-job metrics. Each metric's 95% interval is the Student-t interval of the batch means
+(B - 1 degrees of freedom) around the overall estimate. Quantiles come from the mergeable sketch of
+:mod:`schedlab.engine.sketch` (relative error 0.5%), with a sectioning interval from the batch
+quantiles.
+
+Per-job metrics: response time (finish - arrival), waiting time (first start - arrival),
+slowdown response / work and bounded slowdown max(response / max(work, tau), 1) with tau =
+``run.slowdown_threshold`` (10 time units by default: the usual 10 s of the HPC literature,
+Feitelson et al., "Theory and practice in parallel job scheduling", 1997), over completed
+measured jobs; the loss probability (loss family only) over measured arrivals.
 
 Instability: :func:`schedlab.engine.stability.trend` (a regression of the number in system over
 the window); known stability limits are applied where the result is assembled
@@ -14,7 +24,7 @@ the window); known stability limits are applied where the result is assembled
 
 from __future__ import annotations
 
-import itertools
+import functools
 import math
 from dataclasses import dataclass
 
@@ -22,6 +32,7 @@ import numpy as np
 from scipy import stats
 
 from schedlab.engine import constants as K
+from schedlab.engine import sketch
 from schedlab.engine.stability import trend
 from schedlab.engine.state import State
 
@@ -76,52 +87,36 @@ def _finite(x: float) -> float | None:
     return float(x) if math.isfinite(x) else None
 
 
+@functools.lru_cache(maxsize=256)
+def _t975(dof: int) -> float:
+    return float(stats.t.ppf(0.975, dof))
+
+
 def t_interval(center: float, samples: np.ndarray) -> Estimate:
     """center +- t_{0.975, n-1} * sd(samples) / sqrt(n)."""
     samples = samples[np.isfinite(samples)]
     n = samples.size
     if n < 2 or not math.isfinite(center):
         return Estimate(center, (math.nan, math.nan))
-    half = stats.t.ppf(0.975, n - 1) * samples.std(ddof=1) / math.sqrt(n)
+    half = _t975(n - 1) * samples.std(ddof=1) / math.sqrt(n)
     return Estimate(center, (center - half, center + half), n - 1)
 
 
-def _index_batches(lo: int, hi: int, batches: int) -> list[tuple[int, int]]:
-    edges = np.linspace(lo, hi, batches + 1).round().astype(int)
-    return [(int(a), int(b)) for a, b in itertools.pairwise(edges) if b > a]
-
-
-def _job_metric(
-    values: np.ndarray, valid: np.ndarray, spans: list[tuple[int, int]], offset: int
-) -> Estimate:
-    """Mean of values[valid] with a batch-means interval over consecutive-arrival batches."""
-    if not valid.any():
+def _ratio_metric(num: np.ndarray, den: np.ndarray) -> Estimate:
+    """sum(num) / sum(den) with a batch-means interval over the batches' num / den."""
+    total = den.sum()
+    if total <= 0:
         return Estimate(math.nan, (math.nan, math.nan))
-    means = np.array(
-        [
-            values[a - offset : b - offset][valid[a - offset : b - offset]].mean()
-            if valid[a - offset : b - offset].any()
-            else math.nan
-            for a, b in spans
-        ]
-    )
-    return t_interval(float(values[valid].mean()), means)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        per_batch = np.where(den > 0, num / np.where(den > 0, den, 1.0), math.nan)
+    return t_interval(float(num.sum() / total), per_batch)
 
 
-def _quantile_metric(
-    values: np.ndarray, valid: np.ndarray, spans: list[tuple[int, int]], offset: int, q: float
-) -> Estimate:
-    if not valid.any():
+def _quantile_metric(sketches: np.ndarray, q: float) -> Estimate:
+    if sketches.sum() == 0:
         return Estimate(math.nan, (math.nan, math.nan))
-    per_batch = np.array(
-        [
-            np.quantile(values[a - offset : b - offset][valid[a - offset : b - offset]], q)
-            if valid[a - offset : b - offset].any()
-            else math.nan
-            for a, b in spans
-        ]
-    )
-    return t_interval(float(np.quantile(values[valid], q)), per_batch)
+    per_batch = np.array([sketch.quantile(row, q) for row in sketches])
+    return t_interval(sketch.quantile(sketches.sum(axis=0), q), per_batch)
 
 
 def _time_metric(acc: np.ndarray, column: int, scale: float = 1.0) -> Estimate:
@@ -159,26 +154,23 @@ def loss_rates(st: State) -> dict[str, Estimate]:
 def compute_metrics(
     st: State,
     *,
-    warmup_jobs: int,
     batches: int,
     resources: tuple[str, ...],
     class_names: tuple[str, ...],
     loss: bool,
 ) -> RunMetrics:
     """All metrics of one finished run (module docstring for the method)."""
-    n = st.arrival.shape[0]
-    lo = min(warmup_jobs, n - 1)
-    spans = _index_batches(lo, n, batches)
-    status = st.status[lo:]
-    done = status == K.DONE
-    arrival = st.arrival[lo:]
-    response = st.t_finish[lo:] - arrival
-    waiting = st.t_start[lo:] - arrival
+    j = st.jacc
+    done = j[:, K.J_DONE]
     m: dict[str, Estimate] = {}
-    m["mean_response_time"] = _job_metric(response, done, spans, lo)
-    m["mean_waiting_time"] = _job_metric(waiting, done, spans, lo)
+    m["mean_response_time"] = _ratio_metric(j[:, K.J_RESPONSE], done)
+    m["mean_waiting_time"] = _ratio_metric(j[:, K.J_WAITING], done)
+    m["mean_slowdown"] = _ratio_metric(j[:, K.J_SLOWDOWN], done)
+    m["mean_bounded_slowdown"] = _ratio_metric(j[:, K.J_BSLD], done)
     for q in QUANTILES:
-        m[f"p{round(q * 100)}_response_time"] = _quantile_metric(response, done, spans, lo, q)
+        m[f"p{round(q * 100)}_response_time"] = _quantile_metric(st.sk_response, q)
+    for q in QUANTILES:
+        m[f"p{round(q * 100)}_waiting_time"] = _quantile_metric(st.sk_waiting, q)
     acc = st.acc
     m["mean_number_in_system"] = _time_metric(acc, K.A_SYSTEM)
     m["mean_number_in_queue"] = _time_metric(acc, K.A_QUEUE)
@@ -187,32 +179,28 @@ def compute_metrics(
         m[f"utilization[{name}]"] = _time_metric(
             acc, K.A_FIRST_RESOURCE + r, float(total_capacity[r])
         )
-    m["reward_rate"] = _time_metric(acc, K.A_REWARD)
-    window = st.batch_edges
-    finish = st.t_finish[np.isfinite(st.t_finish)]
-    counts = np.histogram(finish, bins=window)[0]
-    lengths = np.diff(window)
-    if lengths.sum() > 0:
-        m["throughput"] = t_interval(float(counts.sum() / lengths.sum()), counts / lengths)
+    if loss:  # rewards are defined in the loss family only (paper 002)
+        m["reward_rate"] = _time_metric(acc, K.A_REWARD)
+    if acc[:, K.A_TIME].sum() > 0:
+        m["throughput"] = _time_metric(acc, K.A_COMPLETIONS)
     if loss:
-        m["loss_probability"] = _job_metric(
-            (status == K.LOST).astype(float), np.ones_like(done), spans, lo
-        )
+        m["loss_probability"] = _ratio_metric(j[:, K.J_LOST], j[:, K.J_ARRIVED])
         m.update(loss_rates(st))
     n_res = len(resources)
     n_cls = len(class_names)
     if n_cls > 1:
-        cls = st.job_class[lo:]
         for c, name in enumerate(class_names):
-            mine = cls == c
-            m[f"mean_response_time[{name}]"] = _job_metric(response, done & mine, spans, lo)
+            base = K.J_FIRST_CLASS + K.J_PER_CLASS * c
+            m[f"mean_response_time[{name}]"] = _ratio_metric(
+                j[:, base + K.J_C_RESPONSE], j[:, base + K.J_C_DONE]
+            )
             m[f"mean_number_in_system[{name}]"] = _time_metric(acc, K.A_FIRST_RESOURCE + n_res + c)
             m[f"mean_number_in_queue[{name}]"] = _time_metric(
                 acc, K.A_FIRST_RESOURCE + n_res + n_cls + c
             )
             if loss:
-                m[f"loss_probability[{name}]"] = _job_metric(
-                    (status == K.LOST).astype(float), mine, spans, lo
+                m[f"loss_probability[{name}]"] = _ratio_metric(
+                    j[:, base + K.J_C_LOST], j[:, base + K.J_C_ARRIVED]
                 )
     ctr = st.ctr
     counters = {
@@ -229,6 +217,8 @@ def compute_metrics(
         "stalls": int(ctr[K.STALLS]),
         "decisions": int(ctr[K.DECISIONS]),
         "events": int(ctr[K.EVENTS]),
+        "peak_jobs_in_system": int(ctr[K.PEAK_IN_SYSTEM]),
+        "peak_job_slots": int(ctr[K.PEAK_SLOTS]),
     }
     warnings: list[str] = []
     reason = trend(acc)
@@ -239,6 +229,11 @@ def compute_metrics(
         warnings.append(
             f"{stuck} jobs still in the system at the last arrival (run.drain = false): "
             "response-time metrics cover completed jobs only"
+        )
+    if ctr[K.OVERFLOW]:
+        warnings.append(
+            f"{int(ctr[K.OVERFLOW])} response/waiting times above {sketch.MAX_VALUE:g}: their "
+            "percentiles are not guaranteed to 0.5%"
         )
     measured = int(done.sum())
     if not loss and measured < 30 * batches:

@@ -87,7 +87,7 @@ def running_remove(st, j):
 def _before(st, a, b):
     ta = st.t_complete[a]
     tb = st.t_complete[b]
-    return ta < tb or (ta == tb and a < b)
+    return ta < tb or (ta == tb and st.seq[a] < st.seq[b])
 
 
 @njit(cache=True)

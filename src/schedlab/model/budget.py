@@ -8,8 +8,17 @@ memory after minutes; :func:`check_budget` refuses them with one line stating th
   decisions), times the replications; the arrivals of a horizon run are rate x horizon;
 * time: events at ``EVENTS_PER_SECOND``, below the slowest engine rate measured on the 2-core
   reference machine (docs/guide.md, performance table);
-* memory: ``BYTES_PER_JOB`` per job held at once (the engine keeps per-job state; measured 161
-  bytes for the engine arrays and the generated jobs, rounded up for policy state).
+* memory (engine v2, docs/decisions/0003-streaming-jobs.md): the engine holds only the jobs in
+  the system, in job slots that double when full. Measured per slot: 145 bytes of engine arrays
+  plus at most about 55 of policy arrays (41 for the ServerFilling family with 4 needs), so
+  ``BYTES_PER_SLOT`` = 2 x 200 covers a doubling. A stable run's jobs present do not grow with the
+  run length, so its memory is ``BASE_BYTES`` (the interpreter, NumPy/Numba and the compiled
+  code: 302 MB peak RSS measured by benchmarks/bench_memory.py at 10^5 to 10^8 arrivals) plus a
+  bounded number of slots; a run at load rho >= 1 (run.allow_unstable, pooled and packing
+  families) accumulates about (1 - 1/rho) jobs per arrival. A ``whole_run`` policy (BF-J/S,
+  VQS: its state is built from every job of the run) holds every job: ``BYTES_PER_ARRIVAL``
+  (engine slot 145 + job block 36 + the generated jobs 36 + policy arrays, rounded up) plus 16 per
+  resource per arrival.
 
 A run estimated above ``run.max_hours`` (default 24 hours) or above the machine's physical memory
 is refused. Raise ``run.max_hours`` (a spec field, also per sweep in ``[base.run]``) to accept a
@@ -26,7 +35,9 @@ from schedlab.errors import SpecError
 
 EVENTS_PER_ARRIVAL = 4.0
 EVENTS_PER_SECOND = 1.0e6
-BYTES_PER_JOB = 200.0
+BYTES_PER_SLOT = 400.0
+BASE_BYTES = 400.0e6
+BYTES_PER_ARRIVAL = 320.0
 
 
 @dataclass(frozen=True)
@@ -35,6 +46,7 @@ class Budget:
     events: float  # all replications
     hours: float
     memory_bytes: float  # peak, one replication at a time
+    present: float = 0.0  # jobs in the system at the end (load >= 1), 0 when bounded
 
 
 def physical_memory() -> float:
@@ -44,7 +56,16 @@ def physical_memory() -> float:
         return math.inf
 
 
-def estimate(spec, rate: float, trace_jobs: int | None) -> Budget:
+def estimate(
+    spec,
+    rate: float,
+    trace_jobs: int | None,
+    *,
+    load: float = 0.0,
+    whole_run: str | None = None,
+    loss: bool = False,
+    resources: int = 1,
+) -> Budget:
     run = spec.run
     if run.arrivals is not None:
         arrivals = float(run.arrivals)
@@ -55,12 +76,19 @@ def estimate(spec, rate: float, trace_jobs: int | None) -> Budget:
     else:
         arrivals = float(trace_jobs or 0)
     events = EVENTS_PER_ARRIVAL * arrivals * run.replications
-    return Budget(arrivals, events, events / EVENTS_PER_SECOND / 3600, BYTES_PER_JOB * arrivals)
+    if whole_run:
+        memory = BASE_BYTES + (BYTES_PER_ARRIVAL + 16.0 * resources) * arrivals
+    else:
+        present = 0.0 if loss or load < 1.0 else (1.0 - 1.0 / load) * arrivals
+        memory = BASE_BYTES + BYTES_PER_SLOT * present
+        return Budget(arrivals, events, events / EVENTS_PER_SECOND / 3600, memory, present)
+    return Budget(arrivals, events, events / EVENTS_PER_SECOND / 3600, memory)
 
 
-def check_budget(spec, rate: float, trace_jobs: int | None = None) -> None:
-    """Raise a one-line SpecError when the run would exceed run.max_hours or the memory."""
-    b = estimate(spec, rate, trace_jobs)
+def check_budget(spec, rate: float, trace_jobs: int | None = None, **model: object) -> None:
+    """Raise a one-line SpecError when the run would exceed run.max_hours or the memory
+    (``model``: the keyword arguments of :func:`estimate` that describe the compiled model)."""
+    b = estimate(spec, rate, trace_jobs, **model)  # type: ignore[arg-type]
     run = spec.run
     field = (
         "run.replications"
@@ -74,8 +102,17 @@ def check_budget(spec, rate: float, trace_jobs: int | None = None) -> None:
     )
     memory = physical_memory()
     if b.memory_bytes > memory:
+        holds = (
+            f"policy '{model['whole_run']}' keeps every job of the run in memory (its state is "
+            "built from the whole run, docs/decisions/0003): "
+            if model.get("whole_run")
+            else f"load {model.get('load', 0.0):.4g} >= 1 leaves about {b.present:.3g} jobs in "
+            "the system: "
+            if b.present
+            else ""
+        )
         raise SpecError(
-            f"{what}, more than this machine's {memory / 2**30:.3g} GiB: shorten the run",
+            f"{holds}{what}, more than this machine's {memory / 2**30:.3g} GiB: shorten the run",
             field=field,
         )
     if b.hours > run.max_hours:

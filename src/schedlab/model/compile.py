@@ -66,18 +66,22 @@ class CompiledModel:
     trace: TraceTable | None = None
     notes: list[str] = field(default_factory=list)
 
-    def trace_arrivals(self) -> np.ndarray:
-        """Arrival times of the trace's jobs in this run (rescaled to the model's rate,
-        truncated to run.arrivals and run.horizon)."""
+    def trace_jobs(self) -> int:
+        """How many of the trace's jobs this run replays (rescaled to the model's rate,
+        truncated to run.arrivals and run.horizon), counted over the table's row groups."""
         assert self.trace is not None
-        arrival = self.trace.arrival * (self.trace.rate / self.rate)
         run = self.spec.run
-        keep = len(arrival)
+        keep = self.trace.n_rows
         if run.arrivals is not None:
             keep = min(keep, run.arrivals)
         if run.horizon is not None:
-            keep = min(keep, int(np.searchsorted(arrival, run.horizon, side="right")))
-        return arrival[:keep]
+            scale = self.trace.rate / self.rate
+            before = sum(
+                int(np.searchsorted(cols.arrival * scale, run.horizon, side="right"))
+                for cols in self.trace.batches()
+            )
+            keep = min(keep, before)
+        return keep
 
     @property
     def n_servers(self) -> int:
@@ -216,18 +220,23 @@ def _check_trace_classes(trace: TraceTable, classes: tuple[CompiledClass, ...]) 
     """A trace with declared classes: the table's job_class column names each job's class
     (0-based), and each class has a fixed demand (a job takes its class's demand and reward)."""
     where = "workload.arrivals.path"
-    if trace.job_class is None:
+    if not trace.has_job_class:
         raise SpecError(
             f"{trace.path}: declared classes need a job_class column in the job table", field=where
         )
-    bad = (trace.job_class < 0) | (trace.job_class >= len(classes))
-    if bad.any():
-        row = int(np.argmax(bad))
-        raise SpecError(
-            f"{trace.path}: row {row + 1}: job_class {int(trace.job_class[row])} is not one of "
-            f"the {len(classes)} declared classes",
-            field=where,
-        )
+    lo, hi = trace.job_class_range
+    if lo < 0 or hi >= len(classes):
+        seen = 0
+        for cols in trace.batches():  # the first bad row, in arrival order
+            bad = (cols.job_class < 0) | (cols.job_class >= len(classes))
+            if bad.any():
+                row = int(np.argmax(bad))
+                raise SpecError(
+                    f"{trace.path}: row {seen + row + 1}: job_class {int(cols.job_class[row])} "
+                    f"is not one of the {len(classes)} declared classes",
+                    field=where,
+                )
+            seen += cols.job_class.size
     for i, c in enumerate(classes):
         if any(d.support[0] != d.support[1] for d in c.demand):
             raise SpecError(
@@ -391,7 +400,15 @@ def compile_model(spec: SimulationSpec) -> CompiledModel:
             "simulate it anyway",
             field=which,
         )
-    check_budget(spec, rate, None if trace is None else len(trace.arrival))
+    check_budget(
+        spec,
+        rate,
+        None if trace is None else trace.n_rows,
+        load=load,
+        whole_run=policy.name if policy.whole_run else None,
+        loss=family == "loss",
+        resources=len(resources),
+    )
     model = CompiledModel(
         spec=spec,
         family=family,
@@ -407,7 +424,7 @@ def compile_model(spec: SimulationSpec) -> CompiledModel:
         config=params,
         trace=trace,
     )
-    if trace is not None and model.trace_arrivals().size == 0:
+    if trace is not None and model.trace_jobs() == 0:
         raise SpecError("no trace job arrives within run.horizon", field="run.horizon")
     policy.check(model, params)
     return model

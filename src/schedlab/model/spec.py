@@ -219,7 +219,10 @@ class RunSpec(_Spec):
     check: bool = True
     drain: bool = True
     timeseries: Annotated[int, Field(ge=0)] = 500
-    jobs: bool = False
+    # per-job table: false, true (a temporary Parquet file) or the path of the Parquet file
+    jobs: bool | str = False
+    # bounded slowdown max(response / max(work, tau), 1): the threshold tau in time units
+    slowdown_threshold: Annotated[float, Field(gt=0, allow_inf_nan=False)] = 10.0
     allow_unstable: bool = False
     max_hours: Annotated[float, Field(gt=0)] = (
         24.0  # refuse longer estimated runs (model/budget.py)

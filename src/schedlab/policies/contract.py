@@ -386,6 +386,9 @@ class Policy:
     job as elastic with allocation up to k (the resource-pooled single server, paper 004 §3.1).
     ``report(ps, st) -> dict``: the policy's own counters after a run (sums over the run, e.g.
     configuration changes), added to the result's ``counters`` (summed over replications).
+    ``whole_run``: the policy's state is built from every job of the run at ``init`` and its job
+    ids are arrival numbers (no slot reuse); the engine then holds the whole run in memory and
+    refuses, in one line, a run that does not fit (docs/decisions/0003-streaming-jobs.md §4).
     """
 
     name: str
@@ -403,6 +406,7 @@ class Policy:
     families: tuple[str, ...] = ()
     resource_pooled: bool = False
     report: Callable[[Any, Any], dict[str, float]] | None = None
+    whole_run: bool = False
 
     def __post_init__(self) -> None:
 

@@ -1,14 +1,23 @@
-"""Generate the job sequence of a run before the run, independently of the policy.
+"""The job sequence of a run, generated unit by unit while the run consumes it.
 
-Every random quantity comes from its own named stream, spawned from the run's seed and replication
-(``SeedSequence(seed, spawn_key=(replication, stream))``, PCG64). Arrival times, classes, demands
-and durations therefore do not depend on the policy or on each other's draws: two policies run on
-the same seed see the same jobs (common random numbers), and a run is reproducible bit for bit.
+Every random quantity comes from its own named stream, and each stream is cut into generation
+units of ``UNIT`` = 2^12 consecutive jobs: unit u of stream s draws from
+``SeedSequence(seed, spawn_key=(replication, s, u))`` (PCG64). Arrival times, classes, demands and
+durations therefore do not depend on the policy or on each other's draws: two policies run on the
+same seed see the same jobs (common random numbers), a run is reproducible bit for bit, and the
+sequence does not depend on how many jobs the engine holds ready at a time (its block size,
+see :mod:`schedlab.simulation.simulate`): the unit is part of the definition of the sequence, the
+block is not. Memory is one unit per stream, whatever the run length (decision 0003).
+
+Arrival times carry over between units exactly: unit u's first arrival is the last arrival of unit
+u - 1 plus its first gap, summed in the same order as one long cumulative sum; a batch that
+straddles two units continues in the next one.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,19 +27,26 @@ from schedlab.model.compile import CompiledModel
 from schedlab.model.distributions import Exponential, _Dist
 from schedlab.streams import stream
 
+UNIT = 1 << 12  # jobs per generation unit (part of the definition of the job sequence)
+
 
 @dataclass(frozen=True)
 class Jobs:
-    """A job sequence in arrival order."""
+    """Consecutive jobs of the sequence, in arrival order."""
 
     arrival: np.ndarray
     job_class: np.ndarray
-    demand: np.ndarray  # (N, R)
+    demand: np.ndarray  # (n, R)
     work: np.ndarray
     estimate: np.ndarray
 
     def __len__(self) -> int:
         return int(self.arrival.shape[0])
+
+    def head(self, n: int) -> Jobs:
+        return Jobs(
+            self.arrival[:n], self.job_class[:n], self.demand[:n], self.work[:n], self.estimate[:n]
+        )
 
 
 def per_slot_counts(dist: _Dist, mean: float) -> _Dist:
@@ -41,107 +57,223 @@ def per_slot_counts(dist: _Dist, mean: float) -> _Dist:
     return dist.with_mean(mean)
 
 
-def _arrival_times(model: CompiledModel, rng: np.random.Generator, n: int) -> np.ndarray:
-    arrivals = model.spec.workload.arrivals
-    rate = model.rate
-    if model.slotted:
-        counts_dist = (
-            per_slot_counts(arrivals.batch_size, rate) if arrivals.process == "batch" else None
-        )
-        return _batched(rng, n, rate, counts_dist, slotted=True, gaps=None)
-    if arrivals.process == "poisson":
-        return np.cumsum(rng.exponential(1.0 / rate, n))
-    if arrivals.process == "renewal":
-        gaps = arrivals.interarrival.with_mean(1.0 / rate)  # type: ignore[union-attr]
-        return np.cumsum(gaps.sample(rng, n))
-    sizes = arrivals.batch_size  # whole numbers (compile_model)
-    mean_batch = sizes.mean  # type: ignore[union-attr]
-    gaps = (arrivals.interarrival or Exponential(dist="exponential", mean=1.0)).with_mean(
-        mean_batch / rate
-    )
-    return _batched(rng, n, mean_batch, sizes, slotted=False, gaps=gaps)
+def _carry_cumsum(t0: float, gaps: np.ndarray) -> np.ndarray:
+    """t0 + cumulative sum of gaps, added in sequence exactly as one long cumsum would."""
+    return np.cumsum(np.concatenate(([t0], gaps)))[1:]
 
 
-def _batched(
-    rng: np.random.Generator,
-    n: int,
-    mean_batch: float,
-    sizes: _Dist | None,
-    *,
-    slotted: bool,
-    gaps: _Dist | None,
-) -> np.ndarray:
-    """Arrival times of n jobs arriving in batches (per slot when slotted)."""
-    times: list[np.ndarray] = []
-    counts: list[np.ndarray] = []
-    total = 0
-    t0 = 0.0
-    while total < n:
-        m = int((n - total) / mean_batch * 1.1) + 16
-        size = rng.poisson(mean_batch, m) if sizes is None else sizes.sample(rng, m)
-        size = size.astype(np.int64)
-        if slotted:
-            epochs = t0 + np.arange(m, dtype=float)
-            t0 += m
+class ArrivalTimes:
+    """Arrival times of the synthetic sequence, one unit of ``UNIT`` jobs per call."""
+
+    def __init__(self, model: CompiledModel, seed: int, replication: int) -> None:
+        self.seed = seed
+        self.replication = replication
+        self.unit = 0
+        self.t0 = 0.0  # last arrival (or batch epoch, or next slot) so far
+        self.pending = np.empty(0)  # jobs of a batch that straddles two units
+        arrivals = model.spec.workload.arrivals
+        rate = model.rate
+        self.gaps: _Dist | None = None
+        self.sizes: _Dist | None = None
+        self.slotted = model.slotted
+        if model.slotted:
+            self.mean_batch = rate
+            if arrivals.process == "batch":
+                self.sizes = per_slot_counts(arrivals.batch_size, rate)
+        elif arrivals.process == "poisson":
+            self.gaps = Exponential(dist="exponential", mean=1.0 / rate)
+        elif arrivals.process == "renewal":
+            self.gaps = arrivals.interarrival.with_mean(1.0 / rate)  # type: ignore[union-attr]
         else:
-            epochs = t0 + np.cumsum(gaps.sample(rng, m))  # type: ignore[union-attr]
-            t0 = float(epochs[-1])
-        times.append(epochs)
-        counts.append(size)
-        total += int(size.sum())
-    return np.repeat(np.concatenate(times), np.concatenate(counts))[:n]
+            sizes = arrivals.batch_size  # whole numbers (compile_model)
+            self.sizes = sizes
+            self.mean_batch = sizes.mean  # type: ignore[union-attr]
+            self.gaps = (
+                arrivals.interarrival or Exponential(dist="exponential", mean=1.0)
+            ).with_mean(self.mean_batch / rate)
+        self.batched = self.slotted or arrivals.process == "batch"
+
+    def next(self) -> np.ndarray:
+        rng = stream(self.seed, self.replication, "arrivals", self.unit)
+        self.unit += 1
+        if not self.batched:
+            times = _carry_cumsum(self.t0, self.gaps.sample(rng, UNIT))  # type: ignore[union-attr]
+            self.t0 = float(times[-1])
+            return times
+        parts = [self.pending]
+        have = self.pending.size
+        while have < UNIT:
+            m = int((UNIT - have) / self.mean_batch * 1.1) + 16
+            size = (
+                rng.poisson(self.mean_batch, m) if self.sizes is None else self.sizes.sample(rng, m)
+            )
+            size = size.astype(np.int64)
+            if self.slotted:
+                epochs = self.t0 + np.arange(m, dtype=float)
+                self.t0 += m
+            else:
+                epochs = _carry_cumsum(self.t0, self.gaps.sample(rng, m))  # type: ignore[union-attr]
+                self.t0 = float(epochs[-1])
+            parts.append(np.repeat(epochs, size))
+            have += int(size.sum())
+        times = np.concatenate(parts)
+        self.pending = times[UNIT:]
+        return times[:UNIT]
 
 
-def _length(model: CompiledModel, rng_factory) -> np.ndarray:
-    """Arrival times for the run length: a number of arrivals or a time horizon."""
-    run = model.spec.run
-    if run.arrivals is not None:
-        return _arrival_times(model, rng_factory(), run.arrivals)
-    expected = model.rate * run.horizon  # type: ignore[operator]
-    n = int(expected + 10.0 * math.sqrt(expected) + 100)
-    while True:
-        times = _arrival_times(model, rng_factory(), n)
-        if times[-1] > run.horizon:  # type: ignore[operator]
-            return times[times <= run.horizon]
-        n *= 2
+@dataclass(frozen=True)
+class Window:
+    """What is known of the run's length before it starts.
+
+    ``n_jobs`` (None for a synthetic run with a horizon) and the measurement window: from
+    ``t_warm`` to ``t_end``. With a number of arrivals the window starts at the arrival of job
+    floor(warmup * N) and ends at the last arrival; with a horizon H it is [warmup * H, H]."""
+
+    n_jobs: int | None
+    warm_jobs: int | None
+    t_warm: float
+    t_end: float
 
 
-def generate_jobs(model: CompiledModel, seed: int, replication: int = 0) -> Jobs:
-    """The job sequence of one replication."""
-    if model.trace is not None:
-        return _trace_jobs(model)
-    arrival = _length(model, lambda: stream(seed, replication, "arrivals"))
-    n = arrival.shape[0]
-    if n == 0:
-        raise SpecError("the run has no arrivals; lengthen run.horizon", field="run.horizon")
-    classes = model.classes
-    rng_class = stream(seed, replication, "classes")
-    if len(classes) == 1:
-        job_class = np.zeros(n, dtype=np.int32)
-    else:
-        probs = np.array([c.probability for c in classes])
-        job_class = rng_class.choice(len(classes), size=n, p=probs / probs.sum()).astype(np.int32)
-    n_res = len(model.resources)
-    demand = np.empty((n, n_res))
-    work = np.empty(n)
-    rng_demand = stream(seed, replication, "demand")
-    rng_duration = stream(seed, replication, "duration")
-    for c, cls in enumerate(classes):
-        idx = np.flatnonzero(job_class == c)
-        for r, dist in enumerate(cls.demand):
-            demand[idx, r] = dist.sample(rng_demand, idx.size)
-        work[idx] = cls.duration.sample(rng_duration, idx.size)
-    if np.any(work <= 0):
-        c = int(job_class[np.argmax(work <= 0)])
-        raise SpecError(
-            "durations must be > 0; this distribution produced 0",
-            field=f"workload.classes[{c}].duration",
-        )
-    if model.family != "pooled":
-        _check_every_job_fits(model, job_class, demand)
-    return Jobs(
-        arrival=arrival, job_class=job_class, demand=demand, work=work, estimate=np.full(n, np.nan)
-    )
+class JobSource:
+    """The job sequence of one replication, unit by unit (synthetic) or from a trace."""
+
+    def __init__(self, model: CompiledModel, seed: int, replication: int = 0) -> None:
+        self.model = model
+        self.seed = seed
+        self.replication = replication
+        run = model.spec.run
+        self.horizon = run.horizon
+        if model.trace is not None:
+            self._scale = model.trace.rate / model.rate
+            keep = model.trace.n_rows
+            if run.arrivals is not None:
+                keep = min(keep, run.arrivals)
+            if run.horizon is not None:
+                keep = min(keep, self._count_until(run.horizon))
+            if keep == 0:
+                raise SpecError("no trace job arrives within run.horizon", field="run.horizon")
+            self.n_jobs: int | None = keep
+        else:
+            self.n_jobs = run.arrivals
+
+    def window(self) -> Window:
+        """The measurement window (a pass over the arrival times when N is given)."""
+        warmup = self.model.spec.run.warmup
+        if self.n_jobs is None:
+            horizon = float(self.horizon)  # type: ignore[arg-type]
+            return Window(None, None, warmup * horizon, horizon)
+        n = self.n_jobs
+        warm = min(int(warmup * n), n - 1)
+        if self.model.trace is not None:
+            return Window(n, warm, self._trace_arrival_of(warm), self._trace_arrival_of(n - 1))
+        times = ArrivalTimes(self.model, self.seed, self.replication)
+        t_warm = t_end = 0.0
+        for start in range(0, n, UNIT):
+            unit = times.next()
+            if start <= warm < start + UNIT:
+                t_warm = float(unit[warm - start])
+            if n - 1 < start + UNIT:
+                t_end = float(unit[n - 1 - start])
+        return Window(n, warm, t_warm, t_end)
+
+    def units(self) -> Iterator[Jobs]:
+        """The jobs in units of at most UNIT, until N jobs or the horizon."""
+        if self.model.trace is not None:
+            yield from self._trace_units()
+            return
+        times = ArrivalTimes(self.model, self.seed, self.replication)
+        produced = 0
+        u = 0
+        while self.n_jobs is None or produced < self.n_jobs:
+            arrival = times.next()
+            jobs = self._unit_jobs(arrival, u)
+            u += 1
+            keep = len(jobs)
+            if self.n_jobs is not None:
+                keep = min(keep, self.n_jobs - produced)
+            if self.horizon is not None:
+                keep = min(keep, int(np.searchsorted(arrival, self.horizon, side="right")))
+            if produced == 0 and keep == 0:
+                raise SpecError(
+                    "the run has no arrivals; lengthen run.horizon", field="run.horizon"
+                )
+            if keep > 0:
+                yield jobs.head(keep)
+            produced += keep
+            if keep < len(jobs):
+                return
+
+    def _unit_jobs(self, arrival: np.ndarray, u: int) -> Jobs:
+        model = self.model
+        n = arrival.shape[0]
+        classes = model.classes
+        if len(classes) == 1:
+            job_class = np.zeros(n, dtype=np.int32)
+        else:
+            probs = np.array([c.probability for c in classes])
+            rng_class = stream(self.seed, self.replication, "classes", u)
+            job_class = rng_class.choice(len(classes), size=n, p=probs / probs.sum()).astype(
+                np.int32
+            )
+        demand = np.empty((n, len(model.resources)))
+        work = np.empty(n)
+        rng_demand = stream(self.seed, self.replication, "demand", u)
+        rng_duration = stream(self.seed, self.replication, "duration", u)
+        for c, cls in enumerate(classes):
+            idx = np.flatnonzero(job_class == c)
+            for r, dist in enumerate(cls.demand):
+                demand[idx, r] = dist.sample(rng_demand, idx.size)
+            work[idx] = cls.duration.sample(rng_duration, idx.size)
+        if np.any(work <= 0):
+            c = int(job_class[np.argmax(work <= 0)])
+            raise SpecError(
+                "durations must be > 0; this distribution produced 0",
+                field=f"workload.classes[{c}].duration",
+            )
+        if model.family != "pooled":
+            _check_every_job_fits(model, job_class, demand)
+        return Jobs(arrival, job_class, demand, work, np.full(n, np.nan))
+
+    def _trace_parts(self) -> Iterator[np.ndarray]:
+        """The trace's arrival times on the model's time scale, batch by batch."""
+        assert self.model.trace is not None
+        for cols in self.model.trace.batches():
+            yield cols.arrival * self._scale
+
+    def _count_until(self, horizon: float) -> int:
+        return sum(int(np.searchsorted(a, horizon, side="right")) for a in self._trace_parts())
+
+    def _trace_arrival_of(self, index: int) -> float:
+        seen = 0
+        for a in self._trace_parts():
+            if index < seen + a.size:
+                return float(a[index - seen])
+            seen += a.size
+        raise IndexError(index)
+
+    def _trace_units(self) -> Iterator[Jobs]:
+        assert self.model.trace is not None and self.n_jobs is not None
+        produced = 0
+        declared = bool(self.model.spec.workload.classes)
+        per_class = np.array([[d.support[0] for d in c.demand] for c in self.model.classes])
+        for cols in self.model.trace.batches():
+            take = min(cols.arrival.size, self.n_jobs - produced)
+            job_class = np.zeros(take, dtype=np.int32)
+            demand = cols.demand[:take]
+            if declared:  # declared classes: each job takes its class's (fixed) demand
+                job_class = cols.job_class[:take].astype(np.int32)
+                demand = per_class[job_class]
+            yield Jobs(
+                arrival=cols.arrival[:take] * self._scale,
+                job_class=job_class,
+                demand=demand,
+                work=cols.duration[:take],
+                estimate=cols.estimate[:take],
+            )
+            produced += take
+            if produced == self.n_jobs:
+                return
 
 
 def _check_every_job_fits(model: CompiledModel, job_class: np.ndarray, demand: np.ndarray) -> None:
@@ -159,21 +291,13 @@ def _check_every_job_fits(model: CompiledModel, job_class: np.ndarray, demand: n
         )
 
 
-def _trace_jobs(model: CompiledModel) -> Jobs:
-    trace = model.trace
-    assert trace is not None
-    arrival = model.trace_arrivals()  # compile_model checked that it is not empty
-    keep = arrival.size
-    job_class = np.zeros(keep, dtype=np.int32)
-    demand = trace.demand[:keep]
-    if model.spec.workload.classes:  # declared classes: each job takes its class's demand
-        job_class = trace.job_class[:keep].astype(np.int32)
-        per_class = np.array([[d.support[0] for d in c.demand] for c in model.classes])
-        demand = per_class[job_class]
+def concatenate(parts: list[Jobs]) -> Jobs:
     return Jobs(
-        arrival=arrival,
-        job_class=job_class,
-        demand=demand,
-        work=trace.duration[:keep],
-        estimate=trace.estimate[:keep],
+        *(np.concatenate([getattr(u, f) for u in parts]) for f in Jobs.__dataclass_fields__)
     )
+
+
+def generate_jobs(model: CompiledModel, seed: int, replication: int = 0) -> Jobs:
+    """The whole job sequence of one replication in memory (for tests and small analyses; a
+    streaming run never calls this)."""
+    return concatenate(list(JobSource(model, seed, replication).units()))

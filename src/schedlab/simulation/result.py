@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
+from schedlab.engine.jobs_output import read_jobs
 from schedlab.engine.metrics import Estimate, t_interval
 from schedlab.engine.reliability import assess
 from schedlab.model.spec import SimulationSpec
@@ -46,7 +48,8 @@ class Result:
     counters: dict[str, float]  # engine counts (int) and policy reports
     warnings: list[str]
     timeseries: pa.Table
-    jobs: pa.Table | None = None
+    jobs_path: Path | None = None  # the per-job Parquet table (run.jobs), streamed during the run
+    jobs_table: pa.Table | None = None  # or the table itself when small (run.jobs = true)
     replications: list[Result] = field(default_factory=list)
     too_short: str | None = None  # the relaxation-time rule's reason (engine/reliability.py)
     transient: dict[str, Estimate] = field(default_factory=dict)
@@ -67,6 +70,14 @@ class Result:
     @property
     def reliable(self) -> bool:
         return self.stable and not self.unreliable
+
+    @property
+    def jobs(self) -> pa.Table | None:
+        """The per-job table in arrival order (None unless run.jobs): read from ``jobs_path``, or
+        the in-memory table of a small run."""
+        if self.jobs_table is not None:
+            return self.jobs_table.sort_by("job")
+        return None if self.jobs_path is None else read_jobs(self.jobs_path)
 
     def __getitem__(self, name: str) -> Estimate:
         return self.metrics[name]
@@ -185,7 +196,8 @@ def combine_replications(reps: list[Result]) -> Result:
         counters=counters,
         warnings=warnings,
         timeseries=first.timeseries,
-        jobs=first.jobs,
+        jobs_path=first.jobs_path,
+        jobs_table=first.jobs_table,
         replications=reps,
         too_short=first.too_short,
     )

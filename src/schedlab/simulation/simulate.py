@@ -1,9 +1,16 @@
-"""``schedlab.simulate(spec) -> Result``: compile the spec, generate the jobs, run the engine."""
+"""``schedlab.simulate(spec) -> Result``: compile the spec, stream the jobs through the engine.
+
+The jobs come from :class:`~schedlab.simulation.generate.JobSource` in blocks of ``BLOCK``; the
+compiled loop returns to Python when the block is used up (refill), when every job slot is taken
+(grow the engine's and the policy's per-slot arrays by doubling) or when the per-job output buffer
+is full (write a Parquet row group), and resumes where it stopped (decision 0003).
+"""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -11,23 +18,29 @@ import numpy as np
 import pyarrow as pa
 
 from schedlab.engine import constants as K
+from schedlab.engine.jobs_output import JobsWriter, jobs_path
 from schedlab.engine.metrics import compute_metrics
 from schedlab.engine.reliability import short_run
 from schedlab.engine.state import (
     VIOLATION_MESSAGES,
     EngineSettings,
+    RunWindow,
     State,
     build_state,
     engine_handle,
+    grow,
 )
-from schedlab.errors import InvariantViolation
+from schedlab.errors import InvariantViolation, OutOfMemoryError
 from schedlab.model.compile import CompiledModel, compile_model
 from schedlab.model.spec import SimulationSpec, errors_located_in, load_spec, parse_spec
-from schedlab.simulation.generate import Jobs, generate_jobs
+from schedlab.simulation.generate import Jobs, JobSource, concatenate
 from schedlab.simulation.result import Result, combine_replications
 from schedlab.simulation.stability_limits import limit_verdict
 
 EVENTS_PER_CHUNK = 2_000_000
+BLOCK = 1 << 16  # jobs the engine holds ready to arrive (any value gives the same run)
+SLOTS = 1 << 10  # initial job slots (doubled when more jobs are present at once)
+JOBS_CHUNK = 1 << 16  # per-job records per Parquet row group (run.jobs)
 PREEMPT_MODE = {"pooled": K.PREEMPT_RESUME, "packing": K.PREEMPT_NONE, "loss": K.PREEMPT_DROP}
 
 Progress = Callable[[int, int], None]  # (arrivals processed, total arrivals)
@@ -80,7 +93,7 @@ def simulate_model(model: CompiledModel, *, progress: Progress | None = None) ->
     return reps[0] if len(reps) == 1 else combine_replications(reps)
 
 
-def engine_settings(model: CompiledModel, n_jobs: int) -> EngineSettings:
+def engine_settings(model: CompiledModel, *, reuse_slots: bool) -> EngineSettings:
     run = model.spec.run
     return EngineSettings(
         preempt_mode=PREEMPT_MODE[model.family],
@@ -89,71 +102,209 @@ def engine_settings(model: CompiledModel, n_jobs: int) -> EngineSettings:
         delta=model.delta,
         check=run.check,
         drain=run.drain,
-        warmup_jobs=int(run.warmup * n_jobs),
         batches=run.batches,
         timeseries=run.timeseries,
+        slowdown_threshold=run.slowdown_threshold,
+        reuse_slots=reuse_slots,
+        jobs_chunk=JOBS_CHUNK if run.jobs else 0,
     )
 
 
-def prepare(model: CompiledModel, replication: int = 0) -> tuple[Jobs, State, tuple]:
-    """The jobs, the initial engine state and the policy state of one replication."""
-    jobs = generate_jobs(model, model.spec.run.seed, replication)
+class Feeder:
+    """Refills the engine's block of jobs to arrive from the job source."""
+
+    def __init__(self, units: Iterator[Jobs]) -> None:
+        self.units = units
+        self.unit: Jobs | None = None
+        self.offset = 0
+        self._advance()
+
+    def _advance(self) -> None:
+        self.unit = next(self.units, None)
+        self.offset = 0
+
+    def refill(self, st: State) -> None:
+        block = st.nx_arrival.shape[0]
+        n = 0
+        while n < block and self.unit is not None:
+            take = min(block - n, len(self.unit) - self.offset)
+            lo, hi = self.offset, self.offset + take
+            st.nx_arrival[n : n + take] = self.unit.arrival[lo:hi]
+            st.nx_class[n : n + take] = self.unit.job_class[lo:hi]
+            st.nx_demand[n : n + take] = self.unit.demand[lo:hi]
+            st.nx_work[n : n + take] = self.unit.work[lo:hi]
+            st.nx_estimate[n : n + take] = self.unit.estimate[lo:hi]
+            n += take
+            self.offset = hi
+            if self.offset == len(self.unit):
+                self._advance()
+        st.ctr[K.NX_POS] = 0
+        st.ctr[K.NX_LEN] = n
+        st.ctr[K.SOURCE_DONE] = int(self.unit is None)
+
+
+@dataclass
+class Run:
+    """One replication in progress: engine state, policy state, job feed, per-job output."""
+
+    model: CompiledModel
+    st: State
+    ps: Any
+    feeder: Feeder
+    window: RunWindow
+    writer: JobsWriter | None = None
+
+    def grow(self) -> None:
+        """Double the job slots of the engine and of the policy state."""
+        old = self.st.status.shape[0]
+        try:
+            self.st = grow(self.st, 2 * old)
+            self.ps = self.model.policy.state.grow(self.ps, 2 * old)
+        except MemoryError:
+            raise OutOfMemoryError(
+                f"{old:,} jobs are in the system at once at t = {self.st.clk[K.NOW]:.6g} and "
+                "their slots cannot double: out of memory (is the load >= 1?)"
+            ) from None
+
+    def flush(self) -> None:
+        if self.writer is not None:
+            self.writer.write(self.st)
+        else:
+            self.st.ctr[K.OUT_N] = 0
+
+
+def prepare(
+    model: CompiledModel,
+    replication: int = 0,
+    *,
+    block: int = BLOCK,
+    slots: int = SLOTS,
+    jobs: Jobs | None = None,
+) -> Run:
+    """The initial engine and policy states of one replication, with its job feed.
+
+    Policies whose state is per slot (every policy but those marked ``whole_run``) start with
+    ``slots`` job slots, reused and doubled as needed, and a block of ``block`` jobs to arrive.
+    ``whole_run`` policies see the whole job sequence at once (slot = arrival number, decision
+    0003 §4): memory grows with the run.
+    ``jobs``: run these jobs instead of the model's job sequence (tests, hand-made instances)."""
+    streaming = not model.policy.whole_run
+    if jobs is None:
+        source = JobSource(model, model.spec.run.seed, replication)
+        w = source.window()
+        window = RunWindow(w.n_jobs, w.warm_jobs, w.t_warm, w.t_end)
+        units: Iterator[Jobs] = source.units()
+    else:
+        n = len(jobs)
+        warm = min(int(model.spec.run.warmup * n), n - 1)
+        window = RunWindow(n, warm, float(jobs.arrival[warm]), float(jobs.arrival[-1]))
+        units = iter([jobs])
     elastic = np.array([c.elastic for c in model.classes], dtype=np.int8)
     max_alloc = np.array([c.max_alloc for c in model.classes])
     if model.policy.resource_pooled:  # one server of capacity k (paper 004 §3.1)
         elastic[:] = 1
         max_alloc[:] = model.pooled_k
+    everything = None
+    if not streaming:
+        everything = concatenate(list(units))
+        units = iter([everything])
+        slots = block = len(everything)
     st = build_state(
-        jobs.arrival,
-        jobs.job_class,
-        jobs.demand,
-        jobs.work,
-        jobs.estimate,
         class_elastic=elastic,
         class_max_alloc=max_alloc,
         class_reward=np.array([c.reward for c in model.classes]),
         capacity=model.capacity,
-        settings=engine_settings(model, len(jobs)),
+        settings=engine_settings(model, reuse_slots=streaming),
+        window=window,
+        slots=slots,
+        block=block,
     )
+    if everything is not None:  # the policy's init sees every job in its slot
+        for name in ("arrival", "job_class", "demand", "work", "estimate"):
+            getattr(st, name)[:] = getattr(everything, name)
+    feeder = Feeder(units)
+    feeder.refill(st)
     ps = model.policy.init(st, model, model.config)
-    return jobs, st, ps
+    run = Run(model=model, st=st, ps=ps, feeder=feeder, window=window)
+    if model.spec.run.jobs:
+        names = tuple(c.name for c in model.classes)
+        target = jobs_path(model.spec.run.jobs, replication)
+        run.writer = JobsWriter(target, names, model.resources)
+    return run
 
 
-def run_loop(model: CompiledModel, st: State, ps: tuple, progress: Progress | None = None) -> float:
+def run_loop(run: Run, progress: Progress | None = None) -> float:
     """Run the compiled loop to the end; returns the loop's wall time in seconds."""
-    runner = model.policy.runner
-    n = int(st.ctr[K.N_JOBS])
-    handle = engine_handle(st)
+    try:
+        return _run_loop(run, progress)
+    finally:
+        if run.writer is not None:
+            run.writer.close()
+
+
+def steps(run: Run, max_events: int = EVENTS_PER_CHUNK) -> Iterator[None]:
+    """Run the compiled loop ``max_events`` events at a time, serving its requests (refill the
+    block, grow the slots, write per-job records) and yielding after each call, until the run is
+    over. ``run.st`` and ``run.ps`` are replaced when the slots grow: read them after each step
+    (audits of the state between events do)."""
+    runner = run.model.policy.runner
+    handle = engine_handle(run.st)
+    while True:
+        code = runner(handle, run.ps, max_events)
+        if code == K.R_FINISHED:
+            return
+        if code == K.R_NEED_JOBS:
+            run.feeder.refill(run.st)
+        elif code == K.R_GROW:
+            run.grow()
+            handle = engine_handle(run.st)
+        elif code == K.R_FLUSH:
+            run.flush()
+        yield
+
+
+def _run_loop(run: Run, progress: Progress | None) -> float:
+    horizon = run.model.spec.run.horizon
+    total = run.window.n_jobs or max(1, round(run.model.rate * (horizon or 0.0)))
     start = time.perf_counter()
-    while not runner(handle, ps, EVENTS_PER_CHUNK):
+    for _ in steps(run):
         if progress is not None:
-            progress(int(st.ctr[K.ARRIVED]), n)
+            progress(int(run.st.ctr[K.ARRIVED]), total)
     if progress is not None:
-        progress(n, n)
+        progress(int(run.st.ctr[K.ARRIVED]), total)
     elapsed = time.perf_counter() - start
+    st = run.st
+    if run.writer is not None:
+        run.writer.finish(st)
     code = int(st.ctr[K.VIOLATION])
     if code:
         message = VIOLATION_MESSAGES[code].format(
             job=int(st.ctr[K.VIOL_JOB]), server=int(st.ctr[K.VIOL_SERVER])
         )
         raise InvariantViolation(
-            f"policy '{model.policy.name}' broke the model at t = {st.clk[K.NOW]:.6g}: {message}"
+            f"policy '{run.model.policy.name}' broke the model at t = {st.clk[K.NOW]:.6g}: "
+            f"{message}"
         )
     return elapsed
 
 
 def run_model(
-    model: CompiledModel, replication: int = 0, *, progress: Progress | None = None
+    model: CompiledModel,
+    replication: int = 0,
+    *,
+    progress: Progress | None = None,
+    block: int = BLOCK,
+    slots: int = SLOTS,
 ) -> Result:
-    """One replication of a compiled model."""
+    """One replication of a compiled model (``block``, ``slots``: see :func:`prepare`; they
+    change memory and speed, never the result)."""
     t0 = time.perf_counter()
-    jobs, st, ps = prepare(model, replication)
-    loop_s = run_loop(model, st, ps, progress)
-    run = model.spec.run
+    run = prepare(model, replication, block=block, slots=slots)
+    loop_s = run_loop(run, progress)
+    st = run.st
     computed = compute_metrics(
         st,
-        warmup_jobs=int(run.warmup * len(jobs)),
-        batches=run.batches,
+        batches=model.spec.run.batches,
         resources=model.resources,
         class_names=tuple(c.name for c in model.classes),
         loss=model.family == "loss",
@@ -172,10 +323,11 @@ def run_model(
         wall_s=time.perf_counter() - t0,
         loop_s=loop_s,
         counters=computed.counters
-        | (model.policy.report(ps, st) if getattr(model.policy, "report", None) else {}),
+        | (model.policy.report(run.ps, st) if getattr(model.policy, "report", None) else {}),
         warnings=computed.warnings,
         timeseries=timeseries_table(st, model),
-        jobs=jobs_table(st, model) if run.jobs else None,
+        jobs_path=run.writer.path if run.writer is not None else None,
+        jobs_table=run.writer.table() if run.writer is not None else None,
         too_short=short_run(model, computed.counters["arrivals"]),
     )
 
@@ -187,33 +339,10 @@ def timeseries_table(st: State, model: CompiledModel) -> pa.Table:
         "time": st.ts_times[keep],
         "number_in_system": values[:, K.TS_SYSTEM],
         "number_in_queue": values[:, K.TS_QUEUE],
-        "reward_rate": values[:, K.TS_REWARD],
     }
+    if model.family == "loss":  # rewards are defined in the loss family only (paper 002)
+        columns["reward_rate"] = values[:, K.TS_REWARD]
     total = st.capacity.sum(axis=0)
     for r, name in enumerate(model.resources):
         columns[f"utilization[{name}]"] = values[:, K.TS_FIRST_RESOURCE + r] / total[r]
-    return pa.table(columns)
-
-
-def jobs_table(st: State, model: CompiledModel) -> pa.Table:
-    """One row per job: the per-job record of the run."""
-    names = np.array([c.name for c in model.classes])
-    status_names = np.array(["not_arrived", "waiting", "running", "done", "lost"])
-    columns: dict[str, Any] = {
-        "job": np.arange(st.arrival.shape[0]),
-        "arrival": st.arrival,
-        "job_class": names[st.job_class],
-        "work": st.work,
-    }
-    for r, name in enumerate(model.resources):
-        columns[f"demand[{name}]"] = st.demand[:, r]
-    columns.update(
-        {
-            "start": st.t_start,
-            "finish": st.t_finish,
-            "response_time": st.t_finish - st.arrival,
-            "server": st.server,
-            "status": status_names[st.status],
-        }
-    )
     return pa.table(columns)

@@ -12,6 +12,8 @@ demand column); clusters with named resources use ``demand_<resource>``.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,61 +27,128 @@ from schedlab.errors import SpecError
 SCALAR_DEMAND = "demand"
 
 
+BATCH_ROWS = 1 << 16  # rows per batch when a Parquet table is read in row groups
+
+
 @dataclass(frozen=True)
-class TraceTable:
-    """A trace mapped onto one model: arrays sorted by arrival, times starting at 0."""
+class TraceColumns:
+    """Consecutive rows of a trace mapped onto one model (times as in the file)."""
 
     arrival: np.ndarray
     duration: np.ndarray
-    demand: np.ndarray  # (N, R)
+    demand: np.ndarray  # (n, R)
     estimate: np.ndarray
+    job_class: np.ndarray  # the table's job_class column (-1 where missing or null)
+
+
+@dataclass(frozen=True)
+class TraceTable:
+    """A trace mapped onto one model, read once at compile time for its statistics and streamed
+    again (:meth:`batches`) by the run: a Parquet table sorted by arrival (what ``schedlab trace
+    convert`` writes) is read in row groups of ``BATCH_ROWS`` rows and never held whole. A CSV
+    table, or a table not sorted by arrival, is held in memory (sorted, stable) instead."""
+
     path: str
-    job_class: np.ndarray | None = None  # the table's job_class column (-1 where missing)
+    n_rows: int
+    first_arrival: float
+    last_arrival: float
+    mean_duration: float
+    mean_demand: np.ndarray  # per resource, weighted by duration (see below)
+    needs: np.ndarray  # distinct first-resource demands (server needs, pooled family)
+    demand_columns: tuple[str, ...]
+    has_job_class: bool  # the table has a job_class column
+    job_class_range: tuple[int, int]  # smallest and largest job_class (-1 where null)
+    in_memory: TraceColumns | None = None  # CSV or unsorted tables
 
     @property
     def rate(self) -> float:
-        span = float(self.arrival[-1] - self.arrival[0])
-        return (len(self.arrival) - 1) / span if span > 0 else float(len(self.arrival))
+        span = self.last_arrival - self.first_arrival
+        return (self.n_rows - 1) / span if span > 0 else float(self.n_rows)
 
-    @property
-    def mean_duration(self) -> float:
-        return float(self.duration.mean())
+    def batches(self) -> Iterator[TraceColumns]:
+        """The rows in arrival order, times shifted to start at 0, in batches."""
+        if self.in_memory is not None:
+            t = self.in_memory
+            for lo in range(0, self.n_rows, BATCH_ROWS):
+                hi = min(lo + BATCH_ROWS, self.n_rows)
+                yield TraceColumns(
+                    t.arrival[lo:hi] - self.first_arrival,
+                    t.duration[lo:hi],
+                    t.demand[lo:hi],
+                    t.estimate[lo:hi],
+                    t.job_class[lo:hi],
+                )
+            return
+        for cols in _parquet_batches(Path(self.path), self.demand_columns):
+            yield TraceColumns(
+                cols.arrival - self.first_arrival,
+                cols.duration,
+                cols.demand,
+                cols.estimate,
+                cols.job_class,
+            )
 
-    @property
-    def mean_demand(self) -> np.ndarray:
-        """Demand per resource weighted by duration, so that load = rate * mean_demand * mean
-        duration / capacity counts each job's demand-time product exactly."""
-        return (self.demand * self.duration[:, None]).mean(axis=0) / self.mean_duration
+    def load(self) -> TraceColumns:
+        """Every row at once (for analyses of the trace's size law; a run streams instead)."""
+        parts = list(self.batches())
+        return TraceColumns(
+            *(
+                np.concatenate([getattr(p, f) for p in parts])
+                for f in TraceColumns.__dataclass_fields__
+            )
+        )
 
 
-def _read(path: Path, field: str) -> pa.Table:
+def _column(table: pa.Table | pa.RecordBatch, name: str) -> np.ndarray:
+    return table.column(name).to_numpy(zero_copy_only=False).astype(float)
+
+
+def _columns(table: pa.Table | pa.RecordBatch, demand_columns: tuple[str, ...]) -> TraceColumns:
+    names = set(table.schema.names)
+    n = table.num_rows
+    return TraceColumns(
+        arrival=_column(table, "arrival"),
+        duration=_column(table, "duration"),
+        demand=np.column_stack([_column(table, c) for c in demand_columns]).reshape(n, -1),
+        estimate=_column(table, "estimate") if "estimate" in names else np.full(n, np.nan),
+        job_class=(
+            table.column("job_class").fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int32)
+            if "job_class" in names
+            else np.full(n, -1, dtype=np.int32)
+        ),
+    )
+
+
+def _parquet_batches(path: Path, demand_columns: tuple[str, ...]) -> Iterator[TraceColumns]:
+    file = pq.ParquetFile(path)
+    names = set(file.schema_arrow.names)
+    wanted = ["arrival", "duration", *demand_columns] + [
+        c for c in ("estimate", "job_class") if c in names
+    ]
+    for batch in file.iter_batches(batch_size=BATCH_ROWS, columns=list(dict.fromkeys(wanted))):
+        yield _columns(batch, demand_columns)
+
+
+def _schema_names(path: Path, field: str) -> tuple[list[str], bool]:
+    """The column names of a job table and whether it is Parquet."""
     if not path.exists():
         raise SpecError(f"{path}: no such file", field=field)
+    parquet = path.suffix in (".parquet", ".pq")
     try:
-        if path.suffix in (".parquet", ".pq"):
-            return pq.read_table(path)
-        return pacsv.read_csv(path)
+        if parquet:
+            return list(pq.ParquetFile(path).schema_arrow.names), True
+        return list(pacsv.read_csv(path).column_names), False
     except (pa.ArrowInvalid, OSError) as exc:
         raise SpecError(f"{path}: cannot read job table: {exc}", field=field) from None
 
 
-def _column(table: pa.Table, name: str) -> np.ndarray:
-    return table.column(name).to_numpy(zero_copy_only=False).astype(float)
-
-
-def read_trace_table(
-    path: Path, *, family: str, resources: tuple[str, ...], capacity: np.ndarray, field: str
-) -> TraceTable:
-    """Read a canonical job table and map its demands onto the model's resources."""
-    table = _read(Path(path), field)
-    names = set(table.column_names)
+def _demand_columns(
+    path: Path, column_names: list[str], family: str, resources: tuple[str, ...], field: str
+) -> tuple[str, ...]:
+    names = set(column_names)
     for required in ("arrival", "duration"):
         if required not in names:
             raise SpecError(f"{path}: the job table has no '{required}' column", field=field)
-    if table.num_rows == 0:
-        raise SpecError(f"{path}: the job table is empty", field=field)
-    arrival = _column(table, "arrival")
-    duration = _column(table, "duration")
     if family == "pooled":
         if "need" not in names:
             raise SpecError(
@@ -88,36 +157,42 @@ def read_trace_table(
                 "--need-units N` (N unit servers per server)",
                 field=field,
             )
-        demand = _column(table, "need")[:, None]
-        whole = np.isfinite(demand[:, 0]) & (demand[:, 0] >= 1) & (demand[:, 0] % 1 == 0)
+        return ("need",)
+    if resources == ("resource",):
+        cols = [c for c in column_names if c.startswith("demand")]
+        if SCALAR_DEMAND in names:
+            return (SCALAR_DEMAND,)
+        if len(cols) == 1:
+            return (cols[0],)
+        raise SpecError(
+            f"{path}: a single-resource cluster needs one demand column; this table has "
+            f"{', '.join(cols) or 'none'} (map them to one with the max-of-resources "
+            "transform of `schedlab trace convert`)",
+            field=field,
+        )
+    missing = [r for r in resources if f"demand_{r}" not in names]
+    if missing:
+        raise SpecError(
+            f"{path}: no demand column for resource(s) {', '.join(missing)}", field=field
+        )
+    return tuple(f"demand_{r}" for r in resources)
+
+
+def _validate(
+    cols: TraceColumns, offset: int, path: Path, family: str, capacity: np.ndarray, field: str
+) -> None:
+    """One-line errors naming the first bad row (1-based, in file order)."""
+    arrival, duration, demand = cols.arrival, cols.duration, cols.demand
+    if family == "pooled":
+        need = demand[:, 0]
+        whole = np.isfinite(need) & (need >= 1) & (need % 1 == 0)
         if not whole.all():
             row = int(np.argmin(whole))
             raise SpecError(
-                f"{path}: row {row + 1}: need {demand[row, 0]:g} is not a whole number of "
+                f"{path}: row {offset + row + 1}: need {need[row]:g} is not a whole number of "
                 "servers >= 1",
                 field=field,
             )
-    elif resources == ("resource",):
-        cols = [c for c in table.column_names if c.startswith("demand")]
-        if SCALAR_DEMAND in names:
-            demand = _column(table, SCALAR_DEMAND)[:, None]
-        elif len(cols) == 1:
-            demand = _column(table, cols[0])[:, None]
-        else:
-            raise SpecError(
-                f"{path}: a single-resource cluster needs one demand column; this table has "
-                f"{', '.join(cols) or 'none'} (map them to one with the max-of-resources "
-                "transform of `schedlab trace convert`)",
-                field=field,
-            )
-    else:
-        missing = [r for r in resources if f"demand_{r}" not in names]
-        if missing:
-            raise SpecError(
-                f"{path}: no demand column for resource(s) {', '.join(missing)}", field=field
-            )
-        demand = np.column_stack([_column(table, f"demand_{r}") for r in resources])
-    estimate = _column(table, "estimate") if "estimate" in names else np.full(len(arrival), np.nan)
     bad = ~(
         np.isfinite(arrival)
         & np.isfinite(duration)
@@ -127,7 +202,8 @@ def read_trace_table(
     if bad.any():
         row = int(np.argmax(bad))
         raise SpecError(
-            f"{path}: row {row + 1}: arrival, duration (> 0) and demand must be finite numbers",
+            f"{path}: row {offset + row + 1}: arrival, duration (> 0) and demand must be finite "
+            "numbers",
             field=field,
         )
     fits = np.zeros(len(arrival), dtype=bool)
@@ -137,28 +213,89 @@ def read_trace_table(
         row = int(np.argmin(fits))
         if family == "pooled":
             raise SpecError(
-                f"{path}: row {row + 1}: need {demand[row, 0]:g} exceeds the cluster's "
-                f"{float(capacity[0, 0]):g} servers ({int((~fits).sum())} jobs do); set "
-                "cluster.servers to the trace's k (`schedlab trace info` shows it)",
+                f"{path}: row {offset + row + 1}: need {demand[row, 0]:g} exceeds the cluster's "
+                f"{float(capacity[0, 0]):g} servers ({int((~fits).sum())} jobs of this part do); "
+                "set cluster.servers to the trace's k (`schedlab trace info` shows it)",
                 field=field,
             )
         raise SpecError(
-            f"{path}: row {row + 1}: demand {demand[row].tolist()} is larger than every server",
+            f"{path}: row {offset + row + 1}: demand {demand[row].tolist()} is larger than every "
+            "server",
             field=field,
         )
-    order = np.argsort(arrival, kind="stable")
-    arrival = arrival[order] - arrival[order][0]
-    job_class = None
-    if "job_class" in names:
-        column = table.column("job_class").fill_null(-1)
-        job_class = column.to_numpy(zero_copy_only=False).astype(np.int32)[order]
+
+
+def read_trace_table(
+    path: Path, *, family: str, resources: tuple[str, ...], capacity: np.ndarray, field: str
+) -> TraceTable:
+    """Check a canonical job table against the model and gather what the load needs, in one
+    pass over its row groups (module docstring for the columns)."""
+    path = Path(path)
+    column_names, parquet = _schema_names(path, field)
+    demand_columns = _demand_columns(path, column_names, family, resources, field)
+    if parquet:
+        parts: Iterator[TraceColumns] = _parquet_batches(path, demand_columns)
+    else:
+        parts = iter([_columns(pacsv.read_csv(path), demand_columns)])
+    n = 0
+    first = last = math.nan
+    ordered = True
+    sum_duration = 0.0
+    sum_demand_duration = np.zeros(len(demand_columns))
+    needs: set[float] = set()
+    class_lo, class_hi = 0, 0
+    kept: list[TraceColumns] = []
+    for cols in parts:
+        _validate(cols, n, path, family, capacity, field)
+        if cols.arrival.size:
+            if n == 0:
+                first = float(cols.arrival[0])
+            elif cols.arrival[0] < last:
+                ordered = False
+            ordered = ordered and bool(np.all(np.diff(cols.arrival) >= 0))
+            last = float(cols.arrival[-1])
+        n += cols.arrival.size
+        sum_duration += float(cols.duration.sum())
+        sum_demand_duration += (cols.demand * cols.duration[:, None]).sum(axis=0)
+        needs.update(np.unique(cols.demand[:, 0]).tolist())
+        if cols.job_class.size:
+            class_lo = min(class_lo, int(cols.job_class.min()))
+            class_hi = max(class_hi, int(cols.job_class.max()))
+        if not parquet:
+            kept.append(cols)
+    if n == 0:
+        raise SpecError(f"{path}: the job table is empty", field=field)
+    in_memory = None
+    if not parquet or not ordered:  # held whole: a CSV table, or rows to sort by arrival
+        if parquet:
+            kept = list(_parquet_batches(path, demand_columns))
+        everything = TraceColumns(
+            *(
+                np.concatenate([getattr(p, f) for p in kept])
+                for f in TraceColumns.__dataclass_fields__
+            )
+        )
+        order = np.argsort(everything.arrival, kind="stable")
+        in_memory = TraceColumns(
+            *(getattr(everything, f)[order] for f in TraceColumns.__dataclass_fields__)
+        )
+        first = float(in_memory.arrival[0])
+        last = float(in_memory.arrival[-1])
+    mean_duration = sum_duration / n
     return TraceTable(
-        arrival=arrival,
-        duration=duration[order],
-        demand=demand[order],
-        estimate=estimate[order],
         path=str(path),
-        job_class=job_class,
+        n_rows=n,
+        first_arrival=first,
+        last_arrival=last,
+        mean_duration=mean_duration,
+        # demand per resource weighted by duration, so that load = rate * mean_demand * mean
+        # duration / capacity counts each job's demand-time product exactly
+        mean_demand=sum_demand_duration / n / mean_duration,
+        needs=np.array(sorted(needs)),
+        demand_columns=demand_columns,
+        has_job_class="job_class" in column_names,
+        job_class_range=(class_lo, class_hi),
+        in_memory=in_memory,
     )
 
 

@@ -687,7 +687,8 @@ def check(model: Any, config: VqsConfig) -> None:
     classes = server_classes(cap)
     x = None
     if model.trace is not None:  # J = "auto" follows the smallest job of the run
-        kept = model.trace.demand[: model.trace_arrivals().size]
+        n = model.trace_jobs()
+        kept = np.concatenate([c.demand for c in model.trace.batches()])[:n]
         x, _, _ = scalar_sizes(kept, model.capacity)
     J = resolve_j(model, config, x)
     if J - int(classes.max()) < 2:
@@ -711,6 +712,7 @@ register(
         init=init_vqs,
         runner=run_vqs,
         check=check,
+        whole_run=True,  # job ids are arrival numbers; size buckets from the whole run (0003 §4)
     )
 )
 register(
@@ -726,5 +728,6 @@ register(
         init=init_vqs_bf,
         runner=run_vqs_bf,
         check=check,
+        whole_run=True,  # job ids are arrival numbers; size buckets from the whole run (0003 §4)
     )
 )

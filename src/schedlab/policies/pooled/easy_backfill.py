@@ -61,6 +61,7 @@ from schedlab.policies.contract import (
     engine_sizes,
     register,
 )
+from schedlab.policies.pooled.ordering import need_values
 
 
 class EasyBackfillConfig(PolicyConfig):
@@ -74,7 +75,7 @@ STATE = PolicyState(
     "easy_backfill",
     [
         StateField("use_estimate", "b1"),  # durations = "estimate"
-        StateField("min_need", "f8"),  # the smallest need of the run
+        StateField("min_need", "f8"),  # the smallest need a job of the model can have
         # what the last decision left behind
         StateField("valid", "b1"),  # the fields below describe the state after it
         StateField("head", "i8", fill=-1),  # the blocked head job (-1: the queue was empty)
@@ -199,10 +200,9 @@ def run(st, ps, max_events):
 
 
 def init(st, model, config: EasyBackfillConfig):
-    n = len(st.arrival)
     values = {
         "use_estimate": config.durations == "estimate",
-        "min_need": float(st.demand[:, 0].min()) if n else 1.0,
+        "min_need": float(need_values(model).min()),
     }
     return STATE.allocate(engine_sizes(st), values)
 

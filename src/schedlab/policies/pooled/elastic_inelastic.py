@@ -237,9 +237,8 @@ STATE = PolicyState(
 
 def init(st, model, config: ClassPriorityConfig):
     level, cap = levels_and_caps(model, config)
-    n = len(st.arrival)
     k = model.pooled_k
-    served = min(n, math.ceil(k / float(cap.min())) + 1) + 1  # jobs holding servers at once
+    served = math.ceil(k / float(cap.min())) + 2  # jobs holding servers at once
     sizes = engine_sizes(st, levels=int(level.max()) + 1, served=served)
     return STATE.allocate(sizes, {"level_of": level, "cap_of": cap})
 

@@ -13,7 +13,11 @@ from schedlab.policies.contract import PolicyConfig
 
 
 def server_needs(model: Any) -> np.ndarray:
-    """The finite set of server needs of a pooled model (SpecError otherwise)."""
+    """The finite set of server needs of a pooled model (SpecError otherwise): a trace's distinct
+    needs (its one compiled class only carries the trace's mean demand), else the union of the
+    declared classes' need distributions."""
+    if model.trace is not None and not model.spec.workload.classes:
+        return np.asarray(model.trace.needs, dtype=float)
     needs: set[float] = set()
     for i, cls in enumerate(model.classes):
         if cls.elastic:
@@ -29,8 +33,6 @@ def server_needs(model: Any) -> np.ndarray:
                 field=f"workload.classes[{i}].need",
             )
         needs.update(float(v) for v in values)
-    if model.trace is not None:
-        needs.update(np.unique(model.trace.demand[:, 0]).tolist())
     return np.array(sorted(needs))
 
 

@@ -51,16 +51,17 @@ POOLED_STATE = PolicyState(
         # what the last decision left behind (sync's test)
         StateField("saturated", "b1"),  # its candidates were cut by capacity
         StateField("boundary_rank", "f8"),  # rank of its last candidate
-        StateField("boundary_job", "i8", fill=-1),  # its last candidate
-        # jobs
+        StateField("boundary_seq", "i8", fill=-1),  # its last candidate's arrival number
+        # jobs (per slot; set when a job arrives in the slot)
         StateField("key", "f8", "jobs"),  # rank (running jobs: as of the current decision)
+        StateField("seq", "i8", "jobs"),  # arrival number (ties between equal ranks)
         StateField("job_class", "i4", "jobs"),  # need class
         StateField("hpos", "i4", "jobs", fill=-1),  # position in its class heap, -1 if absent
         StateField("mark", "i1", "jobs"),  # chosen at this decision
-        # one heap per need class: class c at heap[offset[c], offset[c] + its jobs)
-        StateField("heap", "i4", "jobs", fill=-1),
+        # one heap per need class: class c's heap is the column heap[:size[c], c] (a class can
+        # hold every slot; growing the slots keeps each column's contents)
+        StateField("heap", "i4", ("jobs", "needs"), fill=-1),
         StateField("class_need", "f8", "needs"),
-        StateField("offset", "i4", "needs"),
         StateField("size", "i4", "needs"),  # jobs in each class heap
         StateField("count", "i8", "needs"),  # jobs present per need class
         # candidates of this decision, in priority order
@@ -79,50 +80,51 @@ POOLED_STATE = PolicyState(
 
 
 @njit(cache=True)
-def _before(key, a, b):
-    return key[a] < key[b] or (key[a] == key[b] and a < b)
+def _before(key, seq, a, b):
+    """a ranks before b: smaller key, ties to the earlier arrival."""
+    return key[a] < key[b] or (key[a] == key[b] and seq[a] < seq[b])
 
 
 @njit(cache=True)
 def _sift_up(ps, c, i):
     key = ps.key
+    seq = ps.seq
     heap = ps.heap
     hpos = ps.hpos
-    off = ps.offset[c]
-    j = heap[off + i]
+    j = heap[i, c]
     while i > 0:
         parent = (i - 1) >> 1
-        p = heap[off + parent]
-        if not _before(key, j, p):
+        p = heap[parent, c]
+        if not _before(key, seq, j, p):
             break
-        heap[off + i] = p
+        heap[i, c] = p
         hpos[p] = i
         i = parent
-    heap[off + i] = j
+    heap[i, c] = j
     hpos[j] = i
 
 
 @njit(cache=True)
 def _sift_down(ps, c, i):
     key = ps.key
+    seq = ps.seq
     heap = ps.heap
     hpos = ps.hpos
-    off = ps.offset[c]
     n = ps.size[c]
-    j = heap[off + i]
+    j = heap[i, c]
     while True:
         child = 2 * i + 1
         if child >= n:
             break
-        if child + 1 < n and _before(key, heap[off + child + 1], heap[off + child]):
+        if child + 1 < n and _before(key, seq, heap[child + 1, c], heap[child, c]):
             child += 1
-        x = heap[off + child]
-        if not _before(key, x, j):
+        x = heap[child, c]
+        if not _before(key, seq, x, j):
             break
-        heap[off + i] = x
+        heap[i, c] = x
         hpos[x] = i
         i = child
-    heap[off + i] = j
+    heap[i, c] = j
     hpos[j] = i
 
 
@@ -130,7 +132,7 @@ def _sift_down(ps, c, i):
 def heap_push(ps, j):
     c = ps.job_class[j]
     n = ps.size[c]
-    ps.heap[ps.offset[c] + n] = j
+    ps.heap[n, c] = j
     ps.hpos[j] = n
     ps.size[c] = n + 1
     _sift_up(ps, c, n)
@@ -138,15 +140,14 @@ def heap_push(ps, j):
 
 @njit(cache=True)
 def heap_pop(ps, c):
-    off = ps.offset[c]
     heap = ps.heap
-    j = heap[off]
+    j = heap[0, c]
     n = ps.size[c] - 1
     ps.size[c] = n
     ps.hpos[j] = -1
     if n > 0:
-        heap[off] = heap[off + n]
-        ps.hpos[heap[off]] = 0
+        heap[0, c] = heap[n, c]
+        ps.hpos[heap[0, c]] = 0
         _sift_down(ps, c, 0)
     return j
 
@@ -192,7 +193,7 @@ def wake_at_rank_change(st, ps, k, quantum):
     threshold = math.inf
     for c in range(ps.class_need.shape[0]):
         if ps.size[c] > 0:
-            threshold = min(threshold, ps.key[ps.heap[ps.offset[c]]])
+            threshold = min(threshold, ps.key[ps.heap[0, c]])
     if threshold == math.inf:
         return
     soonest = math.inf
@@ -222,18 +223,24 @@ def sync(st, ps, k):
     the smallest prefix needing k servers can change."""
     count = ps.count
     key = ps.key
-    boundary = ps.boundary_job
+    boundary_seq = ps.boundary_seq
     boundary_rank = ps.boundary_rank
     static = ps.order != ORDER_SRPT and ps.order != ORDER_GITTINS
     unchanged = static and ps.saturated and st.ctr[N_COMPLETED_NEW] == 0
     listed = ps.listed
     for ia in range(st.ctr[N_ARRIVED_NEW]):
         j = st.arrived_buf[ia]
+        ps.job_class[j] = np.searchsorted(ps.class_need, st.demand[j, 0])
+        ps.seq[j] = st.seq[j]
+        ps.hpos[j] = -1
+        ps.mark[j] = 0
         key[j] = rank_of(st, ps, j, k)
         if not listed:
             heap_push(ps, j)
         count[ps.job_class[j]] += 1
-        if unchanged and not (key[j] > boundary_rank or (key[j] == boundary_rank and j > boundary)):
+        if unchanged and not (
+            key[j] > boundary_rank or (key[j] == boundary_rank and st.seq[j] > boundary_seq)
+        ):
             unchanged = False
     for i in range(st.ctr[N_COMPLETED_NEW]):
         count[ps.job_class[st.done_buf[i]]] -= 1
@@ -247,7 +254,7 @@ def remember_boundary(ps, m, saturated):
     if m > 0:
         j = ps.cand[m - 1]
         ps.boundary_rank = ps.key[j]
-        ps.boundary_job = j
+        ps.boundary_seq = ps.seq[j]
 
 
 @njit(cache=True)
@@ -262,7 +269,7 @@ def sort_running(st, ps, k):
         j = st.running[i]
         key[j] = rank_of(st, ps, j, k)
         h = i - 1
-        while h >= 0 and _before(key, j, run[h]):
+        while h >= 0 and _before(key, ps.seq, j, run[h]):
             run[h + 1] = run[h]
             h -= 1
         run[h + 1] = j
@@ -298,8 +305,8 @@ def next_candidate(st, ps, n_run, r, max_need):
     for c in range(class_need.shape[0]):
         if ps.size[c] == 0 or class_need[c] > max_need:
             continue
-        h = ps.heap[ps.offset[c]]
-        if best == -1 or _before(key, h, best):
+        h = ps.heap[0, c]
+        if best == -1 or _before(key, ps.seq, h, best):
             best = h
             best_class = c
     if best == -1:
@@ -350,6 +357,18 @@ def apply_choice(st, ps, m, allocation):
         mark[j] = 0
 
 
+def need_values(model) -> np.ndarray:
+    """Every server need a job of this model can have, sorted: the trace's needs (unless the spec
+    declares classes, whose fixed demands the trace's jobs take), or the union of the classes'
+    need distributions (whole numbers 1..k when a distribution does not list its values)."""
+    if model.trace is not None and not model.spec.workload.classes:
+        return model.trace.needs
+    values = [c.demand[0].values() for c in model.classes]
+    if any(v is None for v in values):
+        return np.arange(1.0, float(model.pooled_k) + 1.0)
+    return np.unique(np.concatenate(values)).astype(np.float64)
+
+
 def init_ordering(
     st,
     model,
@@ -359,12 +378,12 @@ def init_ordering(
     quantum: float = 0.0,
     listed: bool = False,
 ):
-    """The state of a pooled policy ordering jobs by ``order``; ``listed``: take the candidates
-    from the engine's FCFS list (FCFS order only) instead of heaps."""
-    needs = st.demand[:, 0]
-    class_need, job_class = np.unique(needs, return_inverse=True)
+    """Allocate the policy state for a pooled policy ordering jobs by ``order``; ``listed``:
+    take the candidates from the engine's FCFS list (FCFS order only) instead of heaps. The need
+    classes come from the model (:func:`need_values`), not from the jobs of the run; per-job
+    arrays have one entry per engine job slot and are set when a job arrives (sync)."""
+    class_need = need_values(model)
     g_kind, g_offset, g_a, g_b = _gittins(model, class_need, order)
-    counts = np.bincount(job_class, minlength=class_need.size)
     k = int(model.pooled_k)
     sizes = engine_sizes(
         st,
@@ -379,9 +398,7 @@ def init_ordering(
         "listed": listed,
         "fill_idle": fill_idle,
         "quantum": quantum,
-        "job_class": job_class,
         "class_need": class_need,
-        "offset": np.concatenate([[0], np.cumsum(counts)[:-1]]),
         "g_kind": g_kind,
         "g_offset": g_offset,
         "g_a": g_a,

@@ -1,0 +1,168 @@
+"""Speed against the plain C reference (issue 12 item 4): paper 004 Fig. 2 setting, same run.
+
+k = 8 servers, needs 1, 2, 4, 8 with probability 1/4 each, durations exponential with mean
+proportional to 1/need, Poisson arrivals (reproduce/grosof2023.py `spec`; the C program
+/work/shared/bench/ref_msj.c simulates the same model with its own random numbers). Each
+measurement runs in its own child process (a small wrapper reports the child's peak resident set
+size), C and schedlab one after the other in the same invocation, so the ratio is measured on the
+same machine under the same load. Events = arrivals + completions for both (the C program's
+count; schedlab's engine counts the same events for these policies). The schedlab child compiles
+(or loads the cache) and warms up on 10^4 arrivals before the timed run; the time reported is
+the compiled loop's (``Result.loop_s``), job generation included, compilation excluded.
+
+    PYTHONPATH=src python benchmarks/bench_reference.py                   # 10^7 arrivals
+    PYTHONPATH=src python benchmarks/bench_reference.py --arrivals 1e6    # quicker
+    SCHEDLAB_REF_C=path/to/ref_msj.c ...                                  # another C source
+
+Targets (issue 12): ServerFilling >= 0.5 x C, ServerFilling-SRPT >= 0.75 x C, MaxWeight >= 1.5 M
+events/s. Writes benchmarks/results/bench_reference.json (also through `make bench`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ARRIVALS = 10_000_000
+C_SOURCE = Path(os.environ.get("SCHEDLAB_REF_C", "/work/shared/bench/ref_msj.c"))
+# (schedlab policy, C policy or None, load, target: ratio to C, or M events/s without C)
+CASES = (
+    ("server-filling", "sf", 0.9, 0.5),
+    ("server-filling-srpt", "sfsrpt", 0.99, 0.75),
+    ("max-weight", None, 0.9, 1.5),
+)
+
+WRAPPER = """
+import json, resource, subprocess, sys
+done = subprocess.run(sys.argv[1:], capture_output=True, text=True)
+peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+print(json.dumps({"rc": done.returncode, "peak_kb": peak_kb, "out": done.stdout[-4000:],
+                  "err": done.stderr[-2000:]}))
+"""
+
+SCHEDLAB = """
+import json, sys
+from schedlab.model.compile import compile_model
+from schedlab.reproduce.grosof2023 import spec
+from schedlab.simulation.simulate import run_model
+policy, load, arrivals = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
+run_model(compile_model(spec(policy, load, 10_000, "exponential")))
+result = run_model(compile_model(spec(policy, load, arrivals, "exponential")))
+print(json.dumps({"events": result.events, "loop_s": result.loop_s,
+                  "mean_response_time": result["mean_response_time"].mean}))
+"""
+
+
+def _child(command: list[str]) -> tuple[str, float]:
+    """Run ``command`` under the wrapper: (its stdout, its peak RSS in MB)."""
+    done = subprocess.run(
+        [sys.executable, "-c", WRAPPER, *command], capture_output=True, text=True, check=True
+    )
+    report = json.loads(done.stdout)
+    if report["rc"] != 0:
+        raise SystemExit(f"{' '.join(command[:3])} failed: {report['err']}")
+    return report["out"], report["peak_kb"] / 1024.0
+
+
+def build_reference(folder: Path) -> Path | None:
+    """Compile the C reference (cc -O2, as its header says), or None when it cannot be."""
+    compiler = shutil.which("cc")
+    if compiler is None or not C_SOURCE.exists():
+        return None
+    binary = folder / "ref_msj"
+    subprocess.run(
+        [compiler, "-O2", "-o", str(binary), str(C_SOURCE), "-lm"], check=True, capture_output=True
+    )
+    return binary
+
+
+def measure_c(binary: Path, policy: str, load: float, arrivals: int) -> dict:
+    out, rss = _child([str(binary), policy, str(load), str(arrivals), "1"])
+    mean, events, wall, rate = out.split()
+    return {
+        "events": int(events),
+        "wall_s": float(wall),
+        "events_per_s": float(rate),
+        "peak_rss_mb": rss,
+        "mean_response_time": float(mean),
+    }
+
+
+def measure_schedlab(policy: str, load: float, arrivals: int) -> dict:
+    out, rss = _child([sys.executable, "-c", SCHEDLAB, policy, str(load), str(arrivals)])
+    data = json.loads(out)
+    return {
+        "events": data["events"],
+        "wall_s": data["loop_s"],
+        "events_per_s": data["events"] / data["loop_s"],
+        "peak_rss_mb": rss,
+        "mean_response_time": data["mean_response_time"],
+    }
+
+
+def run(arrivals: int = ARRIVALS) -> list[dict]:
+    records = []
+    with tempfile.TemporaryDirectory() as folder:
+        binary = build_reference(Path(folder))
+        for policy, c_policy, load, target in CASES:
+            ours = measure_schedlab(policy, load, arrivals)
+            record = {
+                "name": f"{policy}, k=8, rho={load}, {arrivals:.0e} arrivals",
+                "policy": policy,
+                "load": load,
+                "arrivals": arrivals,
+                **ours,
+            }
+            if c_policy is not None and binary is not None:
+                c = measure_c(binary, c_policy, load, arrivals)
+                ratio = ours["events_per_s"] / c["events_per_s"]
+                record.update(
+                    {"c": c, "ratio_to_c": ratio, "target_ratio": target, "met": ratio >= target}
+                )
+            elif c_policy is None:
+                met = ours["events_per_s"] >= target * 1e6
+                record.update({"target_m_events_per_s": target, "met": met})
+            records.append(record)
+    return records
+
+
+def _print(records: list[dict]) -> None:
+    print(f"{'run':<48} {'M ev/s':>8} {'C M ev/s':>9} {'ratio':>6} {'wall s':>7} {'RSS MB':>7}")
+    for r in records:
+        c = r.get("c")
+        c_rate = f"{c['events_per_s'] / 1e6:9.2f}" if c else f"{'-':>9}"
+        ratio = f"{r['ratio_to_c']:6.2f}" if c else f"{'-':>6}"
+        print(
+            f"{r['name']:<48} {r['events_per_s'] / 1e6:8.2f} {c_rate} {ratio} "
+            f"{r['wall_s']:7.2f} {r['peak_rss_mb']:7.0f}  target {'met' if r['met'] else 'MISSED'}"
+        )
+        if c:
+            print(
+                f"{'  C reference':<48} {'':>8} {'':>9} {'':>6} {c['wall_s']:7.2f} "
+                f"{c['peak_rss_mb']:7.0f}"
+            )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--arrivals", type=float, default=ARRIVALS)
+    args = parser.parse_args()
+    records = run(int(args.arrivals))
+    _print(records)
+    here = Path(__file__).resolve().parent
+    sys.path.insert(0, str(here))
+    from run_all import RESULTS
+
+    RESULTS.mkdir(exist_ok=True)
+    payload = {"module": "bench_reference", "records": records}
+    (RESULTS / "bench_reference.json").write_text(json.dumps(payload, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,155 @@
+"""Online per-job metrics and per-job output, recorded when a job leaves (completes or is lost).
+
+Nothing per job is kept after its slot is released: each leaving job adds to the sums of its batch
+(``jacc``: count, response, waiting, slowdown, bounded slowdown; per class), to its batch's
+quantile sketches (response and waiting time, :mod:`schedlab.engine.sketch`) and, when the run
+asks for per-job output, one record to the output buffer that Python writes to Parquet in chunks.
+
+Measured jobs (after the warm-up): arrival sequence number >= floor(warmup * N) for a run of N
+arrivals; arrival time >= warmup * H for a run of horizon H. Per-job batch b: consecutive arrival
+sequence numbers job_edges[b] <= seq < job_edges[b + 1] (N arrivals), or arrival times in the b-th
+time batch (horizon).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from schedlab.engine.constants import (
+    A_COMPLETIONS,
+    BSLD_TAU,
+    DONE,
+    J_ARRIVED,
+    J_BSLD,
+    J_C_ARRIVED,
+    J_C_DONE,
+    J_C_LOST,
+    J_C_RESPONSE,
+    J_DONE,
+    J_FIRST_CLASS,
+    J_LOST,
+    J_PER_CLASS,
+    J_RESPONSE,
+    J_SLOWDOWN,
+    J_WAITING,
+    JOB_BATCH_BY_TIME,
+    N_LEAVE,
+    O_ARRIVAL,
+    O_CLASS,
+    O_FINISH,
+    O_FIRST_DEMAND,
+    O_SEQ,
+    O_SERVER,
+    O_START,
+    O_STATUS,
+    O_WORK,
+    OUT_CHUNK,
+    OUT_N,
+    OVERFLOW,
+    T_END,
+    T_WARM,
+    WARM_JOBS,
+)
+from schedlab.engine.sketch import N_BUCKETS, bucket_of
+
+
+@njit(cache=True)
+def job_batch(st, j):
+    """The per-job batch of the job in slot j, or -1 before the measurement window."""
+    if st.ctr[JOB_BATCH_BY_TIME] != 0:
+        key = st.arrival[j]
+        if key < st.clk[T_WARM]:
+            return -1
+    else:
+        if st.seq[j] < st.ctr[WARM_JOBS]:
+            return -1
+        key = float(st.seq[j])
+    edges = st.job_edges
+    b = np.searchsorted(edges, key, side="right") - 1
+    last = edges.shape[0] - 2
+    return b if b < last else last
+
+
+@njit(cache=True)
+def record_arrival(st, j):
+    b = job_batch(st, j)
+    if b >= 0:
+        st.jacc[b, J_ARRIVED] += 1.0
+        st.jacc[b, J_FIRST_CLASS + J_PER_CLASS * st.job_class[j] + J_C_ARRIVED] += 1.0
+
+
+@njit(cache=True)
+def _sketch_add(st, sk, b, x):
+    i = bucket_of(x)
+    sk[b, i] += 1
+    if i == N_BUCKETS - 1:
+        st.ctr[OVERFLOW] += 1
+
+
+@njit(cache=True)
+def _record_done(st, j, b):
+    acc = st.jacc
+    response = st.t_finish[j] - st.arrival[j]
+    waiting = st.t_start[j] - st.arrival[j]
+    work = st.work[j]
+    acc[b, J_DONE] += 1.0
+    acc[b, J_RESPONSE] += response
+    acc[b, J_WAITING] += waiting
+    acc[b, J_SLOWDOWN] += response / work
+    acc[b, J_BSLD] += max(response / max(work, st.clk[BSLD_TAU]), 1.0)
+    base = J_FIRST_CLASS + J_PER_CLASS * st.job_class[j]
+    acc[b, base + J_C_DONE] += 1.0
+    acc[b, base + J_C_RESPONSE] += response
+    _sketch_add(st, st.sk_response, b, response)
+    _sketch_add(st, st.sk_waiting, b, waiting)
+
+
+@njit(cache=True)
+def _record_completion_time(st, t):
+    """Throughput: completions in the time batch holding t (np.histogram's bins: the last one
+    closed)."""
+    if t < st.clk[T_WARM] or t > st.clk[T_END]:
+        return
+    edges = st.batch_edges
+    b = np.searchsorted(edges, t, side="right") - 1
+    last = edges.shape[0] - 2
+    st.acc[b if b < last else last, A_COMPLETIONS] += 1.0
+
+
+@njit(cache=True)
+def write_record(st, j):
+    """Append the per-job record of slot j to the output buffer (when per-job output is on)."""
+    if st.ctr[OUT_CHUNK] == 0:
+        return
+    i = st.ctr[OUT_N]
+    f = st.out_f
+    f[i, O_ARRIVAL] = st.arrival[j]
+    f[i, O_WORK] = st.work[j]
+    f[i, O_START] = st.t_start[j]
+    f[i, O_FINISH] = st.t_finish[j]
+    for r in range(st.demand.shape[1]):
+        f[i, O_FIRST_DEMAND + r] = st.demand[j, r]
+    o = st.out_i
+    o[i, O_SEQ] = st.seq[j]
+    o[i, O_CLASS] = st.job_class[j]
+    o[i, O_SERVER] = st.server[j]
+    o[i, O_STATUS] = st.status[j]
+    st.ctr[OUT_N] = i + 1
+
+
+@njit(cache=True)
+def job_left(st, j):
+    """Job j has just completed or been lost (status DONE or LOST set): record it and queue its
+    slot for release after the current decision."""
+    b = job_batch(st, j)
+    if st.status[j] == DONE:
+        _record_completion_time(st, st.t_finish[j])
+        if b >= 0:
+            _record_done(st, j, b)
+    elif b >= 0:
+        st.jacc[b, J_LOST] += 1.0
+        st.jacc[b, J_FIRST_CLASS + J_PER_CLASS * st.job_class[j] + J_C_LOST] += 1.0
+    write_record(st, j)
+    st.leave_buf[st.ctr[N_LEAVE]] = j
+    st.ctr[N_LEAVE] += 1
