@@ -170,3 +170,18 @@ def test_analyze_capacity_spec_json(tmp_path):
     res = CliRunner().invoke(app, ["analyze", "capacity", "--spec", str(bad), "--json"])
     assert res.exit_code == 2
     assert "workload.classes[0].demand" in res.output
+
+
+def test_m14_freeze_threshold_on_table1():
+    """docs/vm-scheduling.md "M14 on Table 1": every maximal configuration holds >= 3 high-memory
+    VMs (at most 5), so a frozen mix serves 3 L + 2 n5 of them; at zeta = 0.89 the offered rate is
+    0.89 x 11/3 x L, hence n5 >= ceil((0.89 x 11/3 - 3) L / 2)."""
+    import math
+
+    from schedlab.reproduce.psychas2018 import m14_trap
+
+    for servers in (20, 100, 200):
+        need = math.ceil((0.89 * 11 / 3 - 3) * servers / 2)
+        text = m14_trap(servers)
+        assert ">= 3 high-memory VMs" in text
+        assert f"must have >= {need} servers with 5 high-memory slots" in text

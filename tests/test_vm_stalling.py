@@ -47,6 +47,7 @@ def snapshot(st, ps):
         "running": running,
         "arrived": int(st.ctr[K.ARRIVED]),
         "done": int(st.ctr[K.N_DONE]),
+        "stalls": int(st.ctr[K.STALLS]),
         "used": st.used.copy(),
     }
 
@@ -56,7 +57,6 @@ def step_through(spec):
     model = compile_model(parse_spec(spec))
     run = prepare(model)
     stepping = steps(run, 1)
-    next(stepping)  # the first arrival: servers take their first configurations
     out = []
     prev = snapshot(run.st, run.ps)
     for _ in stepping:
@@ -109,7 +109,14 @@ def test_algorithm1_branches_constant_beta():
             recheck_when_empty=False,
         )
     )
-    seen = {"stall": 0, "no_stall": 0, "activate_when_empty": 0, "slot_used_by_arrival": 0}
+    seen = {
+        "stall": 0,
+        "no_stall": 0,
+        "activate_when_empty": 0,
+        "slot_used_by_arrival": 0,
+        "first_configuration": 0,
+        "waits_beside_reserved_room": 0,
+    }
     for before, after in steps:
         common_invariants(before, after, model)
         newly_stalled = np.flatnonzero((after["stalled"] == 1) & (before["stalled"] == 0))
@@ -123,10 +130,13 @@ def test_algorithm1_branches_constant_beta():
             ((s, c),) = deps
             placed = after["occ"][s] - before["occ"][s] + np.eye(len(SIZES), dtype=int)[c]
             q = (after["q"] + placed).astype(float)  # Q when condition (5) was checked
+            stalled_here = after["stalls"] > before["stalls"]
             if before["stalled"][s] == 0:
                 holds = weight(before["cfg"][s], q) < beta * max_weight(q)
-                if s in newly_stalled:  # stall on condition (5), checked at this departure
+                if stalled_here:  # stall on condition (5), checked at this departure
                     assert holds
+                    # it stays stalled unless this departure emptied it (then: activated)
+                    assert s in newly_stalled or before["occ"][s].sum() == 1
                     seen["stall"] += 1
                 else:
                     assert not holds
@@ -135,7 +145,8 @@ def test_algorithm1_branches_constant_beta():
                     if before["q"][c] > 0:
                         assert after["occ"][s, c] == before["occ"][s, c]
                         assert after["q"][c] == before["q"][c] - 1
-            if s in newly_active:  # only when empty, with a max-weight configuration
+            if s in newly_active or (stalled_here and after["stalled"][s] == 0):
+                # activation only when empty, with a max-weight configuration
                 assert before["occ"][s].sum() - 1 == 0
                 q_pre = after["q"] + after["occ"][s]
                 assert weight(after["cfg"][s], q_pre) == max_weight(q_pre.astype(float))
@@ -144,8 +155,14 @@ def test_algorithm1_branches_constant_beta():
             # no other server changes state at a departure
             others = [x for x in np.concatenate([newly_stalled, newly_active]) if x != s]
             assert not others
-        else:  # an arrival: never a state change; it takes the first empty slot of its type
+        else:  # an arrival: never a stall or activation; it takes the first empty slot of its
+            # type, else (start = "on-demand") the first server never configured takes a
+            # max-weight configuration for the queues with the arrival in them
             assert len(newly_stalled) == 0 and len(newly_active) == 0
+            unconfigured = [x for x in range(model.n_servers) if before["cfg"][x].sum() == 0]
+            for x in range(model.n_servers):
+                if not np.array_equal(before["cfg"][x], after["cfg"][x]):
+                    assert x in unconfigured
             c = (
                 int(np.argmax(after["q"] - before["q"] != 0))
                 if np.any(after["q"] != before["q"])
@@ -160,11 +177,23 @@ def test_algorithm1_branches_constant_beta():
             if started:
                 ((s, c),) = started
                 free = [x for x in slots if before["cfg"][x, c] > before["occ"][x, c]]
-                assert s == free[0]
-                seen["slot_used_by_arrival"] += 1
+                if free:
+                    assert s == free[0]
+                    seen["slot_used_by_arrival"] += 1
+                else:
+                    assert s == unconfigured[0]
+                    q_pre = (after["q"] + after["occ"][s]).astype(float)
+                    assert after["cfg"][s].sum() > 0
+                    assert weight(after["cfg"][s], q_pre) == max_weight(q_pre)
+                    seen["first_configuration"] += 1
             else:
                 assert c is not None
                 assert all(before["cfg"][x, c] == before["occ"][x, c] for x in slots)
+                assert not unconfigured
+                # reservation: it waits even where it would fit, if that room is another type's
+                room = model.capacity[:, 0] - after["used"][:, 0]
+                if np.any((room >= SIZES[c]) & (after["stalled"] == 0)):
+                    seen["waits_beside_reserved_room"] += 1
     assert all(v > 0 for v in seen.values()), seen
 
 
@@ -196,6 +225,9 @@ def test_m14_never_stalls_and_refreshes_when_empty():
         assert not np.any(after["stalled"])
         for s in range(model.n_servers):
             if not np.array_equal(before["cfg"][s], after["cfg"][s]):
+                if before["cfg"][s].sum() == 0:  # its first configuration (on-demand start)
+                    assert after["arrived"] > before["arrived"]
+                    continue
                 assert before["occ"][s].sum() == 1 and after["done"] > before["done"]
                 refreshed += 1
     assert refreshed > 0
@@ -246,6 +278,53 @@ def test_theorem31_inside_and_outside_capacity():
     assert inside.metrics["mean_number_in_queue"].mean < 50
 
 
+def test_theorem31_greedy_subroutine():
+    """Theorem 3.1 with the greedy of Lemma 6.1 (r = 1/2 for Example 1: N_f = 1, R = 1) and
+    beta = 0.45 < r: a workload inside C_{r beta} (zeta = 0.2) stays bounded; outside C
+    (zeta = 1.1) the queue grows."""
+    from schedlab.optim.knapsack import greedy_ratio
+    from schedlab.reproduce.psychas2018 import example1_spec
+    from schedlab.simulation.simulate import with_run
+
+    r = greedy_ratio([[4.0], [1.0]], [6.0])
+    assert r == 0.5
+    params = {"subroutine": "greedy", "beta_rule": "constant", "beta": 0.45}
+
+    def run(zeta):
+        spec = example1_spec("vm-stalling", 20_000).model_dump(exclude_unset=True)
+        spec["workload"]["rate"] *= zeta / 0.89
+        spec["policy"] |= params
+        return simulate(with_run(parse_spec(spec), timeseries=200))
+
+    inside, outside = run(0.2), run(1.1)
+    assert inside.stable and not outside.stable
+    q_out = np.array(outside.timeseries.to_pydict()["number_in_queue"])
+    half = q_out.size // 2
+    assert q_out[half:].mean() > 2 * q_out[:half].mean()
+    assert inside.metrics["mean_number_in_queue"].mean < 5
+
+
+def test_theorem31_table1_many_servers():
+    """Theorem 3.1 on Table 1 (3 resources, 10 servers, r = 1, constant beta = 0.9): zeta = 0.8
+    is inside C_{r beta}: stable, queue bounded over the run; zeta = 1.05 is outside C: the queue
+    grows."""
+    from schedlab.reproduce.psychas2018 import table1_spec
+    from schedlab.simulation.simulate import with_run
+
+    def run(zeta):
+        spec = table1_spec("vm-stalling", 10, zeta, 30_000, False, beta_rule="constant", beta=0.9)
+        return simulate(with_run(spec, timeseries=200))
+
+    inside, outside = run(0.8), run(1.05)
+    assert inside.stable and not outside.stable
+    q_in = np.array(inside.timeseries.to_pydict()["number_in_queue"])
+    q_out = np.array(outside.timeseries.to_pydict()["number_in_queue"])
+    half = q_in.size // 2
+    assert q_in[half:].max() <= 2 * max(q_in[:half].max(), 1)  # no growth inside
+    assert q_out[half:].mean() > 2 * q_out[:half].mean()  # growth outside
+    assert q_out[-1] > 10 * max(q_in.max(), 1)
+
+
 def test_recheck_when_empty_ends_drained_runs():
     """Two identical size-1 types on one server of capacity 2, adaptive beta (h < 0 for short
     queues): the literal algorithm can leave a VM waiting forever after the last arrival; with
@@ -269,3 +348,20 @@ def test_recheck_when_empty_ends_drained_runs():
         stuck += simulate(literal).counters["still_in_system"] > 0
         assert simulate(fixed).counters["still_in_system"] == 0
     assert stuck > 0
+
+
+def test_start_on_demand_and_synchronized():
+    """``start``: on demand, the first arrival configures one server (a max-weight configuration
+    for Q = that arrival); synchronized, every server takes that same configuration at once."""
+    for start, configured in (("on-demand", 1), ("synchronized", 4)):
+        model = compile_model(parse_spec(vm_spec("m14", 11.5, 50, servers=4, start=start)))
+        run = prepare(model)
+        next(steps(run, 1))
+        st, ps = run.st, run.ps
+        assert st.ctr[K.ARRIVED] == 1
+        c = int(st.job_class[np.flatnonzero(st.status == K.RUNNING)[0]])
+        cfg = np.array(ps.cfg)
+        rows = cfg[cfg.sum(axis=1) > 0]
+        assert rows.shape[0] == configured
+        assert np.all(rows[:, c] == CONFIGS[:, c].max())  # max weight for Q = e_c
+        assert np.all(rows == rows[0])

@@ -388,6 +388,12 @@ def compile_model(spec: SimulationSpec) -> CompiledModel:
         rate = wl.rate
     else:
         rate = float(wl.load) / bottleneck  # type: ignore[arg-type]
+    if wl.arrivals.vectors is not None:
+        raise SpecError(
+            "batch vectors (paper 001 Corollary 5.3) are validated, but the job generator does "
+            "not expand them yet; use batch_size for batches of i.i.d. classes",
+            field="workload.arrivals.vectors",
+        )
     if wl.arrivals.process == "batch":
         _check_batch_sizes(wl.arrivals.batch_size, rate if slotted else None)
     loads = {r: v * rate for r, v in one_job_work.items()}

@@ -27,6 +27,7 @@ from pydantic import (
 
 from schedlab.errors import SpecError, did_you_mean
 from schedlab.model.distributions import DIST_NAMES, Distribution, as_distribution
+from schedlab.workloads.batch_vectors import BatchVector, vector_table
 
 Dist = Annotated[Distribution, BeforeValidator(as_distribution)]
 Family = Literal["pooled", "packing", "loss"]
@@ -75,13 +76,16 @@ class ArrivalSpec(_Spec):
     * ``poisson`` (default): exponential inter-arrivals; in slotted time, Poisson counts per slot;
     * ``renewal``: i.i.d. inter-arrivals from ``interarrival`` (its mean is set from the load/rate);
     * ``batch``: batches arrive as a Poisson or renewal process (``interarrival``), each bringing
-      ``batch_size`` jobs; in slotted time ``batch_size`` is the count per slot (may be 0);
+      ``batch_size`` jobs; in slotted time ``batch_size`` is the count per slot (may be 0); or,
+      with ``vectors`` instead of ``batch_size``, each request brings a vector of jobs per class
+      (paper 001 Corollary 5.3; :mod:`schedlab.workloads.batch_vectors`);
     * ``trace``: arrival times, durations and demands from a canonical job table (``path``).
     """
 
     process: Literal["poisson", "renewal", "batch", "trace"] = "poisson"
     interarrival: Dist | None = None
     batch_size: Dist | None = None
+    vectors: list[BatchVector] | None = None
     path: Path | None = None
     time_scale: Annotated[float, Field(gt=0)] = 1.0
 
@@ -90,8 +94,10 @@ class ArrivalSpec(_Spec):
         p = self.process
         if p == "renewal" and self.interarrival is None:
             raise ValueError("renewal arrivals need an interarrival distribution")
-        if p == "batch" and self.batch_size is None:
-            raise ValueError("batch arrivals need a batch_size distribution")
+        if p == "batch" and (self.batch_size is None) == (self.vectors is None):
+            raise ValueError("batch arrivals need a batch_size distribution or vectors (not both)")
+        if p != "batch" and self.vectors is not None:
+            raise ValueError("vectors are only used with process = 'batch'")
         if p == "trace" and self.path is None:
             raise ValueError("trace arrivals need a path to a job table")
         if p != "trace" and self.path is not None:
@@ -167,12 +173,29 @@ class WorkloadSpec(_Spec):
                 raise ValueError("give load (target rho) or rate (arrivals per time unit)")
             if not self.classes:
                 raise ValueError("at least one [[workload.classes]] entry is needed")
-            total = sum(c.probability for c in self.classes)
-            if abs(total - 1.0) > 1e-9:
-                raise ValueError(f"class probabilities sum to {total:g}, not 1")
+            if self.arrivals.vectors is not None:
+                self._check_vectors()
+            else:
+                total = sum(c.probability for c in self.classes)
+                if abs(total - 1.0) > 1e-9:
+                    raise ValueError(f"class probabilities sum to {total:g}, not 1")
         elif self.rate is not None:
             raise ValueError("a trace sets its own rate; use load to rescale it")
         return self
+
+    def _check_vectors(self) -> None:
+        """Batch vectors name declared classes, whose shares they set (Corollary 5.3)."""
+        given = [i for i, c in enumerate(self.classes) if "probability" in c.model_fields_set]
+        if given:
+            raise ValueError(
+                f"classes[{given[0]}].probability: with batch vectors the classes' shares come "
+                "from the vectors; remove it"
+            )
+        names = [c.name or f"class{i}" for i, c in enumerate(self.classes)]
+        try:
+            vector_table(self.arrivals.vectors or [], names)
+        except ValueError as exc:
+            raise ValueError(f"arrivals.{exc}") from None
 
 
 class ModelSpec(_Spec):

@@ -24,10 +24,18 @@ G16 for 400,000 events including its sampling events).
 from __future__ import annotations
 
 import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+from scipy import stats
 
+from schedlab.datasets import data_file
+from schedlab.engine.metrics import t_interval
 from schedlab.experiments.stats import summarize
 from schedlab.model.spec import SimulationSpec, parse_spec
 from schedlab.optim.vm_capacity import ServerType, max_scaling
@@ -235,11 +243,12 @@ def run_fig4(ctx: Context) -> Outcome:
     alg, g16 = runs["vm-stalling"], runs["g16"]
     claims = [
         Claim(
-            "G16's queue is far above Algorithm 1's (taken as: time-average at least 5 times)",
-            g16.mean_queue > 5 * alg.mean_queue,
+            "G16's queue is far above Algorithm 1's (taken as: time-average at least 5 times, "
+            "or G16 flagged unstable while Algorithm 1 is stable)",
+            alg.stable and (not g16.stable or g16.mean_queue > 5 * alg.mean_queue),
             f"time-average total queue after the first quarter: G16 {g16.mean_queue:.4g} "
-            f"(stable={g16.stable}), Algorithm 1 {alg.mean_queue:.4g} (stable={alg.stable}), "
-            f"M14 {runs['m14'].mean_queue:.4g}",
+            f"(stable={g16.stable}: {g16.instability or 'no growth'}), Algorithm 1 "
+            f"{alg.mean_queue:.4g} (stable={alg.stable}), M14 {runs['m14'].mean_queue:.4g}",
         ),
         Claim(
             "Algorithm 1 is stable in Example 2",
@@ -254,16 +263,43 @@ def run_fig4(ctx: Context) -> Outcome:
 
 
 def _sweep(ctx: Context, specs: dict[tuple, SimulationSpec], reps: int, name: str):
+    """One point per spec, and the number of its replications flagged unstable."""
     keys = list(specs)
     records = ctx.run([specs[k] for k in keys], replications=reps, experiment=name)
     points: dict[tuple, Point] = {}
+    unstable: dict[tuple, int] = {}
     for key, recs in zip(keys, records, strict=True):
         stat = summarize(recs, by=["policy"], metric="mean_number_in_queue")[0]
         policy, x, arrival = key
         points[key] = Point(
             f"{_name(policy)} ({arrival})", x, stat.mean, stat.lo, stat.hi, stat.stable
         )
-    return points
+        unstable[key] = sum(not r.get("stable", True) for r in recs)
+    return points, unstable
+
+
+def m14_trap(servers: int, zeta: float = ZETA) -> str:
+    """Why M14 can freeze on Table 1 (the local-refresh failure of Example 1, §7.1).
+
+    Every maximal configuration of Table 1 holds at least ``k_min`` high-memory VMs, so while the
+    high-memory queue is backlogged every server keeps refilling those slots and none empties:
+    M14 never takes a new configuration again. The frozen mix serves the high-memory type at
+    most at rate k_min L + (k_max - k_min) n_max (n_max servers in a configuration with the
+    most high-memory slots); below the offered load the queue grows for ever."""
+    w = np.array(list(TABLE1.values()))
+    total = sum(TABLE1_RATES)
+    d = np.array(TABLE1_RATES) / total
+    scaling = max_scaling(w, [ServerType(1, TABLE1_SERVER)], d)
+    b = int(np.argmax(TABLE1_RATES))
+    k = scaling.configurations[0][:, b]
+    load = zeta * scaling.max_scaling * d[b] * servers
+    need = math.ceil((load - k.min() * servers) / (k.max() - k.min()) - 1e-9)
+    return (
+        f"every maximal configuration of Table 1 holds >= {k.min()} high-memory VMs, so with a "
+        f"backlogged high-memory queue no server empties and M14's configurations freeze; at "
+        f"{servers} servers the frozen mix must have >= {need} servers with {k.max()} "
+        f"high-memory slots to serve its load {load:.4g}, else the queue grows for ever"
+    )
 
 
 def run_fig5(ctx: Context) -> Outcome:
@@ -276,7 +312,7 @@ def run_fig5(ctx: Context) -> Outcome:
         for n in servers
         for a in ("Poisson", "log-normal")
     }
-    pts = _sweep(ctx, specs, reps, "psychas2018-fig5")
+    pts, unstable = _sweep(ctx, specs, reps, "psychas2018-fig5")
     figures = line_plot(
         list(pts.values()),
         ctx.out / "psychas2018_fig5",
@@ -287,22 +323,35 @@ def run_fig5(ctx: Context) -> Outcome:
         logy=True,
     )
     claims = _scaling_claims(pts, servers, "servers")
+    small, rest = servers[0], servers[1:]
     for a in ("Poisson", "log-normal"):
-        pairs = [(pts[("vm-stalling", n, a)], pts[("m14", n, a)]) for n in servers]
+        pairs = {n: (pts[("vm-stalling", n, a)], pts[("m14", n, a)]) for n in rest}
         claims.append(
             Claim(
-                f"Algorithm 1 and M14 behave similarly ({a} arrivals; taken as: both stable, "
-                "mean queues within a factor 2 of each other)",
-                all(
-                    p.stable and m.stable and 0.5 * m.mean <= p.mean <= 2 * m.mean for p, m in pairs
-                ),
-                "; ".join(
-                    f"{n}: Alg. 1 {_fmt(p)}, M14 {_fmt(m)}"
-                    for n, (p, m) in zip(servers, pairs, strict=True)
-                ),
+                f"Algorithm 1 and M14 behave similarly above {small} servers ({a} arrivals; "
+                "taken as: both stable, mean queues within a factor 2 or 95% intervals "
+                "overlapping)",
+                all(_similar(*pair) for pair in pairs.values()),
+                "; ".join(f"{n}: Alg. 1 {_fmt(p)}, M14 {_fmt(m)}" for n, (p, m) in pairs.items()),
+            )
+        )
+        alg, m14 = pts[("vm-stalling", small, a)], pts[("m14", small, a)]
+        claims.append(
+            Claim(
+                f"... and at {small} servers too, as the paper's Fig. 5 shows ({a} arrivals)",
+                _similar(alg, m14),
+                f"Alg. 1 {_fmt(alg)}, M14 {_fmt(m14)} ({unstable[('m14', small, a)]} of {reps} "
+                "M14 runs flagged unstable); " + m14_trap(small),
             )
         )
     return Outcome(figures, claims, [])
+
+
+def _similar(p: Point, m: Point) -> bool:
+    """Both stable, and mean queues within a factor 2 or not told apart (95% intervals
+    overlap)."""
+    close = 0.5 * m.mean <= p.mean <= 2 * m.mean
+    return p.stable and m.stable and (close or (p.lo <= m.hi and m.lo <= p.hi))
 
 
 def run_fig6(ctx: Context) -> Outcome:
@@ -322,7 +371,7 @@ def run_fig6(ctx: Context) -> Outcome:
         for z in zetas
         for a in ("Poisson", "log-normal")
     }
-    pts = _sweep(ctx, specs, reps, "psychas2018-fig6")
+    pts, _ = _sweep(ctx, specs, reps, "psychas2018-fig6")
     figures = line_plot(
         list(pts.values()),
         ctx.out / "psychas2018_fig6",
@@ -384,13 +433,306 @@ def _scaling_claims(pts: dict[tuple, Point], xs, what: str) -> list[Claim]:
     return claims
 
 
-for _name_, _fig, _run, _title, _scale in (
+# ------------------------------------------------------------------------------- Figs 7, 8
+
+TRACE_ENV = "SCHEDLAB_PSYCHAS2018_TRACE"  # a canonical Google 2011 table (docs/traces.md)
+ALIBABA = "alibaba/batch_task_v2017.csv.gz"
+TRACE_JOBS = 1_000_000  # §7.3: "a window of 1 million arrivals"
+TRACE_TYPES = 8  # §7.3: sizes 1, 1/2, ..., 1/2^7 ("the total number of queues is 8")
+FIG7_WINDOW_S = 20 * 60.0  # Fig. 7: arrivals per 20-minute window
+FIG8_SERVERS = (800, 900, 1000, 1100, 1250)  # §7.3: 800 to 1,250 servers of size 1
+FIG8_QUICK_SERVERS = (800, 1250)
+FIG8_RUNS = 3  # §7.3: "all runs were repeated 3 times"
+FIG8_TOP_LOAD = 0.95  # INFERRED: on a stand-in trace, the load of the paper's 800 servers
+TRACE_ALGORITHM1 = {"z": 0.002, "stall_limit": 0.015}  # §7.3; q(s) = (1 - s) 1(s < 0.015)
+TRACE_SUBROUTINE = "dp"  # r = 1 like the enumeration, on 2^7 units per server (§6.1(ii))
+
+
+@dataclass(frozen=True)
+class VmTrace:
+    """A job table typed as in §7.3: one VM type per size 1/2^k, k = 0..7 (max of CPU and memory
+    rounded up to a power of 1/2; smaller jobs join 1/2^7), replayed on servers of size 1."""
+
+    path: Path  # arrival, duration, demand, job_class (index into ``sizes``)
+    label: str
+    natural: bool  # the paper's own trace (server counts as in the paper) or a stand-in
+    sizes: np.ndarray  # per type present
+    share: np.ndarray
+    mean_duration: np.ndarray
+    arrival: np.ndarray  # per job, from 0
+
+    @property
+    def offered(self) -> float:
+        """Mean offered work over the window, in servers of size 1."""
+        return float(
+            np.sum(self.share * self.sizes * self.mean_duration) * self.arrival.size
+        ) / float(self.arrival[-1] - self.arrival[0])
+
+    def servers(self, paper: int) -> int:
+        """The number of servers standing for the paper's ``paper``: itself on the paper's own
+        trace; on a stand-in, scaled so that the paper's smallest cluster (800 servers) has
+        offered load FIG8_TOP_LOAD (the engine's load: offered work / servers), the others in
+        proportion (load 0.95 x 800 / paper)."""
+        if self.natural:
+            return paper
+        return max(1, round(self.offered / FIG8_TOP_LOAD * paper / FIG8_SERVERS[0]))
+
+
+def _typed_source(ctx: Context, jobs: int) -> tuple[pa.Table, str, bool]:
+    """The window of ``jobs`` arrivals with one size per job (max resource, rounded up to a power
+    of 1/2, at least 1/2^7): a user's canonical Google 2011 table ($SCHEDLAB_PSYCHAS2018_TRACE),
+    else the shipped Alibaba 2017 batch_task table (data folder of schedlab.datasets)."""
+    from schedlab.workloads.traces import max_resource, round_pow2, window_jobs
+
+    floor = TRACE_TYPES - 1
+    env = os.environ.get(TRACE_ENV)
+    if env:
+        table = pq.read_table(env)
+        if "demand" not in table.column_names:
+            table = max_resource(table)
+        table = round_pow2(window_jobs(table, jobs), ["demand"], floor_exponent=floor)
+        return table, f"{env} (${TRACE_ENV}), first {table.num_rows:,} jobs", True
+    target = ctx.out / f"alibaba2017_pow2_{jobs}.parquet"
+    source = data_file(ALIBABA, "the Alibaba 2017 batch_task table")
+    if not target.exists():
+        from schedlab.workloads.traces import Transforms, convert
+
+        target.parent.mkdir(parents=True, exist_ok=True)
+        convert(
+            source,
+            "alibaba2017",
+            target,
+            transforms=Transforms(
+                max_resource=True, round_pow2=True, pow2_floor=floor, window_jobs=(0, jobs)
+            ),
+        )
+    label = (
+        f"{source.name} (Alibaba 2017 batch tasks, first {jobs:,} jobs) standing in for the "
+        "Google 2011 trace"
+    )
+    return pq.read_table(target), label, False
+
+
+def vm_trace(ctx: Context, jobs: int) -> VmTrace:
+    """The typed job table of Figs 7-8 (a window of ``jobs`` arrivals), written into ``ctx.out``
+    for the typed replay."""
+    table, label, natural = _typed_source(ctx, jobs)
+    col = {c: table.column(c).to_numpy(zero_copy_only=False).astype(float) for c in _TRACE_COLS}
+    order = np.argsort(col["arrival"], kind="stable")
+    arrival = col["arrival"][order] - col["arrival"][order][0]
+    duration, size = col["duration"][order], col["demand"][order]
+    exponent = np.rint(-np.log2(size)).astype(np.int64)
+    present, job_class = np.unique(exponent, return_inverse=True)
+    job_class = job_class.ravel().astype(np.int32)
+    sizes = 2.0 ** -present.astype(float)
+    path = ctx.out / "psychas2018_typed_trace.parquet"
+    pq.write_table(
+        pa.table(
+            {
+                "arrival": arrival,
+                "duration": duration,
+                "demand": sizes[job_class],
+                "job_class": pa.array(job_class, type=pa.int32()),
+            }
+        ),
+        path,
+    )
+    return VmTrace(
+        path=path,
+        label=label,
+        natural=natural,
+        sizes=sizes,
+        share=np.bincount(job_class, minlength=sizes.size) / job_class.size,
+        mean_duration=np.array([duration[job_class == c].mean() for c in range(sizes.size)]),
+        arrival=arrival,
+    )
+
+
+_TRACE_COLS = ("arrival", "duration", "demand")
+
+
+def trace_spec(vt: VmTrace, servers: int, policy: str, replications: int = 1) -> SimulationSpec:
+    """The typed trace on ``servers`` servers of size 1 (§7.3), one queue per type; Algorithm 1
+    with §7.3's z and q(s); the first quarter discarded as in §7.2."""
+    params: dict[str, Any] = {}
+    if policy in ("vm-stalling", "m14"):
+        params["subroutine"] = TRACE_SUBROUTINE
+    if policy == "vm-stalling":
+        params |= TRACE_ALGORITHM1
+    if policy == "g16":  # its sampling rate per unit of mean service time, as on Table 1
+        params["alpha"] = float(np.sum(vt.share * vt.mean_duration)) ** -1
+    return parse_spec(
+        {
+            "cluster": {"servers": servers, "capacity": 1.0},
+            "workload": {
+                "arrivals": {"process": "trace", "path": str(vt.path)},
+                "classes": [
+                    {
+                        "name": f"size 1/{round(1 / size)}",
+                        "probability": float(vt.share[c]),
+                        "demand": float(size),
+                        "duration": float(vt.mean_duration[c]),
+                    }
+                    for c, size in enumerate(vt.sizes)
+                ],
+            },
+            "policy": {"name": policy, **params},
+            "run": {
+                "seed": SEED,
+                "warmup": 0.25,
+                "timeseries": 0,
+                "allow_unstable": True,
+                "drain": False,
+                "replications": replications,
+            },
+        }
+    )
+
+
+def run_fig7(ctx: Context) -> Outcome:
+    vt = vm_trace(ctx, TRACE_JOBS)  # no simulation: the paper's window in both variants
+    n_full = max(int(vt.arrival[-1] // FIG7_WINDOW_S), 1)  # windows inside the trace window
+    edges = np.arange(n_full + 1) * FIG7_WINDOW_S
+    full = np.histogram(vt.arrival, bins=edges)[0]
+    points = [
+        Point("arrivals", float(h), float(n), math.nan, math.nan)
+        for h, n in zip(edges[:-1] / 3600.0, full, strict=True)
+    ]
+    figures = line_plot(
+        points,
+        ctx.out / "psychas2018_fig7",
+        x="time (hours)",
+        y="arrivals per 20-minute window",
+        hue="trace",
+        title=f"Paper 001 Fig. 7: arrivals per 20 minutes, {vt.label}",
+    )
+    dispersion = float(full.var(ddof=1) / full.mean()) if full.size > 1 else math.nan
+    p_value = (
+        float(stats.chi2.sf(dispersion * (full.size - 1), full.size - 1))
+        if full.size > 1
+        else math.nan
+    )
+    claims = [
+        Claim(
+            "the traffic is variable, not Poisson (taken as: counts per 20-minute window "
+            "over-dispersed, chi-square dispersion test p < 0.01)",
+            full.size > 1 and p_value < 0.01,
+            f"{full.size} full windows, counts {full.min():,} to {full.max():,}; variance/mean "
+            f"{dispersion:.4g} (1 for Poisson), p = {p_value:.3g}",
+        )
+    ]
+    notes = [
+        f"trace: {vt.label}; {vt.arrival.size:,} arrivals over {vt.arrival[-1] / 3600:.3g} hours"
+    ]
+    return Outcome(figures, claims, notes)
+
+
+def run_fig8(ctx: Context) -> Outcome:
+    vt = vm_trace(ctx, TRACE_JOBS)
+    paper_l = FIG8_QUICK_SERVERS if ctx.quick else FIG8_SERVERS
+    runs = 1 if ctx.quick else FIG8_RUNS
+    deterministic = ("vm-stalling", "m14")
+    grid = [(p, n) for n in paper_l for p in deterministic]
+    records = ctx.run(
+        [trace_spec(vt, vt.servers(n), p) for p, n in grid], experiment="psychas2018-fig8"
+    )
+    g16 = ctx.run(
+        [trace_spec(vt, vt.servers(n), "g16") for n in paper_l],
+        replications=runs,
+        experiment="psychas2018-fig8",
+    )
+    grid += [("g16", n) for n in paper_l]
+    pts: dict[tuple[str, int], Point] = {}
+    for (policy, n), recs in zip(grid, records + g16, strict=True):
+        values = np.array([_trace_queue(r) for r in recs])
+        lo, hi = (math.nan, math.nan)
+        if values.size > 1:
+            est = t_interval(float(values.mean()), values)
+            lo, hi = est.ci95
+        mean = float(values.mean())
+        pts[(policy, n)] = Point(
+            _name(policy), float(vt.servers(n)), mean, lo, hi, stable=not math.isnan(mean)
+        )
+    figures = line_plot(
+        list(pts.values()),
+        ctx.out / "psychas2018_fig8",
+        x="number of servers" + ("" if vt.natural else " (stand-in trace)"),
+        y="mean queue size",
+        hue="algorithm",
+        title="Paper 001 Fig. 8: trace replay, " + vt.label,
+        logy=True,
+    )
+    q = {k: v.mean for k, v in pts.items()}
+    table = "; ".join(
+        f"{n} ({vt.servers(n)} servers): "
+        + ", ".join(f"{_name(p)} {_fmt_trace(q[(p, n)])}" for p in POLICIES)
+        for n in paper_l
+    )
+    small, large = paper_l[0], paper_l[-1]
+    claims = [
+        Claim(
+            "Algorithm 1 has the best overall performance at every number of servers (taken as: "
+            "its mean queue at most 1.1 x the better of M14 and G16)",
+            all(q[("vm-stalling", n)] <= 1.1 * min(q[("m14", n)], q[("g16", n)]) for n in paper_l),
+            table,
+        ),
+        Claim(
+            "G16 deteriorates as the number of servers scales up (taken as: its mean queue at "
+            f"{vt.servers(large)} servers at least its mean queue at {vt.servers(small)})",
+            q[("g16", large)] >= q[("g16", small)],
+            f"G16 {_fmt_trace(q[('g16', small)])} at {vt.servers(small)}, "
+            f"{_fmt_trace(q[('g16', large)])} at {vt.servers(large)} servers",
+        ),
+        Claim(
+            "M14 deteriorates as the number of servers scales down (taken as: its excess over "
+            f"Algorithm 1's mean queue is larger at {vt.servers(small)} than at "
+            f"{vt.servers(large)} servers)",
+            _excess(q, "m14", small) > _excess(q, "m14", large),
+            f"M14 - Algorithm 1: {_fmt_trace(_excess(q, 'm14', small))} at "
+            f"{vt.servers(small)}, {_fmt_trace(_excess(q, 'm14', large))} at {vt.servers(large)} "
+            "servers",
+        ),
+    ]
+    notes = [
+        f"trace: {vt.label}; {vt.arrival.size:,} arrivals; types (sizes) "
+        + ", ".join(f"1/{round(1 / s)}: {sh:.1%}" for s, sh in zip(vt.sizes, vt.share, strict=True))
+        + f"; mean offered work {vt.offered:.4g} servers",
+        "Algorithm 1 and M14 are deterministic on a fixed trace (their 3 runs coincide: one is "
+        f"run); G16 {runs} run(s) with its own random stream, mean with a t-interval",
+        "a trace replay is one finite sample path: the time-average queue over the window after "
+        "its first quarter is reported whether or not the queue settles",
+    ]
+    if not vt.natural:
+        notes.append(
+            f"server counts: the paper's {paper_l[0]}..{paper_l[-1]} scaled so that "
+            f"{FIG8_SERVERS[0]} stands for offered load {FIG8_TOP_LOAD} (INFERRED: the paper "
+            "does not give its trace's load): loads "
+            + ", ".join(f"{vt.offered / vt.servers(n):.3g}" for n in paper_l)
+        )
+    return Outcome(figures, claims, notes)
+
+
+def _trace_queue(record: dict[str, Any]) -> float:
+    v = record.get("mean_number_in_queue")
+    return math.nan if v is None else float(v)
+
+
+def _fmt_trace(value: float) -> str:
+    return "unstable" if math.isnan(value) else f"{value:.4g}"
+
+
+def _excess(q: dict[tuple[str, int], float], policy: str, n: int) -> float:
+    return q[(policy, n)] - q[("vm-stalling", n)]
+
+
+for _name_, _fig, _run, _title, _scale, _data in (
     (
         "psychas2018-fig3",
         "Fig. 3",
         run_fig3,
         "M14 unstable, Algorithm 1 stable (Example 1)",
         "paper: 400,000 arrivals per policy; --quick: 40,000",
+        (),
     ),
     (
         "psychas2018-fig4",
@@ -398,6 +740,7 @@ for _name_, _fig, _run, _title, _scale in (
         run_fig4,
         "G16's queue far above Algorithm 1's (Example 2)",
         "paper: 200,000 arrivals per policy; --quick: 20,000",
+        (),
     ),
     (
         "psychas2018-fig5",
@@ -405,6 +748,7 @@ for _name_, _fig, _run, _title, _scale in (
         run_fig5,
         "mean queue vs number of servers (Table 1 types)",
         "paper: 20..200 servers, 5 runs of 100,000 arrivals; --quick: 3 sizes, 3 runs",
+        (),
     ),
     (
         "psychas2018-fig6",
@@ -412,10 +756,35 @@ for _name_, _fig, _run, _title, _scale in (
         run_fig6,
         "mean queue vs traffic intensity, 20 servers",
         "paper: zeta 0.80..0.95, 5 runs of 100,000 arrivals; --quick: 3 values, 3 runs",
+        (),
+    ),
+    (
+        "psychas2018-fig7",
+        "Fig. 7",
+        run_fig7,
+        "trace: arrivals per 20-minute window",
+        f"window of {TRACE_JOBS:,} arrivals (also with --quick: no simulation)",
+        (ALIBABA,),
+    ),
+    (
+        "psychas2018-fig8",
+        "Fig. 8",
+        run_fig8,
+        "trace: mean queue vs number of servers",
+        f"window of {TRACE_JOBS:,} arrivals, {FIG8_SERVERS[0]}..{FIG8_SERVERS[-1]} servers "
+        f"(scaled on a stand-in trace), G16 {FIG8_RUNS} runs; --quick: the same window, "
+        f"{len(FIG8_QUICK_SERVERS)} cluster sizes, 1 G16 run",
+        (ALIBABA,),
     ),
 ):
     register(
         Reproduction(
-            name=_name_, paper="psychas2018", figure=_fig, title=_title, run=_run, scale=_scale
+            name=_name_,
+            paper="psychas2018",
+            figure=_fig,
+            title=_title,
+            run=_run,
+            scale=_scale,
+            data=_data,
         )
     )

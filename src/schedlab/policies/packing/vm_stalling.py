@@ -45,11 +45,22 @@ server that has emptied with a configuration lacking a slot for the VMs that the
 it; at the end of a finite run (after the last arrival) such VMs would wait forever. With this
 setting, an empty active server whose configuration weighs less than an r-max-weight
 configuration takes the latter when a departure empties it without stalling it, and when an
-arrival has to wait (it holds no VM: nothing is preempted and no
-stalled period is needed). Off is the literal §3 text.
+arrival has to wait (it holds no VM: nothing is preempted and no stalled period is needed; a
+server whose last VM leaves at the same instant is left to the departure rule, which runs after
+the arrivals). Off is the literal §3 text.
 
-Inferred details (not fixed by the paper): all servers start empty and take an r-max-weight
-configuration at the first decision epoch; arrivals of one epoch are placed before the departures
+``start`` (inferred: the paper does not say how the servers start). All servers start empty. With
+"on-demand" (default) a server has no configuration (no slots) until a VM arrives that finds no
+empty slot of its type: then the first unconfigured empty server (index order) takes an r-max-weight
+configuration for the queues at that moment and fills it, and so on while VMs still wait; the
+servers are thus configured one at a time as the traffic needs them. "synchronized" gives every
+server an r-max-weight configuration at the first decision epoch, all for the same nearly empty
+queue vector (e.g. Q = e_j after a first type-j arrival), hence all the same configuration. That
+start can trap M14 for good: on Table 1 (§7.2) every server takes (0, 3, 2) at t = 0, the
+high-memory queue then grows (3 slots per server < 0.89 x 11/3 needed) while every server holds
+high-memory VMs that are refilled as they leave, so no server ever empties to refresh.
+
+Other inferred details: arrivals of one epoch are placed before the departures
 of that epoch are handled; when several VMs leave at the same instant, all leave first and then
 each departure is handled in turn (a freed slot is refilled only if the server's configuration,
 possibly renewed by an earlier departure of that instant, still has it); configuration ties go
@@ -113,6 +124,7 @@ class VmStallingConfig(PolicyConfig):
     early_activation: bool = True
     refresh: Literal["stalling", "local"] = "stalling"
     recheck_when_empty: bool = True
+    start: Literal["on-demand", "synchronized"] = "on-demand"
 
 
 STATE = PolicyState(
@@ -130,7 +142,9 @@ STATE = PolicyState(
         StateField("early", "b1"),
         StateField("local_refresh", "b1"),
         StateField("recheck_empty", "b1"),
+        StateField("sync_start", "b1"),
         StateField("started", "b1"),
+        StateField("n_unconfigured", "i8"),
         StateField("n_stalled", "i8"),
         StateField("config_changes", "i8"),
         StateField("stall_area", "f8"),
@@ -146,8 +160,13 @@ STATE = PolicyState(
         StateField("fill_order", "i8", "classes"),
         # server configurations: k~ (cfg) and the jobs present per type (occ)
         StateField("cfg", "i8", ("servers", "classes")),
+        StateField("configured", "b1", "servers"),
         StateField("occ", "i8", ("servers", "classes")),
         StateField("free", "i8", "classes"),  # empty slots per type over active servers
+        # lower bounds (speed only): no active server below first_free[c] has an empty type-c
+        # slot; no server below first_empty is empty and active
+        StateField("first_free", "i8", "classes"),
+        StateField("first_empty", "i8"),
         # per-type FIFO queues of waiting jobs
         StateField("q_head", "i8", "classes", fill=-1),
         StateField("q_tail", "i8", "classes", fill=-1),
@@ -171,12 +190,13 @@ def server_types(capacity: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def check_vm_model(model) -> None:
-    """The VM model of §2: VM types (fixed demand vectors per class, no trace), continuous time
-    and a decision at every event."""
-    if model.trace is not None:
+    """The VM model of §2: VM types (fixed demand vectors per class; a trace only with a type per
+    job, §7.3), continuous time and a decision at every event."""
+    if model.trace is not None and model.trace.job_class is None:
         raise SpecError(
-            "VM scheduling needs VM types (job classes with fixed demands), not a raw trace",
-            field="workload.arrivals.process",
+            "VM scheduling needs VM types: replay a typed trace (a job_class column and declared "
+            "classes with fixed demands), not a raw one",
+            field="workload.arrivals.path",
         )
     if model.family != "packing":
         raise SpecError("Algorithm 1 runs in the packing family", field="model.family")
@@ -236,6 +256,8 @@ def init(st, model, config: VmStallingConfig):
         "early": config.early_activation,
         "local_refresh": config.refresh == "local",
         "recheck_empty": config.recheck_when_empty,
+        "sync_start": config.start == "synchronized",
+        "n_unconfigured": model.n_servers,
         "w": w,
         "server_type": stype.astype(np.int64),
         "type_cap": caps,
@@ -314,6 +336,9 @@ def _place(st, ps, s, c):
 def _set_configuration(st, ps, s, k):
     """Server s (empty, or holding a subset of k) becomes active with configuration k, fills it
     from the queues and registers empty slots for the rest (Algorithm 1, lines 9-14)."""
+    if not ps.configured[s]:  # its first configuration (``start = "on-demand"``)
+        ps.configured[s] = True
+        ps.n_unconfigured -= 1
     if st.stalled[s] != 0:
         activate(st, s)
         ps.n_stalled -= 1
@@ -326,6 +351,10 @@ def _set_configuration(st, ps, s, k):
         ps.free[c] += k[c] - ps.occ[s, c]
         while ps.occ[s, c] < k[c] and ps.q_head[c] != -1:
             _place(st, ps, s, c)
+        if ps.occ[s, c] < k[c]:
+            ps.first_free[c] = min(ps.first_free[c], s)
+    if st.n_on_server[s] == 0:
+        ps.first_empty = min(ps.first_empty, s)
 
 
 @njit(cache=True)
@@ -339,13 +368,16 @@ def _stall(st, ps, s):
 @njit(cache=True)
 def _fill_free_slots(st, ps, c):
     """Arrivals of type c go to the first empty slots of type c (servers in index order)."""
-    s = 0
+    s = ps.first_free[c]
     L = ps.cfg.shape[0]
     while ps.free[c] > 0 and ps.q_head[c] != -1 and s < L:
         if st.stalled[s] == 0:
             while ps.occ[s, c] < ps.cfg[s, c] and ps.q_head[c] != -1:
                 _place(st, ps, s, c)
+            if ps.occ[s, c] < ps.cfg[s, c]:
+                break
         s += 1
+    ps.first_free[c] = s if s < L else 0
 
 
 @njit(cache=True)
@@ -364,10 +396,37 @@ def _refresh_if_better(st, ps, s):
 
 
 @njit(cache=True)
+def _idle(st, ps, s):
+    """Server s is active and holds no VM, none of them leaving at this epoch either (a server
+    whose last VM leaves now is handled by the departure rule of §3, after the arrivals)."""
+    if st.stalled[s] != 0 or st.n_on_server[s] != 0:
+        return False
+    held = 0
+    for c in range(ps.occ.shape[1]):
+        held += ps.occ[s, c]
+    return held == 0
+
+
+@njit(cache=True)
 def _recheck_empty_servers(st, ps):
-    for s in range(ps.cfg.shape[0]):
-        if st.stalled[s] == 0 and st.n_on_server[s] == 0:
+    """Idle servers (:func:`_idle`), in index order, take an r-max-weight configuration when it
+    weighs more than theirs (``recheck_when_empty``; else only servers never configured, ``start
+    = "on-demand"``). Each fills its slots from the queues before the next one looks at them, so
+    one waiting VM reconfigures one server, not all the empty ones at once. Called when an
+    arrival has to wait."""
+    L = ps.cfg.shape[0]
+    first = L
+    for s in range(ps.first_empty, L):
+        if not _idle(st, ps, s):
+            continue
+        if _queues(st, ps) == 0.0:
+            first = min(first, s)
+            break
+        if ps.recheck_empty or not ps.configured[s]:
             _refresh_if_better(st, ps, s)
+        if st.n_on_server[s] == 0:
+            first = min(first, s)
+    ps.first_empty = first
 
 
 @njit(cache=True)
@@ -376,6 +435,9 @@ def _release(st, ps, s, c):
     ps.occ[s, c] -= 1
     if st.stalled[s] == 0:
         ps.free[c] += 1
+        ps.first_free[c] = min(ps.first_free[c], s)
+    if st.n_on_server[s] == 0:
+        ps.first_empty = min(ps.first_empty, s)
 
 
 @njit(cache=True)
@@ -434,14 +496,15 @@ def decide(st, ps):
         _push(ps, st.job_class[j], j)
     if not ps.started:
         ps.started = True
-        _queues(st, ps)
-        for s in range(ps.cfg.shape[0]):
-            rmax_configuration(ps, ps.server_type[s], ps.qf, ps.kbuf)
-            _set_configuration(st, ps, s, ps.kbuf)
+        if ps.sync_start:
+            _queues(st, ps)
+            for s in range(ps.cfg.shape[0]):
+                rmax_configuration(ps, ps.server_type[s], ps.qf, ps.kbuf)
+                _set_configuration(st, ps, s, ps.kbuf)
     for c in range(ps.free.shape[0]):
         if ps.free[c] > 0 and ps.q_head[c] != -1:
             _fill_free_slots(st, ps, c)
-    if ps.recheck_empty:
+    if ps.recheck_empty or ps.n_unconfigured > 0:
         for i in range(st.ctr[N_ARRIVED_NEW]):
             j = st.arrived_buf[i]
             if st.status[j] == WAITING:

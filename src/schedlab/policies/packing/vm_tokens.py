@@ -12,8 +12,10 @@ The INFOCOM 2016 text itself could not be retrieved in this environment (only it
 the quantities it defines are parameters with choices marked CHOSEN:
 
 * sampling: queue j samples one server uniformly at random at the events of a Poisson process of
-  rate ``alpha * (1 + Q_j)`` (CHOSEN: alpha = 1 per unit of mean service time, weight e^{f(Q)}
-  with f(x) = log(1 + x), the usual Glauber-dynamics weight of such randomized schedulers);
+  rate ``alpha * (1 + Q_j)`` per unit of time (CHOSEN: alpha = 1, i.e. one sample per mean
+  service time per waiting VM in §7's specs, whose mean service time is 1 — a trace in seconds
+  passes alpha = 1 / its mean duration, see psychas2018-fig8; weight e^{f(Q)} with
+  f(x) = log(1 + x), the usual Glauber-dynamics weight of such randomized schedulers);
 * token placement: if a type-j VM fits in the sampled server's capacity left by its VMs and
   tokens, the head of queue j starts there when Q_j > 0, else a type-j token is placed there;
 * token expiry: an unused token is removed after an exponential time of mean ``token_life``

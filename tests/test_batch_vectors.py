@@ -1,0 +1,121 @@
+"""Batch arrivals of VM vectors (psychas2018 §5.2, Corollary 5.3): spec validation with one-line
+errors, eqs. (27)/(47), and the expansion of requests into VM arrivals."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from schedlab.errors import SpecError
+from schedlab.model.compile import compile_model
+from schedlab.model.spec import parse_spec
+from schedlab.workloads.batch_vectors import (
+    BatchVector,
+    class_shares,
+    expand,
+    type_rates,
+    vector_table,
+    workload,
+)
+
+VECTORS = [
+    {"probability": 0.3, "vms": {"small": 2, "large": 1}},
+    {"probability": 0.7, "vms": {"small": 1}},
+]
+
+
+def spec(vectors=VECTORS, **arrivals):
+    return {
+        "cluster": {"servers": 2, "capacity": 6},
+        "workload": {
+            "rate": 2.0,
+            "arrivals": {"process": "batch", "vectors": vectors, **arrivals},
+            "classes": [
+                {"name": "small", "demand": 1, "duration": {"dist": "exponential", "mean": 1}},
+                {"name": "large", "demand": 4, "duration": {"dist": "exponential", "mean": 2}},
+            ],
+        },
+        "policy": {"name": "vm-stalling"},
+        "run": {"arrivals": 100},
+    }
+
+
+def table():
+    return vector_table([BatchVector(**v) for v in VECTORS], ["small", "large"])
+
+
+def test_equations_27_and_47():
+    t = table()
+    assert t.counts.tolist() == [[2, 1], [1, 0]]
+    assert t.mean_batch == pytest.approx(0.3 * 3 + 0.7 * 1)
+    # lambda_j = lambda sum_v v_j p_v: small 0.3*2 + 0.7*1 = 1.3, large 0.3 per request
+    assert type_rates(2.0, t).tolist() == pytest.approx([2.6, 0.6])
+    assert class_shares(t).tolist() == pytest.approx([1.3 / 1.6, 0.3 / 1.6])
+    # rho_j = lambda_j / mu_j with mean services 1 and 2
+    assert workload(2.0, t, np.array([1.0, 2.0])).tolist() == pytest.approx([2.6, 1.2])
+
+
+def test_expand_brings_each_vector_at_its_time():
+    t = table()
+    requests = np.sort(np.random.default_rng(1).uniform(0, 100, 20_000))
+    times, classes = expand(np.random.default_rng(2), requests, t)
+    assert np.all(np.diff(times) >= 0)
+    # group the VMs by request time: each group is one of the vectors, in class order
+    starts = np.flatnonzero(np.r_[True, np.diff(times) > 0])
+    groups = np.split(classes, starts[1:])
+    assert len(groups) == requests.size
+    kinds = {(2, 1): 0, (1, 0): 0}
+    for g in groups:
+        assert np.all(np.diff(g) >= 0)
+        key = (int(np.sum(g == 0)), int(np.sum(g == 1)))
+        kinds[key] += 1
+    # the first vector's share: binomial(20000, 0.3), within 5 standard deviations
+    sd = np.sqrt(requests.size * 0.3 * 0.7)
+    assert abs(kinds[(2, 1)] - 0.3 * requests.size) < 5 * sd
+    assert sum(kinds.values()) == requests.size
+
+
+def test_spec_accepts_vectors_and_refuses_to_run_them_yet():
+    s = parse_spec(spec())
+    assert s.workload.arrivals.vectors[0].vms == {"small": 2, "large": 1}
+    with pytest.raises(SpecError) as err:
+        compile_model(s)
+    assert err.value.field == "workload.arrivals.vectors"
+    assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("change", "needle"),
+    [
+        ({"vectors": [{"probability": 0.5, "vms": {"small": 1, "large": 1}}]}, "sum to 0.5"),
+        (
+            {"vectors": [{"probability": 1.0, "vms": {"small": 1, "medium": 1, "large": 1}}]},
+            "'medium' is not a class",
+        ),
+        ({"vectors": [{"probability": 1.0, "vms": {"small": 3}}]}, "'large' is in no request"),
+        (
+            {"vectors": [{"probability": 1.0, "vms": {"small": 0, "large": 0}}]},
+            "at least one VM",
+        ),
+        ({"vectors": [{"probability": 1.0, "vms": {"small": -1}}]}, "greater than or equal"),
+        ({"batch_size": 2}, "not both"),
+    ],
+)
+def test_bad_vectors_are_one_line(change, needle):
+    data = spec()
+    data["workload"]["arrivals"].update(change)
+    with pytest.raises(SpecError) as err:
+        parse_spec(data)
+    message = str(err.value)
+    assert needle in message and "\n" not in message
+
+
+def test_vectors_only_with_batch_and_without_class_probabilities():
+    data = spec()
+    data["workload"]["arrivals"]["process"] = "poisson"
+    with pytest.raises(SpecError, match="only used with process = 'batch'"):
+        parse_spec(data)
+    data = spec()
+    data["workload"]["classes"][0]["probability"] = 0.5
+    with pytest.raises(SpecError, match=r"classes\[0\].probability"):
+        parse_spec(data)
