@@ -45,8 +45,6 @@ KNOWN_UPWARD = {
     # the pipeline of simulation/, a peer of analysis/, must build them and hand them to the
     # policy's init; ordering.py then imports nothing from analysis/)
     ("schedlab.policies.pooled.ordering", "schedlab.analysis.gittins"),
-    # the VM types read their fixed demands from model/'s distribution type (issue 13, left open)
-    ("schedlab.policies.packing.vm_stalling", "schedlab.model.distributions"),
 }
 
 

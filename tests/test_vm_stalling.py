@@ -5,8 +5,10 @@ empirically (bounded queues inside C_{r beta}, growth outside C)."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from schedlab.engine import constants as K
+from schedlab.errors import SpecError
 from schedlab.model.compile import compile_model
 from schedlab.model.spec import parse_spec
 from schedlab.optim.knapsack import maximal_configurations
@@ -365,3 +367,15 @@ def test_start_on_demand_and_synchronized():
         assert rows.shape[0] == configured
         assert np.all(rows[:, c] == CONFIGS[:, c].max())  # max weight for Q = e_c
         assert np.all(rows == rows[0])
+
+
+@pytest.mark.parametrize(
+    "demand",
+    [{"dist": "uniform", "low": 1, "high": 2}, {"dist": "discrete", "values": [1, 2]}],
+)
+def test_a_vm_type_with_a_random_demand_is_refused_naming_the_field(demand):
+    spec = vm_spec("vm-stalling", 1.0, 100)
+    spec["workload"]["classes"][1]["demand"] = demand
+    with pytest.raises(SpecError, match="fixed resource vector") as info:
+        compile_model(parse_spec(spec))
+    assert info.value.field == "workload.classes[1].demand"

@@ -85,7 +85,6 @@ from schedlab.engine.actions import activate, stall, start
 from schedlab.engine.constants import N_ARRIVED_NEW, N_COMPLETED_NEW, NOW, WAITING
 from schedlab.engine.loop import run_engine
 from schedlab.errors import SpecError
-from schedlab.model.distributions import Fixed
 from schedlab.optim.knapsack import (
     dp_kernel,
     fill_maximal_kernel,
@@ -207,7 +206,7 @@ def check_vm_model(model) -> None:
             field="model.decision_interval" if model.delta else "model.time",
         )
     for i, c in enumerate(model.classes):
-        if not all(isinstance(d, Fixed) for d in c.demand):
+        if not all(d.support[0] == d.support[1] for d in c.demand):  # one value each
             raise SpecError(
                 "a VM type has a fixed resource vector: give fixed demands",
                 field=f"workload.classes[{i}].demand",
