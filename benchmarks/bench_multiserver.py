@@ -30,11 +30,10 @@ def measure(policy: str, load: float, arrivals: int) -> dict:
     run_loop(run)  # compile or load the cache
     t0 = time.perf_counter()
     run = prepare(model)
-    st = run.st
     cpu0 = resource.getrusage(resource.RUSAGE_SELF).ru_utime
     loop = run_loop(run)
     cpu = resource.getrusage(resource.RUSAGE_SELF).ru_utime - cpu0
-    events = int(st.ctr[EVENTS])
+    events = int(run.st.ctr[EVENTS])  # run.st: the slots may have grown (a new state)
     return {
         "name": f"{policy}, k=8, rho={load}, {arrivals:.0e} arrivals",
         "policy": policy,

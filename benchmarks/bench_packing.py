@@ -77,11 +77,11 @@ def measure(name: str, data: dict) -> dict:
     run_loop(run)  # compile or load from the cache
     t0 = time.perf_counter()
     run = prepare(model)
-    st = run.st
     c0 = time.process_time()
     loop = run_loop(run)
     cpu = time.process_time() - c0
     total = time.perf_counter() - t0
+    st = run.st  # after the loop: the slots may have grown (a new state)
     events = int(st.ctr[K.EVENTS])
     return {
         "name": name,

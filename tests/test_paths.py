@@ -87,4 +87,4 @@ def test_trace_path_resolves_against_the_spec(tmp_path, monkeypatch):
     )
     monkeypatch.chdir(tmp_path)
     model = compile_model(load_spec(folder / "spec.toml"))
-    assert len(model.trace.arrival) == 50
+    assert model.trace.n_rows == 50

@@ -45,10 +45,19 @@ def max_weight_counts(class_need, counts, k, take):
     counts[c], total need <= k, maximizing sum take[c] * counts[c] (weight of a job = the number
     of jobs with its need). Exact bounded-knapsack dynamic program over the k servers; ties go to
     the configuration found first (classes in index order, fewer jobs first)."""
+    n_cls = class_need.shape[0]
+    best = np.zeros((n_cls + 1, int(k) + 1))
+    pick = np.zeros((n_cls + 1, int(k) + 1), dtype=np.int64)
+    return knapsack(class_need, counts, k, take, best, pick)
+
+
+@njit(cache=True)
+def knapsack(class_need, counts, k, take, best, pick):
+    """max_weight_counts with caller-provided tables best, pick of shape (classes + 1, k + 1)
+    (the policy's scratch: nothing allocated per decision)."""
     cap = int(k)
     n_cls = class_need.shape[0]
-    best = np.zeros((n_cls + 1, cap + 1))
-    pick = np.zeros((n_cls + 1, cap + 1), dtype=np.int64)
+    best[0, :] = 0.0
     for c in range(n_cls):
         need = int(class_need[c])
         w = float(counts[c])
@@ -135,8 +144,8 @@ def choose_exact(st, ps, k, n_run):
     """Serve take[c] jobs of each need class c (max-weight knapsack); running ones first, then
     the earliest waiting ones."""
     class_need = ps.class_need
-    take = np.zeros(class_need.shape[0], dtype=np.int64)
-    max_weight_counts(class_need, ps.count, k, take)
+    take = ps.take
+    knapsack(class_need, ps.count, k, take, ps.knap_best, ps.knap_pick)
     m = 0
     for i in range(n_run):
         j = ps.run[i]

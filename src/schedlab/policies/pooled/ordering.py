@@ -70,6 +70,14 @@ POOLED_STATE = PolicyState(
         StateField("chosen", "i1", "candidates"),
         StateField("scratch", "i8", "candidates"),  # for the placement rules
         StateField("run", "i4", "running", fill=-1),  # running jobs sorted by rank
+        # next_candidate walks each class heap without popping it: front[c, :n_front[c]] are the
+        # heap positions whose parents were drawn at this decision (the k-smallest walk of a heap)
+        StateField("front", "i4", ("needs", "frontier"), fill=-1),
+        StateField("n_front", "i4", "needs"),
+        # MaxWeight's knapsack scratch (max_weight.py): no allocation per decision
+        StateField("take", "i8", "needs"),
+        StateField("knap_best", "f8", ("knap_classes", "knap_servers")),
+        StateField("knap_pick", "i8", ("knap_classes", "knap_servers")),
         # Gittins rank of each need class (gittins_rank.py): kind, offsets, parameters
         StateField("g_kind", "i8", "needs"),
         StateField("g_offset", "i8", "need_offsets"),
@@ -150,6 +158,22 @@ def heap_pop(ps, c):
         ps.hpos[heap[0, c]] = 0
         _sift_down(ps, c, 0)
     return j
+
+
+@njit(cache=True)
+def heap_remove(ps, j):
+    """Take waiting job j out of its class heap (wherever it is)."""
+    c = ps.job_class[j]
+    i = ps.hpos[j]
+    n = ps.size[c] - 1
+    ps.size[c] = n
+    ps.hpos[j] = -1
+    if i < n:
+        last = ps.heap[n, c]
+        ps.heap[i, c] = last
+        ps.hpos[last] = i
+        _sift_up(ps, c, i)
+        _sift_down(ps, c, ps.hpos[last])
 
 
 @njit(cache=True)
@@ -265,6 +289,9 @@ def sort_running(st, ps, k):
     n = st.ctr[N_RUNNING]
     if ps.listed:  # next_candidate walks the engine's FCFS list instead
         return n
+    for c in range(ps.class_need.shape[0]):  # each heap walk starts at its top
+        ps.n_front[c] = 1 if ps.size[c] > 0 else 0
+        ps.front[c, 0] = 0
     for i in range(n):
         j = st.running[i]
         key[j] = rank_of(st, ps, j, k)
@@ -286,9 +313,12 @@ def first_position(st, ps):
 
 @njit(cache=True)
 def next_candidate(st, ps, n_run, r, max_need):
-    """The best job not yet considered among running jobs run[r:] and the heap heads whose need
-    is <= max_need; pops a waiting job from its heap. Returns (job or -1, new r). Listed
-    policies: the next job of the FCFS list from job r on whose need is <= max_need."""
+    """The best job not yet considered among running jobs run[r:] and the waiting jobs of the
+    classes whose need is <= max_need. Waiting jobs are drawn in order from each class heap
+    without changing it (a walk of the heap's k smallest entries, ``front``): a decision draws a
+    few candidates and starts fewer, so popping each and pushing the others back cost O(log n)
+    heap moves per candidate. Returns (job or -1, new r). Listed policies: the next job of the
+    FCFS list from job r on whose need is <= max_need."""
     if ps.listed:
         while r != -1 and st.demand[r, 0] > max_need:
             r = st.p_next[r]
@@ -302,19 +332,36 @@ def next_candidate(st, ps, n_run, r, max_need):
     if r < n_run:
         best = run[r]
     best_class = -1
+    best_slot = -1
+    seq = ps.seq
     for c in range(class_need.shape[0]):
-        if ps.size[c] == 0 or class_need[c] > max_need:
+        if ps.n_front[c] == 0 or class_need[c] > max_need:
             continue
-        h = ps.heap[0, c]
-        if best == -1 or _before(key, ps.seq, h, best):
-            best = h
-            best_class = c
+        for f in range(ps.n_front[c]):
+            h = ps.heap[ps.front[c, f], c]
+            if best == -1 or _before(key, seq, h, best):
+                best = h
+                best_class = c
+                best_slot = f
     if best == -1:
         return -1, r
     if best_class == -1:
         return best, r + 1
-    heap_pop(ps, best_class)
+    _advance_front(ps, best_class, best_slot)
     return best, r
+
+
+@njit(cache=True)
+def _advance_front(ps, c, f):
+    """The heap position front[c, f] was drawn: its children join the walk's frontier."""
+    pos = ps.front[c, f]
+    n = ps.n_front[c] - 1
+    ps.front[c, f] = ps.front[c, n]
+    for child in (2 * pos + 1, 2 * pos + 2):
+        if child < ps.size[c]:
+            ps.front[c, n] = child
+            n += 1
+    ps.n_front[c] = n
 
 
 @njit(cache=True)
@@ -329,8 +376,9 @@ def add_candidate(st, ps, m, j):
 def apply_choice(st, ps, m, allocation):
     """Serve exactly the chosen candidates: preempt the other running jobs (back into their
     heaps at their current rank), start the chosen waiting ones with ``allocation`` (1 = their
-    need; the resource-pooled bounds pass k / need), and return the others to their heaps.
-    Candidates that are waiting were popped from their heaps by next_candidate."""
+    need; the resource-pooled bounds pass k / need), taking them out of their heaps. Waiting
+    candidates drawn by next_candidate are still in their heaps; those a rule popped (MaxWeight's
+    heap_pop) and did not choose go back."""
     cand = ps.cand
     chosen = ps.chosen
     mark = ps.mark
@@ -349,10 +397,12 @@ def apply_choice(st, ps, m, allocation):
                 heap_push(ps, j)
     for c in range(m):
         j = cand[c]
-        if st.status[j] == WAITING and ps.hpos[j] == -1:
+        if st.status[j] == WAITING:
             if mark[j] != 0:
+                if ps.hpos[j] != -1:
+                    heap_remove(ps, j)
                 start(st, j, 0, allocation / st.demand[j, 0] if allocation > 0 else 1.0)
-            elif heaps:
+            elif heaps and ps.hpos[j] == -1:
                 heap_push(ps, j)
         mark[j] = 0
 
@@ -390,7 +440,10 @@ def init_ordering(
         needs=class_need.size,
         need_offsets=class_need.size + 1,
         candidates=k + 2,
+        frontier=k + 4,
         running=k + 1,
+        knap_classes=class_need.size + 1,
+        knap_servers=k + 1,
         gittins_params=g_a.size,
     )
     values = {
