@@ -91,6 +91,17 @@ def test_compile_takes_class_shares_from_the_vectors():
     assert model.load == pytest.approx(4.625 / 12)
 
 
+def test_load_sets_the_vm_rate_through_the_shares():
+    """load = 0.5 of the bottleneck: rate = 0.5 * 12 / E[work per VM], E[work per VM] =
+    sum_j share_j demand_j duration_j = (1.3 * 1 + 0.3 * 8) / 1.6."""
+    data = spec()
+    del data["workload"]["rate"]
+    data["workload"]["load"] = 0.5
+    model = compile_model(parse_spec(data))
+    assert model.load == pytest.approx(0.5)
+    assert model.rate == pytest.approx(0.5 * 12 / ((1.3 * 1 + 0.3 * 8) / 1.6))
+
+
 def test_vectors_in_slotted_time_are_refused_naming_the_field():
     data = spec()
     data["model"] = {"time": "slotted"}
