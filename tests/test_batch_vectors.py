@@ -75,11 +75,41 @@ def test_expand_brings_each_vector_at_its_time():
     assert sum(kinds.values()) == requests.size
 
 
-def test_spec_accepts_vectors_and_refuses_to_run_them_yet():
+def test_compile_takes_class_shares_from_the_vectors():
+    """workload.rate counts VMs: class j arrives at rate * share_j = lambda_j of eq. (47) with the
+    request rate rate / E|v|, and the load is the offered work of those rates."""
     s = parse_spec(spec())
     assert s.workload.arrivals.vectors[0].vms == {"small": 2, "large": 1}
+    model = compile_model(s)
+    shares = [c.probability for c in model.classes]
+    assert shares == pytest.approx([1.3 / 1.6, 0.3 / 1.6])
+    rates = type_rates(2.0 / 1.6, table())
+    assert [model.rate * p for p in shares] == pytest.approx(rates.tolist())
+    # 2 VMs per unit time = 1.25 requests: lambda = (1.625, 0.375); offered work per unit time
+    # 1.625 * 1 * 1 + 0.375 * 4 * 2 = 4.625 over the total capacity 12
+    assert rates.tolist() == pytest.approx([1.625, 0.375])
+    assert model.load == pytest.approx(4.625 / 12)
+
+
+def test_load_sets_the_vm_rate_through_the_shares():
+    """load = 0.5 of the bottleneck: rate = 0.5 * 12 / E[work per VM], E[work per VM] =
+    sum_j share_j demand_j duration_j = (1.3 * 1 + 0.3 * 8) / 1.6."""
+    data = spec()
+    del data["workload"]["rate"]
+    data["workload"]["load"] = 0.5
+    model = compile_model(parse_spec(data))
+    assert model.load == pytest.approx(0.5)
+    assert model.rate == pytest.approx(0.5 * 12 / ((1.3 * 1 + 0.3 * 8) / 1.6))
+
+
+def test_vectors_in_slotted_time_are_refused_naming_the_field():
+    data = spec()
+    data["model"] = {"time": "slotted"}
+    data["workload"]["classes"] = [
+        {**c, "duration": {"dist": "geometric", "mean": 2}} for c in data["workload"]["classes"]
+    ]
     with pytest.raises(SpecError) as err:
-        compile_model(s)
+        compile_model(parse_spec(data))
     assert err.value.field == "workload.arrivals.vectors"
     assert "\n" not in str(err.value)
 

@@ -1,4 +1,5 @@
-"""Engine invariants for paper 001's policies (vm-stalling, m14, g16) on random VM-type specs:
+"""Engine invariants for paper 001's policies (vm-stalling, m14, g16) on random VM-type specs
+(Poisson, i.i.d. batches or batch vectors of Corollary 5.3):
 every job served once, for exactly its work (non-preemption), never above a server's capacity in
 any resource (tests/test_invariants.py's audit), with the policies' parameters drawn too."""
 
@@ -50,9 +51,21 @@ def vm_specs(draw, name: str):
         }
     elif name == "m14":
         params = {"subroutine": draw(st.sampled_from(["enumeration", "greedy"]))}
-    arrivals = {"process": "poisson"}
-    if draw(st.booleans()):
+    arrivals: dict = {"process": "poisson"}
+    kind = draw(st.sampled_from(["poisson", "batch_size", "vectors"]))
+    if kind == "batch_size":
         arrivals = {"process": "batch", "batch_size": {"dist": "geometric", "mean": 2.0}}
+    elif kind == "vectors":  # Corollary 5.3: one vector per type, and one with every type
+        for i, c in enumerate(classes):
+            del c["probability"]
+            c["name"] = f"t{i}"
+        vectors = [{f"t{i}": draw(st.integers(1, 3))} for i in range(n_types)]
+        vectors.append({c["name"]: draw(st.integers(0, 2)) for c in classes})
+        vectors = [v for v in vectors if sum(v.values()) > 0]
+        arrivals = {
+            "process": "batch",
+            "vectors": [{"probability": 1.0 / len(vectors), "vms": v} for v in vectors],
+        }
     return {
         "cluster": {"servers": draw(st.integers(1, 4)), "capacity": cap if two else cap["cpu"]},
         "workload": {"load": draw(st.floats(0.1, 1.3)), "arrivals": arrivals, "classes": classes},

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import difflib
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -30,6 +30,7 @@ from schedlab.model.spec import (
     SimulationSpec,
     _format_loc,
 )
+from schedlab.workloads.batch_vectors import BatchVector, class_shares, vector_table
 from schedlab.workloads.trace_table import TraceTable, read_trace_table
 
 POOLED_RESOURCE = "servers"
@@ -295,6 +296,22 @@ def _check_batch_sizes(dist: Any, per_slot_mean: float | None) -> None:
         )
 
 
+def _vector_shares(
+    vectors: list[BatchVector], classes: list[CompiledClass], slotted: bool
+) -> list[CompiledClass]:
+    """With batch vectors (paper 001 Corollary 5.3) a class's share of the arriving VMs is
+    sum_v v_j p_v / E|v| (eq. (47) over the request rate), so ``workload.rate`` (VMs per unit
+    time) and ``load`` keep their meaning: lambda_j = rate * share_j."""
+    if slotted:
+        raise SpecError(
+            "batch vectors are requests in continuous time (Corollary 5.3); use "
+            "model.time = 'continuous'",
+            field="workload.arrivals.vectors",
+        )
+    shares = class_shares(vector_table(vectors, [c.name for c in classes]))
+    return [replace(c, probability=float(p)) for c, p in zip(classes, shares, strict=True)]
+
+
 def compile_model(spec: SimulationSpec) -> CompiledModel:
     """Validate a spec across sections and derive the model arrays. Raises SpecError."""
     policy, params = _policy(spec)
@@ -364,6 +381,8 @@ def compile_model(spec: SimulationSpec) -> CompiledModel:
             raise SpecError("class names must be distinct", field="workload.classes")
         if trace is not None:
             _check_trace_classes(trace, tuple(classes))
+        if wl.arrivals.vectors is not None:
+            classes = _vector_shares(wl.arrivals.vectors, classes, slotted)
     if slotted:
         arr = wl.arrivals
         if arr.process not in ("poisson", "batch") or arr.interarrival is not None:
@@ -388,13 +407,7 @@ def compile_model(spec: SimulationSpec) -> CompiledModel:
         rate = wl.rate
     else:
         rate = float(wl.load) / bottleneck  # type: ignore[arg-type]
-    if wl.arrivals.vectors is not None:
-        raise SpecError(
-            "batch vectors (paper 001 Corollary 5.3) are validated, but the job generator does "
-            "not expand them yet; use batch_size for batches of i.i.d. classes",
-            field="workload.arrivals.vectors",
-        )
-    if wl.arrivals.process == "batch":
+    if wl.arrivals.process == "batch" and wl.arrivals.batch_size is not None:
         _check_batch_sizes(wl.arrivals.batch_size, rate if slotted else None)
     loads = {r: v * rate for r, v in one_job_work.items()}
     load = max(loads.values())

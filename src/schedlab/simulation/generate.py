@@ -11,7 +11,9 @@ block is not. Memory is one unit per stream, whatever the run length (decision 0
 
 Arrival times carry over between units exactly: unit u's first arrival is the last arrival of unit
 u - 1 plus its first gap, summed in the same order as one long cumulative sum; a batch that
-straddles two units continues in the next one.
+straddles two units continues in the next one. With batch vectors (paper 001 Corollary 5.3) the
+classes of a request's VMs are drawn with its time, from the "arrivals" stream, and carry over the
+same way, so a request is never split differently whatever the block size.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from schedlab.errors import SpecError
 from schedlab.model.compile import CompiledModel
 from schedlab.model.distributions import Exponential, _Dist
 from schedlab.streams import stream
+from schedlab.workloads.batch_vectors import VectorTable, expand, vector_table
 
 UNIT = 1 << 12  # jobs per generation unit (part of the definition of the job sequence)
 
@@ -62,8 +65,22 @@ def _carry_cumsum(t0: float, gaps: np.ndarray) -> np.ndarray:
     return np.cumsum(np.concatenate(([t0], gaps)))[1:]
 
 
+@dataclass(frozen=True)
+class ArrivalUnit:
+    """One unit of arrivals: the times and, for batch vectors, the classes (else None: the
+    classes are drawn independently of the times, from the "classes" stream)."""
+
+    time: np.ndarray
+    job_class: np.ndarray | None
+
+
 class ArrivalTimes:
-    """Arrival times of the synthetic sequence, one unit of ``UNIT`` jobs per call."""
+    """Arrival times of the synthetic sequence, one unit of ``UNIT`` jobs per call.
+
+    Batch vectors (psychas2018 Corollary 5.3): requests arrive as the batch process (Poisson, or
+    renewal with ``interarrival``) at rate ``rate / E|v|`` (``workload.rate`` counts VMs), and
+    each request brings the VMs of its vector v, drawn with probability p_v
+    (:func:`schedlab.workloads.batch_vectors.expand`), all at the request's time."""
 
     def __init__(self, model: CompiledModel, seed: int, replication: int) -> None:
         self.seed = seed
@@ -71,10 +88,12 @@ class ArrivalTimes:
         self.unit = 0
         self.t0 = 0.0  # last arrival (or batch epoch, or next slot) so far
         self.pending = np.empty(0)  # jobs of a batch that straddles two units
+        self.pending_class = np.empty(0, dtype=np.int32)  # their classes (batch vectors)
         arrivals = model.spec.workload.arrivals
         rate = model.rate
         self.gaps: _Dist | None = None
         self.sizes: _Dist | None = None
+        self.table: VectorTable | None = None
         self.slotted = model.slotted
         if model.slotted:
             self.mean_batch = rate
@@ -85,40 +104,58 @@ class ArrivalTimes:
         elif arrivals.process == "renewal":
             self.gaps = arrivals.interarrival.with_mean(1.0 / rate)  # type: ignore[union-attr]
         else:
-            sizes = arrivals.batch_size  # whole numbers (compile_model)
-            self.sizes = sizes
-            self.mean_batch = sizes.mean  # type: ignore[union-attr]
+            if arrivals.vectors is not None:
+                self.table = vector_table(arrivals.vectors, [c.name for c in model.classes])
+                self.mean_batch = self.table.mean_batch
+            else:
+                self.sizes = arrivals.batch_size  # whole numbers (compile_model)
+                self.mean_batch = self.sizes.mean  # type: ignore[union-attr]
             self.gaps = (
                 arrivals.interarrival or Exponential(dist="exponential", mean=1.0)
             ).with_mean(self.mean_batch / rate)
         self.batched = self.slotted or arrivals.process == "batch"
 
-    def next(self) -> np.ndarray:
+    def next(self) -> ArrivalUnit:
         rng = stream(self.seed, self.replication, "arrivals", self.unit)
         self.unit += 1
         if not self.batched:
             times = _carry_cumsum(self.t0, self.gaps.sample(rng, UNIT))  # type: ignore[union-attr]
             self.t0 = float(times[-1])
-            return times
-        parts = [self.pending]
+            return ArrivalUnit(times, None)
+        parts, class_parts = [self.pending], [self.pending_class]
         have = self.pending.size
         while have < UNIT:
             m = int((UNIT - have) / self.mean_batch * 1.1) + 16
-            size = (
-                rng.poisson(self.mean_batch, m) if self.sizes is None else self.sizes.sample(rng, m)
-            )
-            size = size.astype(np.int64)
-            if self.slotted:
-                epochs = self.t0 + np.arange(m, dtype=float)
-                self.t0 += m
+            if self.table is not None:
+                epochs = self._epochs(rng, m)
+                times, job_class = expand(rng, epochs, self.table)
+                class_parts.append(job_class)
             else:
-                epochs = _carry_cumsum(self.t0, self.gaps.sample(rng, m))  # type: ignore[union-attr]
-                self.t0 = float(epochs[-1])
-            parts.append(np.repeat(epochs, size))
-            have += int(size.sum())
+                size = (
+                    rng.poisson(self.mean_batch, m)
+                    if self.sizes is None
+                    else self.sizes.sample(rng, m)
+                )
+                times = np.repeat(self._epochs(rng, m), size.astype(np.int64))
+            parts.append(times)
+            have += times.size
         times = np.concatenate(parts)
         self.pending = times[UNIT:]
-        return times[:UNIT]
+        if self.table is None:
+            return ArrivalUnit(times[:UNIT], None)
+        job_class = np.concatenate(class_parts)
+        self.pending_class = job_class[UNIT:]
+        return ArrivalUnit(times[:UNIT], job_class[:UNIT])
+
+    def _epochs(self, rng: np.random.Generator, m: int) -> np.ndarray:
+        """The next m batch epochs (slot starts in slotted time)."""
+        if self.slotted:
+            epochs = self.t0 + np.arange(m, dtype=float)
+            self.t0 += m
+            return epochs
+        epochs = _carry_cumsum(self.t0, self.gaps.sample(rng, m))  # type: ignore[union-attr]
+        self.t0 = float(epochs[-1])
+        return epochs
 
 
 @dataclass(frozen=True)
@@ -170,7 +207,7 @@ class JobSource:
         times = ArrivalTimes(self.model, self.seed, self.replication)
         t_warm = t_end = 0.0
         for start in range(0, n, UNIT):
-            unit = times.next()
+            unit = times.next().time
             if start <= warm < start + UNIT:
                 t_warm = float(unit[warm - start])
             if n - 1 < start + UNIT:
@@ -186,8 +223,9 @@ class JobSource:
         produced = 0
         u = 0
         while self.n_jobs is None or produced < self.n_jobs:
-            arrival = times.next()
-            jobs = self._unit_jobs(arrival, u)
+            unit = times.next()
+            arrival = unit.time
+            jobs = self._unit_jobs(arrival, u, unit.job_class)
             u += 1
             keep = len(jobs)
             if self.n_jobs is not None:
@@ -204,18 +242,12 @@ class JobSource:
             if keep < len(jobs):
                 return
 
-    def _unit_jobs(self, arrival: np.ndarray, u: int) -> Jobs:
+    def _unit_jobs(self, arrival: np.ndarray, u: int, job_class: np.ndarray | None) -> Jobs:
         model = self.model
         n = arrival.shape[0]
         classes = model.classes
-        if len(classes) == 1:
-            job_class = np.zeros(n, dtype=np.int32)
-        else:
-            probs = np.array([c.probability for c in classes])
-            rng_class = stream(self.seed, self.replication, "classes", u)
-            job_class = rng_class.choice(len(classes), size=n, p=probs / probs.sum()).astype(
-                np.int32
-            )
+        if job_class is None:  # else batch vectors: drawn with the arrival times
+            job_class = self._classes(n, u)
         demand = np.empty((n, len(model.resources)))
         work = np.empty(n)
         rng_demand = stream(self.seed, self.replication, "demand", u)
@@ -234,6 +266,15 @@ class JobSource:
         if model.family != "pooled":
             _check_every_job_fits(model, job_class, demand)
         return Jobs(arrival, job_class, demand, work, np.full(n, np.nan))
+
+    def _classes(self, n: int, u: int) -> np.ndarray:
+        """The classes of unit u's n jobs, i.i.d. with the classes' probabilities."""
+        classes = self.model.classes
+        if len(classes) == 1:
+            return np.zeros(n, dtype=np.int32)
+        probs = np.array([c.probability for c in classes])
+        rng_class = stream(self.seed, self.replication, "classes", u)
+        return rng_class.choice(len(classes), size=n, p=probs / probs.sum()).astype(np.int32)
 
     def _trace_parts(self) -> Iterator[np.ndarray]:
         """The trace's arrival times on the model's time scale, batch by batch."""

@@ -14,7 +14,8 @@ In a spec (``process = "batch"``, ``workload.rate`` = VMs per unit time, as for 
 The classes then take their shares from the vectors (their ``probability`` is not given).
 :class:`BatchVector` validates one entry; :func:`vector_table` checks them against the classes;
 :func:`class_shares`, :func:`type_rates` and :func:`workload` are eqs. (47)/(27);
-:func:`expand` turns request times into the VM arrival sequence (the job generator's hook).
+:func:`expand` turns request times into the VM arrival sequence (used by
+:class:`schedlab.simulation.generate.ArrivalTimes`).
 """
 
 from __future__ import annotations
