@@ -16,12 +16,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from schedlab.engine import constants as K
-from schedlab.engine.state import engine_handle
 from schedlab.model.compile import compile_model
 from schedlab.model.spec import parse_spec
 from schedlab.policies.contract import engine_sizes
 from schedlab.policies.loss import dra as D
-from schedlab.simulation.simulate import prepare
+from schedlab.simulation.simulate import prepare, steps
 from tests.test_invariants_loss import audit_dra, dra_problem
 
 SIZES = (0.5, 0.25, 0.125, 0.3, 0.2)
@@ -76,13 +75,13 @@ def integer_time_spec(seed: int, policy: str, path) -> dict:
 @pytest.mark.parametrize("policy", ["dra", "dra-preemption"])
 def test_dra_audit_holds_with_simultaneous_departures(tmp_path, seed, policy):
     model = compile_model(parse_spec(integer_time_spec(seed, policy, tmp_path / "t.parquet")))
-    _, st, _ = prepare(model)
+    run = prepare(model)
     problem = dra_problem(model)
-    ps = D.build_state(problem, engine_sizes(st), model.config)
-    handle = engine_handle(st)
-    while not model.policy.runner(handle, ps, 3):
-        assert st.ctr[K.VIOLATION] == 0
-        audit_dra(st, ps, problem)
+    run.ps = D.build_state(problem, engine_sizes(run.st), model.config)
+    for _ in steps(run, 3):
+        assert run.st.ctr[K.VIOLATION] == 0
+        audit_dra(run.st, run.ps, problem)
+    st, ps = run.st, run.ps
     assert st.ctr[K.VIOLATION] == 0
     audit_dra(st, ps, problem)
     assert st.ctr[K.N_LOST] == st.ctr[K.DROPPED] + st.ctr[K.PREEMPTIONS]

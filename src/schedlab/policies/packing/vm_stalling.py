@@ -191,7 +191,7 @@ def server_types(capacity: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def check_vm_model(model) -> None:
     """The VM model of §2: VM types (fixed demand vectors per class; a trace only with a type per
     job, §7.3), continuous time and a decision at every event."""
-    if model.trace is not None and model.trace.job_class is None:
+    if model.trace is not None and not (model.trace.has_job_class and model.spec.workload.classes):
         raise SpecError(
             "VM scheduling needs VM types: replay a typed trace (a job_class column and declared "
             "classes with fixed demands), not a raw one",
