@@ -21,17 +21,16 @@ POLICIES = ("dra", "power-of-d", "first-fit", "best-fit-admission")
 def simulation(policy: str) -> dict:
     spec = loss_spec(WORST_TYPES, np.array(WORST_RHO), SERVERS, policy, HORIZON)
     model = compile_model(spec)
-    _, st, ps = prepare(model)
-    run_loop(model, st, ps)  # compile or load the cache
+    run_loop(prepare(model))  # compile or load the cache
     loops, events = [], 0
     for _ in range(3):
-        _, st, ps = prepare(model)
-        loops.append(run_loop(model, st, ps))
-        events = int(st.ctr[K.EVENTS])
+        run = prepare(model)
+        loops.append(run_loop(run))
+        events = int(run.st.ctr[K.EVENTS])
     loop = statistics.median(loops)
     return {
         "name": f"{policy}, L={SERVERS}, worst-case subset, {HORIZON:g} time units",
-        "arrivals": int(st.ctr[K.ARRIVED]),
+        "arrivals": int(run.st.ctr[K.ARRIVED]),
         "events": events,
         "wall_s": loop,
         "events_per_s": events / loop,

@@ -56,9 +56,9 @@ def flagged(servers: int, classes: list, load: float, arrivals: int, seed: int) 
         "run": {"arrivals": arrivals, "seed": seed, "allow_unstable": True, "check": False},
     }
     model = compile_model(parse_spec(spec))
-    _, st, ps = prepare(model)
-    run_loop(model, st, ps)
-    return trend(st.acc) is not None
+    run = prepare(model)
+    run_loop(run)
+    return trend(run.st.acc) is not None
 
 
 def run() -> list[dict]:

@@ -23,14 +23,13 @@ FIG5_REPLICATIONS = 5
 
 def simulation(policy: str, servers: int = 200) -> dict:
     model = compile_model(table1_spec(policy, servers, 0.89, BENCH_ARRIVALS, False))
-    _, st, ps = prepare(model)
-    run_loop(model, st, ps)  # compile or load the cache
+    run_loop(prepare(model))  # compile or load the cache
     loops = []
     for _ in range(3):
-        _, st, ps = prepare(model)
-        loops.append(run_loop(model, st, ps))
+        run = prepare(model)
+        loops.append(run_loop(run))
     loop = statistics.median(loops)
-    events = int(st.ctr[K.EVENTS])
+    events = int(run.st.ctr[K.EVENTS])
     return {
         "name": f"{policy}, {servers} servers, Table 1, zeta=0.89, {BENCH_ARRIVALS:.0e} arrivals",
         "arrivals": BENCH_ARRIVALS,
@@ -50,8 +49,8 @@ def fig5_paper_scale() -> dict:
             for lognormal in (False, True):
                 model = compile_model(table1_spec(policy, servers, 0.89, ARRIVALS, lognormal))
                 for rep in range(FIG5_REPLICATIONS):
-                    _, st, ps = prepare(model, rep)
-                    run_loop(model, st, ps)
+                    run = prepare(model, rep)
+                    run_loop(run)
                     runs += 1
     return {
         "name": f"fig5 at paper scale ({runs} runs, one process)",
@@ -70,9 +69,9 @@ def trace_replay(paper_servers: int = 1000) -> list[dict]:
         out = []
         for policy in POLICIES:
             model = compile_model(psychas2018.trace_spec(vt, vt.servers(paper_servers), policy))
-            _, st, ps = prepare(model)
-            loop = run_loop(model, st, ps)  # includes compiling or loading the cache once
-            events = int(st.ctr[K.EVENTS])
+            run = prepare(model)
+            loop = run_loop(run)  # includes compiling or loading the cache once
+            events = int(run.st.ctr[K.EVENTS])
             out.append(
                 {
                     "name": f"{policy}, fig8 trace, {vt.servers(paper_servers)} servers",
