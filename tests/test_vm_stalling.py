@@ -272,6 +272,14 @@ def test_theorem31_inside_and_outside_capacity():
     assert inside.counters["stalls"] > 0
     assert inside.counters["config_changes"] >= 1 + inside.counters["stalls"]
     assert inside.counters["stalled_server_time"] > 0
+    length = inside.timeseries.column("time").to_numpy()[-1]  # the last sample: about the end
+    assert 0 < inside.counters["stalled_fraction"] <= 1
+    assert inside.counters["stalled_fraction"] == pytest.approx(
+        inside.counters["stalled_server_time"] / (1 * length), rel=0.05
+    )
+    assert inside.counters["config_change_rate"] == pytest.approx(
+        inside.counters["config_changes"] / length, rel=0.05
+    )
     assert inside.stable
     assert not outside.stable
     ts = outside.timeseries.to_pydict()

@@ -526,10 +526,15 @@ def report(ps, st) -> dict[str, float]:
     """§7.2 counters of the run (the ``report`` hook of the policy contract): configurations taken
     (``config_changes``; per unit time: divide by the run's length) and the integral of the number
     of stalled servers over time (``stalled_server_time``; divided by L times the run's length it
-    is the time-average fraction of servers stalled)."""
+    is the time-average fraction of servers stalled, ``stalled_fraction``; configurations per unit
+    time: ``config_change_rate``; both over the whole run, warm-up included)."""
+    length = float(st.clk[NOW])
+    servers = st.capacity.shape[0]
     return {
         "config_changes": int(ps.config_changes),
         "stalled_server_time": float(ps.stall_area),
+        "stalled_fraction": float(ps.stall_area) / (servers * length) if length > 0 else math.nan,
+        "config_change_rate": int(ps.config_changes) / length if length > 0 else math.nan,
     }
 
 
