@@ -250,3 +250,34 @@ def test_tables_never_pool_runs_of_different_specs(runs):
     assert all(c.specs == 1 for c in cells)
     assert len(cells) == len({r["spec_json"] for r in rows})
     assert sum(c.runs for c in cells) == len(rows)
+
+
+def test_a_zero_mean_stays_visible_on_a_log_axis(tmp_path, monkeypatch):
+    """An empty queue (mean 0) is drawn on a symmetric log axis, not silently dropped."""
+    import schedlab.report.figures as figures
+
+    closed = []
+    real_close = figures.plt.close
+    monkeypatch.setattr(figures.plt, "close", lambda fig=None: closed.append(fig))
+    points = [Point("a", 1.0, 2.0e4, 1.9e4, 2.1e4), Point("a", 2.0, 0.0, 0.0, 0.0)]
+    points += [Point("b", 1.0, 50.0, 40.0, 60.0), Point("b", 2.0, 40.0, 30.0, 50.0)]
+    line_plot(
+        points, tmp_path / "z", x="load", y="mean_number_in_queue", hue="p", title="t", logy=True
+    )
+    [fig] = [f for f in closed if f is not None]
+    ax = fig.axes[0]
+    assert ax.get_yscale() == "symlog"
+    drawn = [y for line in ax.get_lines() for y in line.get_ydata()]
+    assert 0.0 in drawn and 2.0e4 in drawn
+    real_close(fig)
+    line_plot(
+        points[2:],
+        tmp_path / "p",
+        x="load",
+        y="mean_number_in_queue",
+        hue="p",
+        title="t",
+        logy=True,
+    )
+    assert closed[-1].axes[0].get_yscale() == "log"  # all positive: a plain log axis
+    real_close(closed[-1])

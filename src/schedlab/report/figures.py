@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib
+import numpy as np
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
@@ -113,16 +114,15 @@ def _strip_row(rows: int) -> float:
     return min(_STRIP_ROW, 0.25 / rows)
 
 
-def _reserve_strip(ax, rows: int, logy: bool) -> float:
-    """Raise the top of the y axis so ``rows`` marker rows fit above the data; returns the axes
-    fraction where the strip starts."""
+def _reserve_strip(ax, rows: int) -> float:
+    """Raise the top of the y axis so ``rows`` marker rows fit above the data (in the axis' own
+    scale: linear, log or symlog); returns the axes fraction where the strip starts."""
     bottom = 1.0 - rows * _strip_row(rows) - 0.02
     lo, hi = ax.get_ylim()
-    if logy:
-        span = (math.log10(hi) - math.log10(lo)) / bottom
-        ax.set_ylim(lo, 10 ** (math.log10(lo) + span))
-    else:
-        ax.set_ylim(lo, lo + (hi - lo) / bottom)
+    scale = ax.yaxis.get_transform()
+    a, b = scale.transform(np.array([lo, hi], dtype=float))
+    top = scale.inverted().transform(np.array([a + (b - a) / bottom]))[0]
+    ax.set_ylim(lo, float(top))
     return bottom
 
 
@@ -155,11 +155,18 @@ def line_plot(
     simulated = [s for s in series if s not in analytic]
     colors = dict(colors or policy_colors(simulated))
     logy = logy or ratio
+    # a log axis cannot show a mean of 0 (an empty queue): switch to a symmetric log axis, linear
+    # below the smallest positive value, rather than drop such points
+    positive = [p.mean for p in points if _finite(p.mean) and p.mean > 0]
+    symlog = logy and not ratio and any(_finite(p.mean) and p.mean <= 0 for p in points)
+    positive_only = logy and not symlog
     unstable_rows: list[tuple[str, list[float]]] = []
     unreliable_drawn = False
     for name in simulated:
         mine = sorted((p for p in points if p.series == name), key=lambda p: p.x)
-        good = [p for p in mine if p.stable and _finite(p.mean) and (p.mean > 0 or not logy)]
+        good = [
+            p for p in mine if p.stable and _finite(p.mean) and (p.mean > 0 or not positive_only)
+        ]
         color = colors.get(name) or PALETTE[len(colors) % len(PALETTE)]
         colors.setdefault(name, color)
         ax.plot(
@@ -186,7 +193,9 @@ def line_plot(
                 linestyle="none",
             )
             unreliable_drawn = True
-        band = [p for p in solid if _finite(p.lo) and _finite(p.hi) and (p.lo > 0 or not logy)]
+        band = [
+            p for p in solid if _finite(p.lo) and _finite(p.hi) and (p.lo > 0 or not positive_only)
+        ]
         if band:
             ax.fill_between(
                 [p.x for p in band],
@@ -218,19 +227,22 @@ def line_plot(
         )
     for xv, text in vlines:
         ax.axvline(xv, color="grey", linestyle=":", lw=1.2, label=text)
-    if logy:
+    if symlog:
+        ax.set_yscale("symlog", linthresh=min(positive, default=1.0))
+        ax.set_ylim(bottom=0)
+    elif logy:
         ax.set_yscale("log")
     if ratio:
         ax.axhline(1.0, color="black", lw=0.9, zorder=1)
         low, high = ax.get_ylim()
         ax.set_ylim(min(low, 0.9), max(high, 1.1))
-    if logy:
+    if positive_only:
         low, high = ax.get_ylim()
         if high / low < 100:  # a short log range reads better with plain numbers
             ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
             ax.yaxis.set_minor_formatter(FuncFormatter(_minor_label))
     if unstable_rows:
-        bottom = _reserve_strip(ax, len(unstable_rows), logy)
+        bottom = _reserve_strip(ax, len(unstable_rows))
         ax.plot([0, 1], [bottom, bottom], transform=ax.transAxes, color="#bbbbbb", lw=0.8, ls=":")
         for i, (name, xs) in enumerate(unstable_rows):
             ax.plot(
