@@ -75,6 +75,7 @@ from schedlab.policies.pooled.gittins_rank import (
     KIND_DISCRETE,
     KIND_HYPEREXPONENTIAL,
     KIND_TABLE,
+    GittinsTables,
 )
 from schedlab.policies.pooled.gittins_rank import gittins_rank as _compiled_rank
 
@@ -382,36 +383,6 @@ def _envelope_table(rank: _PiecewiseRank) -> tuple[np.ndarray, np.ndarray]:
     ages[-1] = rank.t[-1]
     ranks[-1] = 0.0
     return ages, ranks
-
-
-@dataclass(frozen=True)
-class GittinsTables:
-    """Every need class of a model packed for :func:`gittins_rank_packed`: class c (need
-    ``needs[c]``) has kind ``kinds[c]`` and parameters ``params_a[offsets[c]:offsets[c+1]]``."""
-
-    needs: np.ndarray
-    kinds: np.ndarray
-    offsets: np.ndarray
-    params_a: np.ndarray
-    params_b: np.ndarray
-
-    def need_index(self, need: float) -> int:
-        i = int(np.searchsorted(self.needs, need))
-        if i >= self.needs.size or self.needs[i] != need:
-            raise KeyError(f"no need class {need:g}; the classes are {self.needs.tolist()}")
-        return i
-
-    def rank(self, need: float, age: float) -> float:
-        from schedlab.policies.pooled.gittins_rank import gittins_rank_packed
-
-        c = self.need_index(need)
-        return float(
-            gittins_rank_packed(
-                self.kinds, self.offsets, self.params_a, self.params_b, c, float(age)
-            )
-        )
-
-    exact: bool = True  # every class's rank is exact (no numerically tabulated law)
 
 
 def gittins_tables(model_or_law: Any, *, table_points: int = TABLE_POINTS) -> GittinsTables:

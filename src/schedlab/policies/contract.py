@@ -389,6 +389,11 @@ class Policy:
     ``whole_run``: the policy's state is built from every job of the run at ``init`` and its job
     ids are arrival numbers (no slot reuse); the engine then holds the whole run in memory and
     refuses, in one line, a run that does not fit (docs/decisions/0003-streaming-jobs.md §4).
+    ``ranks_by_gittins(config)``: true when the policy, with these settings, orders jobs by the
+    Gittins rank of their age (grosof2023 §5.1); the simulation pipeline then builds the model's
+    rank tables (from the size laws of analysis/, a layer above policies/) and passes them to
+    ``init`` as the keyword ``gittins``
+    (:class:`~schedlab.policies.pooled.gittins_rank.GittinsTables`).
     """
 
     name: str
@@ -407,6 +412,7 @@ class Policy:
     resource_pooled: bool = False
     report: Callable[[Any, Any], dict[str, float]] | None = None
     whole_run: bool = False
+    ranks_by_gittins: Callable[[Any], bool] | None = None
 
     def __post_init__(self) -> None:
 

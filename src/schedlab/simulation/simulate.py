@@ -224,13 +224,24 @@ def prepare(
             getattr(st, name)[:] = getattr(everything, name)
     feeder = Feeder(units)
     feeder.refill(st)
-    ps = model.policy.init(st, model, model.config)
+    ps = init_policy(st, model)
     run = Run(model=model, st=st, ps=ps, feeder=feeder, window=window)
     if model.spec.run.jobs:
         names = tuple(c.name for c in model.classes)
         target = jobs_path(model.spec.run.jobs, replication)
         run.writer = JobsWriter(target, names, model.resources)
     return run
+
+
+def init_policy(st: State, model: CompiledModel) -> Any:
+    """The policy's initial state; a policy ordering jobs by Gittins rank gets the model's rank
+    tables, built here from the size laws (policies/ may not import analysis/)."""
+    policy = model.policy
+    if policy.ranks_by_gittins is not None and policy.ranks_by_gittins(model.config):
+        from schedlab.analysis.gittins import gittins_tables  # scipy.optimize: import on use
+
+        return policy.init(st, model, model.config, gittins=gittins_tables(model))
+    return policy.init(st, model, model.config)
 
 
 def run_loop(run: Run, progress: Progress | None = None) -> float:

@@ -18,7 +18,7 @@ from numba import njit
 from schedlab.engine.loop import run_engine
 from schedlab.errors import SpecError
 from schedlab.policies.contract import Policy, PolicyConfig, register
-from schedlab.policies.pooled.needs import GittinsConfig, server_needs
+from schedlab.policies.pooled.needs import GittinsConfig, ranks_by_gittins, server_needs
 from schedlab.policies.pooled.ordering import (
     ORDER_FCFS,
     ORDER_GITTINS,
@@ -283,6 +283,7 @@ register(
         section="§5.1 and App. C",
         summary="Gittins-rank order; recursive DivisorFilling placement for needs dividing k",
         init=functools.partial(init_order, order=ORDER_GITTINS),
+        ranks_by_gittins=ranks_by_gittins,
         config=DivisorFillingGittinsConfig,
         **_COMMON,
     )

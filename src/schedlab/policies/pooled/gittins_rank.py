@@ -8,8 +8,9 @@ ranks are in size units, paper 004 §3.1) has rank
 where S_i is the size law of need-i jobs. Lower rank = higher priority. Each need class is
 described by ``(kind, params_a, params_b)``, built in Python by
 :func:`schedlab.analysis.gittins.gittins_representation` (or, for a whole model,
-:func:`schedlab.analysis.gittins.gittins_tables`, which packs all classes into flat arrays used by
-:func:`gittins_rank_packed`):
+:func:`schedlab.analysis.gittins.gittins_tables`, which packs all classes into the flat arrays of
+:class:`GittinsTables` used by :func:`gittins_rank_packed`; the simulation pipeline builds them
+and hands them to a Gittins-ordered policy's init, as policies/ may not import analysis/):
 
 ====  ===================  ==========================  ==========================================
 kind  law                  params_a / params_b         rank(a)
@@ -38,6 +39,7 @@ rises continuously (so exact Gittins then shares the server between jobs of equa
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
@@ -183,3 +185,49 @@ def gittins_rank_crossing(kind, params_a, params_b, age, target):
             return a1
         i += 1
     return math.inf
+
+
+@dataclass(frozen=True)
+class GittinsTables:
+    """Every need class of a model packed for :func:`gittins_rank_packed`: class c (need
+    ``needs[c]``) has kind ``kinds[c]`` and parameters ``params_a[offsets[c]:offsets[c+1]]``.
+    Built from the size laws by :func:`schedlab.analysis.gittins.gittins_tables`."""
+
+    needs: np.ndarray
+    kinds: np.ndarray
+    offsets: np.ndarray
+    params_a: np.ndarray
+    params_b: np.ndarray
+    exact: bool = True  # every class's rank is exact (no numerically tabulated law)
+
+    def need_index(self, need: float) -> int:
+        i = int(np.searchsorted(self.needs, need))
+        if i >= self.needs.size or self.needs[i] != need:
+            raise KeyError(f"no need class {need:g}; the classes are {self.needs.tolist()}")
+        return i
+
+    def rank(self, need: float, age: float) -> float:
+        c = self.need_index(need)
+        return float(
+            gittins_rank_packed(
+                self.kinds, self.offsets, self.params_a, self.params_b, c, float(age)
+            )
+        )
+
+    def for_needs(self, needs: np.ndarray) -> GittinsTables:
+        """The tables of the need classes ``needs`` (each one of ``self.needs``), in that order."""
+        index = [self.need_index(float(n)) for n in needs]
+        a, b, offset = [], [], [0]
+        for i in index:
+            lo, hi = self.offsets[i], self.offsets[i + 1]
+            a.append(self.params_a[lo:hi])
+            b.append(self.params_b[lo:hi])
+            offset.append(offset[-1] + hi - lo)
+        return GittinsTables(
+            needs=np.asarray(needs, dtype=float),
+            kinds=self.kinds[index].astype(np.int64),
+            offsets=np.array(offset, dtype=np.int64),
+            params_a=np.ascontiguousarray(np.concatenate(a), dtype=float),
+            params_b=np.ascontiguousarray(np.concatenate(b), dtype=float),
+            exact=self.exact,
+        )

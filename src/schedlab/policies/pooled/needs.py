@@ -49,3 +49,9 @@ class GittinsConfig(PolicyConfig):
 
     sizes: Literal["unknown", "known"] = "unknown"
     quantum: Annotated[float, Field(gt=0, le=1)] = 0.01
+
+
+def ranks_by_gittins(config: PolicyConfig) -> bool:
+    """A policy with these settings orders jobs by the Gittins rank of their age (grosof2023
+    §5.1): its sizes are unknown (with known sizes the Gittins rank is the remaining size, SRPT)."""
+    return getattr(config, "sizes", "unknown") == "unknown"

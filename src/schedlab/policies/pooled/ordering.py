@@ -29,10 +29,12 @@ from schedlab.engine.constants import (
 )
 from schedlab.policies.contract import PolicyState, StateField, engine_sizes
 from schedlab.policies.pooled.gittins_rank import (
+    GittinsTables,
     gittins_rank,
     gittins_rank_crossing,
     gittins_rank_packed,
 )
+from schedlab.policies.pooled.needs import ranks_by_gittins
 
 ORDER_FCFS = 0
 ORDER_SRPT = 1
@@ -427,13 +429,15 @@ def init_ordering(
     fill_idle: bool = False,
     quantum: float = 0.0,
     listed: bool = False,
+    gittins: GittinsTables | None = None,
 ):
     """Allocate the policy state for a pooled policy ordering jobs by ``order``; ``listed``:
-    take the candidates from the engine's FCFS list (FCFS order only) instead of heaps. The need
-    classes come from the model (:func:`need_values`), not from the jobs of the run; per-job
-    arrays have one entry per engine job slot and are set when a job arrives (sync)."""
+    take the candidates from the engine's FCFS list (FCFS order only) instead of heaps;
+    ``gittins``: the model's rank tables (required by the Gittins order). The need classes come
+    from the model (:func:`need_values`), not from the jobs of the run; per-job arrays have one
+    entry per engine job slot and are set when a job arrives (sync)."""
     class_need = need_values(model)
-    g_kind, g_offset, g_a, g_b = _gittins(model, class_need, order)
+    ranks = _gittins(gittins, class_need, order)
     k = int(model.pooled_k)
     sizes = engine_sizes(
         st,
@@ -444,7 +448,7 @@ def init_ordering(
         running=k + 1,
         knap_classes=class_need.size + 1,
         knap_servers=k + 1,
-        gittins_params=g_a.size,
+        gittins_params=ranks.params_a.size,
     )
     values = {
         "order": order,
@@ -452,20 +456,29 @@ def init_ordering(
         "fill_idle": fill_idle,
         "quantum": quantum,
         "class_need": class_need,
-        "g_kind": g_kind,
-        "g_offset": g_offset,
-        "g_a": g_a,
-        "g_b": g_b,
+        "g_kind": ranks.kinds,
+        "g_offset": ranks.offsets,
+        "g_a": ranks.params_a,
+        "g_b": ranks.params_b,
     }
     return POOLED_STATE.allocate(sizes, values)
 
 
-def init_order(st, model, config, *, order: int, heaps: bool = False):
+def init_order(
+    st,
+    model,
+    config,
+    *,
+    order: int,
+    heaps: bool = False,
+    gittins: GittinsTables | None = None,
+):
     """The state of a policy registered with an ``order`` (bind it with functools.partial): a
-    Gittins order with ``config.sizes == "known"`` ranks by remaining size (SRPT); the FCFS order
-    walks the engine's FCFS list unless the placement rule needs per-need ``heaps``; settings
-    ``quantum`` and ``fill_idle`` are taken from ``config`` when it has them."""
-    if order == ORDER_GITTINS and getattr(config, "sizes", "unknown") == "known":
+    Gittins order ranks by the ``gittins`` tables (given by the pipeline) unless the sizes are
+    known (:func:`ranks_by_gittins`), then by remaining size (SRPT); the FCFS order walks the
+    engine's FCFS list unless the placement rule needs per-need ``heaps``; settings ``quantum``
+    and ``fill_idle`` are taken from ``config`` when it has them."""
+    if order == ORDER_GITTINS and not ranks_by_gittins(config):
         order = ORDER_SRPT
     return init_ordering(
         st,
@@ -474,34 +487,26 @@ def init_order(st, model, config, *, order: int, heaps: bool = False):
         fill_idle=getattr(config, "fill_idle", False),
         quantum=getattr(config, "quantum", 0.0),
         listed=order == ORDER_FCFS and not heaps,
+        gittins=gittins,
     )
 
 
-def _gittins(model, class_need: np.ndarray, order: int):
-    """Gittins rank tables in the order of ``class_need`` (empty unless order is Gittins)."""
+def _gittins(tables: GittinsTables | None, class_need: np.ndarray, order: int) -> GittinsTables:
+    """The Gittins rank tables in the order of ``class_need`` (empty unless order is Gittins)."""
     if order != ORDER_GITTINS:
-        return (
-            np.zeros(class_need.size, dtype=np.int64),
-            np.zeros(class_need.size + 1, dtype=np.int64),
-            np.zeros(1),
-            np.zeros(1),
+        return GittinsTables(
+            needs=class_need,
+            kinds=np.zeros(class_need.size, dtype=np.int64),
+            offsets=np.zeros(class_need.size + 1, dtype=np.int64),
+            params_a=np.zeros(1),
+            params_b=np.zeros(1),
         )
-    from schedlab.analysis.gittins import gittins_tables
-
-    tables = gittins_tables(model)
-    index = [tables.need_index(float(n)) for n in class_need]
-    a, b, offset = [], [], [0]
-    for i in index:
-        lo, hi = tables.offsets[i], tables.offsets[i + 1]
-        a.append(tables.params_a[lo:hi])
-        b.append(tables.params_b[lo:hi])
-        offset.append(offset[-1] + hi - lo)
-    return (
-        tables.kinds[index].astype(np.int64),
-        np.array(offset, dtype=np.int64),
-        np.ascontiguousarray(np.concatenate(a), dtype=float),
-        np.ascontiguousarray(np.concatenate(b), dtype=float),
-    )
+    if tables is None:
+        raise ValueError(
+            "a Gittins order needs the model's rank tables (init keyword gittins): the "
+            "simulation pipeline builds them for policies registered with ranks_by_gittins"
+        )
+    return tables.for_needs(class_need)
 
 
 @njit(cache=True)

@@ -16,7 +16,7 @@ from numba import njit
 
 from schedlab.engine.loop import run_engine
 from schedlab.policies.contract import NoConfig, Policy, register
-from schedlab.policies.pooled.needs import GittinsConfig, check_rigid
+from schedlab.policies.pooled.needs import GittinsConfig, check_rigid, ranks_by_gittins
 from schedlab.policies.pooled.ordering import (
     ORDER_GITTINS,
     ORDER_SRPT,
@@ -82,6 +82,7 @@ register(
         summary="one server of speed k serving the least Gittins rank first: the bound for "
         "unknown sizes",
         init=functools.partial(init_order, order=ORDER_GITTINS),
+        ranks_by_gittins=ranks_by_gittins,
         config=GittinsConfig,
         **_COMMON,
     )

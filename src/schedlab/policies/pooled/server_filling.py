@@ -20,7 +20,7 @@ from numba import njit
 from schedlab.engine.loop import run_engine
 from schedlab.errors import SpecError
 from schedlab.policies.contract import NoConfig, Policy, PolicyConfig, register
-from schedlab.policies.pooled.needs import GittinsConfig, server_needs
+from schedlab.policies.pooled.needs import GittinsConfig, ranks_by_gittins, server_needs
 from schedlab.policies.pooled.ordering import (
     ORDER_FCFS,
     ORDER_GITTINS,
@@ -163,6 +163,7 @@ register(
         summary="Gittins-rank order (unknown sizes); smallest prefix needing >= k servers, "
         "largest need first; heavy-traffic optimal (Thm 5.2)",
         init=functools.partial(init_order, order=ORDER_GITTINS),
+        ranks_by_gittins=ranks_by_gittins,
         config=GittinsConfig,
         **_COMMON,
     )
