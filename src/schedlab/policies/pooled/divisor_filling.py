@@ -8,8 +8,6 @@ preempted. Theorem C.1: all k servers are busy whenever at least k jobs are pres
 
 from __future__ import annotations
 
-import functools
-import math
 from typing import Any
 
 import numpy as np
@@ -17,19 +15,13 @@ from numba import njit
 
 from schedlab.engine.loop import run_engine
 from schedlab.errors import SpecError
-from schedlab.policies.contract import Policy, PolicyConfig, register
-from schedlab.policies.pooled.needs import GittinsConfig, ranks_by_gittins, server_needs
+from schedlab.policies.contract import PolicyConfig
+from schedlab.policies.pooled.needs import GittinsConfig, server_needs
+from schedlab.policies.pooled.ordered_policy import decide_ordered, draw_prefix, register_ordered
 from schedlab.policies.pooled.ordering import (
     ORDER_FCFS,
     ORDER_GITTINS,
     ORDER_SRPT,
-    POOLED_STATE,
-    add_candidate,
-    begin_decision,
-    end_decision,
-    first_position,
-    init_order,
-    next_candidate,
     remember_boundary,
 )
 from schedlab.policies.pooled.server_filling import need_descending
@@ -202,13 +194,7 @@ def divisor_filling_select(needs, m, k, chosen):
 def choose(st, ps, k, n_run):
     """The first k candidates (M), then App. C.1's rule; with ``fill_idle`` also the jobs of M
     that still fit, by priority."""
-    m = 0
-    r = first_position(st, ps)
-    while m < k:
-        j, r = next_candidate(st, ps, n_run, r, math.inf)
-        if j == -1:
-            break
-        m = add_candidate(st, ps, m, j)
+    m, _ = draw_prefix(st, ps, k, n_run, False)
     needs = ps.cand_need
     chosen = ps.chosen
     remember_boundary(ps, m, m >= k)
@@ -223,10 +209,7 @@ def choose(st, ps, k, n_run):
 
 @njit(cache=True)
 def decide(st, ps):
-    k = st.capacity[0, 0]
-    n_run = begin_decision(st, ps, k)
-    if n_run >= 0:
-        end_decision(st, ps, k, choose(st, ps, k, n_run), 0.0)
+    decide_ordered(st, ps, choose, False)
 
 
 @njit(cache=True)
@@ -247,44 +230,33 @@ def check_divisors(model: Any, config: PolicyConfig) -> None:
             )
 
 
-_COMMON = {
-    "family": "pooled",
-    "paper": "grosof2023",
-    "state": POOLED_STATE,
-    "runner": run,
-    "check": check_divisors,
-}
-register(
-    Policy(
-        name="divisor-filling",
-        title="DivisorFilling",
-        section="App. C",
-        summary="FCFS order; recursive DivisorFilling placement for needs dividing k",
-        init=functools.partial(init_order, order=ORDER_FCFS),
-        config=DivisorFillingConfig,
-        **_COMMON,
-    )
+register_ordered(
+    name="divisor-filling",
+    title="DivisorFilling",
+    section="App. C",
+    summary="FCFS order; recursive DivisorFilling placement for needs dividing k",
+    runner=run,
+    order=ORDER_FCFS,
+    config=DivisorFillingConfig,
+    check=check_divisors,
 )
-register(
-    Policy(
-        name="divisor-filling-srpt",
-        title="DivisorFilling-SRPT",
-        section="App. C",
-        summary="SRPT order; recursive DivisorFilling placement for needs dividing k",
-        init=functools.partial(init_order, order=ORDER_SRPT),
-        config=DivisorFillingConfig,
-        **_COMMON,
-    )
+register_ordered(
+    name="divisor-filling-srpt",
+    title="DivisorFilling-SRPT",
+    section="App. C",
+    summary="SRPT order; recursive DivisorFilling placement for needs dividing k",
+    runner=run,
+    order=ORDER_SRPT,
+    config=DivisorFillingConfig,
+    check=check_divisors,
 )
-register(
-    Policy(
-        name="divisor-filling-gittins",
-        title="DivisorFilling-Gittins",
-        section="§5.1 and App. C",
-        summary="Gittins-rank order; recursive DivisorFilling placement for needs dividing k",
-        init=functools.partial(init_order, order=ORDER_GITTINS),
-        ranks_by_gittins=ranks_by_gittins,
-        config=DivisorFillingGittinsConfig,
-        **_COMMON,
-    )
+register_ordered(
+    name="divisor-filling-gittins",
+    title="DivisorFilling-Gittins",
+    section="§5.1 and App. C",
+    summary="Gittins-rank order; recursive DivisorFilling placement for needs dividing k",
+    runner=run,
+    order=ORDER_GITTINS,
+    config=DivisorFillingGittinsConfig,
+    check=check_divisors,
 )

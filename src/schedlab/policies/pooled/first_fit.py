@@ -11,25 +11,19 @@ FCFS). Running jobs not chosen are preempted.
 
 from __future__ import annotations
 
-import functools
 import math
 
 from numba import njit
 
 from schedlab.engine.loop import run_engine
-from schedlab.policies.contract import NoConfig, Policy, register
-from schedlab.policies.pooled.needs import check_rigid
+from schedlab.policies.pooled.ordered_policy import decide_ordered, register_ordered
 from schedlab.policies.pooled.ordering import (
     ORDER_FCFS,
     ORDER_NEED_ASC,
     ORDER_NEED_DESC,
     ORDER_SRPT,
-    POOLED_STATE,
     add_candidate,
-    begin_decision,
-    end_decision,
     first_position,
-    init_order,
     next_candidate,
     remember_boundary,
 )
@@ -68,18 +62,12 @@ def choose_first_fit(st, ps, k, n_run):
 
 @njit(cache=True)
 def decide_greedy(st, ps):
-    k = st.capacity[0, 0]
-    n_run = begin_decision(st, ps, k)
-    if n_run >= 0:
-        end_decision(st, ps, k, choose_greedy(st, ps, k, n_run), 0.0)
+    decide_ordered(st, ps, choose_greedy, False)
 
 
 @njit(cache=True)
 def decide_first_fit(st, ps):
-    k = st.capacity[0, 0]
-    n_run = begin_decision(st, ps, k)
-    if n_run >= 0:
-        end_decision(st, ps, k, choose_first_fit(st, ps, k, n_run), 0.0)
+    decide_ordered(st, ps, choose_first_fit, False)
 
 
 @njit(cache=True)
@@ -92,64 +80,44 @@ def run_first_fit(st, ps, max_events):
     return run_engine(st, ps, decide_first_fit, max_events)
 
 
-_COMMON = {
-    "family": "pooled",
-    "paper": "grosof2023",
-    "state": POOLED_STATE,
-    "config": NoConfig,
-    "check": check_rigid,
-}
 GENERAL = "§2.3 (general needs)"
-for name, title, order, runner, section, summary in [
-    (
-        "greedy-srpt",
-        "GreedySRPT",
-        ORDER_SRPT,
-        run_greedy,
-        "§6",
-        "SRPT order; serve while jobs fit, stop at the first that does not",
-    ),
-    (
-        "first-fit-srpt",
-        "FirstFitSRPT",
-        ORDER_SRPT,
-        run_first_fit,
-        "§6",
-        "SRPT order; serve every job that fits (Smallest Area First)",
-    ),
-    (
-        "preemptive-first-fit",
-        "Preemptive FirstFit",
-        ORDER_FCFS,
-        run_first_fit,
-        GENERAL,
-        "FCFS order; serve every job that fits, preemptive",
-    ),
-    (
-        "most-servers-first",
-        "MostServersFirst",
-        ORDER_NEED_DESC,
-        run_first_fit,
-        GENERAL,
-        "largest server need first (FCFS ties), first fit, preemptive",
-    ),
-    (
-        "least-servers-first",
-        "LeastServersFirst",
-        ORDER_NEED_ASC,
-        run_first_fit,
-        GENERAL,
-        "smallest server need first (FCFS ties), first fit, preemptive",
-    ),
-]:
-    register(
-        Policy(
-            name=name,
-            title=title,
-            section=section,
-            summary=summary,
-            runner=runner,
-            init=functools.partial(init_order, order=order),
-            **_COMMON,
-        )
-    )
+register_ordered(
+    name="greedy-srpt",
+    title="GreedySRPT",
+    section="§6",
+    summary="SRPT order; serve while jobs fit, stop at the first that does not",
+    runner=run_greedy,
+    order=ORDER_SRPT,
+)
+register_ordered(
+    name="first-fit-srpt",
+    title="FirstFitSRPT",
+    section="§6",
+    summary="SRPT order; serve every job that fits (Smallest Area First)",
+    runner=run_first_fit,
+    order=ORDER_SRPT,
+)
+register_ordered(
+    name="preemptive-first-fit",
+    title="Preemptive FirstFit",
+    section=GENERAL,
+    summary="FCFS order; serve every job that fits, preemptive",
+    runner=run_first_fit,
+    order=ORDER_FCFS,
+)
+register_ordered(
+    name="most-servers-first",
+    title="MostServersFirst",
+    section=GENERAL,
+    summary="largest server need first (FCFS ties), first fit, preemptive",
+    runner=run_first_fit,
+    order=ORDER_NEED_DESC,
+)
+register_ordered(
+    name="least-servers-first",
+    title="LeastServersFirst",
+    section=GENERAL,
+    summary="smallest server need first (FCFS ties), first fit, preemptive",
+    runner=run_first_fit,
+    order=ORDER_NEED_ASC,
+)

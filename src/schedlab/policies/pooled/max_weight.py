@@ -19,24 +19,13 @@ keys.
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 from numba import njit
 
 from schedlab.engine.constants import N_RUNNING, N_WAITING, P_HEAD
 from schedlab.engine.loop import run_engine
-from schedlab.policies.contract import NoConfig, Policy, register
-from schedlab.policies.pooled.needs import check_rigid
-from schedlab.policies.pooled.ordering import (
-    ORDER_FCFS,
-    POOLED_STATE,
-    add_candidate,
-    begin_decision,
-    end_decision,
-    heap_pop,
-    init_order,
-)
+from schedlab.policies.pooled.ordered_policy import decide_ordered, register_ordered
+from schedlab.policies.pooled.ordering import ORDER_FCFS, add_candidate, heap_pop
 
 
 @njit(cache=True)
@@ -188,18 +177,12 @@ def choose_greedy(st, ps, k, n_run):
 
 @njit(cache=True)
 def decide_exact(st, ps):
-    k = st.capacity[0, 0]
-    n_run = begin_decision(st, ps, k)
-    if n_run >= 0:
-        end_decision(st, ps, k, choose_exact(st, ps, k, n_run), 0.0)
+    decide_ordered(st, ps, choose_exact, False)
 
 
 @njit(cache=True)
 def decide_greedy(st, ps):
-    k = st.capacity[0, 0]
-    n_run = begin_decision(st, ps, k)
-    if n_run >= 0:
-        end_decision(st, ps, k, choose_greedy(st, ps, k, n_run), 0.0)
+    decide_ordered(st, ps, choose_greedy, False)
 
 
 @njit(cache=True)
@@ -212,34 +195,22 @@ def run_greedy(st, ps, max_events):
     return run_engine(st, ps, decide_greedy, max_events)
 
 
-_COMMON = {
-    "family": "pooled",
-    "paper": "grosof2023",
-    "state": POOLED_STATE,
-    "config": NoConfig,
-    "check": check_rigid,
-}
-register(
-    Policy(
-        name="max-weight",
-        title="MaxWeight",
-        section="§6",
-        summary="serve the job set of maximum total weight (weight = jobs with the same need); "
-        "exact knapsack",
-        runner=run_exact,
-        init=functools.partial(init_order, order=ORDER_FCFS, heaps=True),
-        **_COMMON,
-    )
+register_ordered(
+    name="max-weight",
+    title="MaxWeight",
+    section="§6",
+    summary="serve the job set of maximum total weight (weight = jobs with the same need); "
+    "exact knapsack",
+    runner=run_exact,
+    order=ORDER_FCFS,
+    heaps=True,
 )
-register(
-    Policy(
-        name="max-weight-greedy",
-        title="MaxWeight (authors' greedy rule)",
-        section="§6 (as simulated by the authors)",
-        summary="class of largest count*k/need served alone if it fills k, else jobs by that "
-        "key first-fit; the rule behind the paper's MaxWeight curves",
-        runner=run_greedy,
-        init=functools.partial(init_order, order=ORDER_FCFS),
-        **_COMMON,
-    )
+register_ordered(
+    name="max-weight-greedy",
+    title="MaxWeight (authors' greedy rule)",
+    section="§6 (as simulated by the authors)",
+    summary="class of largest count*k/need served alone if it fills k, else jobs by that "
+    "key first-fit; the rule behind the paper's MaxWeight curves",
+    runner=run_greedy,
+    order=ORDER_FCFS,
 )

@@ -9,23 +9,18 @@ unknown sizes (§5.3).
 
 from __future__ import annotations
 
-import functools
 import math
 
 from numba import njit
 
 from schedlab.engine.loop import run_engine
-from schedlab.policies.contract import NoConfig, Policy, register
-from schedlab.policies.pooled.needs import GittinsConfig, check_rigid, ranks_by_gittins
+from schedlab.policies.pooled.needs import GittinsConfig
+from schedlab.policies.pooled.ordered_policy import decide_ordered, register_ordered
 from schedlab.policies.pooled.ordering import (
     ORDER_GITTINS,
     ORDER_SRPT,
-    POOLED_STATE,
     add_candidate,
-    begin_decision,
-    end_decision,
     first_position,
-    init_order,
     next_candidate,
 )
 
@@ -43,10 +38,7 @@ def choose(st, ps, k, n_run):
 
 @njit(cache=True)
 def decide(st, ps):
-    k = st.capacity[0, 0]
-    n_run = begin_decision(st, ps, k)
-    if n_run >= 0:
-        end_decision(st, ps, k, choose(st, ps, k, n_run), k)
+    decide_ordered(st, ps, choose, True)
 
 
 @njit(cache=True)
@@ -54,36 +46,24 @@ def run(st, ps, max_events):
     return run_engine(st, ps, decide, max_events)
 
 
-_COMMON = {
-    "family": "pooled",
-    "paper": "grosof2023",
-    "state": POOLED_STATE,
-    "runner": run,
-    "check": check_rigid,
-    "resource_pooled": True,
-}
-register(
-    Policy(
-        name="srpt-1",
-        title="SRPT-1 (resource-pooled bound)",
-        section="§3.1 and §4.1",
-        summary="one server of speed k serving the least remaining size first: "
-        "a lower bound for every policy",
-        init=functools.partial(init_order, order=ORDER_SRPT),
-        config=NoConfig,
-        **_COMMON,
-    )
+register_ordered(
+    name="srpt-1",
+    title="SRPT-1 (resource-pooled bound)",
+    section="§3.1 and §4.1",
+    summary="one server of speed k serving the least remaining size first: "
+    "a lower bound for every policy",
+    runner=run,
+    order=ORDER_SRPT,
+    resource_pooled=True,
 )
-register(
-    Policy(
-        name="gittins-1",
-        title="Gittins-1 (resource-pooled bound)",
-        section="§5.3",
-        summary="one server of speed k serving the least Gittins rank first: the bound for "
-        "unknown sizes",
-        init=functools.partial(init_order, order=ORDER_GITTINS),
-        ranks_by_gittins=ranks_by_gittins,
-        config=GittinsConfig,
-        **_COMMON,
-    )
+register_ordered(
+    name="gittins-1",
+    title="Gittins-1 (resource-pooled bound)",
+    section="§5.3",
+    summary="one server of speed k serving the least Gittins rank first: the bound for "
+    "unknown sizes",
+    runner=run,
+    order=ORDER_GITTINS,
+    config=GittinsConfig,
+    resource_pooled=True,
 )

@@ -11,27 +11,19 @@ ServerFilling fills all k servers whenever M needs k (Corollary 3.1).
 
 from __future__ import annotations
 
-import functools
-import math
 from typing import Any
 
 from numba import njit
 
 from schedlab.engine.loop import run_engine
 from schedlab.errors import SpecError
-from schedlab.policies.contract import NoConfig, Policy, PolicyConfig, register
-from schedlab.policies.pooled.needs import GittinsConfig, ranks_by_gittins, server_needs
+from schedlab.policies.contract import PolicyConfig
+from schedlab.policies.pooled.needs import GittinsConfig, server_needs
+from schedlab.policies.pooled.ordered_policy import decide_ordered, draw_prefix, register_ordered
 from schedlab.policies.pooled.ordering import (
     ORDER_FCFS,
     ORDER_GITTINS,
     ORDER_SRPT,
-    POOLED_STATE,
-    add_candidate,
-    begin_decision,
-    end_decision,
-    first_position,
-    init_order,
-    next_candidate,
     remember_boundary,
 )
 
@@ -81,17 +73,7 @@ def server_filling_select(needs, m, k, chosen, order):
 @njit(cache=True)
 def choose(st, ps, k, n_run):
     """Draw candidates in priority order until their needs reach k (M), then place them."""
-    m = 0
-    r = first_position(st, ps)
-    total = 0.0
-    while m < k:
-        j, r = next_candidate(st, ps, n_run, r, math.inf)
-        if j == -1:
-            break
-        m = add_candidate(st, ps, m, j)
-        total += st.demand[j, 0]
-        if total >= k:
-            break
+    m, total = draw_prefix(st, ps, k, n_run, True)
     server_filling_select(ps.cand_need, m, k, ps.chosen, ps.scratch)
     remember_boundary(ps, m, total >= k)
     return m
@@ -99,10 +81,7 @@ def choose(st, ps, k, n_run):
 
 @njit(cache=True)
 def decide(st, ps):
-    k = st.capacity[0, 0]
-    n_run = begin_decision(st, ps, k)
-    if n_run >= 0:
-        end_decision(st, ps, k, choose(st, ps, k, n_run), 0.0)
+    decide_ordered(st, ps, choose, False)
 
 
 @njit(cache=True)
@@ -125,46 +104,33 @@ def check_nested_divisors(model: Any, config: PolicyConfig) -> None:
                 )
 
 
-_COMMON = {
-    "family": "pooled",
-    "paper": "grosof2023",
-    "state": POOLED_STATE,
-    "runner": run,
-    "check": check_nested_divisors,
-}
-register(
-    Policy(
-        name="server-filling",
-        title="ServerFilling",
-        section="§6",
-        summary="FCFS order; smallest prefix needing >= k servers, placed largest need first",
-        init=functools.partial(init_order, order=ORDER_FCFS),
-        config=NoConfig,
-        **_COMMON,
-    )
+register_ordered(
+    name="server-filling",
+    title="ServerFilling",
+    section="§6",
+    summary="FCFS order; smallest prefix needing >= k servers, placed largest need first",
+    runner=run,
+    order=ORDER_FCFS,
+    check=check_nested_divisors,
 )
-register(
-    Policy(
-        name="server-filling-srpt",
-        title="ServerFilling-SRPT",
-        section="§3.2",
-        summary="SRPT order; smallest prefix needing >= k servers, largest need first; "
-        "heavy-traffic optimal (Thm 4.2)",
-        init=functools.partial(init_order, order=ORDER_SRPT),
-        config=NoConfig,
-        **_COMMON,
-    )
+register_ordered(
+    name="server-filling-srpt",
+    title="ServerFilling-SRPT",
+    section="§3.2",
+    summary="SRPT order; smallest prefix needing >= k servers, largest need first; "
+    "heavy-traffic optimal (Thm 4.2)",
+    runner=run,
+    order=ORDER_SRPT,
+    check=check_nested_divisors,
 )
-register(
-    Policy(
-        name="server-filling-gittins",
-        title="ServerFilling-Gittins",
-        section="§5.1",
-        summary="Gittins-rank order (unknown sizes); smallest prefix needing >= k servers, "
-        "largest need first; heavy-traffic optimal (Thm 5.2)",
-        init=functools.partial(init_order, order=ORDER_GITTINS),
-        ranks_by_gittins=ranks_by_gittins,
-        config=GittinsConfig,
-        **_COMMON,
-    )
+register_ordered(
+    name="server-filling-gittins",
+    title="ServerFilling-Gittins",
+    section="§5.1",
+    summary="Gittins-rank order (unknown sizes); smallest prefix needing >= k servers, "
+    "largest need first; heavy-traffic optimal (Thm 5.2)",
+    runner=run,
+    order=ORDER_GITTINS,
+    config=GittinsConfig,
+    check=check_nested_divisors,
 )

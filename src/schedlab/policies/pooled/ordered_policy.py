@@ -1,0 +1,105 @@
+"""A preemptive pooled policy of grosof2023 = a priority order + a placement rule.
+
+Every such policy (ServerFilling, DivisorFilling, the first-fit and greedy rules, MaxWeight, the
+resource-pooled SRPT-1 and Gittins-1) decides the same way at each arrival and completion: bring
+the order up to date (ordering.py), let its placement rule ``choose(st, ps, k, n_run)`` draw
+candidates in priority order and mark those to serve, then serve exactly those (preempting the
+running jobs not chosen). A policy module writes its rule and:
+
+    @njit(cache=True)
+    def decide(st, ps):
+        decide_ordered(st, ps, choose, False)
+
+    @njit(cache=True)
+    def run(st, ps, max_events):
+        return run_engine(st, ps, decide, max_events)
+
+    register_ordered(name=..., title=..., section=..., summary=..., runner=run, order=ORDER_SRPT)
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import Any
+
+from numba import njit
+
+from schedlab.policies.contract import NoConfig, Policy, PolicyConfig, register
+from schedlab.policies.pooled.needs import check_rigid, ranks_by_gittins
+from schedlab.policies.pooled.ordering import (
+    ORDER_GITTINS,
+    POOLED_STATE,
+    add_candidate,
+    begin_decision,
+    end_decision,
+    first_position,
+    init_order,
+    next_candidate,
+)
+
+
+@njit(inline="always")
+def decide_ordered(st, ps, choose, all_servers):
+    """One decision: ``choose`` marks the candidates to serve; each gets its need, or with
+    ``all_servers`` all k servers (the resource-pooled single server, grosof2023 §3.1).
+    Inlined (like :func:`schedlab.engine.loop.run_engine`): ``choose`` then becomes a global of
+    the policy's ``decide``, which the on-disk cache can store (a function argument cannot)."""
+    k = st.capacity[0, 0]
+    n_run = begin_decision(st, ps, k)
+    if n_run >= 0:
+        end_decision(st, ps, k, choose(st, ps, k, n_run), k if all_servers else 0.0)
+
+
+@njit(cache=True)
+def draw_prefix(st, ps, k, n_run, by_need):
+    """Draw candidates in priority order: the first k of them, or with ``by_need`` the smallest
+    prefix whose total need reaches k (ServerFilling's M, grosof2023 §3.2); fewer when fewer jobs
+    are present. Returns (candidates drawn, their total need)."""
+    m = 0
+    r = first_position(st, ps)
+    total = 0.0
+    while m < k:
+        j, r = next_candidate(st, ps, n_run, r, math.inf)
+        if j == -1:
+            break
+        m = add_candidate(st, ps, m, j)
+        total += st.demand[j, 0]
+        if by_need and total >= k:
+            break
+    return m, total
+
+
+def register_ordered(
+    *,
+    name: str,
+    title: str,
+    section: str,
+    summary: str,
+    runner: Any,
+    order: int,
+    config: type[PolicyConfig] = NoConfig,
+    check: Any = check_rigid,
+    heaps: bool = False,
+    resource_pooled: bool = False,
+) -> Policy:
+    """Register a grosof2023 pooled policy ordering jobs by ``order`` (ORDER_*; a Gittins order
+    gets the model's rank tables from the pipeline, see :func:`ranks_by_gittins`); ``heaps``:
+    its placement rule draws from per-need heaps even in FCFS order."""
+    return register(
+        Policy(
+            name=name,
+            family="pooled",
+            title=title,
+            paper="grosof2023",
+            section=section,
+            summary=summary,
+            state=POOLED_STATE,
+            init=functools.partial(init_order, order=order, heaps=heaps),
+            runner=runner,
+            config=config,
+            check=check,
+            resource_pooled=resource_pooled,
+            ranks_by_gittins=ranks_by_gittins if order == ORDER_GITTINS else None,
+        )
+    )
