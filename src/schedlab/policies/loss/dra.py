@@ -67,6 +67,7 @@ from pydantic import Field
 from schedlab.engine.actions import migrate, preempt, start, wake_at
 from schedlab.engine.constants import N_ARRIVED_NEW, N_COMPLETED_NEW, NOW
 from schedlab.engine.loop import run_engine
+from schedlab.engine.structures import list_insert_after, list_remove
 from schedlab.errors import SpecError
 from schedlab.optim.reward import (
     VALUE_TOL,
@@ -160,35 +161,7 @@ STATE = PolicyState(
 )
 
 
-# ------------------------------------------------------------------------------ list helpers
-
-
-@njit(cache=True, inline="always")
-def _push_front(nxt, prv, head, tail, h, s):
-    first = head[h]
-    prv[s] = -1
-    nxt[s] = first
-    if first == -1:
-        tail[h] = s
-    else:
-        prv[first] = s
-    head[h] = s
-
-
-@njit(cache=True, inline="always")
-def _unlink(nxt, prv, head, tail, h, s):
-    before = prv[s]
-    after = nxt[s]
-    if before == -1:
-        head[h] = after
-    else:
-        nxt[before] = after
-    if after == -1:
-        tail[h] = before
-    else:
-        prv[after] = before
-    nxt[s] = -1
-    prv[s] = -1
+# ------------------------------------------------------------------------------ free-server sets
 
 
 @njit(cache=True, inline="always")
@@ -225,16 +198,16 @@ def assign(ps, s, c):
     n_types = ps.n_types
     old = ps.conf_of[s]
     if old >= 0:
-        _unlink(ps.rnext, ps.rprev, ps.rhead, ps.rtail, old, s)
-        _unlink(ps.enext, ps.eprev, ps.ehead, ps.etail, old, s)
+        list_remove(ps.rnext, ps.rprev, ps.rhead, ps.rtail, old, old, s)
+        list_remove(ps.enext, ps.eprev, ps.ehead, ps.etail, old, old, s)
         ps.count[old] -= 1
         ps.nempty[old] -= 1
         for j in range(n_types):
             if ps.confs[old * n_types + j] > 0:
                 _free_remove(ps, j, s)
     ps.conf_of[s] = c
-    _push_front(ps.rnext, ps.rprev, ps.rhead, ps.rtail, c, s)
-    _push_front(ps.enext, ps.eprev, ps.ehead, ps.etail, c, s)
+    list_insert_after(ps.rnext, ps.rprev, ps.rhead, ps.rtail, c, c, -1, s)
+    list_insert_after(ps.enext, ps.eprev, ps.ehead, ps.etail, c, c, -1, s)
     ps.count[c] += 1
     ps.nempty[c] += 1
     for j in range(n_types):
@@ -431,10 +404,10 @@ def _place(ps, job, j, s):
     if ps.filled[x] >= ps.confs[c * n_types + j]:
         _free_remove(ps, j, s)
     if ps.njobs[s] == 0:
-        _unlink(ps.enext, ps.eprev, ps.ehead, ps.etail, c, s)
+        list_remove(ps.enext, ps.eprev, ps.ehead, ps.etail, c, c, s)
         ps.nempty[c] -= 1
     ps.njobs[s] += 1
-    _push_front(ps.jnext, ps.jprev, ps.jhead, ps.jtail, x, job)
+    list_insert_after(ps.jnext, ps.jprev, ps.jhead, ps.jtail, x, x, -1, job)
 
 
 @njit(cache=True)
@@ -443,12 +416,12 @@ def _unplace(ps, job, j, s):
     n_types = ps.n_types
     c = ps.conf_of[s]
     x = s * n_types + j
-    _unlink(ps.jnext, ps.jprev, ps.jhead, ps.jtail, x, job)
+    list_remove(ps.jnext, ps.jprev, ps.jhead, ps.jtail, x, x, job)
     ps.filled[x] -= 1
     _free_add(ps, j, s)
     ps.njobs[s] -= 1
     if ps.njobs[s] == 0:
-        _push_front(ps.enext, ps.eprev, ps.ehead, ps.etail, c, s)
+        list_insert_after(ps.enext, ps.eprev, ps.ehead, ps.etail, c, c, -1, s)
         ps.nempty[c] += 1
 
 
@@ -584,7 +557,7 @@ def initialize(ps, conf_idx, placement):
                 if n >= ps.confs[c * n_types + j]:
                     _free_remove(ps, j, s)
         if placement[s].sum() > 0:
-            _unlink(ps.enext, ps.eprev, ps.ehead, ps.etail, c, s)
+            list_remove(ps.enext, ps.eprev, ps.ehead, ps.etail, c, c, s)
             ps.nempty[c] -= 1
             ps.njobs[s] = placement[s].sum()
     update(ps)

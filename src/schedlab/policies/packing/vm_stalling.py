@@ -101,6 +101,7 @@ from schedlab.policies.contract import (
     engine_sizes,
     register,
 )
+from schedlab.policies.packing.type_queues import queue_pop, queue_push
 
 SUB_ENUMERATION = 0
 SUB_DP = 1
@@ -310,22 +311,9 @@ def stall_beta(ps, total_q, n_servers):
 
 
 @njit(cache=True)
-def _push(ps, c, j):
-    ps.q_next[j] = -1
-    if ps.q_tail[c] == -1:
-        ps.q_head[c] = j
-    else:
-        ps.q_next[ps.q_tail[c]] = j
-    ps.q_tail[c] = j
-
-
-@njit(cache=True)
 def _place(st, ps, s, c):
     """Start the head of queue c on active server s, in one of its type-c slots."""
-    j = ps.q_head[c]
-    ps.q_head[c] = ps.q_next[j]
-    if ps.q_head[c] == -1:
-        ps.q_tail[c] = -1
+    j = queue_pop(ps.q_head, ps.q_tail, ps.q_next, c)
     start(st, j, s, 1.0)
     ps.occ[s, c] += 1
     ps.free[c] -= 1
@@ -492,7 +480,7 @@ def decide(st, ps):
     ps.t_last = now
     for i in range(st.ctr[N_ARRIVED_NEW]):
         j = st.arrived_buf[i]
-        _push(ps, st.job_class[j], j)
+        queue_push(ps.q_head, ps.q_tail, ps.q_next, st.job_class[j], j)
     if not ps.started:
         ps.started = True
         if ps.sync_start:

@@ -50,6 +50,7 @@ from schedlab.policies.contract import (
     engine_sizes,
     register,
 )
+from schedlab.policies.packing.type_queues import queue_pop, queue_push
 from schedlab.policies.packing.vm_stalling import check_vm_model, vm_types
 from schedlab.streams import stream
 
@@ -99,15 +100,6 @@ def init(st, model, config: TokensConfig):
 
 
 @njit(cache=True)
-def _pop(ps, c):
-    j = ps.q_head[c]
-    ps.q_head[c] = ps.q_next[j]
-    if ps.q_head[c] == -1:
-        ps.q_tail[c] = -1
-    return j
-
-
-@njit(cache=True)
 def _fits(st, ps, s, c):
     for r in range(ps.w.shape[1]):
         left = st.capacity[s, r] - st.used[s, r] - ps.token_used[s, r]
@@ -150,7 +142,7 @@ def _random_event(st, ps):
         s = np.random.randint(0, L)
         if _fits(st, ps, s, c):
             if ps.q_head[c] != -1:
-                start(st, _pop(ps, c), s, 1.0)
+                start(st, queue_pop(ps.q_head, ps.q_tail, ps.q_next, c), s, 1.0)
             else:
                 ps.tokens[s, c] += 1
                 ps.n_tokens[c] += 1
@@ -182,13 +174,7 @@ def decide(st, ps):
         np.random.seed(ps.seed)
     for i in range(st.ctr[N_ARRIVED_NEW]):
         j = st.arrived_buf[i]
-        c = st.job_class[j]
-        ps.q_next[j] = -1
-        if ps.q_tail[c] == -1:
-            ps.q_head[c] = j
-        else:
-            ps.q_next[ps.q_tail[c]] = j
-        ps.q_tail[c] = j
+        queue_push(ps.q_head, ps.q_tail, ps.q_next, st.job_class[j], j)
     for c in range(ps.w.shape[0]):  # arrivals take tokens of their type
         s = 0
         while ps.n_tokens[c] > 0 and ps.q_head[c] != -1:
@@ -196,7 +182,7 @@ def decide(st, ps):
                 s += 1
             _remove_token(ps, s, c)
             ps.tokens_used += 1
-            start(st, _pop(ps, c), s, 1.0)
+            start(st, queue_pop(ps.q_head, ps.q_tail, ps.q_next, c), s, 1.0)
     if now >= ps.t_next:
         _random_event(st, ps)
     sample, expire = _rates(st, ps)
