@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -302,27 +303,62 @@ def m14_trap(servers: int, zeta: float = ZETA) -> str:
     )
 
 
-def run_fig5(ctx: Context) -> Outcome:
-    servers = FIG5_QUICK_SERVERS if ctx.quick else FIG5_SERVERS
+@dataclass(frozen=True)
+class Table1Sweep:
+    """Every policy at every x, under Poisson and log-normal arrivals (Figs. 5 and 6)."""
+
+    points: dict[tuple, Point]  # (policy, x, arrivals) -> mean queue size
+    unstable: dict[tuple, int]  # (policy, x, arrivals) -> replications flagged unstable
+    replications: int
+    figures: list[Path]
+    claims: list[Claim]  # how the queues scale with x (_scaling_claims)
+
+
+def _table1_sweep(
+    ctx: Context,
+    name: str,
+    xs: tuple,
+    spec_of: Callable[[str, Any, int, bool], SimulationSpec],
+    *,
+    x: str,
+    what: str,
+    title: str,
+) -> Table1Sweep:
+    """Run ``spec_of(policy, x, arrivals, lognormal)`` for every policy, x and arrival process,
+    plot the mean queue size against x (log scale) and check how it scales with x."""
     arrivals = QUICK_ARRIVALS if ctx.quick else ARRIVALS
     reps = 3 if ctx.quick else 5
     specs = {
-        (p, n, a): table1_spec(p, n, ZETA, arrivals, a == "log-normal")
+        (p, v, a): spec_of(p, v, arrivals, a == "log-normal")
         for p in POLICIES
-        for n in servers
+        for v in xs
         for a in ("Poisson", "log-normal")
     }
-    pts, unstable = _sweep(ctx, specs, reps, "psychas2018-fig5")
+    pts, unstable = _sweep(ctx, specs, reps, name)
     figures = line_plot(
         list(pts.values()),
-        ctx.out / "psychas2018_fig5",
-        x="number of servers",
+        ctx.out / name.replace("-", "_"),
+        x=x,
         y="mean queue size",
         hue="algorithm (arrivals)",
-        title="Paper 001 Fig. 5: Table 1 types, zeta = 0.89",
+        title=title,
         logy=True,
     )
-    claims = _scaling_claims(pts, servers, "servers")
+    return Table1Sweep(pts, unstable, reps, figures, _scaling_claims(pts, xs, what))
+
+
+def run_fig5(ctx: Context) -> Outcome:
+    servers = FIG5_QUICK_SERVERS if ctx.quick else FIG5_SERVERS
+    sweep = _table1_sweep(
+        ctx,
+        "psychas2018-fig5",
+        servers,
+        lambda p, n, arrivals, lognormal: table1_spec(p, n, ZETA, arrivals, lognormal),
+        x="number of servers",
+        what="servers",
+        title="Paper 001 Fig. 5: Table 1 types, zeta = 0.89",
+    )
+    pts, unstable, reps, claims = sweep.points, sweep.unstable, sweep.replications, sweep.claims
     small, rest = servers[0], servers[1:]
     for a in ("Poisson", "log-normal"):
         pairs = {n: (pts[("vm-stalling", n, a)], pts[("m14", n, a)]) for n in rest}
@@ -344,7 +380,7 @@ def run_fig5(ctx: Context) -> Outcome:
                 "M14 runs flagged unstable); " + m14_trap(small),
             )
         )
-    return Outcome(figures, claims, [])
+    return Outcome(sweep.figures, claims, [])
 
 
 def _similar(p: Point, m: Point) -> bool:
@@ -356,32 +392,18 @@ def _similar(p: Point, m: Point) -> bool:
 
 def run_fig6(ctx: Context) -> Outcome:
     zetas = FIG6_QUICK_ZETAS if ctx.quick else FIG6_ZETAS
-    arrivals = QUICK_ARRIVALS if ctx.quick else ARRIVALS
-    reps = 3 if ctx.quick else 5
-    specs = {
-        (p, z, a): table1_spec(
-            p,
-            20,
-            z,
-            arrivals,
-            a == "log-normal",
-            **({"beta_bar": 0.98} if p == "vm-stalling" else {}),
-        )
-        for p in POLICIES
-        for z in zetas
-        for a in ("Poisson", "log-normal")
-    }
-    pts, _ = _sweep(ctx, specs, reps, "psychas2018-fig6")
-    figures = line_plot(
-        list(pts.values()),
-        ctx.out / "psychas2018_fig6",
+    sweep = _table1_sweep(
+        ctx,
+        "psychas2018-fig6",
+        zetas,
+        lambda p, z, arrivals, lognormal: table1_spec(
+            p, 20, z, arrivals, lognormal, **({"beta_bar": 0.98} if p == "vm-stalling" else {})
+        ),
         x="traffic intensity zeta",
-        y="mean queue size",
-        hue="algorithm (arrivals)",
+        what="zeta",
         title="Paper 001 Fig. 6: 20 servers, Table 1 types, beta_bar = 0.98",
-        logy=True,
     )
-    claims = _scaling_claims(pts, zetas, "zeta")
+    pts, claims = sweep.points, sweep.claims
     for a in ("Poisson", "log-normal"):
         hi, lo = zetas[-1], zetas[0]
         claims.append(
@@ -398,7 +420,7 @@ def run_fig6(ctx: Context) -> Outcome:
                 f"G16 {_fmt(pts[('g16', lo, a)])}, Algorithm 1 {_fmt(pts[('vm-stalling', lo, a)])}",
             )
         )
-    return Outcome(figures, claims, [])
+    return Outcome(sweep.figures, claims, [])
 
 
 def _fmt(p: Point) -> str:
