@@ -325,14 +325,7 @@ def decide_vqs(st, ps):
     vq_nxt, vq_prv, vq_head, vq_tail = ps.vq_nxt, ps.vq_prv, ps.vq_head, ps.vq_tail
     for j in range(a0, a1):  # arrivals join their virtual queue
         t = ps.typ[j]
-        last = vq_tail[t]
-        vq_prv[j] = last
-        vq_nxt[j] = -1
-        if last == -1:
-            vq_head[t] = j
-        else:
-            vq_nxt[last] = j
-        vq_tail[t] = j
+        list_append(vq_nxt, vq_prv, vq_head, vq_tail, t, t, j)
         ps.q[t] += 1
     for i in range(st.ctr[N_COMPLETED_NEW]):
         j = st.done_buf[i]

@@ -4,17 +4,10 @@ Every such policy (ServerFilling, DivisorFilling, the first-fit and greedy rules
 resource-pooled SRPT-1 and Gittins-1) decides the same way at each arrival and completion: bring
 the order up to date (ordering.py), let its placement rule ``choose(st, ps, k, n_run)`` draw
 candidates in priority order and mark those to serve, then serve exactly those (preempting the
-running jobs not chosen). A policy module writes its rule and:
-
-    @njit(cache=True)
-    def decide(st, ps):
-        decide_ordered(st, ps, choose, False)
-
-    @njit(cache=True)
-    def run(st, ps, max_events):
-        return run_engine(st, ps, decide, max_events)
-
-    register_ordered(name=..., title=..., section=..., summary=..., runner=run, order=ORDER_SRPT)
+running jobs not chosen). A policy module writes its rule ``choose``, a ``decide`` that calls
+:func:`decide_ordered` with it, the cached runner ``run`` that every policy has (the engine's
+loop with that ``decide``), and registers with :func:`register_ordered`; server_filling.py is
+the shortest example.
 """
 
 from __future__ import annotations
