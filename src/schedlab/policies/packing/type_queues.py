@@ -6,6 +6,14 @@ from __future__ import annotations
 
 from numba import njit
 
+from schedlab.policies.contract import StateField
+
+QUEUE_FIELDS = (  # the queues' fields, spliced into a policy's state: *QUEUE_FIELDS
+    StateField("q_head", "i8", "classes", fill=-1),
+    StateField("q_tail", "i8", "classes", fill=-1),
+    StateField("q_next", "i8", "jobs", fill=-1),
+)
+
 
 @njit(cache=True, inline="always")
 def queue_push(head, tail, nxt, c, j):

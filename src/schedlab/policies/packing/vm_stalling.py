@@ -101,7 +101,7 @@ from schedlab.policies.contract import (
     engine_sizes,
     register,
 )
-from schedlab.policies.packing.type_queues import queue_pop, queue_push
+from schedlab.policies.packing.type_queues import QUEUE_FIELDS, queue_pop, queue_push
 
 SUB_ENUMERATION = 0
 SUB_DP = 1
@@ -168,9 +168,7 @@ STATE = PolicyState(
         StateField("first_free", "i8", "classes"),
         StateField("first_empty", "i8"),
         # per-type FIFO queues of waiting jobs
-        StateField("q_head", "i8", "classes", fill=-1),
-        StateField("q_tail", "i8", "classes", fill=-1),
-        StateField("q_next", "i8", "jobs", fill=-1),
+        *QUEUE_FIELDS,
         # scratch
         StateField("qf", "f8", "classes"),
         StateField("kbuf", "i8", "classes"),

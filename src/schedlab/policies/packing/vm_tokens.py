@@ -50,7 +50,7 @@ from schedlab.policies.contract import (
     engine_sizes,
     register,
 )
-from schedlab.policies.packing.type_queues import queue_pop, queue_push
+from schedlab.policies.packing.type_queues import QUEUE_FIELDS, queue_pop, queue_push
 from schedlab.policies.packing.vm_stalling import check_vm_model, vm_types
 from schedlab.streams import stream
 
@@ -77,9 +77,7 @@ STATE = PolicyState(
         StateField("tokens", "i8", ("servers", "classes")),
         StateField("token_used", "f8", ("servers", "resources")),
         StateField("n_tokens", "i8", "classes"),
-        StateField("q_head", "i8", "classes", fill=-1),
-        StateField("q_tail", "i8", "classes", fill=-1),
-        StateField("q_next", "i8", "jobs", fill=-1),
+        *QUEUE_FIELDS,
     ],
 )
 
