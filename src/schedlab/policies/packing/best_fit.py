@@ -84,7 +84,7 @@ from schedlab.policies.packing.indexes import (
     seg_first_ge,
     seg_set,
 )
-from schedlab.policies.packing.sweep import departed_servers, next_server
+from schedlab.policies.packing.sweep import SWEEP_FIELDS, departed_servers, next_server
 
 MODES = {"bf-js": 0, "bf-j": 1, "bf-s": 2}
 MODE_JS, MODE_J, MODE_S = 0, 1, 2
@@ -121,10 +121,7 @@ STATE = PolicyState(
         StateField("six", SERVER_INDEX),  # active servers by residual capacity
         StateField("s_tree", "f8", "server_tree"),  # residual capacity over server index
         StateField("j_tree", "f8", "job_tree"),  # -size of waiting jobs over arrival order
-        # decision epochs (sweep.py)
-        StateField("mark", "i8", "servers"),
-        StateField("dirty", "i4", "servers"),
-        StateField("epoch", "i8"),
+        *SWEEP_FIELDS,  # decision epochs
         StateField("n_stalled", "i8"),
     ],
 )

@@ -5,8 +5,8 @@ Both policies keep, after every decision, the property that no waiting job fits 
 decision only needs the servers that had departures ("dirty") and, for new arrivals, the servers
 with room for the smallest of them. The policy state provides the fields ``mark`` (i8 per
 server: the decision epoch that last marked it), ``dirty`` (i4 per server), ``epoch`` (i8
-scalar) and ``s_tree`` (max segment tree of residual capacity over server index; see
-indexes.py).
+scalar), spliced in as ``*SWEEP_FIELDS``, and ``s_tree`` (max segment tree of residual capacity
+over server index; see indexes.py).
 """
 
 from __future__ import annotations
@@ -14,7 +14,14 @@ from __future__ import annotations
 from numba import njit
 
 from schedlab.engine.constants import N_COMPLETED_NEW
+from schedlab.policies.contract import StateField
 from schedlab.policies.packing.indexes import seg_first_ge
+
+SWEEP_FIELDS = (
+    StateField("mark", "i8", "servers"),
+    StateField("dirty", "i4", "servers"),
+    StateField("epoch", "i8"),
+)
 
 
 @njit(cache=True)

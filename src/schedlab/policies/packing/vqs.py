@@ -87,7 +87,7 @@ from schedlab.policies.packing.indexes import (
     seg_first_ge,
     seg_set,
 )
-from schedlab.policies.packing.sweep import departed_servers, next_server
+from schedlab.policies.packing.sweep import SWEEP_FIELDS, departed_servers, next_server
 
 MAX_J = 24
 # role of a job started by VQS
@@ -122,10 +122,7 @@ def _common_fields() -> list[StateField]:
         StateField("cfg_reserved_q", "i8", ("server_classes", "configs")),  # VQ_1 of class a
         StateField("cfg_main_q", "i8", ("server_classes", "configs")),  # jm
         StateField("cfg_count", "i8", ("server_classes", "configs")),  # km
-        # decision epochs (sweep.py)
-        StateField("mark", "i8", "servers"),
-        StateField("dirty", "i4", "servers"),
-        StateField("epoch", "i8"),
+        *SWEEP_FIELDS,  # decision epochs
         StateField("n_stalled", "i8"),
     ]
 
