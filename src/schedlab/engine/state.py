@@ -21,6 +21,7 @@ from numba.experimental import structref
 
 from schedlab.engine import constants as K
 from schedlab.engine import sketch
+from schedlab.engine.structs import register_array_struct
 
 State = namedtuple(
     "State",
@@ -92,7 +93,7 @@ ARRAY_TYPES = {
 }
 
 
-@structref.register
+@register_array_struct
 class ArrayStructType(types.StructRef):
     """Numba type of a struct of arrays passed by reference (the engine state, policy states).
 
