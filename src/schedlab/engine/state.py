@@ -99,7 +99,8 @@ class ArrayStructType(types.StructRef):
 
     A tuple of ~40 arrays passed to a compiled function that LLVM does not inline costs a
     reference-count update per array per call (measured: 260 ns per call, against 4 ns for a
-    struct); see docs/decisions/0001-engine-architecture.md."""
+    struct); see docs/decisions/0001-engine-architecture.md. Its fields are read, and the event
+    loop passes it on, without reference counting (engine/structs.py, decision 0004)."""
 
     def preprocess_fields(self, fields):
         return tuple((name, types.unliteral(typ)) for name, typ in fields)
