@@ -32,6 +32,7 @@ State = namedtuple(
         "work",  # f8[S] service requirement at rate 1
         "estimate",  # f8[S] user estimate of the duration (NaN when unknown)
         "seq",  # i8[S] arrival sequence number (0, 1, 2, ... in arrival order)
+        "job_batch",  # i4[S] per-job metric batch (-1: arrived in the warm-up)
         "class_elastic",  # i1[C] 1: rate = allocation (elastic/inelastic), 0: rigid
         "class_max_alloc",  # f8[C] largest allocation an elastic job may use
         "class_reward",  # f8[C] reward per unit time in service
@@ -141,6 +142,7 @@ ENGINE_FIELDS = (
     ("work", "F1"),
     ("estimate", "F1"),
     ("seq", "L1"),
+    ("job_batch", "I1"),
     ("class_elastic", "B1"),
     ("class_max_alloc", "F1"),
     ("class_reward", "F1"),
@@ -200,6 +202,7 @@ def _new_engine_state(
     work,
     estimate,
     seq,
+    job_batch,
     class_elastic,
     class_max_alloc,
     class_reward,
@@ -256,6 +259,7 @@ def _new_engine_state(
     st.work = work
     st.estimate = estimate
     st.seq = seq
+    st.job_batch = job_batch
     st.class_elastic = class_elastic
     st.class_max_alloc = class_max_alloc
     st.class_reward = class_reward
@@ -362,6 +366,7 @@ SLOT_FILL = {
     "work": 0.0,
     "estimate": np.nan,
     "seq": -1,
+    "job_batch": -1,
     "status": K.FREE,
     "server": -1,
     "alloc": 0.0,
@@ -385,6 +390,7 @@ SLOT_FILL = {
 SLOT_DTYPES = {
     "job_class": np.int32,
     "seq": np.int64,
+    "job_batch": np.int32,
     "status": np.int8,
     **{
         name: np.int32
