@@ -3,10 +3,14 @@ the same with and without the JIT (a compiled rule reads and writes the fields b
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from numba import njit
+from numba.core.errors import TypingError
 
+from schedlab.engine.structs import borrow
 from schedlab.policies.contract import PolicyConfig, PolicyState, StateField, engine_sizes
 
 STATE = PolicyState(
@@ -107,3 +111,62 @@ def test_every_builtin_policy_names_its_paper_by_key():
 
     unknown = [p.name for p in all_policies() if p.paper not in PAPERS]
     assert not unknown, f"built-in policies with an unknown paper key: {unknown}"
+
+
+@njit(cache=True)
+def touch_borrowed(ps):
+    b = borrow(ps)
+    b.n_decisions += 1
+    b.key[1] = b.beta
+    return b.count.sum()
+
+
+def test_a_borrowed_state_reads_and_writes_the_same_fields():
+    """engine.structs.borrow (decision 0004): a pointer to the fields, no reference counting."""
+    ps = STATE.allocate(SIZES, {"beta": 1.5, "count": [2, 3]})
+    assert touch_borrowed(ps) == 5
+    assert ps.n_decisions == 1 and ps.key.tolist() == [-1.0, 1.5, -1.0]
+
+
+def test_the_event_loop_may_not_replace_an_array_field():
+    """Views read from a field stay valid only if nothing replaces the field's array."""
+
+    @njit
+    def replace(ps):
+        b = borrow(ps)
+        b.key = np.zeros(3)
+
+    with pytest.raises(TypingError, match="may change its contents, not replace it"):
+        replace(STATE.allocate(SIZES))
+
+
+def test_field_reads_and_borrowed_calls_count_no_references():
+    """The point of decision 0004: no NRT_incref/NRT_decref left in a function that reads array
+    fields of a borrowed state and passes it on."""
+
+    @njit
+    def inner(b, j):
+        if b.count[1] < 0:
+            raise ValueError("negative count")
+        return b.key[j] + b.count[0]
+
+    @njit
+    def outer(ps):
+        b = borrow(ps)
+        key = b.key  # lives across calls that may raise: Numba could not pair its count
+        total = 0.0
+        for j in range(key.shape[0]):
+            total += inner(b, j) + key[j]
+        return total
+
+    ps = STATE.allocate(SIZES, {"key": [1.0, 2.0, 3.0], "count": [10, 0]})
+    assert outer(ps) == 42.0
+    bodies = []
+    for function, name in ((outer, "5outer"), (inner, "5inner")):
+        ir = function.inspect_llvm(function.signatures[0])
+        for definition in re.split(r"\n(?=define )", ir):
+            header = definition.split("{", 1)[0]
+            if header.startswith("define") and name in header and "cpython" not in header:
+                bodies.append(definition)
+    assert len(bodies) >= 2
+    assert not any("@NRT_incref" in body or "@NRT_decref" in body for body in bodies)

@@ -66,7 +66,8 @@ JOB_BATCH_BY_TIME = 44  # 1: per-job metric batches by arrival time (horizon run
 #                         arrival sequence number (runs of N arrivals)
 WARM_JOBS = 45  # first measured arrival sequence number (runs of N arrivals)
 OVERFLOW = 46  # values above the sketch range (quantiles not guaranteed)
-N_CTR = 47
+DONE_BATCH = 47  # time batch of the latest completion (completion times never decrease)
+N_CTR = 48
 
 # What the compiled loop returns (a runner's return value).
 R_CONTINUE = 0  # max_events processed; call again

@@ -77,6 +77,7 @@ from schedlab.engine.constants import (
     WAITING,
 )
 from schedlab.engine.records import job_left, record_arrival
+from schedlab.engine.structs import borrow
 from schedlab.engine.structures import list_append, list_remove
 
 
@@ -235,12 +236,14 @@ def _schedule_decision(st, t):
 
 
 @njit(inline="always")
-def run_engine(st, ps, decide, max_events):
+def run_engine(engine_state, policy_state, decide, max_events):
     """Advance the simulation by up to ``max_events`` events. Returns R_FINISHED once the run is
     over, R_CONTINUE after max_events, or asks Python for something and returns: R_NEED_JOBS
     (refill the block), R_GROW (no free slot), R_FLUSH (per-job output buffer full). Every return
     leaves a consistent state, so calling again resumes where the loop stopped, even between two
     arrivals at the same time."""
+    st = borrow(engine_state)  # no reference counting from here on: Python holds both states
+    ps = borrow(policy_state)
     ctr = st.ctr
     clk = st.clk
     inf = math.inf

@@ -20,6 +20,7 @@ from schedlab.engine.constants import (
     A_COMPLETIONS,
     BSLD_TAU,
     DONE,
+    DONE_BATCH,
     J_ARRIVED,
     J_BSLD,
     J_C_ARRIVED,
@@ -74,6 +75,7 @@ def job_batch(st, j):
 @njit(cache=True)
 def record_arrival(st, j):
     b = job_batch(st, j)
+    st.job_batch[j] = b  # found once: job_left reads it
     if b >= 0:
         st.jacc[b, J_ARRIVED] += 1.0
         st.jacc[b, J_FIRST_CLASS + J_PER_CLASS * st.job_class[j] + J_C_ARRIVED] += 1.0
@@ -112,9 +114,12 @@ def _record_completion_time(st, t):
     if t < st.clk[T_WARM] or t > st.clk[T_END]:
         return
     edges = st.batch_edges
-    b = np.searchsorted(edges, t, side="right") - 1
     last = edges.shape[0] - 2
-    st.acc[b if b < last else last, A_COMPLETIONS] += 1.0
+    b = st.ctr[DONE_BATCH]  # completion times never decrease: move forward from the last one
+    while b < last and t >= edges[b + 1]:
+        b += 1
+    st.ctr[DONE_BATCH] = b
+    st.acc[b, A_COMPLETIONS] += 1.0
 
 
 @njit(cache=True)
@@ -142,7 +147,7 @@ def write_record(st, j):
 def job_left(st, j):
     """Job j has just completed or been lost (status DONE or LOST set): record it and queue its
     slot for release after the current decision."""
-    b = job_batch(st, j)
+    b = st.job_batch[j]
     if st.status[j] == DONE:
         _record_completion_time(st, st.t_finish[j])
         if b >= 0:

@@ -21,6 +21,7 @@ from numba.experimental import structref
 
 from schedlab.engine import constants as K
 from schedlab.engine import sketch
+from schedlab.engine.structs import register_array_struct
 
 State = namedtuple(
     "State",
@@ -31,6 +32,7 @@ State = namedtuple(
         "work",  # f8[S] service requirement at rate 1
         "estimate",  # f8[S] user estimate of the duration (NaN when unknown)
         "seq",  # i8[S] arrival sequence number (0, 1, 2, ... in arrival order)
+        "job_batch",  # i4[S] per-job metric batch (-1: arrived in the warm-up)
         "class_elastic",  # i1[C] 1: rate = allocation (elastic/inelastic), 0: rigid
         "class_max_alloc",  # f8[C] largest allocation an elastic job may use
         "class_reward",  # f8[C] reward per unit time in service
@@ -92,13 +94,14 @@ ARRAY_TYPES = {
 }
 
 
-@structref.register
+@register_array_struct
 class ArrayStructType(types.StructRef):
     """Numba type of a struct of arrays passed by reference (the engine state, policy states).
 
     A tuple of ~40 arrays passed to a compiled function that LLVM does not inline costs a
     reference-count update per array per call (measured: 260 ns per call, against 4 ns for a
-    struct); see docs/decisions/0001-engine-architecture.md."""
+    struct); see docs/decisions/0001-engine-architecture.md. Its fields are read, and the event
+    loop passes it on, without reference counting (engine/structs.py, decision 0004)."""
 
     def preprocess_fields(self, fields):
         return tuple((name, types.unliteral(typ)) for name, typ in fields)
@@ -139,6 +142,7 @@ ENGINE_FIELDS = (
     ("work", "F1"),
     ("estimate", "F1"),
     ("seq", "L1"),
+    ("job_batch", "I1"),
     ("class_elastic", "B1"),
     ("class_max_alloc", "F1"),
     ("class_reward", "F1"),
@@ -198,6 +202,7 @@ def _new_engine_state(
     work,
     estimate,
     seq,
+    job_batch,
     class_elastic,
     class_max_alloc,
     class_reward,
@@ -254,6 +259,7 @@ def _new_engine_state(
     st.work = work
     st.estimate = estimate
     st.seq = seq
+    st.job_batch = job_batch
     st.class_elastic = class_elastic
     st.class_max_alloc = class_max_alloc
     st.class_reward = class_reward
@@ -360,6 +366,7 @@ SLOT_FILL = {
     "work": 0.0,
     "estimate": np.nan,
     "seq": -1,
+    "job_batch": -1,
     "status": K.FREE,
     "server": -1,
     "alloc": 0.0,
@@ -383,6 +390,7 @@ SLOT_FILL = {
 SLOT_DTYPES = {
     "job_class": np.int32,
     "seq": np.int64,
+    "job_batch": np.int32,
     "status": np.int8,
     **{
         name: np.int32

@@ -52,6 +52,7 @@ from pydantic import BaseModel, ConfigDict
 
 from schedlab._jit import cache_dir
 from schedlab.engine.state import ArrayStructType
+from schedlab.engine.structs import register_array_struct
 
 # --------------------------------------------------------------------------------------------
 # settings
@@ -155,7 +156,7 @@ def engine_sizes(st: Any, **more: int) -> dict[str, int]:
     }
 
 
-@structref.register
+@register_array_struct
 class PolicyStructType(ArrayStructType):
     """Numba type of a policy state: a struct of named arrays and scalars passed by reference."""
 

@@ -193,6 +193,9 @@ class JobSource:
             self.n_jobs: int | None = keep
         else:
             self.n_jobs = run.arrivals
+        probs = np.array([c.probability for c in model.classes])
+        self._class_cdf = np.cumsum(probs / probs.sum())
+        self._class_cdf /= self._class_cdf[-1]
 
     def window(self) -> Window:
         """The measurement window (a pass over the arrival times when N is given)."""
@@ -272,9 +275,10 @@ class JobSource:
         classes = self.model.classes
         if len(classes) == 1:
             return np.zeros(n, dtype=np.int32)
-        probs = np.array([c.probability for c in classes])
         rng_class = stream(self.seed, self.replication, "classes", u)
-        return rng_class.choice(len(classes), size=n, p=probs / probs.sum()).astype(np.int32)
+        # = rng_class.choice(len(classes), size=n, p=...) draw for draw (NumPy's own algorithm:
+        # inverse CDF of uniforms), without its per-call validation of p
+        return self._class_cdf.searchsorted(rng_class.random(n), side="right").astype(np.int32)
 
     def _trace_parts(self) -> Iterator[np.ndarray]:
         """The trace's arrival times on the model's time scale, batch by batch."""

@@ -76,6 +76,7 @@ POOLED_STATE = PolicyState(
         # heap positions whose parents were drawn at this decision (the k-smallest walk of a heap)
         StateField("front", "i4", ("needs", "frontier"), fill=-1),
         StateField("n_front", "i4", "needs"),
+        StateField("front_best", "i4", "needs"),  # where in front[c] its best entry is
         # MaxWeight's knapsack scratch (max_weight.py): no allocation per decision
         StateField("take", "i8", "needs"),
         StateField("knap_best", "f8", ("knap_classes", "knap_servers")),
@@ -294,6 +295,7 @@ def sort_running(st, ps, k):
     for c in range(ps.class_need.shape[0]):  # each heap walk starts at its top
         ps.n_front[c] = 1 if ps.size[c] > 0 else 0
         ps.front[c, 0] = 0
+        ps.front_best[c] = 0
     for i in range(n):
         j = st.running[i]
         key[j] = rank_of(st, ps, j, k)
@@ -339,12 +341,12 @@ def next_candidate(st, ps, n_run, r, max_need):
     for c in range(class_need.shape[0]):
         if ps.n_front[c] == 0 or class_need[c] > max_need:
             continue
-        for f in range(ps.n_front[c]):
-            h = ps.heap[ps.front[c, f], c]
-            if best == -1 or _before(key, seq, h, best):
-                best = h
-                best_class = c
-                best_slot = f
+        f = ps.front_best[c]
+        h = ps.heap[ps.front[c, f], c]
+        if best == -1 or _before(key, seq, h, best):
+            best = h
+            best_class = c
+            best_slot = f
     if best == -1:
         return -1, r
     if best_class == -1:
@@ -355,15 +357,22 @@ def next_candidate(st, ps, n_run, r, max_need):
 
 @njit(cache=True)
 def _advance_front(ps, c, f):
-    """The heap position front[c, f] was drawn: its children join the walk's frontier."""
-    pos = ps.front[c, f]
+    """The heap position front[c, f] was drawn: its children join the walk's frontier, whose
+    best entry is found again (each next_candidate then compares one entry per class)."""
+    front = ps.front
+    pos = front[c, f]
     n = ps.n_front[c] - 1
-    ps.front[c, f] = ps.front[c, n]
+    front[c, f] = front[c, n]
     for child in (2 * pos + 1, 2 * pos + 2):
         if child < ps.size[c]:
-            ps.front[c, n] = child
+            front[c, n] = child
             n += 1
     ps.n_front[c] = n
+    best = 0
+    for g in range(1, n):
+        if _before(ps.key, ps.seq, ps.heap[front[c, g], c], ps.heap[front[c, best], c]):
+            best = g
+    ps.front_best[c] = best
 
 
 @njit(cache=True)

@@ -1,0 +1,177 @@
+"""Structs of arrays for compiled code, read without reference counting (decision 0004).
+
+The engine state and every policy state are Numba structrefs whose fields are arrays (and a few
+scalars). Numba's own structref counts references on every use: reading ``st.x`` increments the
+array's count and decrements it when the value dies, and every call that passes ``st`` on
+increments and decrements the struct's count. Each is an atomic operation behind a call; together
+they were about half of the event loop's time. Here:
+
+* :func:`register_array_struct` registers a struct type whose field reads return a view with no
+  owner (meminfo NULL), valid while the struct lives; Numba's reference-count pruning pass then
+  deletes the operations on it. Only the constructors (called from Python) set array fields; the
+  event loop cannot replace one (only scalar fields may be assigned through a borrowed pointer),
+  so no view outlives its array.
+* :func:`borrow` turns a struct into a :class:`BorrowedStruct`: a plain pointer to the struct's
+  fields, passed from function to function with no reference counting. The event loop borrows the
+  engine and policy states once per call from Python, which holds both for the whole call.
+"""
+
+from __future__ import annotations
+
+from numba.core import cgutils, imputils, types
+from numba.core.datamodel import default_manager, models
+from numba.core.errors import TypingError
+from numba.core.extending import (
+    infer_getattr,
+    intrinsic,
+    lower_getattr_generic,
+    lower_setattr_generic,
+    overload,
+    register_model,
+)
+from numba.core.typing.templates import AttributeTemplate
+from numba.experimental import structref
+
+
+class BorrowedStruct(types.Type):
+    """A pointer to the fields of a struct of ``struct_type`` owned by someone else."""
+
+    def __init__(self, struct_type: types.StructRef) -> None:
+        self.struct_type = struct_type
+        super().__init__(name=f"Borrowed[{struct_type.name}]")
+
+    @property
+    def key(self):
+        return self.struct_type
+
+
+register_model(BorrowedStruct)(models.OpaqueModel)  # an untyped pointer to the fields
+
+
+_REGISTERED: set[type] = set()
+
+
+def _is_registered(struct_type) -> bool:
+    return type(struct_type) in _REGISTERED
+
+
+def _fields(context, builder, struct_type, pointer):
+    """Getter/setter proxy on the fields behind ``pointer``."""
+    data_type = struct_type.get_data_type()
+    typed = builder.bitcast(pointer, context.get_value_type(data_type).as_pointer())
+    return cgutils.create_struct_proxy(data_type)(context, builder, ref=typed)
+
+
+def _pointer(context, builder, struct_type, value):
+    """The untyped pointer to the fields of the struct ``value``."""
+    typed = structref._Utils(context, builder, struct_type).get_data_pointer(value)
+    return builder.bitcast(typed, cgutils.voidptr_t)
+
+
+def _read(context, builder, struct_type, fields, attr):
+    """Read field ``attr``: arrays as views with no owner; scalars and nested structs (counted
+    references) as Numba's structref does."""
+    value = getattr(fields, attr)
+    field_type = struct_type.field_dict[attr]
+    if isinstance(field_type, types.Array):
+        view = context.make_array(field_type)(context, builder, value=value)
+        view.meminfo = cgutils.get_null_value(view.meminfo.type)
+        return imputils.impl_ret_untracked(context, builder, field_type, view._getvalue())
+    return imputils.impl_ret_borrowed(context, builder, field_type, value)
+
+
+def _write(context, builder, struct_type, fields, attr, value, value_type):
+    field_type = struct_type.field_dict[attr]
+    cast = context.cast(builder, value, value_type, field_type)
+    old = getattr(fields, attr)
+    context.nrt.incref(builder, field_type, cast)
+    context.nrt.decref(builder, field_type, old)  # last: the new value may be the old one
+    setattr(fields, attr, cast)
+
+
+def _resolve_field(struct_type, attr):
+    return struct_type.field_dict.get(attr)
+
+
+def _check_assignable(struct_type, attr):
+    """Through a borrowed pointer only scalar fields may be assigned."""
+    if attr in struct_type.field_dict and not isinstance(
+        struct_type.field_dict[attr], types.Number | types.Boolean
+    ):
+        raise TypingError(
+            f"field {attr!r} is an array or a struct: the event loop may change its contents, "
+            "not replace it (views read from it would dangle)"
+        )
+
+
+def register_array_struct(struct_typeclass):
+    """``structref.register`` for a struct type whose array fields are read without reference
+    counting (set them only in a constructor called from Python)."""
+    default_manager.register(struct_typeclass, models.StructRefModel)
+    _REGISTERED.add(struct_typeclass)
+
+    @infer_getattr
+    class _OwnedField(AttributeTemplate):
+        key = struct_typeclass
+
+        def generic_resolve(self, typ, attr):
+            return _resolve_field(typ, attr)
+
+    @lower_getattr_generic(struct_typeclass)
+    def _get_owned(context, builder, typ, val, attr):
+        fields = structref._Utils(context, builder, typ).get_data_struct(val)
+        return _read(context, builder, typ, fields, attr)
+
+    @lower_setattr_generic(struct_typeclass)
+    def _set_owned(context, builder, sig, args, attr):
+        inst_type, val_type = sig.args
+        fields = structref._Utils(context, builder, inst_type).get_data_struct(args[0])
+        _write(context, builder, inst_type, fields, attr, args[1], val_type)
+
+    return struct_typeclass
+
+
+@infer_getattr
+class _BorrowedField(AttributeTemplate):
+    key = BorrowedStruct
+
+    def generic_resolve(self, typ, attr):
+        return _resolve_field(typ.struct_type, attr)
+
+
+@lower_getattr_generic(BorrowedStruct)
+def _get_borrowed(context, builder, typ, val, attr):
+    fields = _fields(context, builder, typ.struct_type, val)
+    return _read(context, builder, typ.struct_type, fields, attr)
+
+
+@lower_setattr_generic(BorrowedStruct)
+def _set_borrowed(context, builder, sig, args, attr):
+    inst_type, val_type = sig.args
+    _check_assignable(inst_type.struct_type, attr)
+    fields = _fields(context, builder, inst_type.struct_type, args[0])
+    _write(context, builder, inst_type.struct_type, fields, attr, args[1], val_type)
+
+
+def borrow(state):
+    """The state as compiled code passes it on without reference counting (itself in Python);
+    the caller keeps ``state`` alive while the borrowed pointer is used."""
+    return state
+
+
+@intrinsic
+def _borrow_pointer(typingctx, state):
+    if not (isinstance(state, types.StructRef) and _is_registered(state)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        return _pointer(context, builder, state, args[0])
+
+    return BorrowedStruct(state)(state), codegen
+
+
+@overload(borrow)
+def _borrow_overload(state):
+    if isinstance(state, types.StructRef) and _is_registered(state):
+        return lambda state: _borrow_pointer(state)
+    return lambda state: state
