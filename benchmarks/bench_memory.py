@@ -57,10 +57,24 @@ def measure(spec: Path, arrivals: int, extra: list[str]) -> dict:
     }
 
 
+def default_spec() -> Path:
+    return Path(str(resources.files("schedlab.examples") / "quickstart.toml"))
+
+
+def run() -> list[dict]:
+    """`make bench` (benchmarks/run_all.py): the default run lengths on the default spec."""
+    spec = default_spec()
+    measure(spec, 1000, [])  # compile (or load the cache) first
+    rows = [measure(spec, n, []) for n in DEFAULT]
+    return [
+        {"name": f"{row['arrivals']:.0e} arrivals, peak RSS {row['peak_rss_mb']:.1f} MB", **row}
+        for row in rows
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    default_spec = resources.files("schedlab.examples") / "quickstart.toml"
-    parser.add_argument("--spec", type=Path, default=Path(str(default_spec)))
+    parser.add_argument("--spec", type=Path, default=default_spec())
     parser.add_argument("--arrivals", type=float, action="append", help="run lengths (repeat)")
     parser.add_argument("--large", action="store_true", help="also 1e8 and 1e9 arrivals")
     parser.add_argument("--no-check", action="store_true", help="skip action validation")
