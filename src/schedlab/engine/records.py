@@ -56,7 +56,7 @@ from schedlab.engine.sketch import N_BUCKETS, bucket_of
 
 
 @njit(cache=True)
-def job_batch(st, j):
+def find_job_batch(st, j):
     """The per-job batch of the job in slot j, or -1 before the measurement window."""
     if st.ctr[JOB_BATCH_BY_TIME] != 0:
         key = st.arrival[j]
@@ -74,7 +74,7 @@ def job_batch(st, j):
 
 @njit(cache=True)
 def record_arrival(st, j):
-    b = job_batch(st, j)
+    b = find_job_batch(st, j)
     st.job_batch[j] = b  # found once: job_left reads it
     if b >= 0:
         st.jacc[b, J_ARRIVED] += 1.0

@@ -193,9 +193,9 @@ class JobSource:
             self.n_jobs: int | None = keep
         else:
             self.n_jobs = run.arrivals
-        probs = np.array([c.probability for c in model.classes])
-        self._class_cdf = np.cumsum(probs / probs.sum())
-        self._class_cdf /= self._class_cdf[-1]
+            probs = np.array([c.probability for c in model.classes])
+            self._class_cdf = np.cumsum(probs / probs.sum())  # what _classes draws from
+            self._class_cdf /= self._class_cdf[-1]
 
     def window(self) -> Window:
         """The measurement window (a pass over the arrival times when N is given)."""
