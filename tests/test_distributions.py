@@ -9,6 +9,7 @@ import pytest
 from pydantic import TypeAdapter, ValidationError
 
 from schedlab.model.distributions import Distribution
+from schedlab.model.laws import AtomsComponent, ParetoComponent, UniformComponent
 
 ADAPTER = TypeAdapter(Distribution)
 CASES = [
@@ -123,3 +124,21 @@ def test_components_have_the_distributions_moments(dist):
     assert sum(w for w, _ in parts) == pytest.approx(1.0)
     for n, want in ((1, d.mean), (2, d.second_moment)):
         assert sum(w * c.moment(n) for w, c in parts) == pytest.approx(want, rel=1e-9)
+
+
+@pytest.mark.parametrize(
+    "law",
+    [UniformComponent(1.5, 1.5000000000000002), ParetoComponent(2.0, 1.5, 1.5000000000000002)],
+)
+def test_a_support_one_ulp_wide_scales_to_a_point_mass(law):
+    """Found by hypothesis (tests/test_invariants_multiserver.py, divisor-filling-gittins): a
+    uniform duration on [1.5, 1.5 + 1 ulp] is a valid spec, and scaling it by need / k = 1/6
+    rounds both ends to 0.25. The scaled law is then the point mass at 0.25, not an error."""
+    scaled = law.scaled(1 / 6)
+    assert isinstance(scaled, AtomsComponent) and scaled.values.tolist() == [0.25]
+    assert scaled.moment(1) == 0.25
+    if isinstance(law, UniformComponent):  # its moments without cancellation
+        assert law.moment(1) == pytest.approx(1.5, rel=1e-15)
+        assert law.moment(2) == pytest.approx(2.25, rel=1e-15)
+    wide = UniformComponent(1.5, 3.0).scaled(1 / 6)
+    assert isinstance(wide, UniformComponent) and wide.support == (0.25, 0.5)

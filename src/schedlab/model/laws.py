@@ -120,6 +120,16 @@ class ExponentialComponent(Component):
         return rng.exponential(1.0 / self.rate, n)
 
 
+def _interval_scaled(
+    low: float, high: float, law: Callable[[float, float], Component]
+) -> Component:
+    """A law on [low, high] scaled: itself, or the point mass at low when scaling rounded a
+    support one or two ulps wide (low < high in the spec) down to a single double."""
+    if low < high:
+        return law(low, high)
+    return AtomsComponent(np.array([low]), np.array([1.0]))
+
+
 @dataclass(frozen=True)
 class UniformComponent(Component):
     """Continuous uniform on [low, high], low < high."""
@@ -144,14 +154,16 @@ class UniformComponent(Component):
         return (y ** (n + 1) - self.low ** (n + 1)) / ((n + 1) * (self.high - self.low))
 
     def moment(self, n: int) -> float:
-        return float(self.partial_moment(n, np.float64(self.high)))
+        # (high^(n+1) - low^(n+1)) / ((n+1)(high - low)) without the cancellation of a narrow
+        # support: the mean of high^i low^(n-i), i = 0..n
+        return sum(self.high**i * self.low ** (n - i) for i in range(n + 1)) / (n + 1)
 
     @property
     def support(self) -> tuple[float, float]:
         return (self.low, self.high)
 
-    def scaled(self, c: float) -> UniformComponent:
-        return UniformComponent(self.low * c, self.high * c)
+    def scaled(self, c: float) -> Component:
+        return _interval_scaled(self.low * c, self.high * c, UniformComponent)
 
     def isf(self, q: float) -> float:
         return self.high - q * (self.high - self.low)
@@ -289,8 +301,10 @@ class ParetoComponent(Component):
     def support(self) -> tuple[float, float]:
         return (self.low, self.high)
 
-    def scaled(self, c: float) -> ParetoComponent:
-        return ParetoComponent(self.alpha, self.low * c, self.high * c)
+    def scaled(self, c: float) -> Component:
+        return _interval_scaled(
+            self.low * c, self.high * c, lambda low, high: ParetoComponent(self.alpha, low, high)
+        )
 
     def isf(self, q: float) -> float:
         if q >= 1:
