@@ -11,8 +11,6 @@ C the queue stays bounded, outside it grows.
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
 
@@ -21,7 +19,7 @@ from schedlab.model.compile import compile_model
 from schedlab.model.spec import parse_spec
 from schedlab.optim.vm_capacity import ServerType, max_scaling
 from schedlab.simulation.generate import UNIT, generate_jobs
-from schedlab.simulation.simulate import run_model
+from tests.conftest import same_run_for_any_block
 from tests.test_invariants import audit
 
 # splitting either vector in class order gives a vector not in V, so a split request shows
@@ -106,19 +104,10 @@ def test_requests_straddling_generation_units_stay_whole():
 
 @pytest.mark.parametrize("arrivals", [9000, None], ids=["arrivals", "horizon"])
 def test_block_size_and_slots_do_not_change_a_batch_run(arrivals):
-    model = compile_model(parse_spec(spec(3.0, arrivals)))
-    metrics, tables = [], []
-    for block, slots in ((1 << 16, 1 << 10), (7, 2), (1000, 5)):
-        result = run_model(model, block=block, slots=slots)
-        metrics.append(json.dumps(result.to_dict()["metrics"], sort_keys=True))
-        tables.append(result.jobs)
-    assert len(set(metrics)) == 1
-    for other in tables[1:]:
-        for column in ("job", "arrival", "job_class", "work", "start", "finish", "status"):
-            assert tables[0].column(column).equals(other.column(column)), column
+    jobs = same_run_for_any_block(compile_model(parse_spec(spec(3.0, arrivals))))
     if arrivals is None:  # the horizon never cuts a request: all its VMs share one time
-        arrival = tables[0].column("arrival").to_numpy()
-        names = np.array(tables[0].column("job_class").to_pylist())
+        arrival = jobs.column("arrival").to_numpy()
+        names = np.array(jobs.column("job_class").to_pylist())
         groups = _requests(arrival, np.where(names == "big", 0, 1))
         seen = np.array([[int(np.sum(g == 0)), int(np.sum(g == 1))] for g in groups])
         assert (seen[:, None, :] == COUNTS[None, :, :]).all(axis=2).any(axis=1).all()

@@ -9,7 +9,6 @@ order statistics.
 
 from __future__ import annotations
 
-import json
 import math
 
 import numpy as np
@@ -24,7 +23,7 @@ from schedlab.model.spec import parse_spec
 from schedlab.simulation.generate import UNIT, generate_jobs
 from schedlab.simulation.simulate import prepare, run_loop, run_model
 from schedlab.streams import stream
-from tests.conftest import paper004_spec
+from tests.conftest import paper004_spec, same_run_for_any_block
 
 PACKING = {
     "cluster": {"servers": 3, "capacity": 1.0},
@@ -72,19 +71,7 @@ def test_block_size_and_slots_do_not_change_the_run(spec):
     """Common random numbers: same jobs and identical metrics for any block size / slot count."""
     if spec["run"].get("arrivals") is None:
         spec = {**spec, "run": {k: v for k, v in spec["run"].items() if k != "arrivals"}}
-    model = _model(spec)
-    metrics, tables = [], []
-    for block, slots in ((1 << 16, 1 << 10), (7, 2), (1000, 5)):
-        result = run_model(model, block=block, slots=slots)
-        metrics.append(json.dumps(result.to_dict()["metrics"], sort_keys=True))
-        tables.append(result.jobs)
-    assert len(set(metrics)) == 1
-    for other in tables[1:]:
-        for column in ("job", "arrival", "job_class", "work", "start", "finish", "status"):
-            assert tables[0].column(column).equals(other.column(column)), column
-        demand = [c for c in tables[0].column_names if c.startswith("demand")]
-        for column in demand:
-            assert tables[0].column(column).equals(other.column(column))
+    same_run_for_any_block(_model(spec))
 
 
 def test_arrival_times_carry_over_between_generation_units():
