@@ -92,7 +92,7 @@ def fits(st, j, s, a):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def rate_of(st, j, a):
     """Progress rate of job j at allocation a: 1 for rigid jobs, a for elastic ones."""
     if st.class_elastic[st.job_class[j]] != 0:
@@ -100,7 +100,7 @@ def rate_of(st, j, a):
     return 1.0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _occupy(st, j, s, a):
     """Add a * demand[j] to server s (a may be negative to release)."""
     for r in range(st.capacity.shape[1]):
@@ -109,7 +109,7 @@ def _occupy(st, j, s, a):
         st.used_total[r] += x
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _progress(st, j):
     """Bring remaining[j] up to now."""
     now = st.clk[NOW]

@@ -63,7 +63,7 @@ def list_remove(nxt, prv, heads, tails, h, t, j):
     prv[j] = -1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def running_add(st, j):
     n = st.ctr[N_RUNNING]
     st.running[n] = j
@@ -71,7 +71,7 @@ def running_add(st, j):
     st.ctr[N_RUNNING] = n + 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def running_remove(st, j):
     n = st.ctr[N_RUNNING] - 1
     i = st.run_pos[j]

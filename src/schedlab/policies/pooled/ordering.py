@@ -179,7 +179,7 @@ def heap_remove(ps, j):
         _sift_down(ps, c, ps.hpos[last])
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def remaining_size(st, j, k):
     """Remaining size of job j now: need * remaining duration / k (paper 004 §3.1)."""
     left = st.remaining[j]
@@ -188,7 +188,7 @@ def remaining_size(st, j, k):
     return st.demand[j, 0] * max(left, 0.0) / k
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def rank_of(st, ps, j, k):
     order = ps.order
     if order == ORDER_FCFS:
@@ -315,7 +315,7 @@ def first_position(st, ps):
     return st.ctr[P_HEAD] if ps.listed else 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def next_candidate(st, ps, n_run, r, max_need):
     """The best job not yet considered among running jobs run[r:] and the waiting jobs of the
     classes whose need is <= max_need. Waiting jobs are drawn in order from each class heap
@@ -355,7 +355,7 @@ def next_candidate(st, ps, n_run, r, max_need):
     return best, r
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _advance_front(ps, c, f):
     """The heap position front[c, f] was drawn: its children join the walk's frontier, whose
     best entry is found again (each next_candidate then compares one entry per class)."""
@@ -375,7 +375,7 @@ def _advance_front(ps, c, f):
     ps.front_best[c] = best
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def add_candidate(st, ps, m, j):
     ps.cand[m] = j
     ps.cand_need[m] = st.demand[j, 0]

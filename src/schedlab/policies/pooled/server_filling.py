@@ -28,7 +28,7 @@ from schedlab.policies.pooled.ordering import (
 )
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def need_descending(needs, m, order):
     """order[0:m] = candidate indices sorted by decreasing need, ties by priority (stable)."""
     for i in range(m):
@@ -42,7 +42,7 @@ def need_descending(needs, m, order):
         order[h + 1] = x
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def server_filling_prefix(needs, m, k):
     """Length of M: the smallest prefix with total need >= k, or m (grosof2023 §3.2)."""
     total = 0.0
