@@ -17,10 +17,7 @@ from schedlab.policies.pooled.server_filling import server_filling_select
 def serve(select, needs, k):
     needs = np.asarray(needs, dtype=float)
     chosen = np.zeros(len(needs), dtype=np.int8)
-    if select is server_filling_select:
-        total = select(needs, len(needs), float(k), chosen, np.zeros(len(needs), dtype=np.int64))
-    else:
-        total = select(needs, len(needs), float(k), chosen)
+    total = select(needs, len(needs), float(k), chosen)
     assert total == pytest.approx(needs[chosen == 1].sum())
     assert total <= k  # never more than k servers
     return total, chosen
@@ -61,6 +58,34 @@ def test_relevant_work_efficiency_corollary_3_1(state):
     total, chosen = serve(server_filling_select, needs, k)
     assert total == k
     assert not chosen[k:].any()
+
+
+def literal_server_filling(needs, k):
+    """§3.2 as written: M = the smallest prefix needing >= k (or all jobs); place M's jobs in
+    decreasing order of need, ties by priority, until no servers remain or the next does not fit."""
+    total, size = 0, len(needs)
+    for i, need in enumerate(needs):
+        total += need
+        if total >= k:
+            size = i + 1
+            break
+    free, chosen = k, np.zeros(len(needs), dtype=np.int8)
+    for i in sorted(range(size), key=lambda i: (-needs[i], i)):
+        if needs[i] > free:
+            break
+        chosen[i] = 1
+        free -= needs[i]
+    return chosen
+
+
+@settings(max_examples=500)
+@given(power_states())
+def test_server_filling_is_the_literal_placement(state):
+    """The compiled rule (which drops the last jobs of the need order instead of sorting M)
+    serves exactly the jobs the literal §3.2 procedure serves."""
+    k, needs = state
+    _, chosen = serve(server_filling_select, needs, k)
+    assert chosen.tolist() == literal_server_filling(needs, k).tolist()
 
 
 @st.composite

@@ -54,27 +54,36 @@ def server_filling_prefix(needs, m, k):
 
 
 @njit(cache=True)
-def server_filling_select(needs, m, k, chosen, order):
-    """ServerFilling (grosof2023 §3.2) on candidates needs[0:m] in priority order: within M,
-    place in decreasing order of need (ties by priority) until no servers remain or the next job
-    does not fit; marks chosen[i] = 1 and returns the servers used. ``order``: scratch, size m."""
+def server_filling_select(needs, m, k, chosen):
+    """ServerFilling (grosof2023 §3.2) on candidates needs[0:m] in priority order: within M, place
+    jobs in decreasing order of need (ties by priority) until no servers remain or the next job
+    does not fit. The served jobs are an initial part of that order, the longest whose needs
+    total at most k; with needs that divide k and each larger need (the proof of Lemma 3.1) they
+    total exactly k when M needs k or more. So the jobs left out are the last ones of that order
+    (smallest need first, the latest in priority among equal needs), totalling M's need minus k:
+    they are picked from the end instead of sorting M. Marks chosen[i] = 1; returns the servers
+    used."""
     size = server_filling_prefix(needs, m, k)
-    need_descending(needs, size, order)
-    free = k
+    total = 0.0
     for i in range(size):
-        c = order[i]
-        if needs[c] > free:
-            break
-        chosen[c] = 1
-        free -= needs[c]
-    return k - free
+        chosen[i] = 1
+        total += needs[i]
+    excess = total - k
+    while excess > 0:
+        last = -1
+        for i in range(size):
+            if chosen[i] != 0 and (last == -1 or needs[i] <= needs[last]):
+                last = i
+        chosen[last] = 0
+        excess -= needs[last]
+    return min(total, k)
 
 
 @njit(cache=True)
 def choose(st, ps, k, n_run):
     """Draw candidates in priority order until their needs reach k (M), then place them."""
     m, total = draw_prefix(st, ps, k, n_run, True)
-    server_filling_select(ps.cand_need, m, k, ps.chosen, ps.scratch)
+    server_filling_select(ps.cand_need, m, k, ps.chosen)
     remember_boundary(ps, m, total >= k)
     return m
 
