@@ -292,15 +292,21 @@ def sort_running(st, ps, k):
     n = st.ctr[N_RUNNING]
     if ps.listed:  # next_candidate walks the engine's FCFS list instead
         return n
-    for c in range(ps.class_need.shape[0]):  # each heap walk starts at its top
-        ps.n_front[c] = 1 if ps.size[c] > 0 else 0
-        ps.front[c, 0] = 0
-        ps.front_best[c] = 0
+    n_front = ps.n_front
+    front = ps.front
+    front_best = ps.front_best
+    size = ps.size
+    for c in range(size.shape[0]):  # each heap walk starts at its top
+        n_front[c] = 1 if size[c] > 0 else 0
+        front[c, 0] = 0
+        front_best[c] = 0
+    seq = ps.seq
+    running = st.running
     for i in range(n):
-        j = st.running[i]
+        j = running[i]
         key[j] = rank_of(st, ps, j, k)
         h = i - 1
-        while h >= 0 and _before(key, ps.seq, j, run[h]):
+        while h >= 0 and _before(key, seq, j, run[h]):
             run[h + 1] = run[h]
             h -= 1
         run[h + 1] = j
@@ -329,20 +335,25 @@ def next_candidate(st, ps, n_run, r, max_need):
         return r, (st.p_next[r] if r != -1 else -1)
     run = ps.run
     key = ps.key
+    seq = ps.seq
+    heap = ps.heap
+    front = ps.front
+    n_front = ps.n_front
+    front_best = ps.front_best
     class_need = ps.class_need
+    demand = st.demand
     best = -1
-    while r < n_run and st.demand[run[r], 0] > max_need:
+    while r < n_run and demand[run[r], 0] > max_need:
         r += 1
     if r < n_run:
         best = run[r]
     best_class = -1
     best_slot = -1
-    seq = ps.seq
     for c in range(class_need.shape[0]):
-        if ps.n_front[c] == 0 or class_need[c] > max_need:
+        if n_front[c] == 0 or class_need[c] > max_need:
             continue
-        f = ps.front_best[c]
-        h = ps.heap[ps.front[c, f], c]
+        f = front_best[c]
+        h = heap[front[c, f], c]
         if best == -1 or _before(key, seq, h, best):
             best = h
             best_class = c
@@ -360,18 +371,29 @@ def _advance_front(ps, c, f):
     """The heap position front[c, f] was drawn: its children join the walk's frontier, whose
     best entry is found again (each next_candidate then compares one entry per class)."""
     front = ps.front
+    heap = ps.heap
+    key = ps.key
+    seq = ps.seq
+    size = ps.size[c]
     pos = front[c, f]
     n = ps.n_front[c] - 1
     front[c, f] = front[c, n]
-    for child in (2 * pos + 1, 2 * pos + 2):
-        if child < ps.size[c]:
-            front[c, n] = child
+    child = 2 * pos + 1
+    if child < size:
+        front[c, n] = child
+        n += 1
+        if child + 1 < size:
+            front[c, n] = child + 1
             n += 1
     ps.n_front[c] = n
     best = 0
-    for g in range(1, n):
-        if _before(ps.key, ps.seq, ps.heap[front[c, g], c], ps.heap[front[c, best], c]):
-            best = g
+    if n > 1:
+        best_job = heap[front[c, 0], c]
+        for g in range(1, n):
+            h = heap[front[c, g], c]
+            if _before(key, seq, h, best_job):
+                best = g
+                best_job = h
     ps.front_best[c] = best
 
 
