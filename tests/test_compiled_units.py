@@ -146,9 +146,20 @@ def _renewal_exponential(n: int) -> dict:
     return spec
 
 
+MANY_CLASSES = [  # more than compiled_units._LINEAR_SEARCH: the inverse CDF bisects
+    {
+        "probability": (1 + i % 7) / 174,  # sums to 1
+        "need": 1 + i % 3,
+        "duration": {"dist": "exponential", "mean": 0.5 + i % 5} if i % 4 else 1.5,
+    }
+    for i in range(45)
+]
+
+
 SPECS = {
     "paper004-fig2": lambda n: grosof_spec("server-filling", 0.9, n, "exponential"),
     "fixed-mix": lambda n: parse_spec(pooled_spec(8, 0.8, arrivals=n, classes=FIXED_MIX)),
+    "many-classes": lambda n: parse_spec(pooled_spec(4, 0.7, arrivals=n, classes=MANY_CLASSES)),
     "one-class": lambda n: parse_spec(pooled_spec(2, 0.6, arrivals=n)),
     "renewal-exponential": lambda n: parse_spec(_renewal_exponential(n)),
     "packing-fixed-demand": lambda n: parse_spec(

@@ -135,7 +135,8 @@ def _generate_state(pool):
 
 @njit(cache=True)
 def _mulhi(a, b):
-    """The high 64 bits of the 128-bit product a * b."""
+    """The high 64 bits of the 128-bit product a * b (NumPy's ``pcg64.h`` uses ``__uint128_t``;
+    LLVM compiles this to the same single multiply)."""
     a_lo, a_hi = a & _M32, a >> _U64(32)
     b_lo, b_hi = b & _M32, b >> _U64(32)
     p0, p1, p2, p3 = a_lo * b_lo, a_lo * b_hi, a_hi * b_lo, a_hi * b_hi
@@ -197,7 +198,7 @@ def next_uint64(st):
 @njit(cache=True)
 def next_double(st):
     """``pcg64_next_double``: a uniform in [0, 1) from the top 53 bits."""
-    return float(next_uint64(st) >> _U64(11)) * _TO_DOUBLE
+    return float(np.int64(next_uint64(st) >> _U64(11))) * _TO_DOUBLE  # < 2^53: exact
 
 
 @njit(cache=True)
@@ -208,7 +209,7 @@ def standard_exponential(st):
         ri = next_uint64(st) >> _U64(3)
         idx = ri & _U64(0xFF)
         ri >>= _U64(8)
-        x = float(ri) * _WE[idx]
+        x = float(np.int64(ri)) * _WE[idx]  # ri < 2^53: converted exactly
         if ri < _KE[idx]:
             return x
         if idx == 0:

@@ -11,8 +11,8 @@ same order with :mod:`schedlab.compiled_streams`:
   ``ArrivalTimes.next`` does: ``exponential(mean, UNIT)`` from the "arrivals" stream, then the
   cumulative sum carried over from the previous unit's last arrival, added in sequence exactly
   as ``np.cumsum`` does;
-- :func:`classes_and_work`: the classes and durations of one unit when every class's duration is
-  Fixed or Exponential and every demand is Fixed (:class:`UnitLaws`), as
+- :func:`classes_demand_work`: the classes, demands and durations of one unit when every
+  class's duration is Fixed or Exponential and every demand is Fixed (:class:`UnitLaws`), as
   ``JobSource._unit_jobs`` does: classes by inverse CDF of ``random(n)`` from the "classes"
   stream (``searchsorted(side="right")``; no stream is used with one class), then the durations
   of class 0's jobs, class 1's, ... from the "duration" stream, each class's in job order (Fixed
@@ -42,61 +42,77 @@ from schedlab.model.distributions import Exponential, Fixed
 @njit(cache=True)
 def exponential_arrivals(entropy, unit, t0, mean, n):
     """Unit ``unit``'s n arrival times: t0 + the running sum of exponential(mean) gaps."""
+    st = seed_state(entropy, unit)
     times = np.empty(n)
-    fill_exponential(seed_state(entropy, unit), mean, times)
     t = t0
-    for i in range(n):
-        t += times[i]
+    for i in range(n):  # = t0 + cumsum(exponential(mean, n)), the same additions in order
+        t += mean * standard_exponential(st)
         times[i] = t
     return times
 
 
+_LINEAR_SEARCH = 32  # classes up to which the inverse CDF is a branch-free linear count
+
+
 @njit(cache=True)
-def classes_and_work(class_entropy, duration_entropy, unit, n, cdf, random_duration, duration):
-    """Unit ``unit``'s n classes (int32) and durations. ``cdf``: the classes' cumulative
-    probabilities (last = 1); ``duration``: per class the Fixed value or the Exponential mean,
-    ``random_duration`` telling which."""
+def _class_of(u, cdf):
+    """``cdf.searchsorted(u, side="right")`` for u < cdf[-1] = 1: the number of cumulative
+    probabilities <= u, counted without branches for few classes (a data-dependent branch per
+    class costs a misprediction per job), by bisection for many."""
+    last = cdf.shape[0] - 1
+    if last < _LINEAR_SEARCH:
+        c = 0
+        for k in range(last):
+            c += np.int32(cdf[k] <= u)
+        return c
+    return np.int32(np.searchsorted(cdf[:last], u, side="right"))
+
+
+@njit(cache=True)
+def classes_demand_work(
+    class_entropy, duration_entropy, unit, n, cdf, random_duration, duration, demand
+):
+    """Unit ``unit``'s n classes (int32), demands (n, resources) and durations. ``cdf``: the
+    classes' cumulative probabilities (last = 1); ``duration``: per class the Fixed value or the
+    Exponential mean, ``random_duration`` telling which; ``demand``: per class the Fixed
+    demands."""
     n_classes = cdf.shape[0]
     job_class = np.zeros(n, np.int32)
     if n_classes > 1:
         st = seed_state(class_entropy, unit)
         for j in range(n):
-            u = next_double(st)
-            c = 0
-            while c < n_classes - 1 and cdf[c] <= u:
-                c += 1
-            job_class[j] = c
+            job_class[j] = _class_of(next_double(st), cdf)
+    # the durations grouped by class, class 0's first: the duration stream serves the classes
+    # in that order (Fixed draws nothing), each class's jobs in arrival order
     count = np.zeros(n_classes, np.int64)
     for j in range(n):
         count[job_class[j]] += 1
-    # the duration stream serves class 0's jobs, then class 1's, ...: draw them in that order
+    grouped = np.empty(n)
     first = np.zeros(n_classes, np.int64)
-    drawn = 0
+    st = seed_state(duration_entropy, unit)
+    start = 0
     for c in range(n_classes):
-        first[c] = drawn
+        first[c] = start
+        group = grouped[start : start + count[c]]
         if random_duration[c]:
-            drawn += count[c]
-    draws = np.empty(drawn)
-    if drawn > 0:
-        st = seed_state(duration_entropy, unit)
-        for c in range(n_classes):
-            if random_duration[c]:
-                for i in range(first[c], first[c] + count[c]):
-                    draws[i] = duration[c] * standard_exponential(st)
+            fill_exponential(st, duration[c], group)
+        else:
+            group[:] = duration[c]
+        start += count[c]
     work = np.empty(n)
+    job_demand = np.empty((n, demand.shape[1]))
     for j in range(n):
         c = job_class[j]
-        if random_duration[c]:
-            work[j] = draws[first[c]]
-            first[c] += 1
-        else:
-            work[j] = duration[c]
-    return job_class, work
+        work[j] = grouped[first[c]]
+        first[c] += 1
+        for r in range(demand.shape[1]):
+            job_demand[j, r] = demand[c, r]
+    return job_class, job_demand, work
 
 
 @dataclass(frozen=True)
 class UnitLaws:
-    """The class laws of a model that :func:`classes_and_work` covers, with the streams' entropy
+    """The class laws of a model that :func:`classes_demand_work` covers, with the streams' entropy
     of one run (:func:`schedlab.compiled_streams.stream_entropy`)."""
 
     class_cdf: np.ndarray
@@ -128,7 +144,7 @@ class UnitLaws:
 
     def draw(self, unit: int, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Unit ``unit``'s classes, demands (n, resources) and durations."""
-        job_class, work = classes_and_work(
+        return classes_demand_work(
             self.class_entropy,
             self.duration_entropy,
             unit,
@@ -136,5 +152,5 @@ class UnitLaws:
             self.class_cdf,
             self.random_duration,
             self.duration,
+            self.demand,
         )
-        return job_class, self.demand[job_class], work

@@ -286,7 +286,7 @@ class JobSource:
             if job_class is None:  # else batch vectors: drawn with the arrival times
                 job_class = self._classes(n, u)
             demand, work = self._demand_and_work(job_class, u)
-        if np.any(work <= 0):
+        if work.size and work.min() <= 0:  # (min: no temporary array)
             c = int(job_class[np.argmax(work <= 0)])
             raise SpecError(
                 "durations must be > 0; this distribution produced 0",
