@@ -15,16 +15,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 from numba.np.random._constants import fe_double, ke_double, we_double
 
-from schedlab.compiled_streams import (
+from schedlab.model.compile import compile_model
+from schedlab.model.spec import parse_spec
+from schedlab.reproduce.grosof2023 import spec as grosof_spec
+from schedlab.simulation.compiled_streams import (
     fill_exponential,
     fill_random,
     next_uint64,
     seed_state,
     stream_entropy,
 )
-from schedlab.model.compile import compile_model
-from schedlab.model.spec import parse_spec
-from schedlab.reproduce.grosof2023 import spec as grosof_spec
 from schedlab.simulation.compiled_units import UnitLaws
 from schedlab.simulation.generate import UNIT, Jobs, JobSource, concatenate
 from schedlab.streams import STREAMS

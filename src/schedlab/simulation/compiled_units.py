@@ -4,7 +4,7 @@ ServerFilling run on paper 004's Fig. 2 setting, most of it spent building the f
 ``SeedSequence``/``PCG64``/``Generator`` objects of each unit and in per-class fancy indexing).
 
 Two kernels, each the port of one step of the NumPy path, drawing from the same streams in the
-same order with :mod:`schedlab.compiled_streams`:
+same order with :mod:`schedlab.simulation.compiled_streams`:
 
 - :func:`exponential_arrivals`: the arrival times of one unit when the gaps are exponential
   (Poisson arrivals, or renewal with exponential gaps; not batched, not slotted), as
@@ -28,15 +28,15 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from schedlab.compiled_streams import (
+from schedlab.model.compile import CompiledModel
+from schedlab.model.distributions import Exponential, Fixed
+from schedlab.simulation.compiled_streams import (
     fill_exponential,
     next_double,
     seed_state,
     standard_exponential,
     stream_entropy,
 )
-from schedlab.model.compile import CompiledModel
-from schedlab.model.distributions import Exponential, Fixed
 
 
 @njit(cache=True)
@@ -78,15 +78,17 @@ def classes_demand_work(
     demands."""
     n_classes = cdf.shape[0]
     job_class = np.zeros(n, np.int32)
+    count = np.zeros(n_classes, np.int64)
     if n_classes > 1:
         st = seed_state(class_entropy, unit)
         for j in range(n):
-            job_class[j] = _class_of(next_double(st), cdf)
+            c = _class_of(next_double(st), cdf)
+            job_class[j] = c
+            count[c] += 1
+    else:
+        count[0] = n
     # the durations grouped by class, class 0's first: the duration stream serves the classes
     # in that order (Fixed draws nothing), each class's jobs in arrival order
-    count = np.zeros(n_classes, np.int64)
-    for j in range(n):
-        count[job_class[j]] += 1
     grouped = np.empty(n)
     first = np.zeros(n_classes, np.int64)
     st = seed_state(duration_entropy, unit)
@@ -113,7 +115,7 @@ def classes_demand_work(
 @dataclass(frozen=True)
 class UnitLaws:
     """The class laws of a model that :func:`classes_demand_work` covers, with the streams' entropy
-    of one run (:func:`schedlab.compiled_streams.stream_entropy`)."""
+    of one run (:func:`schedlab.simulation.compiled_streams.stream_entropy`)."""
 
     class_cdf: np.ndarray
     random_duration: np.ndarray  # bool per class: Exponential (else Fixed)

@@ -27,16 +27,23 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
+from numba.core import config as numba_config
 
-from schedlab.compiled_streams import stream_entropy
 from schedlab.errors import SpecError
 from schedlab.model.compile import CompiledModel
 from schedlab.model.distributions import Exponential, _Dist
+from schedlab.simulation.compiled_streams import stream_entropy
 from schedlab.simulation.compiled_units import UnitLaws, exponential_arrivals
 from schedlab.streams import stream
 from schedlab.workloads.batch_vectors import VectorTable, expand, vector_table
 
 UNIT = 1 << 12  # jobs per generation unit (part of the definition of the job sequence)
+
+
+def _kernels(compiled: bool) -> bool:
+    """Whether to draw with the compiled kernels: asked for, and the JIT is on (with
+    ``SCHEDLAB_JIT=0`` they would run as slow Python; NumPy gives the same numbers)."""
+    return compiled and not numba_config.DISABLE_JIT
 
 
 @dataclass(frozen=True)
@@ -126,7 +133,7 @@ class ArrivalTimes:
             ).with_mean(self.mean_batch / rate)
         self.batched = self.slotted or arrivals.process == "batch"
         self._entropy: np.ndarray | None = None  # the compiled kernel's, for exponential gaps
-        if compiled and not self.batched and type(self.gaps) is Exponential:
+        if _kernels(compiled) and not self.batched and type(self.gaps) is Exponential:
             self._entropy = stream_entropy(seed, replication, "arrivals")
 
     def next(self) -> ArrivalUnit:
@@ -226,7 +233,7 @@ class JobSource:
             probs = np.array([c.probability for c in model.classes])
             self._class_cdf = np.cumsum(probs / probs.sum())  # what _classes draws from
             self._class_cdf /= self._class_cdf[-1]
-            if compiled:
+            if _kernels(compiled):
                 self._laws = UnitLaws.of(model, self._class_cdf, seed, replication)
 
     def window(self) -> Window:
