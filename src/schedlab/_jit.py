@@ -3,7 +3,8 @@
 * ``SCHEDLAB_JIT=0`` runs every engine and policy function as plain Python (for debugging and for
   policies that are not Numba-compatible); it sets ``NUMBA_DISABLE_JIT``.
 * Compiled code is cached on disk (``cache=True``) in a directory keyed by a hash of the sources
-  that compiled code is built from (the engine and the policies). Numba's cache only checks the
+  that compiled code is built from (the engine, the policies and the job generation's kernels in
+  ``simulation``). Numba's cache only checks the
   timestamp of the file that defines a cached function, not of the functions it calls in other
   modules; keying the directory by those sources makes any edit to the engine or a policy
   invalidate every cached runner. See docs/decisions/0001-engine-architecture.md.
@@ -18,7 +19,7 @@ import sys
 from pathlib import Path
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
-COMPILED_PACKAGES = ("engine", "policies")
+COMPILED_PACKAGES = ("engine", "policies", "simulation")
 
 
 def _source_hash() -> str:
@@ -32,7 +33,8 @@ def _source_hash() -> str:
 
 @functools.cache
 def code_hash() -> str:
-    """Hash of the engine and policy sources: identifies the code that produced a result."""
+    """Hash of the engine, policy and simulation sources: identifies the code that produced a
+    result."""
     return _source_hash()
 
 

@@ -14,6 +14,10 @@ u - 1 plus its first gap, summed in the same order as one long cumulative sum; a
 straddles two units continues in the next one. With batch vectors (paper 001 Corollary 5.3) the
 classes of a request's VMs are drawn with its time, from the "arrivals" stream, and carry over the
 same way, so a request is never split differently whatever the block size.
+
+Exponential arrival gaps and Fixed/Exponential class laws (paper 004's setting among others) are
+drawn by compiled kernels (:mod:`schedlab.simulation.compiled_units`), bit-identical to the NumPy
+path, which every other model uses (issue 12 item 4).
 """
 
 from __future__ import annotations
@@ -23,14 +27,23 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
+from numba.core import config as numba_config
 
 from schedlab.errors import SpecError
 from schedlab.model.compile import CompiledModel
 from schedlab.model.distributions import Exponential, _Dist
+from schedlab.simulation.compiled_streams import stream_entropy
+from schedlab.simulation.compiled_units import UnitLaws, exponential_arrivals
 from schedlab.streams import stream
 from schedlab.workloads.batch_vectors import VectorTable, expand, vector_table
 
 UNIT = 1 << 12  # jobs per generation unit (part of the definition of the job sequence)
+
+
+def _kernels(compiled: bool) -> bool:
+    """Whether to draw with the compiled kernels: asked for, and the JIT is on (with
+    ``SCHEDLAB_JIT=0`` they would run as slow Python; NumPy gives the same numbers)."""
+    return compiled and not numba_config.DISABLE_JIT
 
 
 @dataclass(frozen=True)
@@ -80,9 +93,14 @@ class ArrivalTimes:
     Batch vectors (psychas2018 Corollary 5.3): requests arrive as the batch process (Poisson, or
     renewal with ``interarrival``) at rate ``rate / E|v|`` (``workload.rate`` counts VMs), and
     each request brings the VMs of its vector v, drawn with probability p_v
-    (:func:`schedlab.workloads.batch_vectors.expand`), all at the request's time."""
+    (:func:`schedlab.workloads.batch_vectors.expand`), all at the request's time.
 
-    def __init__(self, model: CompiledModel, seed: int, replication: int) -> None:
+    ``compiled=False`` draws exponential gaps with NumPy too (the reference the compiled kernel
+    is tested against)."""
+
+    def __init__(
+        self, model: CompiledModel, seed: int, replication: int, *, compiled: bool = True
+    ) -> None:
         self.seed = seed
         self.replication = replication
         self.unit = 0
@@ -114,14 +132,18 @@ class ArrivalTimes:
                 arrivals.interarrival or Exponential(dist="exponential", mean=1.0)
             ).with_mean(self.mean_batch / rate)
         self.batched = self.slotted or arrivals.process == "batch"
+        self._entropy: np.ndarray | None = None  # the compiled kernel's, for exponential gaps
+        if _kernels(compiled) and not self.batched and type(self.gaps) is Exponential:
+            self._entropy = stream_entropy(seed, replication, "arrivals")
 
     def next(self) -> ArrivalUnit:
-        rng = stream(self.seed, self.replication, "arrivals", self.unit)
+        unit = self.unit
         self.unit += 1
         if not self.batched:
-            times = _carry_cumsum(self.t0, self.gaps.sample(rng, UNIT))  # type: ignore[union-attr]
+            times = self._renewal_times(unit)
             self.t0 = float(times[-1])
             return ArrivalUnit(times, None)
+        rng = stream(self.seed, self.replication, "arrivals", unit)
         parts, class_parts = [self.pending], [self.pending_class]
         have = self.pending.size
         while have < UNIT:
@@ -146,6 +168,14 @@ class ArrivalTimes:
         job_class = np.concatenate(class_parts)
         self.pending_class = job_class[UNIT:]
         return ArrivalUnit(times[:UNIT], job_class[:UNIT])
+
+    def _renewal_times(self, unit: int) -> np.ndarray:
+        """Unit ``unit``'s arrival times, one per gap, carried over from the last one."""
+        assert self.gaps is not None
+        if self._entropy is not None:
+            return exponential_arrivals(self._entropy, unit, self.t0, self.gaps.mean, UNIT)
+        rng = stream(self.seed, self.replication, "arrivals", unit)
+        return _carry_cumsum(self.t0, self.gaps.sample(rng, UNIT))
 
     def _epochs(self, rng: np.random.Generator, m: int) -> np.ndarray:
         """The next m batch epochs (slot starts in slotted time)."""
@@ -173,12 +203,19 @@ class Window:
 
 
 class JobSource:
-    """The job sequence of one replication, unit by unit (synthetic) or from a trace."""
+    """The job sequence of one replication, unit by unit (synthetic) or from a trace.
 
-    def __init__(self, model: CompiledModel, seed: int, replication: int = 0) -> None:
+    ``compiled=False`` draws every unit with NumPy (the reference the compiled kernels of
+    :mod:`schedlab.simulation.compiled_units` are tested against; both give the same jobs)."""
+
+    def __init__(
+        self, model: CompiledModel, seed: int, replication: int = 0, *, compiled: bool = True
+    ) -> None:
         self.model = model
         self.seed = seed
         self.replication = replication
+        self.compiled = compiled
+        self._laws: UnitLaws | None = None
         run = model.spec.run
         self.horizon = run.horizon
         if model.trace is not None:
@@ -196,6 +233,8 @@ class JobSource:
             probs = np.array([c.probability for c in model.classes])
             self._class_cdf = np.cumsum(probs / probs.sum())  # what _classes draws from
             self._class_cdf /= self._class_cdf[-1]
+            if _kernels(compiled):
+                self._laws = UnitLaws.of(model, self._class_cdf, seed, replication)
 
     def window(self) -> Window:
         """The measurement window (a pass over the arrival times when N is given)."""
@@ -207,7 +246,7 @@ class JobSource:
         warm = min(int(warmup * n), n - 1)
         if self.model.trace is not None:
             return Window(n, warm, self._trace_arrival_of(warm), self._trace_arrival_of(n - 1))
-        times = ArrivalTimes(self.model, self.seed, self.replication)
+        times = ArrivalTimes(self.model, self.seed, self.replication, compiled=self.compiled)
         t_warm = t_end = 0.0
         for start in range(0, n, UNIT):
             unit = times.next().time
@@ -222,7 +261,7 @@ class JobSource:
         if self.model.trace is not None:
             yield from self._trace_units()
             return
-        times = ArrivalTimes(self.model, self.seed, self.replication)
+        times = ArrivalTimes(self.model, self.seed, self.replication, compiled=self.compiled)
         produced = 0
         u = 0
         while self.n_jobs is None or produced < self.n_jobs:
@@ -248,19 +287,13 @@ class JobSource:
     def _unit_jobs(self, arrival: np.ndarray, u: int, job_class: np.ndarray | None) -> Jobs:
         model = self.model
         n = arrival.shape[0]
-        classes = model.classes
-        if job_class is None:  # else batch vectors: drawn with the arrival times
-            job_class = self._classes(n, u)
-        demand = np.empty((n, len(model.resources)))
-        work = np.empty(n)
-        rng_demand = stream(self.seed, self.replication, "demand", u)
-        rng_duration = stream(self.seed, self.replication, "duration", u)
-        for c, cls in enumerate(classes):
-            idx = np.flatnonzero(job_class == c)
-            for r, dist in enumerate(cls.demand):
-                demand[idx, r] = dist.sample(rng_demand, idx.size)
-            work[idx] = cls.duration.sample(rng_duration, idx.size)
-        if np.any(work <= 0):
+        if job_class is None and self._laws is not None:
+            job_class, demand, work = self._laws.draw(u, n)
+        else:
+            if job_class is None:  # else batch vectors: drawn with the arrival times
+                job_class = self._classes(n, u)
+            demand, work = self._demand_and_work(job_class, u)
+        if work.size and work.min() <= 0:  # (min: no temporary array)
             c = int(job_class[np.argmax(work <= 0)])
             raise SpecError(
                 "durations must be > 0; this distribution produced 0",
@@ -269,6 +302,20 @@ class JobSource:
         if model.family != "pooled":
             _check_every_job_fits(model, job_class, demand)
         return Jobs(arrival, job_class, demand, work, np.full(n, np.nan))
+
+    def _demand_and_work(self, job_class: np.ndarray, u: int) -> tuple[np.ndarray, np.ndarray]:
+        """Unit u's demands and durations, class by class: class 0's jobs draw first."""
+        n = job_class.shape[0]
+        demand = np.empty((n, len(self.model.resources)))
+        work = np.empty(n)
+        rng_demand = stream(self.seed, self.replication, "demand", u)
+        rng_duration = stream(self.seed, self.replication, "duration", u)
+        for c, cls in enumerate(self.model.classes):
+            idx = np.flatnonzero(job_class == c)
+            for r, dist in enumerate(cls.demand):
+                demand[idx, r] = dist.sample(rng_demand, idx.size)
+            work[idx] = cls.duration.sample(rng_duration, idx.size)
+        return demand, work
 
     def _classes(self, n: int, u: int) -> np.ndarray:
         """The classes of unit u's n jobs, i.i.d. with the classes' probabilities."""
