@@ -77,6 +77,8 @@ POOLED_STATE = PolicyState(
         StateField("front", "i4", ("needs", "frontier"), fill=-1),
         StateField("n_front", "i4", "needs"),
         StateField("front_best", "i4", "needs"),  # where in front[c] its best entry is
+        StateField("front_job", "i4", "needs"),  # that entry's job
+        StateField("front_key", "f8", "needs"),  # and its rank (one load per class to compare)
         # MaxWeight's knapsack scratch (max_weight.py): no allocation per decision
         StateField("take", "i8", "needs"),
         StateField("knap_best", "f8", ("knap_classes", "knap_servers")),
@@ -296,10 +298,16 @@ def sort_running(st, ps, k):
     front = ps.front
     front_best = ps.front_best
     size = ps.size
+    heap = ps.heap
+    front_job = ps.front_job
+    front_key = ps.front_key
     for c in range(size.shape[0]):  # each heap walk starts at its top
         n_front[c] = 1 if size[c] > 0 else 0
         front[c, 0] = 0
         front_best[c] = 0
+        if size[c] > 0:
+            front_job[c] = heap[0, c]
+            front_key[c] = key[heap[0, c]]
     seq = ps.seq
     running = st.running
     for i in range(n):
@@ -336,45 +344,46 @@ def next_candidate(st, ps, n_run, r, max_need):
     run = ps.run
     key = ps.key
     seq = ps.seq
-    heap = ps.heap
-    front = ps.front
     n_front = ps.n_front
-    front_best = ps.front_best
+    front_job = ps.front_job
+    front_key = ps.front_key
     class_need = ps.class_need
     demand = st.demand
     best = -1
+    best_key = math.inf
     while r < n_run and demand[run[r], 0] > max_need:
         r += 1
     if r < n_run:
         best = run[r]
+        best_key = key[best]
     best_class = -1
-    best_slot = -1
     for c in range(class_need.shape[0]):
         if n_front[c] == 0 or class_need[c] > max_need:
             continue
-        f = front_best[c]
-        h = heap[front[c, f], c]
-        if best == -1 or _before(key, seq, h, best):
+        h = front_job[c]
+        kh = front_key[c]
+        if best == -1 or kh < best_key or (kh == best_key and seq[h] < seq[best]):
             best = h
+            best_key = kh
             best_class = c
-            best_slot = f
     if best == -1:
         return -1, r
     if best_class == -1:
         return best, r + 1
-    _advance_front(ps, best_class, best_slot)
+    _advance_front(ps, best_class)
     return best, r
 
 
 @njit(cache=True, inline="always")
-def _advance_front(ps, c, f):
-    """The heap position front[c, f] was drawn: its children join the walk's frontier, whose
+def _advance_front(ps, c):
+    """Class c's best frontier entry was drawn: its children join the walk's frontier, whose
     best entry is found again (each next_candidate then compares one entry per class)."""
     front = ps.front
     heap = ps.heap
     key = ps.key
     seq = ps.seq
     size = ps.size[c]
+    f = ps.front_best[c]
     pos = front[c, f]
     n = ps.n_front[c] - 1
     front[c, f] = front[c, n]
@@ -386,15 +395,18 @@ def _advance_front(ps, c, f):
             front[c, n] = child + 1
             n += 1
     ps.n_front[c] = n
+    if n == 0:
+        return
     best = 0
-    if n > 1:
-        best_job = heap[front[c, 0], c]
-        for g in range(1, n):
-            h = heap[front[c, g], c]
-            if _before(key, seq, h, best_job):
-                best = g
-                best_job = h
+    best_job = heap[front[c, 0], c]
+    for g in range(1, n):
+        h = heap[front[c, g], c]
+        if _before(key, seq, h, best_job):
+            best = g
+            best_job = h
     ps.front_best[c] = best
+    ps.front_job[c] = best_job
+    ps.front_key[c] = key[best_job]
 
 
 @njit(cache=True, inline="always")
