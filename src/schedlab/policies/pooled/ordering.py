@@ -7,7 +7,7 @@ is the merge of the running jobs and the heads of the heaps; ties go to the earl
 need heaps let first-fit style policies look only at the needs that still fit.
 
 Orders (``ORDER_*``): FCFS (paper 004 §6, ServerFilling), SRPT — least remaining size
-s = need * remaining duration / k (§3.2) —, and server need descending/ascending
+s = need * remaining duration / k (§3.2), ranked by k * s —, and server need descending/ascending
 (MostServersFirst, LeastServersFirst; ties FCFS).
 """
 
@@ -182,12 +182,18 @@ def heap_remove(ps, j):
 
 
 @njit(cache=True, inline="always")
-def remaining_size(st, j, k):
-    """Remaining size of job j now: need * remaining duration / k (paper 004 §3.1)."""
+def remaining_work(st, j):
+    """need * remaining duration of job j now: k times its remaining size."""
     left = st.remaining[j]
     if st.status[j] != WAITING:
         left -= rate_of(st, j, st.alloc[j]) * (st.clk[NOW] - st.t_update[j])
-    return st.demand[j, 0] * max(left, 0.0) / k
+    return st.demand[j, 0] * max(left, 0.0)
+
+
+@njit(cache=True, inline="always")
+def remaining_size(st, j, k):
+    """Remaining size of job j now: need * remaining duration / k (paper 004 §3.1)."""
+    return remaining_work(st, j) / k
 
 
 @njit(cache=True, inline="always")
@@ -195,8 +201,8 @@ def rank_of(st, ps, j, k):
     order = ps.order
     if order == ORDER_FCFS:
         return st.arrival[j]
-    if order == ORDER_SRPT:
-        return remaining_size(st, j, k)
+    if order == ORDER_SRPT:  # k x the remaining size: the same order, without a division
+        return remaining_work(st, j)
     if order == ORDER_NEED_DESC:
         return -st.demand[j, 0]
     if order == ORDER_NEED_ASC:
