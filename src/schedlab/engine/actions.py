@@ -60,9 +60,9 @@ from schedlab.engine.constants import (
 )
 from schedlab.engine.records import job_left
 from schedlab.engine.structures import (
-    heap_push,
-    heap_remove,
-    heap_update,
+    departure_add,
+    departure_remove,
+    departure_update,
     list_insert_after,
     list_remove,
     running_add,
@@ -168,7 +168,7 @@ def start(st, j, s, a):
     st.n_on_server[s] += 1
     running_add(st, j)
     st.t_complete[j] = now + st.remaining[j] / rate_of(st, j, a)
-    heap_push(st, j)
+    departure_add(st, j)
     if math.isnan(st.t_start[j]):
         st.t_start[j] = now
     st.ctr[STARTS] += 1
@@ -180,7 +180,7 @@ def start(st, j, s, a):
 def release(st, j):
     """Take running job j out of service (engine-internal: completion, preemption)."""
     s = st.server[j]
-    heap_remove(st, j)
+    departure_remove(st, j)
     running_remove(st, j)
     _occupy(st, j, s, -st.alloc[j])
     st.n_on_server[s] -= 1
@@ -302,7 +302,7 @@ def set_allocation(st, j, a):
     _occupy(st, j, s, a - old)
     st.alloc[j] = a
     st.t_complete[j] = st.clk[NOW] + st.remaining[j] / rate_of(st, j, a)
-    heap_update(st, j)
+    departure_update(st, j)
     st.ctr[REALLOCATIONS] += 1
     return True
 

@@ -67,7 +67,10 @@ JOB_BATCH_BY_TIME = 44  # 1: per-job metric batches by arrival time (horizon run
 WARM_JOBS = 45  # first measured arrival sequence number (runs of N arrivals)
 OVERFLOW = 46  # values above the sketch range (quantiles not guaranteed)
 DONE_BATCH = 47  # time batch of the latest completion (completion times never decrease)
-N_CTR = 48
+DEP_SCAN = 48  # 1: few jobs can run at once: the next departure is found by a scan of the
+#               running jobs (kept in NEXT_DEP) instead of the completion heap (structures.py)
+NEXT_DEP = 49  # scan mode: the running job that completes first, -1 if none, -2 if unknown
+N_CTR = 50
 
 # What the compiled loop returns (a runner's return value).
 R_CONTINUE = 0  # max_events processed; call again

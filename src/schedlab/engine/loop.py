@@ -35,7 +35,6 @@ from schedlab.engine.constants import (
     EVENTS,
     FINISHED,
     FREE,
-    HEAP_SIZE,
     LOSS,
     N_ARRIVED_NEW,
     N_COMPLETED_NEW,
@@ -78,7 +77,7 @@ from schedlab.engine.constants import (
 )
 from schedlab.engine.records import job_left, record_arrival
 from schedlab.engine.structs import borrow
-from schedlab.engine.structures import list_append, list_remove
+from schedlab.engine.structures import list_append, list_remove, next_departure
 
 
 @njit(cache=True)
@@ -261,7 +260,8 @@ def run_engine(engine_state, policy_state, decide, max_events):
                 ctr[FINISHED] = 1
                 return R_FINISHED
         t_arr = st.nx_arrival[pos] if pos < n_block else inf
-        t_dep = st.t_complete[st.heap[0]] if ctr[HEAP_SIZE] > 0 else inf
+        first = next_departure(st)
+        t_dep = st.t_complete[first] if first != -1 else inf
         t = min(t_arr, t_dep, clk[NEXT_DECISION], clk[TIMER])
         if t == inf or (ctr[DRAIN] == 0 and t > clk[T_END]):
             _accumulate(st, clk[NOW], clk[T_END])
@@ -270,9 +270,10 @@ def run_engine(engine_state, policy_state, decide, max_events):
         _accumulate(st, clk[NOW], t)
         clk[NOW] = t
         event = False
-        while ctr[HEAP_SIZE] > 0 and st.t_complete[st.heap[0]] <= t:
-            _complete(st, st.heap[0], t)
+        while first != -1 and st.t_complete[first] <= t:
+            _complete(st, first, t)
             event = True
+            first = next_departure(st)
         while pos < n_block and st.nx_arrival[pos] <= t:
             if ctr[N_FREE] == 0:
                 if event:

@@ -345,6 +345,7 @@ class EngineSettings:
     slowdown_threshold: float
     reuse_slots: bool  # False: slot = arrival sequence number (policies not yet per-slot)
     jobs_chunk: int  # per-job output records per Parquet row group (0: no per-job output)
+    few_running: bool = False  # at most a few jobs run at once: departures by scan, not heap
 
 
 @dataclass(frozen=True)
@@ -446,6 +447,8 @@ def build_state(
     ctr[K.LOSS] = int(settings.loss)
     ctr[K.DRAIN] = int(settings.drain)
     ctr[K.REUSE] = int(settings.reuse_slots)
+    ctr[K.DEP_SCAN] = int(settings.few_running)
+    ctr[K.NEXT_DEP] = -1
     ctr[K.N_FREE] = slots
     ctr[K.OUT_CHUNK] = settings.jobs_chunk
     ctr[K.JOB_BATCH_BY_TIME] = int(window.warm_jobs is None)

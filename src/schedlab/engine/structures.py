@@ -1,11 +1,12 @@
 """Compiled data structures over the state arrays: arrival-ordered linked lists, the running set and
-an indexed min-heap of completion times. All O(1) or O(log n); no allocation in the hot loop."""
+the departure order (an indexed min-heap of completion times, or a scan of the few running jobs).
+All O(1), O(log n) or O(jobs running); no allocation in the hot loop."""
 
 from __future__ import annotations
 
 from numba import njit
 
-from schedlab.engine.constants import HEAP_SIZE, N_RUNNING
+from schedlab.engine.constants import DEP_SCAN, HEAP_SIZE, N_RUNNING, NEXT_DEP
 
 
 @njit(cache=True, inline="always")
@@ -156,3 +157,66 @@ def heap_update(st, j):
     """Restore heap order after t_complete[j] changed."""
     _sift_up(st, st.hpos[j])
     _sift_down(st, st.hpos[j])
+
+
+# The departure order: which running job completes first (smallest t_complete, ties to the
+# earlier arrival). A binary heap over the running jobs in general; when few jobs can run at
+# once (ctr[DEP_SCAN], e.g. k servers of a pooled model), the first of them is kept in
+# ctr[NEXT_DEP] and found again by a scan of the running jobs only when it leaves, which costs
+# less than the heap's sifts at every start and preemption. Both give the same job.
+
+
+@njit(cache=True, inline="always")
+def departure_add(st, j):
+    """Running job j (t_complete set) joins the departure order."""
+    if st.ctr[DEP_SCAN] == 0:
+        heap_push(st, j)
+        return
+    first = st.ctr[NEXT_DEP]
+    if first == -1 or (first >= 0 and _before(st, j, first)):
+        st.ctr[NEXT_DEP] = j
+
+
+@njit(cache=True, inline="always")
+def departure_remove(st, j):
+    """Job j leaves the running jobs."""
+    if st.ctr[DEP_SCAN] == 0:
+        heap_remove(st, j)
+    elif st.ctr[NEXT_DEP] == j:
+        st.ctr[NEXT_DEP] = -2
+
+
+@njit(cache=True, inline="always")
+def departure_update(st, j):
+    """Running job j's t_complete changed."""
+    if st.ctr[DEP_SCAN] == 0:
+        heap_update(st, j)
+        return
+    first = st.ctr[NEXT_DEP]
+    if first == j:
+        st.ctr[NEXT_DEP] = -2
+    elif first >= 0 and _before(st, j, first):
+        st.ctr[NEXT_DEP] = j
+
+
+@njit(cache=True, inline="always")
+def next_departure(st):
+    """The running job that completes first, or -1 when none runs."""
+    if st.ctr[DEP_SCAN] == 0:
+        return st.heap[0] if st.ctr[HEAP_SIZE] > 0 else -1
+    first = st.ctr[NEXT_DEP]
+    if first == -2:
+        first = _first_running(st)
+        st.ctr[NEXT_DEP] = first
+    return first
+
+
+@njit(cache=True)
+def _first_running(st):
+    running = st.running
+    first = -1
+    for i in range(st.ctr[N_RUNNING]):
+        j = running[i]
+        if first == -1 or _before(st, j, first):
+            first = j
+    return first

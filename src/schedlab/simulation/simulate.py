@@ -107,7 +107,30 @@ def engine_settings(model: CompiledModel, *, reuse_slots: bool) -> EngineSetting
         slowdown_threshold=run.slowdown_threshold,
         reuse_slots=reuse_slots,
         jobs_chunk=JOBS_CHUNK if run.jobs else 0,
+        few_running=few_running(model),
     )
+
+
+FEW_RUNNING = 16  # running jobs up to which a scan finds the next departure faster than a heap
+
+
+def few_running(model: CompiledModel) -> bool:
+    """At most FEW_RUNNING jobs can run at once: rigid jobs of a pooled model, k servers, each
+    job holding at least the smallest server need (the engine then finds the next departure by
+    scanning the running jobs, structures.py; any number still works, only slower)."""
+    if model.family != "pooled" or model.policy.resource_pooled:
+        return False
+    if any(c.elastic for c in model.classes):
+        return False
+    if model.trace is not None and not model.spec.workload.classes:
+        needs = np.asarray(model.trace.needs, dtype=float)
+    else:
+        values = [c.demand[0].values() for c in model.classes]
+        if any(v is None for v in values):
+            return False
+        needs = np.concatenate(values)
+    smallest = float(needs.min(initial=np.inf))
+    return smallest > 0 and model.pooled_k / smallest <= FEW_RUNNING
 
 
 class Feeder:
