@@ -64,6 +64,8 @@ POOLED_STATE = PolicyState(
         # hold every slot; growing the slots keeps each column's contents)
         StateField("heap", "i4", ("jobs", "needs"), fill=-1),
         StateField("class_need", "f8", "needs"),
+        # the need class of every job of an engine class with one need (-1: look its need up)
+        StateField("need_class_of", "i4", "classes", fill=-1),
         StateField("size", "i4", "needs"),  # jobs in each class heap
         StateField("count", "i8", "needs"),  # jobs present per need class
         # candidates of this decision, in priority order
@@ -263,9 +265,11 @@ def sync(st, ps, k):
     static = ps.order != ORDER_SRPT and ps.order != ORDER_GITTINS
     unchanged = static and ps.saturated and st.ctr[N_COMPLETED_NEW] == 0
     listed = ps.listed
+    need_class_of = ps.need_class_of
     for ia in range(st.ctr[N_ARRIVED_NEW]):
         j = st.arrived_buf[ia]
-        ps.job_class[j] = np.searchsorted(ps.class_need, st.demand[j, 0])
+        c = need_class_of[st.job_class[j]]
+        ps.job_class[j] = c if c >= 0 else np.searchsorted(ps.class_need, st.demand[j, 0])
         ps.seq[j] = st.seq[j]
         ps.hpos[j] = -1
         ps.mark[j] = 0
@@ -500,6 +504,7 @@ def init_ordering(
         gittins_params=ranks.params_a.size,
     )
     values = {
+        "need_class_of": _need_class_of(model, class_need),
         "order": order,
         "listed": listed,
         "fill_idle": fill_idle,
@@ -511,6 +516,19 @@ def init_ordering(
         "g_b": ranks.params_b,
     }
     return POOLED_STATE.allocate(sizes, values)
+
+
+def _need_class_of(model, class_need: np.ndarray) -> np.ndarray:
+    """Per engine class, the index in ``class_need`` of its one need, or -1 when its jobs' needs
+    vary (a trace without declared classes, a need distribution)."""
+    if model.trace is not None and not model.spec.workload.classes:
+        return np.full(len(model.classes), -1, dtype=np.int32)
+    out = np.full(len(model.classes), -1, dtype=np.int32)
+    for i, cls in enumerate(model.classes):
+        values = cls.demand[0].values()
+        if values is not None and len(values) == 1:
+            out[i] = np.searchsorted(class_need, float(values[0]))
+    return out
 
 
 def init_order(
