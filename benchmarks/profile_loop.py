@@ -11,6 +11,9 @@ the file `perf` reads for JIT symbols: every compiled function with its address.
 
 The percentages are of the whole process (start-up and compilation included); compare the
 compiled functions with each other. `NRT_incref`/`NRT_decref` are Numba's reference counting.
+With ``--dump-code`` the process also copies every function's machine code out, and
+``benchmarks/annotate_jit.py`` shows one function's instructions with their share of its samples
+(how decision 0005 was found).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import os
 import re
 import tempfile
 import time
+from pathlib import Path
 
 os.environ.setdefault("NUMBA_CACHE_DIR", tempfile.mkdtemp(prefix="schedlab-profile-"))
 
@@ -59,11 +63,30 @@ def write_perf_map() -> int:
     return len(addresses)
 
 
+def dump_code() -> Path:
+    """Copy the machine code of every function of the perf map to /tmp/jit-code-<pid>.bin, with
+    an index (address, size, offset in the file, name) in .idx, for annotate_jit.py."""
+    import ctypes
+
+    pid = os.getpid()
+    code = Path(f"/tmp/jit-code-{pid}.bin")
+    with code.open("wb") as out, code.with_suffix(".idx").open("w") as index:
+        for line in Path(f"/tmp/perf-{pid}.map").read_text().splitlines():
+            address, size, name = line.split(" ", 2)
+            start, length = int(address, 16), min(int(size, 16), 1 << 16)
+            index.write(f"{start:x} {length:x} {out.tell():x} {name}\n")
+            out.write(ctypes.string_at(start, length))
+    return code
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("policy", help="a pooled policy, e.g. server-filling")
     parser.add_argument("load", type=float)
     parser.add_argument("arrivals", type=float)
+    parser.add_argument(
+        "--dump-code", action="store_true", help="also copy the JIT code out for annotate_jit.py"
+    )
     args = parser.parse_args()
 
     from schedlab.model.compile import compile_model
@@ -78,6 +101,8 @@ def main() -> None:
         f"{args.policy}: {result.events / result.loop_s / 1e6:.2f} M events/s "
         f"({time.perf_counter() - start:.2f} s); perf map of {write_perf_map()} functions"
     )
+    if args.dump_code:
+        print(f"machine code in {dump_code()}")
 
 
 if __name__ == "__main__":
