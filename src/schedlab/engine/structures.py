@@ -167,14 +167,20 @@ def heap_update(st, j):
 
 
 @njit(cache=True, inline="always")
+def _offer(st, j):
+    """Scan mode: running job j becomes the first departure when it completes before it."""
+    first = st.ctr[NEXT_DEP]
+    if first == -1 or (first >= 0 and _before(st, j, first)):
+        st.ctr[NEXT_DEP] = j
+
+
+@njit(cache=True, inline="always")
 def departure_add(st, j):
     """Running job j (t_complete set) joins the departure order."""
     if st.ctr[DEP_SCAN] == 0:
         heap_push(st, j)
-        return
-    first = st.ctr[NEXT_DEP]
-    if first == -1 or (first >= 0 and _before(st, j, first)):
-        st.ctr[NEXT_DEP] = j
+    else:
+        _offer(st, j)
 
 
 @njit(cache=True, inline="always")
@@ -191,12 +197,10 @@ def departure_update(st, j):
     """Running job j's t_complete changed."""
     if st.ctr[DEP_SCAN] == 0:
         heap_update(st, j)
-        return
-    first = st.ctr[NEXT_DEP]
-    if first == j:
-        st.ctr[NEXT_DEP] = -2
-    elif first >= 0 and _before(st, j, first):
-        st.ctr[NEXT_DEP] = j
+    elif st.ctr[NEXT_DEP] == j:
+        st.ctr[NEXT_DEP] = -2  # it may complete later now: find the first again
+    else:
+        _offer(st, j)
 
 
 @njit(cache=True, inline="always")
