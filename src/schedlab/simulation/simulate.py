@@ -33,6 +33,7 @@ from schedlab.engine.state import (
 from schedlab.errors import InvariantViolation, OutOfMemoryError
 from schedlab.model.compile import CompiledModel, compile_model
 from schedlab.model.spec import SimulationSpec, errors_located_in, load_spec, parse_spec
+from schedlab.policies.pooled.ordering import need_values
 from schedlab.simulation.generate import Jobs, JobSource, concatenate
 from schedlab.simulation.result import Result, combine_replications
 from schedlab.simulation.stability_limits import limit_verdict
@@ -122,14 +123,7 @@ def few_running(model: CompiledModel) -> bool:
         return False
     if any(c.elastic for c in model.classes):
         return False
-    if model.trace is not None and not model.spec.workload.classes:
-        needs = np.asarray(model.trace.needs, dtype=float)
-    else:
-        values = [c.demand[0].values() for c in model.classes]
-        if any(v is None for v in values):
-            return False
-        needs = np.concatenate(values)
-    smallest = float(needs.min(initial=np.inf))
+    smallest = float(need_values(model).min(initial=np.inf))  # the needs the policies see
     return smallest > 0 and model.pooled_k / smallest <= FEW_RUNNING
 
 
