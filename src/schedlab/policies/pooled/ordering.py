@@ -72,7 +72,6 @@ POOLED_STATE = PolicyState(
         StateField("cand", "i4", "candidates", fill=-1),
         StateField("cand_need", "f8", "candidates"),
         StateField("chosen", "i1", "candidates"),
-        StateField("scratch", "i8", "candidates"),  # for the placement rules
         StateField("run", "i4", "running", fill=-1),  # running jobs sorted by rank
         # next_candidate walks each class heap without popping it: front[c, :n_front[c]] are the
         # heap positions whose parents were drawn at this decision (the k-smallest walk of a heap)
