@@ -14,6 +14,7 @@ the compiled loop's (``Result.loop_s``), job generation included, compilation ex
 
     PYTHONPATH=src python benchmarks/bench_reference.py                   # 10^7 arrivals
     PYTHONPATH=src python benchmarks/bench_reference.py --arrivals 1e6    # quicker
+    PYTHONPATH=src python benchmarks/bench_reference.py --policy server-filling-srpt  # one case
     SCHEDLAB_REF_C=path/to/ref_msj.c ...                                  # another C source
 
 Targets (issue 12): ServerFilling >= 0.5 x C, ServerFilling-SRPT >= 0.75 x C, MaxWeight >= 1.5 M
@@ -114,15 +115,19 @@ def _median_round(rounds: list[dict], key: str) -> dict:
     return sorted(rounds, key=lambda r: r[key])[len(rounds) // 2]
 
 
-def run(arrivals: int = ARRIVALS, rounds: int = ROUNDS) -> list[dict]:
+def run(
+    arrivals: int = ARRIVALS, rounds: int = ROUNDS, policies: tuple[str, ...] = ()
+) -> list[dict]:
     """Each case ``rounds`` times, schedlab then C back to back in each round (the machine's
     speed drifts by +-20% over seconds on a shared host: a ratio is only meaningful between
     two runs next to each other). Reports the median round's figures and the range of the
-    per-round ratios."""
+    per-round ratios. ``policies``: only these cases (all when empty)."""
     records = []
     with tempfile.TemporaryDirectory() as folder:
         binary = build_reference(Path(folder))
         for policy, c_policy, load, target in CASES:
+            if policies and policy not in policies:
+                continue
             measured = []
             for _ in range(rounds):
                 ours = measure_schedlab(policy, load, arrivals)
@@ -172,9 +177,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--arrivals", type=float, default=ARRIVALS)
     parser.add_argument("--rounds", type=int, default=ROUNDS, help="median of this many rounds")
+    parser.add_argument(
+        "--policy",
+        action="append",
+        choices=[case[0] for case in CASES],
+        help="only this case (repeatable); the results file is written only when all run",
+    )
     args = parser.parse_args()
-    records = run(int(args.arrivals), args.rounds)
+    records = run(int(args.arrivals), args.rounds, tuple(args.policy or ()))
     _print(records)
+    if args.policy:
+        return
     here = Path(__file__).resolve().parent
     sys.path.insert(0, str(here))
     from run_all import RESULTS

@@ -197,7 +197,7 @@ def choose(st, ps, k, n_run):
     m, _ = draw_prefix(st, ps, k, n_run, False)
     needs = ps.cand_need
     chosen = ps.chosen
-    remember_boundary(ps, m, m >= k)
+    remember_boundary(ps, m, m >= k, False)
     free = k - divisor_filling_select(needs, m, k, chosen)
     if ps.fill_idle:
         for i in range(m):

@@ -42,11 +42,12 @@ def serve_while_fits(st, ps, k, n_run, skip):
             break
         m = add_candidate(st, ps, m, j)
         if st.demand[j, 0] > free:
-            remember_boundary(ps, m, not skip)  # greedy: cut at the first job that did not fit
+            # greedy: cut at the first job that did not fit
+            remember_boundary(ps, m, not skip, False)
             return m
         ps.chosen[m - 1] = 1
         free -= st.demand[j, 0]
-    remember_boundary(ps, m, not skip and free < 1.0)
+    remember_boundary(ps, m, not skip and free < 1.0, False)
     return m
 
 

@@ -52,6 +52,9 @@ POOLED_STATE = PolicyState(
         StateField("quantum", "f8"),  # Gittins: relative rank rise that triggers a decision
         # what the last decision left behind (sync's test)
         StateField("saturated", "b1"),  # its candidates were cut by capacity
+        # its choice stands however its candidates reorder, as long as the served ones keep
+        # their place ahead (SRPT: running ranks only fall; ServerFilling, see its choose)
+        StateField("reorder_safe", "b1"),
         StateField("boundary_rank", "f8"),  # rank of its last candidate
         StateField("boundary_seq", "i8", fill=-1),  # its last candidate's arrival number
         # jobs (per slot; set when a job arrives in the slot)
@@ -252,17 +255,22 @@ def wake_at_rank_change(st, ps, k, quantum):
 @njit(cache=True)
 def sync(st, ps, k):
     """Put the new arrivals into their heaps; count jobs per need class. Returns True when the
-    previous decision still stands: the order is static (FCFS, server need: no rank ever changes),
-    the previous decision was saturated (its candidates were cut by capacity at a boundary job),
-    nothing completed, and every new arrival ranks after the boundary. Not for SRPT: running
-    jobs' remaining sizes fall at different rates (need / k), so they reorder between events and
-    the smallest prefix needing k servers can change."""
+    previous decision still stands: the previous decision was saturated (its candidates were cut
+    by capacity at a boundary job), nothing completed, every new arrival ranks after the
+    boundary, and the candidates kept their order or their new order does not matter. The order
+    is kept when it is static (FCFS, server need: no rank ever changes). Under SRPT only running
+    jobs' ranks change, and they fall (at rates need / k): the candidates stay the jobs ranked
+    first, the waiting ones keep their ranks, the served ones stay ahead of them; the placement
+    rule says with ``reorder_safe`` that its choice is the same for any such order. Gittins
+    ranks can rise: never."""
     count = ps.count
     key = ps.key
     boundary_seq = ps.boundary_seq
     boundary_rank = ps.boundary_rank
-    static = ps.order != ORDER_SRPT and ps.order != ORDER_GITTINS
-    unchanged = static and ps.saturated and st.ctr[N_COMPLETED_NEW] == 0
+    order = ps.order
+    kept = order != ORDER_SRPT and order != ORDER_GITTINS
+    kept = kept or (order == ORDER_SRPT and ps.reorder_safe)
+    unchanged = kept and ps.saturated and st.ctr[N_COMPLETED_NEW] == 0
     listed = ps.listed
     need_class_of = ps.need_class_of
     for ia in range(st.ctr[N_ARRIVED_NEW]):
@@ -286,9 +294,12 @@ def sync(st, ps, k):
 
 
 @njit(cache=True)
-def remember_boundary(ps, m, saturated):
-    """Record the last candidate considered, for sync's test at the next decision."""
+def remember_boundary(ps, m, saturated, reorder_safe):
+    """Record the last candidate considered, for sync's test at the next decision;
+    ``reorder_safe``: the choice is the same for any order of the candidates that keeps the
+    served ones ahead of the others of their need (see sync)."""
     ps.saturated = saturated and m > 0
+    ps.reorder_safe = reorder_safe
     if m > 0:
         j = ps.cand[m - 1]
         ps.boundary_rank = ps.key[j]

@@ -11,6 +11,7 @@ ServerFilling fills all k servers whenever M needs k (Corollary 3.1).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from numba import njit
@@ -81,10 +82,19 @@ def server_filling_select(needs, m, k, chosen):
 
 @njit(cache=True)
 def choose(st, ps, k, n_run):
-    """Draw candidates in priority order until their needs reach k (M), then place them."""
+    """Draw candidates in priority order until their needs reach k (M), then place them.
+
+    The choice stands for any order of M that keeps the served jobs ahead of the unserved ones
+    of their need (``reorder_safe``) when M's need minus its smallest need is below k: every
+    order of M then needs all of M to reach k, and the placement leaves out, per need, the
+    same number of jobs, the last ones of that need (server_filling_select)."""
     m, total = draw_prefix(st, ps, k, n_run, True)
-    server_filling_select(ps.cand_need, m, k, ps.chosen)
-    remember_boundary(ps, m, total >= k)
+    needs = ps.cand_need
+    server_filling_select(needs, m, k, ps.chosen)
+    smallest = math.inf
+    for i in range(m):
+        smallest = min(smallest, needs[i])
+    remember_boundary(ps, m, total >= k, total - smallest < k)
     return m
 
 
