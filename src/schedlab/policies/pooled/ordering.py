@@ -268,8 +268,7 @@ def sync(st, ps, k):
     boundary_seq = ps.boundary_seq
     boundary_rank = ps.boundary_rank
     order = ps.order
-    kept = order != ORDER_SRPT and order != ORDER_GITTINS
-    kept = kept or (order == ORDER_SRPT and ps.reorder_safe)
+    kept = order != ORDER_GITTINS and (order != ORDER_SRPT or ps.reorder_safe)
     unchanged = kept and ps.saturated and st.ctr[N_COMPLETED_NEW] == 0
     listed = ps.listed
     need_class_of = ps.need_class_of
