@@ -29,6 +29,7 @@ from schedlab.policies.pooled.ordering import (
     first_position,
     init_order,
     next_candidate,
+    redraw_pool,
 )
 
 
@@ -50,16 +51,27 @@ def draw_prefix(st, ps, k, n_run, by_need):
     prefix whose total need reaches k (ServerFilling's M, grosof2023 §3.2); fewer when fewer jobs
     are present. Returns (candidates drawn, their total need)."""
     m = 0
-    r = first_position(st, ps)
     total = 0.0
-    while m < k:
-        j, r = next_candidate(st, ps, n_run, r, math.inf)
-        if j == -1:
-            break
-        m = add_candidate(st, ps, m, j)
-        total += st.demand[j, 0]
-        if by_need and total >= k:
-            break
+    n_pool = redraw_pool(st, ps, n_run)
+    if n_pool >= 0:
+        pool = ps.pool
+        while m < k and m < n_pool:
+            j = pool[m]
+            m = add_candidate(st, ps, m, j)
+            total += st.demand[j, 0]
+            if by_need and total >= k:
+                break
+    else:
+        r = first_position(st, ps)
+        while m < k:
+            j, r = next_candidate(st, ps, n_run, r, math.inf)
+            if j == -1:
+                break
+            m = add_candidate(st, ps, m, j)
+            total += st.demand[j, 0]
+            if by_need and total >= k:
+                break
+    ps.drawn = m
     return m, total
 
 

@@ -57,6 +57,8 @@ POOLED_STATE = PolicyState(
         StateField("reorder_safe", "b1"),
         StateField("boundary_rank", "f8"),  # rank of its last candidate
         StateField("boundary_seq", "i8", fill=-1),  # its last candidate's arrival number
+        # how many candidates the last draw_prefix left in cand (-1: none yet)
+        StateField("drawn", "i8", fill=-1),
         # jobs (per slot; set when a job arrives in the slot)
         StateField("key", "f8", "jobs"),  # rank (running jobs: as of the current decision)
         StateField("seq", "i8", "jobs"),  # arrival number (ties between equal ranks)
@@ -75,6 +77,8 @@ POOLED_STATE = PolicyState(
         StateField("cand", "i4", "candidates", fill=-1),
         StateField("cand_need", "f8", "candidates"),
         StateField("chosen", "i1", "candidates"),
+        # the jobs a draw may take when nothing completed since the last one (redraw_pool)
+        StateField("pool", "i4", "pool", fill=-1),
         StateField("run", "i4", "running", fill=-1),  # running jobs sorted by rank
         # next_candidate walks each class heap without popping it: front[c, :n_front[c]] are the
         # heap positions whose parents were drawn at this decision (the k-smallest walk of a heap)
@@ -313,20 +317,6 @@ def sort_running(st, ps, k):
     n = st.ctr[N_RUNNING]
     if ps.listed:  # next_candidate walks the engine's FCFS list instead
         return n
-    n_front = ps.n_front
-    front = ps.front
-    front_best = ps.front_best
-    size = ps.size
-    heap = ps.heap
-    front_job = ps.front_job
-    front_key = ps.front_key
-    for c in range(size.shape[0]):  # each heap walk starts at its top
-        n_front[c] = 1 if size[c] > 0 else 0
-        front[c, 0] = 0
-        front_best[c] = 0
-        if size[c] > 0:
-            front_job[c] = heap[0, c]
-            front_key[c] = key[heap[0, c]]
     seq = ps.seq
     running = st.running
     for i in range(n):
@@ -342,10 +332,72 @@ def sort_running(st, ps, k):
 
 @njit(cache=True)
 def first_position(st, ps):
-    """Where next_candidate starts: the head of the engine's arrival-ordered list of present jobs
-    when the policy is listed (FCFS order: that list is the order itself, no heaps needed), else
-    the first sorted running job."""
-    return st.ctr[P_HEAD] if ps.listed else 0
+    """Start a walk of the order: returns where next_candidate starts, the head of the engine's
+    arrival-ordered list of present jobs when the policy is listed (FCFS order: that list is the
+    order itself, no heaps needed), else the first sorted running job, each heap's walk at its
+    top."""
+    if ps.listed:
+        return st.ctr[P_HEAD]
+    n_front = ps.n_front
+    front = ps.front
+    front_best = ps.front_best
+    size = ps.size
+    heap = ps.heap
+    front_job = ps.front_job
+    front_key = ps.front_key
+    for c in range(size.shape[0]):
+        n_front[c] = 1 if size[c] > 0 else 0
+        front[c, 0] = 0
+        front_best[c] = 0
+        if size[c] > 0:
+            front_job[c] = heap[0, c]
+            front_key[c] = ps.key[heap[0, c]]
+    return 0
+
+
+@njit(cache=True, inline="always")
+def _insert_sorted(items, n, j, key, seq):
+    """Insert j into items[0:n], sorted in priority order; returns n + 1."""
+    h = n - 1
+    while h >= 0 and _before(key, seq, j, items[h]):
+        items[h + 1] = items[h]
+        h -= 1
+    items[h + 1] = j
+    return n + 1
+
+
+@njit(cache=True)
+def redraw_pool(st, ps, n_run):
+    """The jobs a draw of the first candidates in priority order can take when nothing completed
+    since the last draw (``ps.drawn`` candidates in ``ps.cand``): the running jobs, the waiting
+    candidates of that draw and the new arrivals, in priority order in ``ps.pool``. Every other
+    job present waits with the rank it had then (only Gittins ranks move while waiting; not
+    here), after that draw's last candidate or, arrived since, after its rank (sync's test); the
+    candidates' ranks have only fallen since. So every one of them still ranks after every
+    candidate of that draw, and a new draw that stops within them (the same number of jobs, or
+    need) takes its candidates from the pool, in the same order as the walk of the heaps would.
+    Returns the pool's size, or -1 when the heaps must be walked."""
+    drawn = ps.drawn
+    if drawn < 0 or ps.listed or ps.order == ORDER_GITTINS or st.ctr[N_COMPLETED_NEW] != 0:
+        return -1
+    n_new = st.ctr[N_ARRIVED_NEW]
+    pool = ps.pool
+    if drawn + n_new + n_run > pool.shape[0]:
+        return -1
+    key = ps.key
+    seq = ps.seq
+    run = ps.run
+    for i in range(n_run):  # sorted already
+        pool[i] = run[i]
+    n = n_run
+    cand = ps.cand
+    for i in range(drawn):
+        j = cand[i]
+        if st.status[j] == WAITING:
+            n = _insert_sorted(pool, n, j, key, seq)
+    for i in range(n_new):
+        n = _insert_sorted(pool, n, st.arrived_buf[i], key, seq)
+    return n
 
 
 @njit(cache=True, inline="always")
@@ -506,6 +558,7 @@ def init_ordering(
         needs=class_need.size,
         need_offsets=class_need.size + 1,
         candidates=k + 2,
+        pool=2 * k + 4,
         frontier=k + 4,
         running=k + 1,
         knap_classes=class_need.size + 1,
