@@ -57,6 +57,7 @@ from schedlab.engine.constants import (
     VIOL_SERVER,
     VIOLATION,
     WAITING,
+    WAITING_LIST,
 )
 from schedlab.engine.records import job_left
 from schedlab.engine.structures import (
@@ -156,7 +157,8 @@ def start(st, j, s, a):
         if not fits(st, j, s, a):
             return violation(st, V_CAPACITY, j, s)
     c = st.job_class[j]
-    list_remove(st.q_next, st.q_prev, st.ctr, st.ctr, Q_HEAD, Q_TAIL, j)
+    if st.ctr[WAITING_LIST] != 0:
+        list_remove(st.q_next, st.q_prev, st.ctr, st.ctr, Q_HEAD, Q_TAIL, j)
     st.ctr[N_WAITING] -= 1
     st.class_in_queue[c] -= 1
     now = st.clk[NOW]
@@ -221,7 +223,8 @@ def preempt(st, j):
     st.t_complete[j] = math.inf
     if mode == PREEMPT_RESUME:
         st.status[j] = WAITING
-        _queue_insert_in_arrival_order(st, j)
+        if st.ctr[WAITING_LIST] != 0:
+            _queue_insert_in_arrival_order(st, j)
         st.ctr[N_WAITING] += 1
         st.class_in_queue[c] += 1
     else:
@@ -274,7 +277,8 @@ def reject(st, j):
 def reject_waiting(st, j):
     """Mark waiting job j lost (engine-internal; also used for loss-family drops)."""
     c = st.job_class[j]
-    list_remove(st.q_next, st.q_prev, st.ctr, st.ctr, Q_HEAD, Q_TAIL, j)
+    if st.ctr[WAITING_LIST] != 0:
+        list_remove(st.q_next, st.q_prev, st.ctr, st.ctr, Q_HEAD, Q_TAIL, j)
     list_remove(st.p_next, st.p_prev, st.ctr, st.ctr, P_HEAD, P_TAIL, j)
     st.status[j] = LOST
     st.ctr[N_WAITING] -= 1

@@ -70,7 +70,9 @@ DONE_BATCH = 47  # time batch of the latest completion (completion times never d
 DEP_SCAN = 48  # 1: few jobs can run at once: the next departure is found by a scan of the
 #               running jobs (kept in NEXT_DEP) instead of the completion heap (structures.py)
 NEXT_DEP = 49  # scan mode: the running job that completes first, -1 if none, -2 if unknown
-N_CTR = 50
+WAITING_LIST = 50  # 1: keep the arrival-ordered list of waiting jobs (Q_HEAD, q_next); 0: the
+#                   policy never reads it (Policy.waiting_list), Q_HEAD stays -1
+N_CTR = 51
 
 # What the compiled loop returns (a runner's return value).
 R_CONTINUE = 0  # max_events processed; call again

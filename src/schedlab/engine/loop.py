@@ -74,6 +74,7 @@ from schedlab.engine.constants import (
     TS_SYSTEM,
     VIOLATION,
     WAITING,
+    WAITING_LIST,
 )
 from schedlab.engine.records import job_left, record_arrival
 from schedlab.engine.structs import borrow
@@ -153,7 +154,8 @@ def _arrive(st, t):
     st.run_pos[j] = -1
     st.hpos[j] = -1
     st.ctr[NX_POS] = pos + 1
-    list_append(st.q_next, st.q_prev, st.ctr, st.ctr, Q_HEAD, Q_TAIL, j)
+    if st.ctr[WAITING_LIST] != 0:
+        list_append(st.q_next, st.q_prev, st.ctr, st.ctr, Q_HEAD, Q_TAIL, j)
     list_append(st.p_next, st.p_prev, st.ctr, st.ctr, P_HEAD, P_TAIL, j)
     st.ctr[N_WAITING] += 1
     st.class_in_system[c] += 1

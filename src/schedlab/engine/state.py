@@ -346,6 +346,7 @@ class EngineSettings:
     reuse_slots: bool  # False: slot = arrival sequence number (policies not yet per-slot)
     jobs_chunk: int  # per-job output records per Parquet row group (0: no per-job output)
     few_running: bool = False  # at most a few jobs run at once: departures by scan, not heap
+    waiting_list: bool = True  # keep the arrival-ordered list of waiting jobs (Q_HEAD, q_next)
 
 
 @dataclass(frozen=True)
@@ -449,6 +450,7 @@ def build_state(
     ctr[K.REUSE] = int(settings.reuse_slots)
     ctr[K.DEP_SCAN] = int(settings.few_running)
     ctr[K.NEXT_DEP] = -1
+    ctr[K.WAITING_LIST] = int(settings.waiting_list)
     ctr[K.N_FREE] = slots
     ctr[K.OUT_CHUNK] = settings.jobs_chunk
     ctr[K.JOB_BATCH_BY_TIME] = int(window.warm_jobs is None)

@@ -395,6 +395,10 @@ class Policy:
     rank tables (from the size laws of analysis/, a layer above policies/) and passes them to
     ``init`` as the keyword ``gittins``
     (:class:`~schedlab.policies.pooled.gittins_rank.GittinsTables`).
+    ``waiting_list``: the policy reads the engine's arrival-ordered list of waiting jobs
+    (``st.ctr[Q_HEAD]``, ``st.q_next``); a policy that never does sets False, and the engine
+    saves a list update at every arrival, start and preemption (the loss family keeps the list:
+    the engine drops the unadmitted jobs by walking it).
     """
 
     name: str
@@ -414,6 +418,7 @@ class Policy:
     report: Callable[[Any, Any], dict[str, float]] | None = None
     whole_run: bool = False
     ranks_by_gittins: Callable[[Any], bool] | None = None
+    waiting_list: bool = True
 
     def __post_init__(self) -> None:
 

@@ -106,5 +106,6 @@ def register_ordered(
             check=check,
             resource_pooled=resource_pooled,
             ranks_by_gittins=ranks_by_gittins if order == ORDER_GITTINS else None,
+            waiting_list=False,  # candidates come from heaps or the list of all jobs present
         )
     )
