@@ -72,7 +72,8 @@ DEP_SCAN = 48  # 1: few jobs can run at once: the next departure is found by a s
 NEXT_DEP = 49  # scan mode: the running job that completes first, -1 if none, -2 if unknown
 WAITING_LIST = 50  # 1: keep the arrival-ordered list of waiting jobs (Q_HEAD, q_next); 0: the
 #                   policy never reads it (Policy.waiting_list), Q_HEAD stays -1
-N_CTR = 51
+ARRIVAL_BATCH = 51  # per-job batch of the latest measured arrival (arrivals come in order)
+N_CTR = 52
 
 # What the compiled loop returns (a runner's return value).
 R_CONTINUE = 0  # max_events processed; call again

@@ -13,11 +13,11 @@ time batch (horizon).
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
 from schedlab.engine.constants import (
     A_COMPLETIONS,
+    ARRIVAL_BATCH,
     BSLD_TAU,
     DONE,
     DONE_BATCH,
@@ -57,7 +57,9 @@ from schedlab.engine.sketch import N_BUCKETS, bucket_of
 
 @njit(cache=True)
 def find_job_batch(st, j):
-    """The per-job batch of the job in slot j, or -1 before the measurement window."""
+    """The per-job batch of the job in slot j, which has just arrived, or -1 before the
+    measurement window: the last batch whose first edge is <= its key (np.searchsorted's right
+    side), found by moving forward from the previous arrival's (keys never decrease)."""
     if st.ctr[JOB_BATCH_BY_TIME] != 0:
         key = st.arrival[j]
         if key < st.clk[T_WARM]:
@@ -67,9 +69,12 @@ def find_job_batch(st, j):
             return -1
         key = float(st.seq[j])
     edges = st.job_edges
-    b = np.searchsorted(edges, key, side="right") - 1
     last = edges.shape[0] - 2
-    return b if b < last else last
+    b = st.ctr[ARRIVAL_BATCH]
+    while b < last and edges[b + 1] <= key:
+        b += 1
+    st.ctr[ARRIVAL_BATCH] = b
+    return b
 
 
 @njit(cache=True)

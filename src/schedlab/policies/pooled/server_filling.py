@@ -56,19 +56,28 @@ def server_filling_prefix(needs, m, k):
 
 @njit(cache=True)
 def server_filling_select(needs, m, k, chosen):
-    """ServerFilling (grosof2023 §3.2) on candidates needs[0:m] in priority order: within M, place
+    """ServerFilling (grosof2023 §3.2) on candidates needs[0:m] in priority order: place M's jobs
+    (place_prefix). Marks chosen[i] = 1; returns the servers used."""
+    served, _ = place_prefix(needs, server_filling_prefix(needs, m, k), k, chosen)
+    return served
+
+
+@njit(cache=True)
+def place_prefix(needs, size, k, chosen):
+    """ServerFilling's placement (grosof2023 §3.2) of M = needs[0:size], in priority order: place
     jobs in decreasing order of need (ties by priority) until no servers remain or the next job
     does not fit. The served jobs are an initial part of that order, the longest whose needs
     total at most k; with needs that divide k and each larger need (the proof of Lemma 3.1) they
     total exactly k when M needs k or more. So the jobs left out are the last ones of that order
     (smallest need first, the latest in priority among equal needs), totalling M's need minus k:
-    they are picked from the end instead of sorting M. Marks chosen[i] = 1; returns the servers
-    used."""
-    size = server_filling_prefix(needs, m, k)
+    they are picked from the end instead of sorting M. Marks chosen[i] = 1; returns (the servers
+    used, M's smallest need)."""
     total = 0.0
+    smallest = math.inf
     for i in range(size):
         chosen[i] = 1
         total += needs[i]
+        smallest = min(smallest, needs[i])
     excess = total - k
     while excess > 0:
         last = -1
@@ -77,7 +86,7 @@ def server_filling_select(needs, m, k, chosen):
                 last = i
         chosen[last] = 0
         excess -= needs[last]
-    return min(total, k)
+    return min(total, k), smallest
 
 
 @njit(cache=True)
@@ -87,13 +96,9 @@ def choose(st, ps, k, n_run):
     The choice stands for any order of M that keeps the served jobs ahead of the unserved ones
     of their need (``reorder_safe``) when M's need minus its smallest need is below k: every
     order of M then needs all of M to reach k, and the placement leaves out, per need, the
-    same number of jobs, the last ones of that need (server_filling_select)."""
-    m, total = draw_prefix(st, ps, k, n_run, True)
-    needs = ps.cand_need
-    server_filling_select(needs, m, k, ps.chosen)
-    smallest = math.inf
-    for i in range(m):
-        smallest = min(smallest, needs[i])
+    same number of jobs, the last ones of that need (place_prefix)."""
+    m, total = draw_prefix(st, ps, k, n_run, True)  # M: it stops at the prefix
+    _, smallest = place_prefix(ps.cand_need, m, k, ps.chosen)
     remember_boundary(ps, m, total >= k, total - smallest < k)
     return m
 
