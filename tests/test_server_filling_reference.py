@@ -10,12 +10,15 @@ same time in both.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import math
 
 import numpy as np
 import pytest
 
 import schedlab
+from schedlab.policies import contract
 from tests.conftest import pooled_spec
 
 
@@ -87,3 +90,33 @@ def test_every_job_finishes_when_the_reference_says(policy, k, needs, load):
     expected = reference_finish(arrival, need, work, k, srpt=policy.endswith("srpt"))
     assert len(finish) == 3000
     np.testing.assert_allclose(finish, expected, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("policy", "k", "needs"),
+    [
+        ("server-filling-srpt", 8, (1, 2, 4, 8)),
+        ("divisor-filling-srpt", 6, (1, 2, 3, 6)),
+        ("divisor-filling-srpt", 12, (1, 2, 3, 4, 6, 12)),
+    ],
+)
+def test_held_candidates_give_the_walk_of_the_heaps(policy, k, needs, monkeypatch):
+    """A rule that draws a prefix of the order keeps its waiting candidates out of the heaps
+    (ordering.held_draw) and often skips the heaps; every job must finish exactly when it does
+    with every waiting job in the heaps and a full walk of them at each decision."""
+    classes = [
+        {"probability": 1 / len(needs), "need": n, "duration": {"dist": "exponential", "mean": 1}}
+        for n in needs
+    ]
+    spec = pooled_spec(k, 0.97, policy=policy, arrivals=4000, classes=classes, seed=5, jobs=True)
+    held = schedlab.simulate(spec).jobs.to_pydict()
+    registered = contract._REGISTRY[policy]
+    walked_init = functools.partial(registered.init.func, **{**registered.init.keywords})
+    walked_init.keywords["prefix"] = False
+    monkeypatch.setitem(
+        contract._REGISTRY, policy, dataclasses.replace(registered, init=walked_init)
+    )
+    walked = schedlab.simulate(spec).jobs.to_pydict()
+    assert len(held["finish"]) == 4000
+    assert held["job"] == walked["job"]
+    assert held["finish"] == walked["finish"]

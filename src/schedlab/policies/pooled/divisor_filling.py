@@ -239,6 +239,7 @@ register_ordered(
     order=ORDER_FCFS,
     config=DivisorFillingConfig,
     check=check_divisors,
+    prefix=True,
 )
 register_ordered(
     name="divisor-filling-srpt",
@@ -249,6 +250,7 @@ register_ordered(
     order=ORDER_SRPT,
     config=DivisorFillingConfig,
     check=check_divisors,
+    prefix=True,
 )
 register_ordered(
     name="divisor-filling-gittins",
@@ -259,4 +261,5 @@ register_ordered(
     order=ORDER_GITTINS,
     config=DivisorFillingGittinsConfig,
     check=check_divisors,
+    prefix=True,
 )

@@ -27,9 +27,9 @@ from schedlab.policies.pooled.ordering import (
     begin_decision,
     end_decision,
     first_position,
+    held_draw,
     init_order,
     next_candidate,
-    redraw_pool,
 )
 
 
@@ -50,28 +50,19 @@ def draw_prefix(st, ps, k, n_run, by_need):
     """Draw candidates in priority order: the first k of them, or with ``by_need`` the smallest
     prefix whose total need reaches k (ServerFilling's M, grosof2023 §3.2); fewer when fewer jobs
     are present. Returns (candidates drawn, their total need)."""
+    if ps.hold:
+        return held_draw(st, ps, k, n_run, by_need)
     m = 0
     total = 0.0
-    n_pool = redraw_pool(st, ps, n_run)
-    if n_pool >= 0:
-        pool = ps.pool
-        while m < k and m < n_pool:
-            j = pool[m]
-            m = add_candidate(st, ps, m, j)
-            total += st.demand[j, 0]
-            if by_need and total >= k:
-                break
-    else:
-        r = first_position(st, ps)
-        while m < k:
-            j, r = next_candidate(st, ps, n_run, r, math.inf)
-            if j == -1:
-                break
-            m = add_candidate(st, ps, m, j)
-            total += st.demand[j, 0]
-            if by_need and total >= k:
-                break
-    ps.drawn = m
+    r = first_position(st, ps)
+    while m < k:
+        j, r = next_candidate(st, ps, n_run, r, math.inf)
+        if j == -1:
+            break
+        m = add_candidate(st, ps, m, j)
+        total += st.demand[j, 0]
+        if by_need and total >= k:
+            break
     return m, total
 
 
@@ -86,11 +77,14 @@ def register_ordered(
     config: type[PolicyConfig] = NoConfig,
     check: Any = check_rigid,
     heaps: bool = False,
+    prefix: bool = False,
     resource_pooled: bool = False,
 ) -> Policy:
     """Register a grosof2023 pooled policy ordering jobs by ``order`` (ORDER_*; a Gittins order
     gets the model's rank tables from the pipeline, see :func:`ranks_by_gittins`); ``heaps``:
-    its placement rule draws from per-need heaps even in FCFS order."""
+    its placement rule draws from per-need heaps even in FCFS order; ``prefix``: its placement
+    rule draws only with :func:`draw_prefix` (the order then holds a draw's waiting candidates
+    out of the heaps, ordering.held_draw)."""
     return register(
         Policy(
             name=name,
@@ -100,7 +94,7 @@ def register_ordered(
             section=section,
             summary=summary,
             state=POOLED_STATE,
-            init=functools.partial(init_order, order=order, heaps=heaps),
+            init=functools.partial(init_order, order=order, heaps=heaps, prefix=prefix),
             runner=runner,
             config=config,
             check=check,

@@ -41,6 +41,9 @@ ORDER_SRPT = 1
 ORDER_GITTINS = 2
 ORDER_NEED_DESC = 3
 ORDER_NEED_ASC = 4
+MARK_CHOSEN = 1  # ps.mark during apply_choice
+MARK_CANDIDATE = 2
+POOL_ARRIVALS = 8  # hold: arrivals at one decision that go to the pool (more: to the heaps)
 
 POOLED_STATE = PolicyState(
     "pooled_order",
@@ -48,6 +51,8 @@ POOLED_STATE = PolicyState(
         # compiled configuration
         StateField("order", "i8"),  # ORDER_*
         StateField("listed", "b1"),  # candidates from the engine's FCFS list instead of heaps
+        # the last draw_prefix's waiting candidates stay out of the heaps (held_draw)
+        StateField("hold", "b1"),
         StateField("fill_idle", "b1"),  # DivisorFilling: also serve jobs of M that fit
         StateField("quantum", "f8"),  # Gittins: relative rank rise that triggers a decision
         # what the last decision left behind (sync's test)
@@ -57,14 +62,15 @@ POOLED_STATE = PolicyState(
         StateField("reorder_safe", "b1"),
         StateField("boundary_rank", "f8"),  # rank of its last candidate
         StateField("boundary_seq", "i8", fill=-1),  # its last candidate's arrival number
-        # how many candidates the last draw_prefix left in cand (-1: none yet)
-        StateField("drawn", "i8", fill=-1),
+        # how many candidates the last draw_prefix left in cand
+        StateField("drawn", "i8"),
+        StateField("pending", "b1"),  # hold: this decision's arrivals are in no heap yet
         # jobs (per slot; set when a job arrives in the slot)
         StateField("key", "f8", "jobs"),  # rank (running jobs: as of the current decision)
         StateField("seq", "i8", "jobs"),  # arrival number (ties between equal ranks)
         StateField("job_class", "i4", "jobs"),  # need class
         StateField("hpos", "i4", "jobs", fill=-1),  # position in its class heap, -1 if absent
-        StateField("mark", "i1", "jobs"),  # chosen at this decision
+        StateField("mark", "i1", "jobs"),  # MARK_* during apply_choice, else 0
         # one heap per need class: class c's heap is the column heap[:size[c], c] (a class can
         # hold every slot; growing the slots keeps each column's contents)
         StateField("heap", "i4", ("jobs", "needs"), fill=-1),
@@ -77,7 +83,7 @@ POOLED_STATE = PolicyState(
         StateField("cand", "i4", "candidates", fill=-1),
         StateField("cand_need", "f8", "candidates"),
         StateField("chosen", "i1", "candidates"),
-        # the jobs a draw may take when nothing completed since the last one (redraw_pool)
+        # hold: the candidates of a draw outside the heaps, in priority order (held_draw)
         StateField("pool", "i4", "pool", fill=-1),
         StateField("run", "i4", "running", fill=-1),  # running jobs sorted by rank
         # next_candidate walks each class heap without popping it: front[c, :n_front[c]] are the
@@ -258,7 +264,9 @@ def wake_at_rank_change(st, ps, k, quantum):
 
 @njit(cache=True)
 def sync(st, ps, k):
-    """Put the new arrivals into their heaps; count jobs per need class. Returns True when the
+    """Put the new arrivals into their heaps (with ``hold``, only when the previous decision
+    stands or too many arrive at once: else the draw takes them from its pool, ``pending``);
+    count jobs per need class. Returns True when the
     previous decision still stands: the previous decision was saturated (its candidates were cut
     by capacity at a boundary job), nothing completed, every new arrival ranks after the
     boundary, and the candidates kept their order or their new order does not matter. The order
@@ -274,9 +282,11 @@ def sync(st, ps, k):
     order = ps.order
     kept = order != ORDER_GITTINS and (order != ORDER_SRPT or ps.reorder_safe)
     unchanged = kept and ps.saturated and st.ctr[N_COMPLETED_NEW] == 0
-    listed = ps.listed
+    n_new = st.ctr[N_ARRIVED_NEW]
+    pending = ps.hold and n_new <= POOL_ARRIVALS
+    push = not ps.listed and not pending
     need_class_of = ps.need_class_of
-    for ia in range(st.ctr[N_ARRIVED_NEW]):
+    for ia in range(n_new):
         j = st.arrived_buf[ia]
         c = need_class_of[st.job_class[j]]
         ps.job_class[j] = c if c >= 0 else np.searchsorted(ps.class_need, st.demand[j, 0])
@@ -284,7 +294,7 @@ def sync(st, ps, k):
         ps.hpos[j] = -1
         ps.mark[j] = 0
         key[j] = rank_of(st, ps, j, k)
-        if not listed:
+        if push:
             heap_push(ps, j)
         count[ps.job_class[j]] += 1
         if unchanged and not (
@@ -293,6 +303,10 @@ def sync(st, ps, k):
             unchanged = False
     for i in range(st.ctr[N_COMPLETED_NEW]):
         count[ps.job_class[st.done_buf[i]]] -= 1
+    if pending and unchanged:  # no draw takes them: they rank after its candidates
+        for ia in range(n_new):
+            heap_push(ps, st.arrived_buf[ia])
+    ps.pending = pending and not unchanged
     return unchanged
 
 
@@ -367,37 +381,64 @@ def _insert_sorted(items, n, j, key, seq):
 
 
 @njit(cache=True)
-def redraw_pool(st, ps, n_run):
-    """The jobs a draw of the first candidates in priority order can take when nothing completed
-    since the last draw (``ps.drawn`` candidates in ``ps.cand``): the running jobs, the waiting
-    candidates of that draw and the new arrivals, in priority order in ``ps.pool``. Every other
-    job present waits with the rank it had then (only Gittins ranks move while waiting; not
-    here), after that draw's last candidate or, arrived since, after its rank (sync's test); the
-    candidates' ranks have only fallen since. So every one of them still ranks after every
-    candidate of that draw, and a new draw that stops within them (the same number of jobs, or
-    need) takes its candidates from the pool, in the same order as the walk of the heaps would.
-    Returns the pool's size, or -1 when the heaps must be walked."""
-    drawn = ps.drawn
-    if drawn < 0 or ps.listed or ps.order == ORDER_GITTINS or st.ctr[N_COMPLETED_NEW] != 0:
-        return -1
-    n_new = st.ctr[N_ARRIVED_NEW]
-    pool = ps.pool
-    if drawn + n_new + n_run > pool.shape[0]:
-        return -1
+def held_draw(st, ps, k, n_run, by_need):
+    """draw_prefix with ``hold`` (orders whose waiting ranks never change and whose running
+    ranks never rise: FCFS, SRPT, server need): the waiting candidates of the last draw stay out
+    of the heaps, so a draw merges a small pool (the running jobs, those held candidates and the
+    new arrivals, sorted) with the heads of the heaps, popping what it takes; the pool's waiting
+    jobs it does not take go back to their heaps. When nothing completed since the last draw
+    (and the arrivals are in the pool) no heap is looked at: every job in a heap waits with the
+    rank it had at that draw (or, arrived since, a rank after its last candidate, sync's test),
+    after every candidate of that draw, whose ranks have only fallen since; a draw of the same
+    number of jobs, or need, stops within them. Returns (candidates drawn, their total need)."""
     key = ps.key
     seq = ps.seq
+    pool = ps.pool
     run = ps.run
     for i in range(n_run):  # sorted already
         pool[i] = run[i]
     n = n_run
     cand = ps.cand
-    for i in range(drawn):
+    for i in range(ps.drawn):
         j = cand[i]
         if st.status[j] == WAITING:
             n = _insert_sorted(pool, n, j, key, seq)
-    for i in range(n_new):
-        n = _insert_sorted(pool, n, st.arrived_buf[i], key, seq)
-    return n
+    fresh = ps.pending
+    if fresh:
+        for i in range(st.ctr[N_ARRIVED_NEW]):
+            n = _insert_sorted(pool, n, st.arrived_buf[i], key, seq)
+    heads = st.ctr[N_COMPLETED_NEW] != 0 or (not fresh and st.ctr[N_ARRIVED_NEW] != 0)
+    size = ps.size
+    heap = ps.heap
+    m = 0
+    total = 0.0
+    i = 0
+    while m < k:
+        best = pool[i] if i < n else -1
+        best_class = -1
+        if heads:
+            for c in range(size.shape[0]):
+                if size[c] > 0:
+                    h = heap[0, c]
+                    if best == -1 or _before(key, seq, h, best):
+                        best = h
+                        best_class = c
+        if best == -1:
+            break
+        if best_class == -1:
+            i += 1
+        else:
+            heap_pop(ps, best_class)
+        m = add_candidate(st, ps, m, best)
+        total += st.demand[best, 0]
+        if by_need and total >= k:
+            break
+    for h in range(i, n):  # left out of this draw: back to the heaps (running ones when
+        j = pool[h]  # apply_choice preempts them)
+        if st.status[j] == WAITING:
+            heap_push(ps, j)
+    ps.drawn = m
+    return m, total
 
 
 @njit(cache=True, inline="always")
@@ -494,31 +535,32 @@ def apply_choice(st, ps, m, allocation):
     heaps at their current rank), start the chosen waiting ones with ``allocation`` (1 = their
     need; the resource-pooled bounds pass k / need), taking them out of their heaps. Waiting
     candidates drawn by next_candidate are still in their heaps; those a rule popped (MaxWeight's
-    heap_pop) and did not choose go back."""
+    heap_pop) and did not choose go back, unless the order holds them (``hold``: the candidates
+    not chosen, preempted or not, stay out of the heaps for the next draw, held_draw)."""
     cand = ps.cand
     chosen = ps.chosen
     mark = ps.mark
     for c in range(m):
-        if chosen[c] != 0:
-            mark[cand[c]] = 1
+        mark[cand[c]] = MARK_CHOSEN if chosen[c] != 0 else MARK_CANDIDATE
     heaps = not ps.listed
+    hold = ps.hold
     i = 0
     while i < st.ctr[N_RUNNING]:
         j = st.running[i]
-        if mark[j] != 0:
+        if mark[j] == MARK_CHOSEN:
             i += 1
         else:
             preempt(st, j)  # swap-removes j from running
-            if heaps:
+            if heaps and not (hold and mark[j] == MARK_CANDIDATE):
                 heap_push(ps, j)
     for c in range(m):
         j = cand[c]
         if st.status[j] == WAITING:
-            if mark[j] != 0:
+            if mark[j] == MARK_CHOSEN:
                 if ps.hpos[j] != -1:
                     heap_remove(ps, j)
                 start(st, j, 0, allocation / st.demand[j, 0] if allocation > 0 else 1.0)
-            elif heaps and ps.hpos[j] == -1:
+            elif heaps and not hold and ps.hpos[j] == -1:
                 heap_push(ps, j)
         mark[j] = 0
 
@@ -543,10 +585,13 @@ def init_ordering(
     fill_idle: bool = False,
     quantum: float = 0.0,
     listed: bool = False,
+    hold: bool = False,
     gittins: GittinsTables | None = None,
 ):
     """Allocate the policy state for a pooled policy ordering jobs by ``order``; ``listed``:
-    take the candidates from the engine's FCFS list (FCFS order only) instead of heaps;
+    take the candidates from the engine's FCFS list (FCFS order only) instead of heaps; ``hold``:
+    keep a draw's waiting candidates out of the heaps (held_draw: a placement rule that draws
+    only with draw_prefix, in an order whose ranks never rise);
     ``gittins``: the model's rank tables (required by the Gittins order). The need classes come
     from the model (:func:`need_values`), not from the jobs of the run; per-job arrays have one
     entry per engine job slot and are set when a job arrives (sync)."""
@@ -558,7 +603,7 @@ def init_ordering(
         needs=class_need.size,
         need_offsets=class_need.size + 1,
         candidates=k + 2,
-        pool=2 * k + 4,
+        pool=2 * k + 3 + POOL_ARRIVALS,
         frontier=k + 4,
         running=k + 1,
         knap_classes=class_need.size + 1,
@@ -569,6 +614,7 @@ def init_ordering(
         "need_class_of": _need_class_of(model, class_need),
         "order": order,
         "listed": listed,
+        "hold": hold,
         "fill_idle": fill_idle,
         "quantum": quantum,
         "class_need": class_need,
@@ -600,22 +646,27 @@ def init_order(
     *,
     order: int,
     heaps: bool = False,
+    prefix: bool = False,
     gittins: GittinsTables | None = None,
 ):
     """The state of a policy registered with an ``order`` (bind it with functools.partial): a
     Gittins order ranks by the ``gittins`` tables (given by the pipeline) unless the sizes are
     known (:func:`ranks_by_gittins`), then by remaining size (SRPT); the FCFS order walks the
-    engine's FCFS list unless the placement rule needs per-need ``heaps``; settings ``quantum``
-    and ``fill_idle`` are taken from ``config`` when it has them."""
+    engine's FCFS list unless the placement rule needs per-need ``heaps``; a rule that draws
+    only a ``prefix`` of the order holds its candidates out of the heaps unless Gittins ranks
+    (which rise) order them; settings ``quantum`` and ``fill_idle`` are taken from ``config``
+    when it has them."""
     if order == ORDER_GITTINS and not ranks_by_gittins(config):
         order = ORDER_SRPT
+    listed = order == ORDER_FCFS and not heaps
     return init_ordering(
         st,
         model,
         order,
         fill_idle=getattr(config, "fill_idle", False),
         quantum=getattr(config, "quantum", 0.0),
-        listed=order == ORDER_FCFS and not heaps,
+        listed=listed,
+        hold=prefix and not listed and order != ORDER_GITTINS,
         gittins=gittins,
     )
 

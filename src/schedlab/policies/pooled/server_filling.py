@@ -136,6 +136,7 @@ register_ordered(
     runner=run,
     order=ORDER_FCFS,
     check=check_nested_divisors,
+    prefix=True,
 )
 register_ordered(
     name="server-filling-srpt",
@@ -146,6 +147,7 @@ register_ordered(
     runner=run,
     order=ORDER_SRPT,
     check=check_nested_divisors,
+    prefix=True,
 )
 register_ordered(
     name="server-filling-gittins",
@@ -157,4 +159,5 @@ register_ordered(
     order=ORDER_GITTINS,
     config=GittinsConfig,
     check=check_nested_divisors,
+    prefix=True,
 )
