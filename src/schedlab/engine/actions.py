@@ -178,7 +178,7 @@ def start(st, j, s, a):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def release(st, j):
     """Take running job j out of service (engine-internal: completion, preemption)."""
     s = st.server[j]

@@ -81,7 +81,7 @@ from schedlab.engine.structs import borrow
 from schedlab.engine.structures import list_append, list_remove, next_departure
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _add_interval(st, b, dt):
     acc = st.acc
     n_res = st.used_total.shape[0]
@@ -218,7 +218,7 @@ def _drop_unadmitted(st):
         j = nxt
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _decision_time(st, t):
     delta = st.clk[DELTA]
     if delta <= 0.0:

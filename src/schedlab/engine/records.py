@@ -55,7 +55,7 @@ from schedlab.engine.constants import (
 from schedlab.engine.sketch import N_BUCKETS, bucket_of
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def find_job_batch(st, j):
     """The per-job batch of the job in slot j, which has just arrived, or -1 before the
     measurement window: the last batch whose first edge is <= its key (np.searchsorted's right
@@ -86,7 +86,7 @@ def record_arrival(st, j):
         st.jacc[b, J_FIRST_CLASS + J_PER_CLASS * st.job_class[j] + J_C_ARRIVED] += 1.0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _sketch_add(st, sk, b, x):
     i = bucket_of(x)
     sk[b, i] += 1
@@ -94,7 +94,7 @@ def _sketch_add(st, sk, b, x):
         st.ctr[OVERFLOW] += 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _record_done(st, j, b):
     acc = st.jacc
     response = st.t_finish[j] - st.arrival[j]
@@ -112,7 +112,7 @@ def _record_done(st, j, b):
     _sketch_add(st, st.sk_waiting, b, waiting)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _record_completion_time(st, t):
     """Throughput: completions in the time batch holding t (np.histogram's bins: the last one
     closed)."""
@@ -127,7 +127,7 @@ def _record_completion_time(st, t):
     st.acc[b, A_COMPLETIONS] += 1.0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def write_record(st, j):
     """Append the per-job record of slot j to the output buffer (when per-job output is on)."""
     if st.ctr[OUT_CHUNK] == 0:

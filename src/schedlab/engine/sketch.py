@@ -30,7 +30,7 @@ _OFFSET = math.floor(math.log(MIN_VALUE) / LOG_GAMMA)  # index of the bucket end
 N_BUCKETS = math.ceil(math.log(MAX_VALUE) / LOG_GAMMA) - _OFFSET + 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def bucket_of(x):
     """The bucket of a value (0 for values below MIN_VALUE, N_BUCKETS - 1 for the largest)."""
     if not x >= MIN_VALUE:  # also NaN

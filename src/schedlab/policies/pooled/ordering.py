@@ -262,7 +262,7 @@ def wake_at_rank_change(st, ps, k, quantum):
         wake_at(st, st.clk[NOW] + soonest)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def sync(st, ps, k):
     """Put the new arrivals into their heaps (with ``hold``, only when the previous decision
     stands or too many arrive at once: else the draw takes them from its pool, ``pending``);
@@ -310,7 +310,7 @@ def sync(st, ps, k):
     return unchanged
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def remember_boundary(ps, m, saturated, reorder_safe):
     """Record the last candidate considered, for sync's test at the next decision;
     ``reorder_safe``: the choice is the same for any order of the candidates that keeps the
@@ -323,7 +323,7 @@ def remember_boundary(ps, m, saturated, reorder_safe):
         ps.boundary_seq = ps.seq[j]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def sort_running(st, ps, k):
     """Rank the running jobs now and sort them (insertion sort: at most k of them)."""
     run = ps.run
@@ -344,7 +344,7 @@ def sort_running(st, ps, k):
     return n
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def first_position(st, ps):
     """Start a walk of the order: returns where next_candidate starts, the head of the engine's
     arrival-ordered list of present jobs when the policy is listed (FCFS order: that list is the
@@ -380,7 +380,7 @@ def _insert_sorted(items, n, j, key, seq):
     return n + 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def held_draw(st, ps, k, n_run, by_need):
     """draw_prefix with ``hold`` (orders whose waiting ranks never change and whose running
     ranks never rise: FCFS, SRPT, server need): the waiting candidates of the last draw stay out
@@ -529,7 +529,7 @@ def add_candidate(st, ps, m, j):
     return m + 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def apply_choice(st, ps, m, allocation):
     """Serve exactly the chosen candidates: preempt the other running jobs (back into their
     heaps at their current rank), start the chosen waiting ones with ``allocation`` (1 = their

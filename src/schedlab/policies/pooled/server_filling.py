@@ -62,7 +62,7 @@ def server_filling_select(needs, m, k, chosen):
     return served
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def place_prefix(needs, size, k, chosen):
     """ServerFilling's placement (grosof2023 §3.2) of M = needs[0:size], in priority order: place
     jobs in decreasing order of need (ties by priority) until no servers remain or the next job
