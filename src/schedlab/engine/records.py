@@ -77,7 +77,7 @@ def find_job_batch(st, j):
     return b
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def record_arrival(st, j):
     b = find_job_batch(st, j)
     st.job_batch[j] = b  # found once: job_left reads it
@@ -148,7 +148,7 @@ def write_record(st, j):
     st.ctr[OUT_N] = i + 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def job_left(st, j):
     """Job j has just completed or been lost (status DONE or LOST set): record it and queue its
     slot for release after the current decision."""
