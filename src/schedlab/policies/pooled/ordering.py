@@ -4,7 +4,9 @@ Waiting jobs sit in one indexed min-heap per distinct server need, keyed by thei
 not change while they wait (arrival time, remaining size, Gittins rank at their age, or server
 need). Running jobs (at most k) get their current rank at each decision. The global priority order
 is the merge of the running jobs and the heads of the heaps; ties go to the earlier arrival. Per
-need heaps let first-fit style policies look only at the needs that still fit.
+need heaps let first-fit style policies look only at the needs that still fit. A rule that draws
+a prefix of the order (ServerFilling's M) holds the waiting jobs of its last draw out of the heaps
+and merges them with the running jobs and the arrivals first (held_draw, docs/decisions/0007).
 
 Orders (``ORDER_*``): FCFS (paper 004 §6, ServerFilling), SRPT — least remaining size
 s = need * remaining duration / k (§3.2), ranked by k * s —, and server need descending/ascending
@@ -433,8 +435,8 @@ def held_draw(st, ps, k, n_run, by_need):
         total += st.demand[best, 0]
         if by_need and total >= k:
             break
-    for h in range(i, n):  # left out of this draw: back to the heaps (running ones when
-        j = pool[h]  # apply_choice preempts them)
+    for r in range(i, n):  # left out of this draw: back to the heaps (running ones when
+        j = pool[r]  # apply_choice preempts them)
         if st.status[j] == WAITING:
             heap_push(ps, j)
     ps.drawn = m
