@@ -34,7 +34,7 @@ GITTINS_EXAMPLES = 300
 
 
 def _relaxed(policy: str):
-    examples = GITTINS_EXAMPLES if policy.endswith("gittins") or policy == "gittins-1" else EXAMPLES
+    examples = GITTINS_EXAMPLES if "gittins" in policy else EXAMPLES
     return settings(max_examples=examples, suppress_health_check=list(HealthCheck))
 
 

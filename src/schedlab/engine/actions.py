@@ -157,8 +157,7 @@ def start(st, j, s, a):
         if not fits(st, j, s, a):
             return violation(st, V_CAPACITY, j, s)
     c = st.job_class[j]
-    if st.ctr[WAITING_LIST] != 0:
-        list_remove(st.q_next, st.q_prev, st.ctr, st.ctr, Q_HEAD, Q_TAIL, j)
+    _leave_waiting_list(st, j)
     st.ctr[N_WAITING] -= 1
     st.class_in_queue[c] -= 1
     now = st.clk[NOW]
@@ -195,12 +194,22 @@ def release(st, j):
         st.clk[REWARD_RATE] -= st.class_reward[st.job_class[j]]
 
 
+@njit(cache=True, inline="always")
+def _leave_waiting_list(st, j):
+    """Unlink waiting job j from the waiting list, when the engine keeps one (WAITING_LIST)."""
+    if st.ctr[WAITING_LIST] != 0:
+        list_remove(st.q_next, st.q_prev, st.ctr, st.ctr, Q_HEAD, Q_TAIL, j)
+
+
 @njit(cache=True)
 def _queue_insert_in_arrival_order(st, j):
     """Re-insert a preempted job into the queue at its arrival-order position.
 
     Walks back along the present list to the nearest earlier waiting job; only running jobs are
-    passed over, so the cost is bounded by the number of jobs in service."""
+    passed over, so the cost is bounded by the number of jobs in service. Nothing when the engine
+    keeps no waiting list (WAITING_LIST)."""
+    if st.ctr[WAITING_LIST] == 0:
+        return
     before = st.p_prev[j]
     while before != -1 and st.status[before] != WAITING:
         before = st.p_prev[before]
@@ -223,8 +232,7 @@ def preempt(st, j):
     st.t_complete[j] = math.inf
     if mode == PREEMPT_RESUME:
         st.status[j] = WAITING
-        if st.ctr[WAITING_LIST] != 0:
-            _queue_insert_in_arrival_order(st, j)
+        _queue_insert_in_arrival_order(st, j)
         st.ctr[N_WAITING] += 1
         st.class_in_queue[c] += 1
     else:
@@ -277,8 +285,7 @@ def reject(st, j):
 def reject_waiting(st, j):
     """Mark waiting job j lost (engine-internal; also used for loss-family drops)."""
     c = st.job_class[j]
-    if st.ctr[WAITING_LIST] != 0:
-        list_remove(st.q_next, st.q_prev, st.ctr, st.ctr, Q_HEAD, Q_TAIL, j)
+    _leave_waiting_list(st, j)
     list_remove(st.p_next, st.p_prev, st.ctr, st.ctr, P_HEAD, P_TAIL, j)
     st.status[j] = LOST
     st.ctr[N_WAITING] -= 1
