@@ -76,9 +76,8 @@ def _load_invariant(builder, pointer):
     struct never changes while compiled code runs, see _check_assignable)."""
     value_type = pointer.type.pointee
     if isinstance(value_type, ir.BaseStructType | ir.ArrayType):
-        count = len(value_type.elements) if isinstance(value_type, ir.BaseStructType) else (
-            value_type.count
-        )
+        elements = value_type.elements if isinstance(value_type, ir.BaseStructType) else None
+        count = value_type.count if elements is None else len(elements)
         value = ir.Constant(value_type, ir.Undefined)
         for i in range(count):
             member = builder.gep(pointer, [cgutils.int32_t(0), cgutils.int32_t(i)], inbounds=True)

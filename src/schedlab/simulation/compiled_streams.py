@@ -33,6 +33,7 @@ import numpy as np
 from numba import njit
 from numba.np.random._constants import fe_double, ke_double, we_double, ziggurat_exp_r
 
+import schedlab.engine  # noqa: F401  (compiled without index wraparound, engine/indexing.py)
 from schedlab.streams import STREAMS
 
 _U64 = np.uint64
