@@ -47,6 +47,9 @@ def test_only_schedlab_functions_drop_the_wraparound():
 def test_constant_negative_index_keeps_python_semantics():
     last = _probe("schedlab.engine.probe", "a[-1] + a[i]")
     assert last(np.array([1.0, 2.0, 4.0]), 0) == 5.0
+    table = np.arange(6.0).reshape(2, 3)  # a -1 inside a tuple of indices (DRA's tables[0, -1])
+    in_tuple = _probe("schedlab.engine.probe", "a[0, -1] + 10 * a[i, -1] + 100 * a[-1, i]")
+    assert in_tuple(table, 1) == 2.0 + 10 * 5.0 + 100 * 4.0
 
 
 CHECKED_RUN = """
