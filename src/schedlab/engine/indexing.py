@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from llvmlite import ir
+
 MANGLED_PREFIX = "_ZN8schedlab"  # Numba's mangled name of a function of the schedlab package
 
 
@@ -30,8 +32,6 @@ def _is_schedlab(builder: Any) -> bool:
 def _is_constant(value: Any) -> bool:
     """``value`` is known when compiling: a constant, or an element of a tuple of indices whose
     element was a constant (``a[0, -1]``; Numba passes each index as an ``extractvalue``)."""
-    from llvmlite import ir
-
     while isinstance(value, ir.CastInstr):
         value = value.operands[0]
     if isinstance(value, ir.Constant):
