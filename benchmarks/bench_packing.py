@@ -24,6 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from schedlab.datasets import data_dir
 from schedlab.engine import constants as K
 from schedlab.model.compile import compile_model
 from schedlab.model.spec import parse_spec
@@ -31,7 +32,7 @@ from schedlab.simulation.simulate import prepare, run_loop, with_run
 
 ARRIVALS = int(os.environ.get("SCHEDLAB_BENCH_ARRIVALS", "1000000"))
 POLICIES = ("fifo-ff", "bf-js", "bf-j", "bf-s", "vqs", "vqs-bf")
-ALIBABA = Path(__file__).resolve().parents[2] / "shared" / "data" / "alibaba"
+ALIBABA = data_dir() / "alibaba"  # $SCHEDLAB_DATA, else shared/data beside the checkout
 SOURCE = ALIBABA / "batch_task_v2017.csv.gz"
 
 

@@ -2,7 +2,7 @@
 
 k = 8 servers, needs 1, 2, 4, 8 with probability 1/4 each, durations exponential with mean
 proportional to 1/need, Poisson arrivals (reproduce/grosof2023.py `spec`; the C program
-/work/shared/bench/ref_msj.c simulates the same model with its own random numbers). Each
+../shared/bench/ref_msj.c simulates the same model with its own random numbers). Each
 measurement runs in its own child process (a small wrapper reports the child's peak resident set
 size), schedlab and C one after the other in the same invocation, so the ratio is measured on the
 same machine under the same load; each case runs ``--rounds`` times (3) and the median round is
@@ -32,9 +32,14 @@ import sys
 import tempfile
 from pathlib import Path
 
+from schedlab.datasets import default_data_dir
+
 ARRIVALS = 10_000_000
 ROUNDS = 3  # rounds per case; the median round is reported
-C_SOURCE = Path(os.environ.get("SCHEDLAB_REF_C", "/work/shared/bench/ref_msj.c"))
+# $SCHEDLAB_REF_C, else shared/bench beside the git checkout (where shared/data is found)
+C_SOURCE = Path(
+    os.environ.get("SCHEDLAB_REF_C") or default_data_dir().parent / "bench" / "ref_msj.c"
+)
 # (schedlab policy, C policy or None, load, target: ratio to C, or M events/s without C)
 CASES = (
     ("server-filling", "sf", 0.9, 0.5),

@@ -40,6 +40,7 @@ from typing import Any
 
 import numpy as np
 
+from schedlab.datasets import data_file
 from schedlab.experiments.stats import summarize
 from schedlab.model.spec import SimulationSpec, parse_spec
 from schedlab.optim.reward import StaticProblem, upper_bound
@@ -457,7 +458,7 @@ register(
 # ------------------------------------------------------------------------------ Figs 5 and 6
 
 TRACE_ENV = "SCHEDLAB_PSYCHAS2022_TRACE"
-DATA_ENV = "SCHEDLAB_DATA"
+ALIBABA_FILE = "alibaba/batch_task_v2017.csv.gz"  # in the shared data folder (schedlab.datasets)
 TRACE_JOBS = 1_000_000  # "the first million" (§7.2)
 POW2_FLOOR = 10  # INFERRED: sizes below 1/2^10 count as 1/2^10
 PRIORITY_FACTOR = (1.0, 2.0, 4.0)  # INFERRED reward factor per priority group (values lost)
@@ -472,12 +473,6 @@ FIG6_L = 1000
 FIG5_POLICIES = ("dra", "dra-preemption", "power-of-d")
 BOUND_TIMES = 200  # sample times of the upper bound's LP
 BOUND_QUICK_TIMES = 40
-
-
-def _data_dir() -> Path:
-    import os
-
-    return Path(os.environ.get(DATA_ENV, "/work/shared/data"))
 
 
 @dataclass(frozen=True)
@@ -513,7 +508,7 @@ def typed_trace(ctx: Context) -> TypedTrace:
     if env:
         source, label = Path(env), f"{env} (${TRACE_ENV})"
     else:
-        raw = _data_dir() / "alibaba" / "batch_task_v2017.csv.gz"
+        raw = Path(ALIBABA_FILE)
         source = ctx.out / f"alibaba2017_pow2_{TRACE_JOBS}.parquet"
         label = (
             f"{raw.name} (Alibaba 2017 batch tasks, first {TRACE_JOBS:,} jobs) standing in for "
@@ -524,7 +519,7 @@ def typed_trace(ctx: Context) -> TypedTrace:
 
             source.parent.mkdir(parents=True, exist_ok=True)
             convert(
-                raw,
+                data_file(ALIBABA_FILE, "the Alibaba 2017 batch_task table"),
                 "alibaba2017",
                 source,
                 transforms=Transforms(
