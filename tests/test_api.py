@@ -149,16 +149,75 @@ def test_longest_runs_are_ranked_first():
     assert order == [1, 2, 3, 0]
 
 
-def test_the_docs_notebook_runs(tmp_path, monkeypatch, capsys):
-    notebook = json.loads((ROOT / "docs" / "notebook.ipynb").read_text())
-    monkeypatch.chdir(tmp_path)
-    namespace: dict = {}
-    for cell in notebook["cells"]:
-        if cell["cell_type"] == "code":
-            exec(compile("".join(cell["source"]), "notebook.ipynb", "exec"), namespace)
-    assert len(namespace["res"]) == 8
-    assert namespace["summary"].num_rows == 4
-    assert "mean_response_time" in capsys.readouterr().out
+def test_the_docs_notebook_runs_in_a_real_kernel(tmp_path):
+    """docs/notebook.ipynb executed by nbclient in an IPython kernel, rich displays included
+    (a sweep shown as HTML, an Estimate, a Result): no cell errors."""
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+
+    notebook = nbformat.read(ROOT / "docs" / "notebook.ipynb", as_version=4)
+    client = nbclient.NotebookClient(
+        notebook, timeout=600, kernel_name="python3", resources={"metadata": {"path": tmp_path}}
+    )
+    client.execute()  # raises CellExecutionError naming the cell on any error
+    outputs = [o for c in notebook.cells if c.cell_type == "code" for o in c.outputs]
+    assert not [o for o in outputs if o.output_type == "error"]
+    html_shown = [o.data["text/html"] for o in outputs if "text/html" in o.get("data", {})]
+    assert any("<table>" in h and "mean [95% CI] per point" in h for h in html_shown)
+    printed = "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
+    assert "mean_response_time" in printed
+
+
+def _family_sweep(base: dict, metrics: list[str]) -> schedlab.SweepResults:
+    return schedlab.sweep(
+        {
+            "name": "family",
+            "replications": 2,
+            "base": base,
+            "outputs": {"metrics": metrics},
+        },
+        workers=1,
+    )
+
+
+def _small(example: str, arrivals: int) -> dict:
+    spec = tomllib.loads((ROOT / "src" / "schedlab" / "examples" / example).read_text())
+    spec["run"] = {**spec.get("run", {}), "arrivals": arrivals, "seed": 3}
+    return spec
+
+
+@pytest.mark.parametrize(
+    ("example", "arrivals", "metric"),
+    [
+        ("quickstart.toml", 2000, "mean_response_time"),
+        ("vm-batch.toml", 2000, "mean_number_in_system"),
+        ("dra-worst-case.toml", 4000, "reward_rate"),
+    ],
+)
+def test_html_repr_of_every_family_has_a_cell_per_point_and_metric(example, arrivals, metric):
+    """Pooled, packing and loss sweeps display as HTML (the notebook's path); every summary row
+    has the same columns, so no row lacks a reliability field the first one has."""
+    res = _family_sweep(_small(example, arrivals), [metric])
+    rows = res.summary_rows()
+    assert len({tuple(r) for r in rows}) == 1 and f"{metric}_reliable" in rows[0]
+    shown = res._repr_html_()
+    assert shown.count("<tr>") == 1 + len(rows)  # header + one row per point
+    assert f"<th>{metric}</th>" in shown
+
+
+def test_html_repr_marks_an_unreliable_interval_per_metric():
+    """A point whose interval is unreliable for one metric shows that metric as unreliable with
+    the reason and no interval, and the other metric with its interval."""
+    rows = [
+        {"experiment": "x", "point": 0, "variant": "", "stable": True, "instability": "",
+         "a": 1.0, "a_lo": 0.9, "a_hi": 1.1, "b": 2.0, "b_lo": -1.0, "b_hi": 5.0}
+    ]  # fmt: skip
+    res = schedlab.SweepResults("x", rows, ["a", "b"])
+    summary = res.summary_rows()
+    assert [r["a_reliable"] for r in summary] == [True]
+    shown = res._repr_html_()
+    assert "unreliable" in shown.split("<td>")[-1]  # b, the last cell
+    assert "[" in shown.split("<td>")[-2]  # a keeps its interval
 
 
 def test_a_dask_client_gives_the_serial_numbers(swept):

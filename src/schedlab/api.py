@@ -259,8 +259,9 @@ def point_summary(
 ) -> list[dict[str, Any]]:
     """One row per point (``experiment`` x variant x swept axes by default): its number of runs,
     and per metric the mean and 95% interval (``m``, ``m_lo``, ``m_hi``) over the replications
-    (Student t) or of the single run (batch means); NaN for an unstable point (``stable`` false,
-    ``instability`` says why). Sorted by the key columns."""
+    (Student t) or of the single run (batch means), whether that interval can be trusted
+    (``m_reliable``; ``m_note`` says why not); NaN for an unstable point (``stable`` false,
+    ``instability`` says why). Every row has the same columns. Sorted by the key columns."""
     from schedlab.experiments.stats import summarize
 
     check_metrics(rows, metrics)
@@ -276,8 +277,7 @@ def point_summary(
         for m in metrics:
             s = stats[m][key]
             row[m], row[f"{m}_lo"], row[f"{m}_hi"] = s.mean, s.lo, s.hi
-            if not s.reliable:
-                row[f"{m}_reliable"], row[f"{m}_note"] = False, s.note
+            row[f"{m}_reliable"], row[f"{m}_note"] = s.reliable, "" if s.reliable else s.note
         row["stable"] = first[key].stable
         row["instability"] = first[key].note if not first[key].stable else ""
         out.append(row)
@@ -362,6 +362,10 @@ class SweepResults:
             for m in metrics:
                 if not r["stable"]:
                     cells.append('<span style="color:#b00">unstable</span>')
+                elif not r[f"{m}_reliable"]:  # no interval that cannot be right (as the CLI)
+                    note = html.escape(r[f"{m}_note"])
+                    flag = '<span style="color:#a60">unreliable</span>'
+                    cells.append(f"{flag} ({_fmt(r[m])}; {note})")
                 elif math.isfinite(r[f"{m}_lo"]):
                     cells.append(f"{_fmt(r[m])} [{_fmt(r[f'{m}_lo'])}, {_fmt(r[f'{m}_hi'])}]")
                 else:
@@ -377,5 +381,5 @@ class SweepResults:
 def _value_columns(metrics: Sequence[str]) -> set[str]:
     names = {"stable", "instability"}
     for m in metrics:
-        names |= {m, f"{m}_lo", f"{m}_hi"}
+        names |= {m, f"{m}_lo", f"{m}_hi", f"{m}_reliable", f"{m}_note"}
     return names
