@@ -137,3 +137,53 @@ def test_stale_claim_is_taken_over(tmp_path: Path):
     assert not other.take("abc")  # ours is live: refused
     claims.release("abc")
     assert not (claims.dir / "abc").exists()
+
+
+SCRIPT = """
+import threading, time
+import schedlab
+{thread}
+experiment = {{
+    "name": "script",
+    "replications": 2,
+    "base": {{
+        "cluster": {{"servers": 2}},
+        "workload": {{"load": 0.5, "classes": [
+            {{"need": 1, "duration": {{"dist": "exponential", "mean": 1.0}}}}]}},
+        "policy": {{"name": "fcfs"}},
+        "run": {{"arrivals": 2000, "seed": 3}},
+    }},
+    "sweep": {{"workload.load": [0.3, 0.6]}},
+}}
+from schedlab.experiments.runner import can_fork_here
+print("fork" if can_fork_here() else "fork server", flush=True)
+res = schedlab.sweep(experiment, workers=2)
+print("runs", len(res), flush=True)
+"""
+
+
+@pytest.mark.parametrize("thread", [False, True], ids=["single-threaded", "with-a-thread"])
+def test_a_script_without_a_main_guard_sweeps_in_parallel(tmp_path: Path, thread: bool):
+    """The README's sweep as a plain script with no ``if __name__ == "__main__":`` guard runs:
+    workers forked from it never re-run it (decision 0009). With another thread alive, workers
+    come from a fork server, which re-imports the script: that case keeps the guard (guide §9)."""
+    script = tmp_path / "sweep_script.py"
+    start_thread = "threading.Thread(target=time.sleep, args=(30,), daemon=True).start()"
+    body = SCRIPT.format(thread=start_thread if thread else "")
+    if thread:  # a fork server re-imports __main__: this case needs the guard
+        head, tail = body.split("from schedlab.experiments.runner", 1)
+        body = (
+            head
+            + 'if __name__ == "__main__":\n'
+            + "".join(
+                f"    {line}\n" for line in ("from schedlab.experiments.runner" + tail).splitlines()
+            )
+        )
+    script.write_text(body)
+    env = {**os.environ, "PYTHONPATH": SRC}
+    done = subprocess.run(
+        [sys.executable, str(script)], env=env, cwd=tmp_path, capture_output=True, text=True,
+        timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.splitlines() == ["fork server" if thread else "fork", "runs 4"]

@@ -133,7 +133,7 @@ def _parallel_replications(
             if owned:
                 dask.close()
     else:
-        with worker_pool(min(workers or default_workers(), replications)) as pool:
+        with worker_pool(min(workers or default_workers(), replications), [spec_json]) as pool:
             futures = {
                 pool.submit(run_replication, spec_json, r, plugins): r for r in range(replications)
             }

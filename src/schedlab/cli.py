@@ -82,11 +82,12 @@ def arrival_progress(
         TimeRemainingColumn(),
         console=err,
         transient=True,
+        auto_refresh=False,  # no refresh thread: replications may fork workers (decision 0009)
     ) as bar:
         task = bar.add_task("simulating", total=total_hint or 1)
 
         def update(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
+            bar.update(task, completed=done, total=total, refresh=True)
 
         yield update
 

@@ -44,7 +44,9 @@ err = _console(stderr=True)
 
 @contextmanager
 def runs_progress(description: str = "runs") -> Iterator[Callable[[int, int], None]]:
-    """A transient progress bar on stderr, fed with (runs done, total runs)."""
+    """A transient progress bar on stderr, fed with (runs done, total runs). It redraws when fed,
+    from the caller's thread: no refresh thread, so a sweep may fork its workers (decision
+    0009)."""
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -63,9 +65,10 @@ def runs_progress(description: str = "runs") -> Iterator[Callable[[int, int], No
         TimeRemainingColumn(),
         console=err,
         transient=True,
+        auto_refresh=False,
     ) as bar:
         task = bar.add_task(description, total=None)
-        yield lambda done, total: bar.update(task, completed=done, total=total)
+        yield lambda done, total: bar.update(task, completed=done, total=total, refresh=True)
 
 
 class OutputFormat(StrEnum):

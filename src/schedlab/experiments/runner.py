@@ -17,7 +17,7 @@ import multiprocessing
 import os
 import signal
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -230,10 +230,9 @@ PRELOAD = [
 ]
 
 
-def _context() -> multiprocessing.context.BaseContext:
-    """Workers forked from a fork server that has imported schedlab once (about 1.4 s of
-    imports, mostly SciPy and Numba, saved per worker and per sweep); spawn where there is no
-    fork server. Never plain fork: the parent may run threads (progress bars, Dask)."""
+def _fork_server() -> multiprocessing.context.BaseContext:
+    """A fork server that imports schedlab and loads the policies named in ``WARM_ENV`` when it
+    starts; spawn where there is no fork server."""
     if "forkserver" not in multiprocessing.get_all_start_methods():
         return multiprocessing.get_context("spawn")
     context = multiprocessing.get_context("forkserver")
@@ -241,12 +240,33 @@ def _context() -> multiprocessing.context.BaseContext:
     return context
 
 
-def worker_pool(workers: int) -> ProcessPoolExecutor:
-    """Local worker processes (forked from a fork server that has imported schedlab), which die
-    with this process (worker_init)."""
+def can_fork_here() -> bool:
+    """True where workers may be forked from this process: fork exists and no other thread runs
+    (a fork copies the locks other threads hold, held forever in the child)."""
+    import threading
+
+    return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
+
+
+def worker_pool(workers: int, spec_jsons: Sequence[str]) -> ProcessPoolExecutor:
+    """Local worker processes, ready to run ``spec_jsons``' policies, which die with this process
+    (worker_init). Decision 0009: where :func:`can_fork_here`, this process loads the policies'
+    compiled code (experiments/warm.py) and the workers are forked from it, so they start at once
+    and never re-import the caller's ``__main__`` (a script without an ``if __name__ ==
+    "__main__":`` guard works); elsewhere (another thread runs: a notebook kernel, a Dask client)
+    they come from a fork server that imports schedlab and loads the policies."""
+    from schedlab.experiments.warm import WARM_ENV, warm, warm_specs
+
+    specs = warm_specs(list(spec_jsons))
+    if can_fork_here():
+        warm(specs)
+        context = multiprocessing.get_context("fork")
+    else:
+        os.environ[WARM_ENV] = specs  # read by a new fork server
+        context = _fork_server()
     return ProcessPoolExecutor(
         max_workers=workers,
-        mp_context=_context(),
+        mp_context=context,
         initializer=worker_init,
         initargs=(os.getpid(),),
     )
@@ -277,10 +297,7 @@ def _run_pool(
     plugins: tuple[str, ...],
     finished: Callable[[bool], None],
 ) -> None:
-    from schedlab.experiments.warm import WARM_ENV, warm_specs
-
-    os.environ[WARM_ENV] = warm_specs([t.spec_json for t in todo])  # read by a new fork server
-    pool = worker_pool(min(workers, len(todo)))
+    pool = worker_pool(min(workers, len(todo)), [t.spec_json for t in todo])
     pending: set[Future] = set()
     try:
         pending = {pool.submit(execute_and_store, task, str(root), plugins) for task in todo}

@@ -1,14 +1,15 @@
-"""Load the compiled policies once in the fork server, so that every worker forked from it starts
-with them in memory.
+"""Load the compiled policies of a sweep before its workers start, so that every worker starts
+with them in memory (decision 0009).
 
 Without this, each worker process loads each policy's compiled runner from Numba's disk cache on
 its first run of that policy (about a second per policy and process on the 2-core machine, more
 than a 10^5-arrival run takes), which is most of the per-run overhead of a sweep of short runs
-(benchmarks/bench_scaling.py). The fork server imports this module at start-up
-(:data:`schedlab.experiments.runner.PRELOAD`); the parent puts one tiny spec per policy of the
-sweep in the environment variable ``SCHEDLAB_WARM_SPECS`` (a JSON list) before the server starts,
-and each is run here for a few hundred arrivals. A failure here only costs time: the real run
-reports its own errors.
+(benchmarks/bench_scaling.py). :func:`warm` runs one tiny spec per policy of the sweep for a few
+hundred arrivals: in the sweep's own process when its workers are forked from it, or in the fork
+server, which imports this module at start-up (:data:`schedlab.experiments.runner.PRELOAD`) and
+reads the specs from the environment variable ``SCHEDLAB_WARM_SPECS`` (a JSON list) that the
+parent sets before the server starts. A failure here only costs time: the real run reports its
+own errors.
 """
 
 from __future__ import annotations
@@ -34,10 +35,8 @@ def warm_specs(spec_jsons: list[str]) -> str:
     return json.dumps(list(seen.values()))
 
 
-def _warm() -> None:
-    specs = os.environ.get(WARM_ENV)
-    if not specs:
-        return
+def warm(specs: str) -> None:
+    """Run each spec of :func:`warm_specs`' value for a few hundred arrivals."""
     from schedlab.model.compile import compile_model
     from schedlab.model.spec import parse_spec
     from schedlab.simulation.simulate import run_model
@@ -49,4 +48,5 @@ def _warm() -> None:
             continue
 
 
-_warm()
+if os.environ.get(WARM_ENV):  # imported by a fork server (runner.PRELOAD)
+    warm(os.environ[WARM_ENV])
