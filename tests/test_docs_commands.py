@@ -24,16 +24,14 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA = Path(os.environ.get("SCHEDLAB_DATA") or ROOT.parent / "shared" / "data")
+from tests.helpers.docs import DATA, DOCS, ROOT, blocks, scratch_repo, write_file_blocks
+
 FULL = os.environ.get("SCHEDLAB_DOCS_FULL", "") not in ("", "0")
 TIMEOUT = 300  # seconds per command
 QUICK_ARRIVALS = "4000"
 ILLUSTRATIVE = "illustrative"  # a command whose comment holds this word is shown, not run
-SKIP_BLOCK = re.compile(r"<!--\s*illustrative:?\s*(.*?)\s*-->\s*$")
 PROMPT = re.compile(r"^\s*\$ ")
 COMMAND = re.compile(r"^\s*(\$ )?(\.venv/bin/)?(schedlab|make)(\s|$)")
-FENCE = re.compile(r"^\s*```")
 PLACEHOLDER = re.compile(r"\.\.\.|^\[.*\]$|^[A-Z][A-Z_]+(\.\w+)?$")
 FILE_ARG = re.compile(r"\.(toml|parquet|csv|gz|swf|json|py)$|/$")
 OUTPUT_OPTIONS = {"--out", "-o", "--jobs-out", "--timeseries-out"}
@@ -48,25 +46,6 @@ class DocCommand:
     error: str = ""  # the "error: ..." line a transcript shows right after it (exit code 2)
 
 
-def _blocks(text: str):
-    """(first line number, lines, reason to skip the block) of each fenced block."""
-    lines = text.splitlines()
-    i = 0
-    while i < len(lines):
-        if FENCE.match(lines[i]):
-            before = lines[i - 1] if i else ""
-            marker = SKIP_BLOCK.search(before)
-            start = i + 1
-            j = start
-            while j < len(lines) and not FENCE.match(lines[j]):
-                j += 1
-            reason = (marker.group(1) or "marked illustrative") if marker else ""
-            yield start + 1, lines[start:j], reason
-            i = j + 1
-        else:
-            i += 1
-
-
 def _balanced(text: str) -> bool:
     try:
         _words(text)
@@ -77,7 +56,8 @@ def _balanced(text: str) -> bool:
 
 def discover(doc: Path) -> list[DocCommand]:
     found = []
-    for first, lines, block_skip in _blocks(doc.read_text(encoding="utf-8")):
+    for block in blocks(doc.read_text(encoding="utf-8")):
+        first, lines, block_skip = block.first, block.lines, block.skip
         prompted = any(PROMPT.match(x) for x in lines)
         k = 0
         while k < len(lines):
@@ -190,29 +170,14 @@ def _cli() -> list[str]:
     return [sys.executable, "-m", "schedlab.cli"]
 
 
-def _scratch(tmp: Path) -> Path:
-    """A copy of the repository made of links (outputs land in the copy), ../shared beside it."""
-    repo = tmp / "repo"
-    repo.mkdir()
-    for entry in ROOT.iterdir():
-        if entry.name not in {"out", ".git", ".venv"}:
-            (repo / entry.name).symlink_to(entry)
-    if DATA.is_dir():
-        (tmp / "shared").mkdir()
-        (tmp / "shared" / "data").symlink_to(DATA)
-    return repo
-
-
-DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.name)
 def test_every_command_in_the_doc_runs(doc, tmp_path):
     commands = discover(doc)
     if not commands:
         pytest.skip(f"{doc.name} shows no command")
-    scratch = _scratch(tmp_path)
+    scratch = scratch_repo(tmp_path)
+    write_file_blocks(doc, scratch)  # files the doc shows (a plugin, its spec)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), *sys.path])}
     env["SCHEDLAB_DATA"] = str(DATA)
     ran, skipped, unmade = [], [], set()
