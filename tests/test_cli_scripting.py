@@ -218,3 +218,41 @@ def test_trace_info_in_every_format_and_raw_traces_by_trace_format(tmp_path):
     wrong = runner.invoke(app, ["trace", "info", str(swf), "--format", "swf"])
     assert wrong.exit_code == 2
     assert "--trace-format swf" in wrong.stderr and len(wrong.stderr.strip().splitlines()) == 1
+
+
+def _commands(command, path=()):
+    """(path of words, click command) of every leaf command of the CLI (duck-typed: typer may
+    bring its own copy of click)."""
+    import click
+
+    if hasattr(command, "list_commands"):
+        context = click.Context(command)
+        for name in command.list_commands(context):
+            yield from _commands(command.get_command(context, name), (*path, name))
+    else:
+        yield path, command
+
+
+def test_every_command_that_takes_a_spec_takes_it_positionally():
+    """Specs are positional everywhere (docs/guide.md §8): a command with a ``--spec`` option
+    also has a SPEC argument, and the two give the same output."""
+    import typer.main
+
+    with_spec = []
+    for path, command in _commands(typer.main.get_command(app)):
+        options = {o for p in command.params for o in getattr(p, "opts", [])}
+        if "--spec" in options:
+            arguments = [p for p in command.params if p.param_type_name == "argument"]
+            assert arguments, f"schedlab {' '.join(path)} takes its spec only as --spec"
+            with_spec.append(path)
+    assert {("analyze", "capacity"), ("analyze", "reward"), ("simulate",)} <= set(with_spec)
+    examples = resources.files("schedlab") / "examples"
+    for path, example in [
+        (("analyze", "capacity"), "vm-table1.toml"),
+        (("analyze", "reward"), "dra-worst-case.toml"),
+        (("analyze", "multiserver"), "quickstart.toml"),
+    ]:
+        positional = cli(*path, examples / example, "--json")
+        option = cli(*path, "--spec", examples / example, "--json")
+        assert positional.exit_code == 0, positional.output
+        assert json.loads(positional.output) == json.loads(option.output)

@@ -159,6 +159,25 @@ def test_sweep_workers_load_the_plugin(plugin_file):
     assert {r["spec_hash"]: r["mean_response_time"] for r in parallel.rows} == by_hash
 
 
+def test_compare_ranks_a_plugin_policy_beside_the_built_ins(plugin_file, tmp_path):
+    """``schedlab compare SPEC --plugin FILE``: the plugin's policy is a candidate like a built-in
+    one, its runs happen in the worker processes (2 workers), and it is ranked."""
+    spec = tmp_path / "mm1.toml"
+    spec.write_text(
+        "[cluster]\nservers = 1\n[workload]\nload = 0.5\n[[workload.classes]]\nneed = 1\n"
+        'duration = { dist = "exponential", mean = 1.0 }\n[policy]\nname = "fcfs"\n'
+        "[run]\narrivals = 5000\nseed = 3\n"
+    )
+    args = ["compare", spec, "--loads", "0.5", "--replications", "2", "--format", "json"]
+    args += ["--policy", "lcfs-first-fit", "--policy", "fcfs", "--out", tmp_path / "out"]
+    done = shell(*args, "--workers", "2", "--plugin", plugin_file)
+    assert done.returncode == 0, done.stderr
+    ranked = {r["policy"] for r in json.loads(done.stdout)}
+    assert {"lcfs-first-fit", "fcfs"} <= ranked
+    without = shell(*args[:-2], "--out", tmp_path / "out2")
+    assert without.returncode == 2 and "lcfs-first-fit" in without.stderr
+
+
 def test_plugin_spec_validation_is_the_built_in_one(plugin_file):
     load_plugin(plugin_file)
     spec = mm1("lcfs-first-fit")

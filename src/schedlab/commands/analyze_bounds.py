@@ -135,6 +135,13 @@ def multiserver(
 @analyze_app.command("capacity")
 @user_errors
 def capacity(
+    spec_arg: Annotated[
+        Path | None,
+        typer.Argument(
+            metavar="[SPEC]",
+            help="A spec: the capacity region of its VM and server types (paper 001 eq. (2)).",
+        ),
+    ] = None,
     sizes: Annotated[
         str | None, typer.Option("--sizes", help="Finite job types: comma-separated sizes.")
     ] = None,
@@ -162,9 +169,8 @@ def capacity(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Same as --format json.")] = False,
     fmt: FormatOption = OutputFormat.table,
-    spec: Annotated[
-        Path | None,
-        typer.Option("--spec", help="VM types and server types of a spec (paper 001 eq. (2))."),
+    spec_opt: Annotated[
+        Path | None, typer.Option("--spec", help="The spec, as an option (alias of SPEC).")
     ] = None,
 ) -> None:
     """Paper 000's maximum supportable workload rho* (eq. (4), Theorem 1), or with --spec the
@@ -174,9 +180,10 @@ def capacity(
     from schedlab.optim.capacity_lp import max_workload
     from schedlab.optim.rounded_bounds import SizeLaw, rounded_bounds
 
+    spec = spec_argument(spec_arg, spec_opt) if spec_arg or spec_opt else None
     given = [x is not None for x in (sizes, uniform, trace, spec)]
     if sum(given) != 1:
-        fail("give exactly one of --sizes, --uniform, --trace and --spec")
+        fail("give exactly one of SPEC (or --spec), --sizes, --uniform and --trace")
     if spec is not None:
         _vm_capacity(spec, as_json or fmt is OutputFormat.json)
         return

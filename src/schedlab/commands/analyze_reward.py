@@ -14,7 +14,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from schedlab.cli_support import escape, fail, out, user_errors
+from schedlab.cli_support import escape, fail, out, spec_argument, user_errors
 from schedlab.commands.analyze import analyze_app
 
 
@@ -25,7 +25,12 @@ def _config_text(k: Any, names: tuple[str, ...]) -> str:
 @analyze_app.command("reward")
 @user_errors
 def reward(
-    spec: Annotated[Path, typer.Option("--spec", "-s", help="Loss-family simulation spec (TOML).")],
+    spec_arg: Annotated[
+        Path | None, typer.Argument(metavar="SPEC", help="Loss-family simulation spec (TOML).")
+    ] = None,
+    spec_opt: Annotated[
+        Path | None, typer.Option("--spec", "-s", help="The same, as an option (alias).")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """F*, F^g and F^g/F* of paper 002 (§3) for the VM types and workload of a loss spec."""
@@ -33,6 +38,7 @@ def reward(
     from schedlab.model.spec import errors_located_in, load_spec
     from schedlab.optim.reward import workload_of_model
 
+    spec = spec_argument(spec_arg, spec_opt)
     with errors_located_in(spec):
         model = compile_model(load_spec(spec))
     if model.family != "loss":

@@ -13,7 +13,16 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from schedlab.cli_support import err, escape, fail, out, runs_progress, user_errors
+from schedlab.cli_support import (
+    PluginOption,
+    err,
+    escape,
+    fail,
+    load_plugins,
+    out,
+    runs_progress,
+    user_errors,
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -62,9 +71,11 @@ def compare(
         Path | None, typer.Option("--out", help="Result directory (default: out/compare-NAME).")
     ] = None,
     fmt: Annotated[str, typer.Option("--format", help="table, csv or json.")] = "table",
+    plugin: PluginOption = None,
 ) -> None:
-    """Run every applicable built-in policy on a workload over a range of loads, with the
-    analytic bounds that apply; write the ranked summary, figures and report to a directory."""
+    """Run every applicable policy (built-in, and the --plugin files' own) on a workload over a
+    range of loads, with the analytic bounds that apply; write the ranked summary, figures and
+    report to a directory."""
     from schedlab.experiments.compare import default_family, parse_loads, plan, workload_base
     from schedlab.experiments.runner import run_tasks
     from schedlab.experiments.store import ResultStore
@@ -75,6 +86,7 @@ def compare(
 
     if fmt not in ("table", "csv", "json"):
         fail(f"--format must be table, csv or json, not '{fmt}'")
+    load_plugins(plugin)  # their policies join the candidates; workers import the same files
     started = datetime.datetime.now(datetime.UTC)
     base, stem, named = workload_base(workload, servers=servers, arrivals=arrivals, seed=seed)
     fam = family or default_family(base, named)

@@ -172,7 +172,8 @@ def workload_base(
 def plan(
     name: str, base: dict[str, Any], family: str, loads: list[float], only: list[str] | None = None
 ) -> Plan:
-    """Every built-in policy of ``family`` that accepts the model, and the bounds that apply."""
+    """Every registered policy of ``family`` (built-in or plugin) that accepts the model, and
+    the bounds that apply."""
     from schedlab.model.compile import compile_model
     from schedlab.policies.registry import all_policies
 
@@ -184,7 +185,7 @@ def plan(
             raise SchedlabError(f"--policy: not a {family}-family policy: {', '.join(unknown)}")
         candidates = [p for p in candidates if p.name in only]
     if not candidates:
-        raise SchedlabError(f"no built-in policy belongs to the family '{family}'")
+        raise SchedlabError(f"no policy belongs to the family '{family}'")
     for policy in candidates:
         try:
             compile_model(the_plan.spec(policy.name, loads[0]))
