@@ -25,6 +25,7 @@ from schedlab.cli_support import (
     fail,
     load_plugins,
     out,
+    print_table,
     spec_argument,
     user_errors,
 )
@@ -137,7 +138,7 @@ def print_result(result: Any, *, transient: bool = False) -> None:
         table.add_row(escape(name), _fmt(est.mean), interval)
     if not result.stable:
         out.print("[yellow]Transient averages over the window (no steady state: not estimates):[/]")
-    out.print(table)
+    print_table(table)
     for w in result.warnings:
         err.print(f"[yellow]warning:[/] {w}", highlight=False)
 
@@ -253,6 +254,10 @@ def policies(
         bool, typer.Option("--markdown", help="Print a Markdown table (docs/policies.md).")
     ] = False,
     plugin: PluginOption = None,
+    wide: Annotated[
+        bool,
+        typer.Option("--wide", help="Every column (title, families, parameters), full width."),
+    ] = False,
 ) -> None:
     """List every policy with its family, paper and section (plugins' policies included)."""
     import sys
@@ -279,7 +284,11 @@ def policies(
         }
         for p in items
     ]
-    if fmt is OutputFormat.table:
+    if fmt is OutputFormat.table and wide:
+        emit_rows(rows, fmt, wide=True)
+    elif fmt is OutputFormat.table:  # within 100 columns: the paper's key and section
+        for row, p in zip(rows, items, strict=True):
+            row["reference"] = f"{p.paper} {p.section}".strip()
         emit_rows(rows, fmt, columns=["name", "family", "reference", "summary"])
     else:
         emit_rows(rows, fmt)
@@ -335,7 +344,7 @@ def demo(
             else:
                 cells.append(escape(f"{est.mean:.4g} [{est.ci95[0]:.4g}, {est.ci95[1]:.4g}]"))
         table.add_row(f"{load:g}", *cells)
-    out.print(table)
+    print_table(table)
     paths = plot_demo(rows, out_dir)
     out.print(f"figure: {paths[0].resolve()}")
     out.print(f"also:   {paths[1]}, {paths[2]} (the numbers behind the figure)")

@@ -28,8 +28,11 @@ from rich.console import Console
 
 from schedlab.errors import SchedlabError, unknown_name
 
-# Wide enough for any table: rich then sizes a table to its content, never to 80 columns.
+# Piped output is never wrapped by rich (a long path or message stays one line) ...
 UNLIMITED_WIDTH = 100_000
+# ... but a table fits this many columns when piped (cells wrap, long words fold, nothing is cut;
+# `--wide` prints its natural width). On a terminal a table fits the terminal.
+TABLE_WIDTH = 100
 
 
 def _console(stderr: bool) -> Console:
@@ -171,11 +174,13 @@ def emit_rows(
     columns: Sequence[str] | None = None,
     cells: Callable[[dict[str, Any]], Sequence[str]] | None = None,
     headers: Sequence[str] | None = None,
+    wide: bool = False,
 ) -> None:
     """Print rows as a rich table, CSV or JSON (a list of objects) on stdout.
 
     ``columns`` fixes the fields and their order (default: the first row's keys). For the table
-    only, ``cells(row)`` may render a row with markup and ``headers`` name the displayed columns.
+    only, ``cells(row)`` may render a row with markup and ``headers`` name the displayed columns;
+    the table fits :data:`TABLE_WIDTH` columns unless ``wide`` (:func:`print_table`).
     """
     columns = list(columns if columns is not None else (rows[0].keys() if rows else []))
     if fmt is OutputFormat.json:
@@ -199,7 +204,18 @@ def emit_rows(
             table.add_row(
                 *(cells(r) if cells else [escape(format_number(r.get(c))) for c in columns])
             )
-        out.print(table)
+        print_table(table, wide=wide)
+
+
+def print_table(table: Any, *, wide: bool = False) -> None:
+    """Print a rich table on stdout within :data:`TABLE_WIDTH` columns when piped (the
+    terminal's width on a terminal): cells wrap and over-long words fold, so nothing is cut.
+    ``wide``: the table's natural width."""
+    for column in table.columns:
+        if column.overflow == "ellipsis" and not column.no_wrap:
+            column.overflow = "fold"
+    width = None if wide or out.is_terminal else TABLE_WIDTH
+    out.print(table, width=width)
 
 
 def emit_object(data: dict[str, Any], fmt: OutputFormat, show_table: Callable[[], None]) -> None:

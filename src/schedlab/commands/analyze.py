@@ -20,6 +20,7 @@ from schedlab.cli_support import (
     escape,
     fail,
     out,
+    print_table,
     user_errors,
 )
 
@@ -170,7 +171,7 @@ def elastic(
             _fmt(r.mean_number_inelastic),
             _fmt(r.mean_number_elastic),
         )
-    out.print(table)
+    print_table(table)
     for note in notes:
         out.print(escape(note), highlight=False, soft_wrap=True)
 
@@ -223,7 +224,7 @@ def no_arrivals(
             _exact(r.total_inelastic),
             _exact(r.total_elastic),
         )
-    out.print(table)
+    print_table(table)
     out.print(
         "Paper 003's E[T] in Theorem 6 (35/12/mu_I, 33/12/mu_I) is the expected sum of the "
         "response times over the jobs.",

@@ -24,6 +24,7 @@ from schedlab.cli_support import (
     fail,
     load_plugins,
     out,
+    print_table,
     spec_argument,
     user_errors,
 )
@@ -42,7 +43,7 @@ def _table(rows: list[tuple[str, str, str]], headers: tuple[str, str, str]) -> N
         table.add_column(escape(col), justify="right" if i == 1 else "left")
     for row in rows:
         table.add_row(*(escape(c) for c in row))
-    out.print(table)
+    print_table(table)
 
 
 @analyze_app.command("multiserver")

@@ -14,7 +14,14 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from schedlab.cli_support import escape, fail, out, spec_argument, user_errors
+from schedlab.cli_support import (
+    escape,
+    fail,
+    out,
+    print_table,
+    spec_argument,
+    user_errors,
+)
 from schedlab.commands.analyze import analyze_app
 
 
@@ -84,4 +91,4 @@ def reward(
         table.add_column("fraction of servers", justify="right")
         for k, x in zip(confs, fracs, strict=True):
             table.add_row(escape(_config_text(k, wl.type_names)), f"{x:.6g}")
-        out.print(table)
+        print_table(table)

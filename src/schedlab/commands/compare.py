@@ -20,6 +20,7 @@ from schedlab.cli_support import (
     fail,
     load_plugins,
     out,
+    print_table,
     runs_progress,
     user_errors,
 )
@@ -189,4 +190,4 @@ def _print(ranked, fmt: str) -> None:
             ratio = f"{r.ratio_to_best:.3g}" if math.isfinite(r.ratio_to_best) else ""
         rank_cell = "bound" if r.bound else (str(r.rank) if r.rank else "-")
         table.add_row(f"{r.load:g}", rank_cell, escape(r.policy), cell, ratio)
-    out.print(table)
+    print_table(table)

@@ -17,7 +17,16 @@ import typer
 from rich import box
 from rich.table import Table
 
-from schedlab.cli_support import OutputFormat, emit_object, err, escape, fail, out, user_errors
+from schedlab.cli_support import (
+    OutputFormat,
+    emit_object,
+    err,
+    escape,
+    fail,
+    out,
+    print_table,
+    user_errors,
+)
 
 trace_app = typer.Typer(
     no_args_is_help=True,
@@ -359,7 +368,7 @@ def info_cmd(
             stats.add_row("null", *(f"{v:,}" for v in values))
         else:
             stats.add_row("CV" if stat == "cv" else stat, *(_fmt(v) for v in values))
-    out.print(stats)
+    print_table(stats)
     for name, w in info.work_rate.items():
         if name == "need":
             line = f"offered work ({name}): {_fmt(w)} servers busy on average"
@@ -414,4 +423,4 @@ def formats_cmd() -> None:
             for r, v in reader.default_capacity.items()
         )
         table.add_row(name, reader.title, units, cap)
-    out.print(table)
+    print_table(table)
