@@ -13,7 +13,12 @@ For each worker count W it prints
   disk cache once: schedlab.experiments.warm) and the workers' fork;
 * ``overhead/run``: between the first and the last result, W x that time minus the runs' own
   wall times, per run: dispatch, pickling, spec validation, result writing, the idle tail;
-* ``write/record``: the time to store one run record (Parquet).
+* ``write/record``: the time to store one run record (Parquet);
+* ``idle``: per worker, the share of the sweep's wall time in which it ran no run (from each run's
+  start and end, stamped by the worker that ran it);
+
+and a model fitted to the measured walls by least squares, wall(W) = start-up + work / W, with its
+prediction for 16 workers (the issue's target machine) beside the measured points.
 
 Each sweep runs in a fresh interpreter, as ``schedlab run`` would, after the disk cache has been
 filled. Runs start longest first (schedlab.experiments.runner.estimated_cost). One worker runs in
@@ -28,12 +33,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
+
+from schedlab.experiments import runner
 from schedlab.experiments.runner import Task, run_tasks
 from schedlab.experiments.store import ResultStore
 from schedlab.model.spec import parse_spec
@@ -69,16 +78,40 @@ def tasks(arrivals: int) -> list[Task]:
     return out
 
 
+def _stamped(execute):
+    """``runner.execute`` that also records which process ran the run, and when (CLOCK_MONOTONIC,
+    one clock for every process of the machine). Set before the pool forks its workers."""
+
+    def run(task, plugins=()):
+        start = time.monotonic()
+        row = execute(task, plugins)
+        return {**row, "bench_pid": os.getpid(), "bench_t0": start, "bench_t1": time.monotonic()}
+
+    return run
+
+
+def idle_shares(rows: list[dict], t0: float, t1: float) -> list[float]:
+    """Per worker process, the share of [t0, t1] in which it ran no run."""
+    busy: dict[int, float] = {}
+    for r in rows:
+        busy[r["bench_pid"]] = busy.get(r["bench_pid"], 0.0) + r["bench_t1"] - r["bench_t0"]
+    return sorted(1.0 - b / (t1 - t0) for b in busy.values())
+
+
 def timed_sweep(todo: list[Task], workers: int) -> dict:
-    """Run a sweep in this process; its wall time, when results arrived, the runs' own times."""
+    """Run a sweep in this process; its wall time, when results arrived, the runs' own times and
+    each worker's idle share."""
+    runner.execute = _stamped(runner.execute)
     stamps: list[float] = []
     with tempfile.TemporaryDirectory() as tmp:
         store = ResultStore(Path(tmp))
         t0 = time.perf_counter()
+        m0 = time.monotonic()
         run_tasks(
             todo, store, workers=workers, progress=lambda d, t: stamps.append(time.perf_counter())
         )
         wall = time.perf_counter() - t0
+        idle = idle_shares(store.read(), m0, time.monotonic())
         rows = store.read()
         t1 = time.perf_counter()
         for i in range(20):
@@ -91,6 +124,7 @@ def timed_sweep(todo: list[Task], workers: int) -> dict:
         "run_s": sorted((r["wall_s"] for r in rows), reverse=True),
         "events": sum(r["events"] for r in rows),
         "write": write,
+        "idle": idle,
     }
 
 
@@ -129,25 +163,49 @@ def measure(worker_counts: list[int], arrivals: int) -> list[dict]:
                 "write_per_record_s": m["write"],
                 "events": m["events"],
                 "events_per_s": m["events"] / m["wall"],
+                "idle_per_worker": m["idle"],
             }
         )
     return records
 
 
+def fitted_model(records: list[dict]) -> dict:
+    """wall(W) = startup + work / W by least squares over the measured points, and what it
+    predicts for 16 workers."""
+    w = np.array([r["workers"] for r in records], dtype=float)
+    wall = np.array([r["wall_s"] for r in records])
+    (startup, work), *_ = np.linalg.lstsq(np.column_stack([np.ones_like(w), 1 / w]), wall)
+    one = float(startup + work)
+    return {
+        "startup_s": float(startup),
+        "work_s": float(work),
+        "predicted_wall_16_s": float(startup + work / 16),
+        "predicted_speedup_16": one / float(startup + work / 16),
+    }
+
+
 def run() -> list[dict]:
-    return measure([1, 2], 50_000)
+    records = measure([1, 2], 50_000)
+    return [*records, {"name": "sweep_model_fit", **fitted_model(records)}]
 
 
 def print_table(records: list[dict]) -> None:
     print(
         f"{'workers':>7} {'wall s':>8} {'speedup':>8} {'ideal s':>8} {'run s':>7} "
-        f"{'startup s':>10} {'overhead/run s':>15} {'write/record s':>15}"
+        f"{'startup s':>10} {'overhead/run s':>15} {'write/record s':>15}  idle per worker"
     )
     for r in records:
+        idle = " ".join(f"{x:.0%}" for x in r["idle_per_worker"])
         print(
             f"{r['workers']:>7} {r['wall_s']:>8.2f} {r['speedup']:>8.2f} {r['ideal_s']:>8.2f} "
             f"{r['run_mean_s']:>7.3f} {r['startup_s']:>10.2f} {r['overhead_per_run_s']:>15.4f} "
-            f"{r['write_per_record_s']:>15.4f}"
+            f"{r['write_per_record_s']:>15.4f}  {idle}"
+        )
+    if len(records) >= 2:
+        fit = fitted_model(records)
+        print(
+            f"model: wall(W) = {fit['startup_s']:.2f} s + {fit['work_s']:.2f} s / W; 16 workers: "
+            f"{fit['predicted_wall_16_s']:.2f} s, {fit['predicted_speedup_16']:.1f}x (predicted)"
         )
 
 
