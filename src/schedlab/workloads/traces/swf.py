@@ -84,8 +84,8 @@ SIZE_KEYS = ("MaxProcs", "MaxNodes")
 def parse_header_line(line: str, header: dict[str, Any], where: str) -> None:
     """``; Key: value`` into ``header`` (numbers as int/float; the first value of a key wins).
 
-    A machine size (:data:`SIZE_KEYS`) that is a number but not a whole one within the int32
-    range (``nan``, ``1e400``, ``2.5``) raises :class:`TraceError` naming ``where`` (file:line)."""
+    A machine size (:data:`SIZE_KEYS`) given but not a whole number within the int32 range
+    (``nan``, ``1e400``, ``2.5``, ``x``) raises :class:`TraceError` naming ``where`` (file:line)."""
     text = line.lstrip(";").strip()
     if ":" not in text:
         return
@@ -101,8 +101,9 @@ def parse_header_line(line: str, header: dict[str, Any], where: str) -> None:
         except ValueError:
             header[key] = value
     number = header[key]
-    if key in SIZE_KEYS and isinstance(number, int | float):
-        if not (math.isfinite(number) and number % 1 == 0 and abs(number) <= INT_LIMIT):
+    if key in SIZE_KEYS and value:
+        whole = isinstance(number, int | float) and math.isfinite(number) and number % 1 == 0
+        if not (whole and abs(number) <= INT_LIMIT):
             raise TraceError(
                 f"{where}: header {key}: {value[:40]!r} is not a whole number of "
                 f"{'processors' if key == 'MaxProcs' else 'nodes'} (at most {INT_LIMIT:,})"
