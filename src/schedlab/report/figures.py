@@ -124,7 +124,7 @@ def _reserve_strip(ax, rows: int) -> float:
             lo, hi = limits
             a, b = scale.transform(np.array([lo, hi], dtype=float))
             top = scale.inverted().transform(np.array([a + (b - a) / bottom]))[0]
-            if math.isfinite(top) and math.isfinite(lo):
+            if math.isfinite(top) and math.isfinite(lo) and (lo > 0 or ax.get_yscale() != "log"):
                 break
     ax.set_ylim(lo, float(top))
     return bottom
