@@ -163,3 +163,36 @@ def test_reproduce_list_names_the_alibaba_file_of_psychas2022_fig5_and_fig6(tmp_
     rows = {r["name"]: r["data"] for r in json.loads(result.stdout)}
     for name in ("psychas2022-fig5", "psychas2022-fig6"):
         assert rows[name] == "alibaba/batch_task_v2017.csv.gz (MISSING)"
+
+
+DASK_UNREACHABLE_WORKER = """
+import sys, distributed
+from schedlab.experiments import runner
+from schedlab.experiments.spec import load_experiment
+from schedlab.experiments.store import ResultStore
+runner.GATHER_TIMEOUT_S = 3.0
+tasks = load_experiment(sys.argv[1]).tasks()
+with distributed.LocalCluster(
+    n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None, protocol="tcp",
+    contact_address="tcp://127.0.0.1:1",  # registered at an address nobody can reach
+) as cluster, distributed.Client(cluster) as client:
+    try:
+        runner.run_tasks(tasks, ResultStore(sys.argv[2]), cluster=client)
+    except runner.SchedlabError as exc:
+        print("error:", exc)
+"""
+
+
+def test_a_dask_worker_that_cannot_be_reached_stops_in_one_line_not_forever(tmp_path):
+    """Distributed retries "Couldn't gather keys" by recomputing, forever; the sweep stops after
+    GATHER_TIMEOUT_S instead (a child process with a timeout: before the fix it never ended)."""
+    done = subprocess.run(
+        [sys.executable, "-c", DASK_UNREACHABLE_WORKER, experiment(tmp_path), tmp_path / "out"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": SRC},
+        timeout=90,
+    )
+    assert done.stdout.startswith("error: could not fetch the result of run "), done.stderr
+    assert "within 3 s (is every worker reachable" in done.stdout
+    assert len(done.stdout.strip().splitlines()) == 1

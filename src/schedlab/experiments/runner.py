@@ -386,7 +386,7 @@ def _run_dask(
         }
         for fut in as_completed(futures):
             task = futures[fut]
-            store.write(checked_row(task, fut.result()))
+            store.write(checked_row(task, _fetch(fut, task, store.root)))
             claims.release(task.hash)
             finished(True)
     finally:
@@ -394,6 +394,25 @@ def _run_dask(
             claims.release(task.hash)
         if owned:
             client.close()
+
+
+GATHER_TIMEOUT_S = 120.0
+"""Time to fetch a finished run's row from its Dask worker. Distributed retries a fetch that fails
+("Couldn't gather keys": the worker registered an address this machine cannot reach) by
+recomputing the run, forever; this bounds it."""
+
+
+def _fetch(fut: Any, task: Task, root: Path) -> Any:
+    """The row of a finished Dask future, or one line when it cannot be fetched in time."""
+    try:
+        return fut.result(timeout=GATHER_TIMEOUT_S)
+    except TimeoutError:
+        raise SchedlabError(
+            f"could not fetch the result of run {task.hash[:12]} from its Dask worker within "
+            f"{GATHER_TIMEOUT_S:g} s (is every worker reachable from here at the address it "
+            "registered, e.g. its --contact-address?); the sweep stopped, finished runs are "
+            f"stored in {root}; rerun the same command to complete it"
+        ) from None
 
 
 class BadWorkerRow(SchedlabError):
