@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import schedlab
@@ -168,6 +168,7 @@ def test_fuzz_swf_header_fields_give_a_table_or_one_line(
 CSV_COLUMNS = ["arrival", "duration", "need", "estimate", "job_class", "demand"]
 
 
+@example(header=["arrival", "duration", "need"], rows=[])  # header only
 @FUZZ
 @given(
     header=st.lists(st.sampled_from([*CSV_COLUMNS, "", "arrival ", "ARRIVAL", "x"]), max_size=5),
