@@ -37,8 +37,9 @@ for case in json.loads(sys.argv[2]):
             {"probability": 0.5, "need": 1, "duration": {"dist": "exponential", "mean": 1.0}},
             {"probability": 0.5, "need": case["servers"],
              "duration": {"dist": "exponential", "mean": 0.5}}]},
-        "policy": {"name": "fuzz-actions", "seed": case["seed"], "p_bad": case["p_bad"]},
-        "run": {"arrivals": 300, "seed": case["seed"]},
+        "policy": {"name": "fuzz-actions", "seed": case["seed"], "p_bad": case["p_bad"],
+                   "p_out": case["p_out"]},
+        "run": {"arrivals": 300, "seed": case["seed"], "check": case["check"]},
     }
     try:
         result = schedlab.simulate(spec)
@@ -56,7 +57,9 @@ def test_random_plugin_actions_end_with_a_result_or_one_line():
     cases = [
         {
             "seed": rng.randrange(2**31),
-            "p_bad": rng.choice([0.0, 0.1, 0.5, 1.0]),
+            "p_bad": rng.choice([0.0, 0.01, 0.1, 0.5, 1.0]),
+            "p_out": rng.choice([0.0, 0.2, 1.0]),
+            "check": rng.random() < 0.8,
             "servers": rng.choice([1, 2, 5]),
         }
         for _ in range(CASES)
@@ -89,16 +92,17 @@ def fuzz_policy():
     schedlab.load_plugin(PLUGIN)
 
 
-@pytest.mark.parametrize("kind", range(5))
-def test_an_out_of_range_job_index_is_one_line_naming_policy_action_and_slot(fuzz_policy, kind):
-    action = ("start", "preempt", "migrate", "reject", "set_allocation")[kind]
+@pytest.mark.parametrize("kind", range(7))
+def test_an_out_of_range_index_is_one_line_naming_policy_action_and_index(fuzz_policy, kind):
+    action = ("start", "preempt", "migrate", "reject", "set_allocation", "stall", "activate")[kind]
     spec = pooled_spec(2, 0.5, policy="fuzz-actions", arrivals=200, seed=4)
-    spec["policy"].update(p_bad=1.0, kind=kind)
+    spec["policy"].update(p_bad=1.0, p_out=1.0, kind=kind)
     with pytest.raises(InvariantViolation) as caught:
         schedlab.simulate(spec)
     message = str(caught.value)
     assert message.startswith("policy 'fuzz-actions' broke the model at t = ")
-    assert f": {action} of job slot " in message and "which does not exist" in message
+    index = "server" if action in ("stall", "activate") else "job slot"
+    assert f": {action} of {index} " in message and "which does not exist" in message
     assert "\n" not in message
 
 

@@ -50,6 +50,8 @@ from schedlab.engine.constants import (
     V_DONE_SERVED,
     V_LOST_SERVED,
     V_NO_MIGRATION,
+    V_NO_SERVER_ACTIVATE,
+    V_NO_SERVER_STALL,
     V_NO_SLOT_ALLOCATION,
     V_NO_SLOT_MIGRATE,
     V_NO_SLOT_PREEMPT,
@@ -349,7 +351,7 @@ def set_allocation(st, j, a):
 def stall(st, s):
     """Stop server s from taking new jobs (paper 001 stalled servers); running jobs continue."""
     if s < 0 or s >= st.capacity.shape[0]:
-        return violation(st, V_BAD_SERVER, -1, s)
+        return violation(st, V_NO_SERVER_STALL, -1, s)
     if st.stalled[s] == 0:
         st.stalled[s] = 1
         st.ctr[STALLS] += 1
@@ -360,7 +362,7 @@ def stall(st, s):
 def activate(st, s):
     """Let stalled server s take jobs again."""
     if s < 0 or s >= st.capacity.shape[0]:
-        return violation(st, V_BAD_SERVER, -1, s)
+        return violation(st, V_NO_SERVER_ACTIVATE, -1, s)
     if st.stalled[s] != 0:
         st.stalled[s] = 0
         st.ctr[ACTIVATIONS] += 1

@@ -155,3 +155,5 @@ V_NO_SLOT_PREEMPT = 13
 V_NO_SLOT_MIGRATE = 14
 V_NO_SLOT_REJECT = 15
 V_NO_SLOT_ALLOCATION = 16
+V_NO_SERVER_STALL = 17  # stall/activate of a server outside the cluster
+V_NO_SERVER_ACTIVATE = 18

@@ -337,6 +337,10 @@ VIOLATION_MESSAGES = {
             (K.V_NO_SLOT_ALLOCATION, "set_allocation"),
         )
     },
+    K.V_NO_SERVER_STALL: "stall of server {server}, which does not exist (servers are 0 to "
+    "{last_server})",
+    K.V_NO_SERVER_ACTIVATE: "activate of server {server}, which does not exist (servers are 0 "
+    "to {last_server})",
 }
 
 

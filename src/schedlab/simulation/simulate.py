@@ -348,6 +348,7 @@ def _run_loop(run: Run, progress: Progress | None) -> float:
             job=int(st.ctr[K.VIOL_JOB]),
             server=int(st.ctr[K.VIOL_SERVER]),
             last_slot=st.status.shape[0] - 1,
+            last_server=st.capacity.shape[0] - 1,
         )
         raise InvariantViolation(
             f"policy '{run.model.policy.name}' broke the model at t = {st.clk[K.NOW]:.6g}: "
