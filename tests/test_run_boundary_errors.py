@@ -66,13 +66,14 @@ def test_a_killed_worker_stops_the_sweep_in_one_line_and_a_rerun_completes(tmp_p
     assert first.returncode == 2, first.stderr
     message = first.stderr.strip().splitlines()[-1]
     assert message.startswith("error: a worker process died (killed, or out of memory?); ")
-    assert "workload.load=0.5" in message and "rerun the same command" in message
+    assert "workload.load=0.3" in message and "rerun the same command" in message
     assert "Traceback" not in first.stderr
-    kept = sorted(p.name for p in (out / "runs").glob("*.parquet"))
+    kept = {p.name: p.read_bytes() for p in (out / "runs").glob("*.parquet")}
+    assert kept  # the run at 0.3 starts last (the cheapest): another was stored before it
     second = schedlab_cli(*args, "--format", "json", env=env)
     assert second.returncode == 0, second.stderr
     assert f"{4 - len(kept)} runs done, {len(kept)} already stored" in second.stderr
-    assert set(kept) <= {p.name for p in (out / "runs").glob("*.parquet")}  # kept as they were
+    assert all((out / "runs" / name).read_bytes() == data for name, data in kept.items())
     assert len(json.loads(second.stdout)) == 4
 
 
