@@ -69,6 +69,10 @@ def unknown_name(kind: str, name: str, known: object) -> str:
     return f"unknown {kind} '{name}'{hint}; known: {', '.join(choices) or 'none'}"
 
 
+class PolicyError(SchedlabError):
+    """A user's policy (a plugin) raised while deciding; the message names it and where."""
+
+
 class PluginError(SchedlabError):
     """A plugin file or entry point could not be loaded; the message names it."""
 

@@ -78,7 +78,7 @@ def compare(
     range of loads, with the analytic bounds that apply; write the ranked summary, figures and
     report to a directory."""
     from schedlab.experiments.compare import default_family, parse_loads, plan, workload_base
-    from schedlab.experiments.runner import run_tasks
+    from schedlab.experiments.runner import check_cluster_address, run_tasks
     from schedlab.experiments.store import ResultStore
     from schedlab.report.html import write_report
     from schedlab.report.ranking import best_policy, figures, rank, summary
@@ -88,6 +88,8 @@ def compare(
     if fmt not in ("table", "csv", "json"):
         fail(f"--format must be table, csv or json, not '{fmt}'")
     load_plugins(plugin)  # their policies join the candidates; workers import the same files
+    if cluster is not None:
+        check_cluster_address(cluster)
     started = datetime.datetime.now(datetime.UTC)
     base, stem, named = workload_base(workload, servers=servers, arrivals=arrivals, seed=seed)
     fam = family or default_family(base, named)

@@ -78,6 +78,7 @@ def run(
     the run counts go to stderr."""
 
     from schedlab.api import run_experiment
+    from schedlab.experiments.runner import check_cluster_address
     from schedlab.experiments.security import load_security
     from schedlab.experiments.spec import load_experiment
 
@@ -85,6 +86,8 @@ def run(
     if cluster_security is not None and cluster is None:
         fail("--cluster-security needs --cluster")
     security = load_security(cluster_security) if cluster_security is not None else None
+    if cluster is not None:
+        check_cluster_address(cluster, security)
     started = datetime.datetime.now(datetime.UTC)
     exp = load_experiment(experiment)
     target = out_dir or Path("out") / exp.spec.name

@@ -5,6 +5,8 @@ A policy never writes the state arrays itself; it calls these functions, which v
 lost or finished jobs never served), apply it, and keep completion times and metrics consistent.
 An invalid action is not applied: the engine records the first violation and stops the run, and
 :func:`schedlab.simulate` raises :class:`~schedlab.errors.InvariantViolation` naming job and server.
+Job and server indices are checked whatever ``run.check`` says (one compare each): an index outside
+the arrays (a plugin's bug) ends the run with a violation, never touching memory it does not own.
 
 Each function returns True when the action was applied.
 """
@@ -48,6 +50,13 @@ from schedlab.engine.constants import (
     V_DONE_SERVED,
     V_LOST_SERVED,
     V_NO_MIGRATION,
+    V_NO_SERVER_ACTIVATE,
+    V_NO_SERVER_STALL,
+    V_NO_SLOT_ALLOCATION,
+    V_NO_SLOT_MIGRATE,
+    V_NO_SLOT_PREEMPT,
+    V_NO_SLOT_REJECT,
+    V_NO_SLOT_START,
     V_NON_PREEMPTIVE,
     V_NOT_RUNNING,
     V_NOT_WAITING,
@@ -78,6 +87,18 @@ def violation(st, code, j, s):
         st.ctr[VIOLATION] = code
         st.ctr[VIOL_JOB] = st.seq[j] if j >= 0 else -1  # the job's arrival number
         st.ctr[VIOL_SERVER] = s
+    return False
+
+
+@njit(cache=True, inline="always")
+def _slot_exists(st, j, code):
+    """Whether j indexes a job slot; else record violation ``code`` (VIOL_JOB = j itself)."""
+    if j >= 0 and j < st.status.shape[0]:
+        return True
+    if st.ctr[VIOLATION] == 0:
+        st.ctr[VIOLATION] = code
+        st.ctr[VIOL_JOB] = j
+        st.ctr[VIOL_SERVER] = -1
     return False
 
 
@@ -145,7 +166,7 @@ def _check_waiting(st, j):
 @njit(cache=True)
 def start(st, j, s, a):
     """Put waiting job j into service on server s with allocation a (1 = its whole demand)."""
-    if not _check_waiting(st, j):
+    if not _slot_exists(st, j, V_NO_SLOT_START) or not _check_waiting(st, j):
         return False
     if s < 0 or s >= st.capacity.shape[0]:
         return violation(st, V_BAD_SERVER, j, s)
@@ -220,6 +241,8 @@ def _queue_insert_in_arrival_order(st, j):
 def preempt(st, j):
     """Stop running job j. Pooled family: it keeps its progress and waits again (preempt-resume);
     loss family: it is lost. Forbidden in the packing family (non-preemptive)."""
+    if not _slot_exists(st, j, V_NO_SLOT_PREEMPT):
+        return False
     if st.status[j] != RUNNING:
         return violation(st, V_NOT_RUNNING, j, -1)
     mode = st.ctr[PREEMPT_MODE]
@@ -248,6 +271,8 @@ def preempt(st, j):
 @njit(cache=True)
 def migrate(st, j, s):
     """Move running job j to server s without loss of progress (loss family, paper 002 DRA)."""
+    if not _slot_exists(st, j, V_NO_SLOT_MIGRATE):
+        return False
     if st.status[j] != RUNNING:
         return violation(st, V_NOT_RUNNING, j, -1)
     if st.ctr[MIGRATE_OK] == 0:
@@ -274,6 +299,8 @@ def migrate(st, j, s):
 @njit(cache=True)
 def reject(st, j):
     """Turn away waiting job j for good: it is lost and never served."""
+    if not _slot_exists(st, j, V_NO_SLOT_REJECT):
+        return False
     if st.status[j] != WAITING:
         return violation(st, V_NOT_WAITING, j, -1)
     reject_waiting(st, j)
@@ -298,6 +325,8 @@ def reject_waiting(st, j):
 @njit(cache=True)
 def set_allocation(st, j, a):
     """Change the allocation of running elastic job j to a > 0 (paper 003: servers given to it)."""
+    if not _slot_exists(st, j, V_NO_SLOT_ALLOCATION):
+        return False
     if st.status[j] != RUNNING:
         return violation(st, V_NOT_RUNNING, j, -1)
     s = st.server[j]
@@ -322,7 +351,7 @@ def set_allocation(st, j, a):
 def stall(st, s):
     """Stop server s from taking new jobs (paper 001 stalled servers); running jobs continue."""
     if s < 0 or s >= st.capacity.shape[0]:
-        return violation(st, V_BAD_SERVER, -1, s)
+        return violation(st, V_NO_SERVER_STALL, -1, s)
     if st.stalled[s] == 0:
         st.stalled[s] = 1
         st.ctr[STALLS] += 1
@@ -333,7 +362,7 @@ def stall(st, s):
 def activate(st, s):
     """Let stalled server s take jobs again."""
     if s < 0 or s >= st.capacity.shape[0]:
-        return violation(st, V_BAD_SERVER, -1, s)
+        return violation(st, V_NO_SERVER_ACTIVATE, -1, s)
     if st.stalled[s] != 0:
         st.stalled[s] = 0
         st.ctr[ACTIVATIONS] += 1

@@ -149,3 +149,11 @@ V_BAD_ALLOCATION = 8
 V_BAD_SERVER = 9
 V_DONE_SERVED = 10
 V_RIGID_ALLOCATION = 11
+# A job slot outside the engine's arrays, per action (a plugin's bad index: never read memory).
+V_NO_SLOT_START = 12
+V_NO_SLOT_PREEMPT = 13
+V_NO_SLOT_MIGRATE = 14
+V_NO_SLOT_REJECT = 15
+V_NO_SLOT_ALLOCATION = 16
+V_NO_SERVER_STALL = 17  # stall/activate of a server outside the cluster
+V_NO_SERVER_ACTIVATE = 18

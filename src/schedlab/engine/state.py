@@ -327,6 +327,20 @@ VIOLATION_MESSAGES = {
     K.V_BAD_SERVER: "job {job} sent to server {server} which does not exist",
     K.V_DONE_SERVED: "start of job {job} which has already completed",
     K.V_RIGID_ALLOCATION: "allocation of rigid job {job} must be 1 (its whole demand)",
+    **{
+        code: f"{action} of job slot {{job}}, which does not exist (slots are 0 to {{last_slot}})"
+        for code, action in (
+            (K.V_NO_SLOT_START, "start"),
+            (K.V_NO_SLOT_PREEMPT, "preempt"),
+            (K.V_NO_SLOT_MIGRATE, "migrate"),
+            (K.V_NO_SLOT_REJECT, "reject"),
+            (K.V_NO_SLOT_ALLOCATION, "set_allocation"),
+        )
+    },
+    K.V_NO_SERVER_STALL: "stall of server {server}, which does not exist (servers are 0 to "
+    "{last_server})",
+    K.V_NO_SERVER_ACTIVATE: "activate of server {server}, which does not exist (servers are 0 "
+    "to {last_server})",
 }
 
 

@@ -19,6 +19,7 @@ import signal
 import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -305,6 +306,8 @@ def _run_pool(
             complete, pending = wait(pending, return_when=FIRST_COMPLETED)
             for fut in complete:
                 finished(fut.result())
+    except BrokenProcessPool:
+        raise WorkerLost(_lost_message(todo, root)) from None
     finally:
         if pending:  # interrupted or failed: stop the workers now, keep what is stored
             for process in list(getattr(pool, "_processes", {}).values()):
@@ -312,15 +315,69 @@ def _run_pool(
         pool.shutdown(wait=True, cancel_futures=True)
 
 
+DASK_SCHEMES = ("tcp", "tls", "ws", "wss", "inproc", "ucx")
+TLS_SCHEMES = ("tls", "wss")
+
+
+def check_cluster_address(address: str, security: Any = None) -> None:
+    """One line unless ``address`` is a Dask scheduler address, ``[scheme://]host:port``, whose
+    scheme is TLS only with ``security`` (a TLS address without it is not a plain connection)."""
+    scheme, sep, rest = address.partition("://")
+    if not sep:
+        scheme, rest = "tcp", address
+    host, colon, port = rest.rpartition(":")
+    if scheme not in DASK_SCHEMES or (
+        scheme != "inproc"
+        and not (colon and host and port.isdigit() and not any(c.isspace() for c in host))
+    ):
+        raise SchedlabError(
+            f"cluster {address!r}: not a Dask scheduler address ([scheme://]host:port with a "
+            f"scheme of {', '.join(DASK_SCHEMES)}; e.g. tcp://host:8786)"
+        )
+    if scheme in TLS_SCHEMES and security is None:
+        raise SchedlabError(
+            f"cluster {address}: a TLS scheduler needs its certificates: give --cluster-security "
+            "FILE (tls_ca_file, tls_client_cert, tls_client_key; docs/guarantees.md#dask)"
+        )
+
+
+class WorkerLost(SchedlabError):
+    """A local worker process died (killed, out of memory) during a run; the sweep stops."""
+
+
+def _lost_message(todo: list[Task], root: Path) -> str:
+    """One line: the runs cut short (claimed by a process that is gone and not stored), what is
+    kept, and how to finish (a rerun computes exactly the missing runs)."""
+    store, claims = ResultStore(root), Claims(root)
+    lost = [
+        t
+        for t in todo
+        if not store.has(t.hash)
+        and (holder := claims.holder(t.hash)) is not None
+        and not claims.alive(holder)
+    ]
+    named = ", ".join(
+        f"{t.hash[:12]} ({', '.join(f'{k}={v}' for k, v in t.axes.items() if v != '') or 'run'})"
+        for t in lost[:3]
+    )
+    more = f" and {len(lost) - 3} more" if len(lost) > 3 else ""
+    return (
+        f"a worker process died (killed, or out of memory?); runs cut short: {named or 'unknown'}"
+        f"{more}; the sweep stopped, finished runs are stored in {root}; rerun the same command "
+        "to complete it"
+    )
+
+
 def dask_client(cluster: Any, security: Any = None) -> tuple[Any, bool]:
     """A ``distributed.Client`` for an address (owned: close it) or the given client (not owned)."""
     if not isinstance(cluster, str):
         return cluster, False
+    check_cluster_address(cluster, security)
     from dask.distributed import Client
 
     try:
         return Client(cluster, timeout="10s", security=security), True
-    except (OSError, TimeoutError) as exc:
+    except (OSError, TimeoutError, ValueError, TypeError) as exc:
         raise SchedlabError(f"cannot reach the Dask scheduler at {cluster}: {exc}") from None
 
 
@@ -346,7 +403,7 @@ def _run_dask(
         }
         for fut in as_completed(futures):
             task = futures[fut]
-            store.write(checked_row(task, fut.result()))
+            store.write(checked_row(task, _fetch(fut, task, store.root)))
             claims.release(task.hash)
             finished(True)
     finally:
@@ -354,6 +411,25 @@ def _run_dask(
             claims.release(task.hash)
         if owned:
             client.close()
+
+
+GATHER_TIMEOUT_S = 120.0
+"""Time to fetch a finished run's row from its Dask worker. Distributed retries a fetch that fails
+("Couldn't gather keys": the worker registered an address this machine cannot reach) by
+recomputing the run, forever; this bounds it."""
+
+
+def _fetch(fut: Any, task: Task, root: Path) -> Any:
+    """The row of a finished Dask future, or one line when it cannot be fetched in time."""
+    try:
+        return fut.result(timeout=GATHER_TIMEOUT_S)
+    except TimeoutError:
+        raise SchedlabError(
+            f"could not fetch the result of run {task.hash[:12]} from its Dask worker within "
+            f"{GATHER_TIMEOUT_S:g} s (is every worker reachable from here at the address it "
+            "registered, e.g. its --contact-address?); the sweep stopped, finished runs are "
+            f"stored in {root}; rerun the same command to complete it"
+        ) from None
 
 
 class BadWorkerRow(SchedlabError):

@@ -118,10 +118,14 @@ def _reserve_strip(ax, rows: int) -> float:
     """Raise the top of the y axis so ``rows`` marker rows fit above the data (in the axis' own
     scale: linear, log or symlog); returns the axes fraction where the strip starts."""
     bottom = 1.0 - rows * _strip_row(rows) - 0.02
-    lo, hi = ax.get_ylim()
     scale = ax.yaxis.get_transform()
-    a, b = scale.transform(np.array([lo, hi], dtype=float))
-    top = scale.inverted().transform(np.array([a + (b - a) / bottom]))[0]
+    with np.errstate(over="ignore", invalid="ignore"):
+        for limits in (ax.get_ylim(), (1.0, 10.0)):  # no finite point at all: an empty axis
+            lo, hi = limits
+            a, b = scale.transform(np.array([lo, hi], dtype=float))
+            top = scale.inverted().transform(np.array([a + (b - a) / bottom]))[0]
+            if math.isfinite(top) and math.isfinite(lo) and (lo > 0 or ax.get_yscale() != "log"):
+                break
     ax.set_ylim(lo, float(top))
     return bottom
 

@@ -114,12 +114,25 @@ def _experiment_specs(directory: Path) -> dict[str, ExperimentSpec]:
     return specs
 
 
-def _plot_file(directory: Path, rows: list[dict[str, Any]], plot: PlotSpec, stem: str, colors):
-    """Draw a declared or default plot into DIR/figures; None when the runs do not fit it."""
+def _plot_file(
+    directory: Path,
+    rows: list[dict[str, Any]],
+    plot: PlotSpec,
+    stem: str,
+    colors,
+    declared_at: str | None = None,
+):
+    """Draw a declared or default plot into DIR/figures. A default plot the runs do not fit is
+    left out (None); a declared one (``declared_at``: its file and field) is a one-line error."""
     try:
         points, y = plot_points(rows, x=plot.x, y=plot.y, hue=plot.hue, ratio_to=plot.ratio_to)
-    except PlotError:
-        return None
+    except PlotError as exc:
+        if declared_at is None:
+            return None
+        option, _, reason = str(exc).partition(": ")  # "--ratio-to: ..." -> field ratio_to
+        if option.startswith("--") and reason:
+            raise SchedlabError(f"{declared_at}.{option[2:].replace('-', '_')}: {reason}") from None
+        raise SchedlabError(f"{declared_at}: {exc}") from None
     names = {str(r.get(plot.hue)) for r in rows}
     try:
         (directory / FIGURE_DIR).mkdir(exist_ok=True)
@@ -420,7 +433,8 @@ def build_report(directory: Path) -> str:
         mine = [r for r in rows if (r.get("experiment") or "") == name]
         declared = specs[name].outputs.plots if name in specs else []
         for i, plot in enumerate(declared):
-            png = _plot_file(directory, mine, plot, _safe(f"report-{name}-{i + 1}"), colors)
+            at = f"{directory / 'experiments' / name}.toml: outputs.plots[{i}]"
+            png = _plot_file(directory, mine, plot, _safe(f"report-{name}-{i + 1}"), colors, at)
             made += [png] if png else []
     figures = _figures(directory, record, made)
     if not figures:

@@ -458,7 +458,7 @@ register(
 # ------------------------------------------------------------------------------ Figs 5 and 6
 
 TRACE_ENV = "SCHEDLAB_PSYCHAS2022_TRACE"
-ALIBABA_FILE = "alibaba/batch_task_v2017.csv.gz"  # in the shared data folder (schedlab.datasets)
+ALIBABA = "alibaba/batch_task_v2017.csv.gz"  # in the data folder (schedlab.datasets)
 TRACE_JOBS = 1_000_000  # "the first million" (§7.2)
 POW2_FLOOR = 10  # INFERRED: sizes below 1/2^10 count as 1/2^10
 PRIORITY_FACTOR = (1.0, 2.0, 4.0)  # INFERRED reward factor per priority group (values lost)
@@ -508,7 +508,7 @@ def typed_trace(ctx: Context) -> TypedTrace:
     if env:
         source, label = Path(env), f"{env} (${TRACE_ENV})"
     else:
-        raw = Path(ALIBABA_FILE)
+        raw = Path(ALIBABA)
         source = ctx.out / f"alibaba2017_pow2_{TRACE_JOBS}.parquet"
         label = (
             f"{raw.name} (Alibaba 2017 batch tasks, first {TRACE_JOBS:,} jobs) standing in for "
@@ -519,7 +519,7 @@ def typed_trace(ctx: Context) -> TypedTrace:
 
             source.parent.mkdir(parents=True, exist_ok=True)
             convert(
-                data_file(ALIBABA_FILE, "the Alibaba 2017 batch_task table"),
+                data_file(ALIBABA, "the Alibaba 2017 batch_task table"),
                 "alibaba2017",
                 source,
                 transforms=Transforms(
@@ -807,6 +807,7 @@ register(
         title="trace: reward per server of DRA, DRA+preemption, power-of-d and the bound vs L",
         run=run_fig5,
         scale=f"first {TRACE_JOBS:,} trace jobs; paper: L in {FIG5_L}; --quick: {FIG5_QUICK_L}",
+        data=(ALIBABA,),  # unless $SCHEDLAB_PSYCHAS2022_TRACE names another table
     )
 )
 register(
@@ -817,5 +818,6 @@ register(
         title="trace: reward over time of each policy and the bound, L = 1000",
         run=run_fig6,
         scale=f"first {TRACE_JOBS:,} trace jobs, L = {FIG6_L} in both variants",
+        data=(ALIBABA,),  # unless $SCHEDLAB_PSYCHAS2022_TRACE names another table
     )
 )

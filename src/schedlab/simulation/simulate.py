@@ -9,6 +9,7 @@ is full (write a Parquet row group), and resumes where it stopped (decision 0003
 from __future__ import annotations
 
 import time
+import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +31,7 @@ from schedlab.engine.state import (
     engine_handle,
     grow,
 )
-from schedlab.errors import InvariantViolation, OutOfMemoryError
+from schedlab.errors import InvariantViolation, OutOfMemoryError, PolicyError, SchedlabError
 from schedlab.model.compile import CompiledModel, compile_model
 from schedlab.model.spec import SimulationSpec, errors_located_in, load_spec, parse_spec
 from schedlab.policies.pooled.ordering import need_values
@@ -279,7 +280,14 @@ def steps(run: Run, max_events: int = EVENTS_PER_CHUNK) -> Iterator[None]:
     runner = run.model.policy.runner
     handle = engine_handle(run.st)
     while True:
-        code = runner(handle, run.ps, max_events)
+        try:
+            code = runner(handle, run.ps, max_events)
+        except (SchedlabError, MemoryError):
+            raise
+        except Exception as exc:
+            if _is_built_in(runner):  # schedlab's own bug: the traceback is what to report
+                raise
+            raise _policy_raised(run.model.policy.name, runner, exc) from None
         if code == K.R_FINISHED:
             return
         if code == K.R_NEED_JOBS:
@@ -290,6 +298,35 @@ def steps(run: Run, max_events: int = EVENTS_PER_CHUNK) -> Iterator[None]:
         elif code == K.R_FLUSH:
             run.flush()
         yield
+
+
+def _is_built_in(runner: Any) -> bool:
+    return getattr(runner, "py_func", runner).__module__.startswith("schedlab.")
+
+
+def _policy_raised(name: str, runner: Any, exc: Exception) -> PolicyError:
+    """One line for an exception raised by a user's policy (a plugin) while deciding or while
+    being compiled: the policy, the innermost place in the user's code, the error's first line.
+    (Numba adds the compiled function's file and line to the traceback of what it raises.)"""
+    own = Path(__file__).resolve().parents[1]  # schedlab's package: not the user's code
+    frames = [
+        f
+        for f in traceback.extract_tb(exc.__traceback__)
+        if not Path(f.filename).resolve().is_relative_to(own)
+        and "numba" not in Path(f.filename).parts
+    ]
+    where = f"{frames[-1].filename}:{frames[-1].lineno}" if frames else _source_file(runner)
+    text = (str(exc).strip().splitlines() or [""])[0]
+    return PolicyError(
+        f"policy '{name}' ({where}) raised {type(exc).__name__}: {text}".rstrip(": ")
+    )
+
+
+def _source_file(runner: Any) -> str:
+    """The file that defines a policy's runner."""
+    import inspect
+
+    return inspect.getsourcefile(getattr(runner, "py_func", runner)) or "?"
 
 
 def _run_loop(run: Run, progress: Progress | None) -> float:
@@ -308,7 +345,10 @@ def _run_loop(run: Run, progress: Progress | None) -> float:
     code = int(st.ctr[K.VIOLATION])
     if code:
         message = VIOLATION_MESSAGES[code].format(
-            job=int(st.ctr[K.VIOL_JOB]), server=int(st.ctr[K.VIOL_SERVER])
+            job=int(st.ctr[K.VIOL_JOB]),
+            server=int(st.ctr[K.VIOL_SERVER]),
+            last_slot=st.status.shape[0] - 1,
+            last_server=st.capacity.shape[0] - 1,
         )
         raise InvariantViolation(
             f"policy '{run.model.policy.name}' broke the model at t = {st.clk[K.NOW]:.6g}: "

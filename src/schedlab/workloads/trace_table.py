@@ -109,7 +109,9 @@ def _columns(table: pa.Table | pa.RecordBatch, demand_columns: tuple[str, ...]) 
     return TraceColumns(
         arrival=_column(table, "arrival"),
         duration=_column(table, "duration"),
-        demand=np.column_stack([_column(table, c) for c in demand_columns]).reshape(n, -1),
+        demand=np.column_stack([_column(table, c) for c in demand_columns]).reshape(
+            n, len(demand_columns)
+        ),
         estimate=_column(table, "estimate") if "estimate" in names else np.full(n, np.nan),
         job_class=(
             table.column("job_class").fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int32)

@@ -70,6 +70,20 @@ def _float_column(table: pa.Table, names: tuple[str, ...]) -> np.ndarray:
     return np.full(table.num_rows, np.nan)
 
 
+def _bad_request(table: pa.Table, names: tuple[str, ...]) -> bool:
+    """Whether the first of ``names`` present holds a value that is not a number or a NaN
+    written in the file (bad values, which the careful path counts row by row), as opposed to a
+    null (a missing value, NaN in :func:`_float_column`)."""
+    name = next((n for n in names if n in table.column_names), None)
+    if name is None:
+        return False
+    try:
+        col = pc.cast(table.column(name), pa.float64())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return True
+    return bool(pc.any(pc.is_nan(col)).as_py())
+
+
 def _flatten(table: pa.Table) -> pa.Table:
     while any(pa.types.is_struct(f.type) for f in table.schema):
         table = table.flatten()
@@ -89,7 +103,8 @@ def _fast_columns(table: pa.Table) -> dict[str, np.ndarray] | None:
         out[name] = np.full(table.num_rows, -1, np.int64) if col is None else col
     for key, names in ALIASES.items():
         out[key] = _float_column(table, names)
-        if np.isinf(out[key]).any():  # the careful path counts each non-finite request
+        if np.isinf(out[key]).any() or _bad_request(table, names):
+            # the careful path counts each non-finite request as a bad row with its line
             return None
     return out
 
@@ -143,6 +158,8 @@ class Borg2019(TraceReader):
             table = pacsv.read_csv(
                 pa.py_buffer(data),
                 read_options=pacsv.ReadOptions(column_names=self._csv_names),
+                # only an empty field is missing: "nan" or "NA" is a bad value (careful path)
+                convert_options=pacsv.ConvertOptions(null_values=[""]),
             )
         except pa.ArrowInvalid:
             return None

@@ -40,7 +40,16 @@ AFTER_TRACE = np.iinfo(np.int64).max
 EMPTY, PENDING, RUNNING, PARTIAL = range(4)
 
 # Bad-row codes returned by the loop: code -> (kind, field, message).
-BAD_TIME_BACK, BAD_SEQUENCE, BAD_FINISH, BAD_NEGATIVE, BAD_CODE, BAD_ID, BAD_REQUEST = range(1, 8)
+(
+    BAD_TIME_BACK,
+    BAD_SEQUENCE,
+    BAD_FINISH,
+    BAD_NEGATIVE,
+    BAD_CODE,
+    BAD_ID,
+    BAD_REQUEST,
+    BAD_TIME,
+) = range(1, 9)
 BAD_ROWS: dict[int, tuple[str, str, str]] = {
     BAD_TIME_BACK: ("out_of_order", "time", "earlier than the row before (events out of order)"),
     BAD_SEQUENCE: (
@@ -62,6 +71,7 @@ BAD_ROWS: dict[int, tuple[str, str, str]] = {
     BAD_CODE: ("bad_value", "event type", "unknown event type"),
     BAD_ID: ("bad_value", "job ID", "negative job ID or task index"),
     BAD_REQUEST: ("bad_value", "resource request", "negative or non-finite resource request"),
+    BAD_TIME: ("bad_value", "time", "negative time stamp (the row is skipped)"),
 }
 
 # Drop counters (tasks, not rows): index -> reason.
@@ -207,6 +217,11 @@ def process_events(
         if meta[M_DEAD] >= dead_limit:
             return i, NEED_DEAD
         ti = t[i]
+        if ti < 0:  # no event precedes the trace's time 0: a bad row, never an arrival
+            bad_row[meta[M_BAD]] = i
+            bad_code[meta[M_BAD]] = BAD_TIME
+            meta[M_BAD] += 1
+            continue
         if ti < meta[M_LAST_TIME]:
             bad_row[meta[M_BAD]] = i
             bad_code[meta[M_BAD]] = BAD_TIME_BACK

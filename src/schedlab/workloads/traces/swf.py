@@ -46,7 +46,7 @@ from schedlab.workloads.traces.base import (
     not_finite,
     optional_int,
 )
-from schedlab.workloads.traces.report import ReadReport
+from schedlab.workloads.traces.report import ReadReport, TraceError
 from schedlab.workloads.traces.source import Block, iter_blocks, split_lines
 
 N_FIELDS = 18
@@ -77,8 +77,15 @@ INT_FIELDS = (JOB, ALLOC, REQ, STATUS, USER, QUEUE, PARTITION)  # stored as inte
 INT_LIMIT = 2**31 - 1  # the int32 columns of the table (job numbers are int64 but use it too)
 
 
-def parse_header_line(line: str, header: dict[str, Any]) -> None:
-    """``; Key: value`` into ``header`` (numbers as int/float; the first value of a key wins)."""
+SIZE_KEYS = ("MaxProcs", "MaxNodes")
+"""Header keys that size the machine: a whole number (<= 0 means unknown), else refused."""
+
+
+def parse_header_line(line: str, header: dict[str, Any], where: str) -> None:
+    """``; Key: value`` into ``header`` (numbers as int/float; the first value of a key wins).
+
+    A machine size (:data:`SIZE_KEYS`) given but not a whole number within the int32 range
+    (``nan``, ``1e400``, ``2.5``, ``x``) raises :class:`TraceError` naming ``where`` (file:line)."""
     text = line.lstrip(";").strip()
     if ":" not in text:
         return
@@ -93,6 +100,15 @@ def parse_header_line(line: str, header: dict[str, Any]) -> None:
             header[key] = float(value)
         except ValueError:
             header[key] = value
+    number = header[key]
+    if key in SIZE_KEYS and value:
+        whole = isinstance(number, int | float) and math.isfinite(number) and number % 1 == 0
+        if not (whole and abs(number) <= INT_LIMIT):
+            raise TraceError(
+                f"{where}: header {key}: {value[:40]!r} is not a whole number of "
+                f"{'processors' if key == 'MaxProcs' else 'nodes'} (at most {INT_LIMIT:,})"
+            )
+        header[key] = int(number)
 
 
 class Swf(TraceReader):
@@ -159,13 +175,16 @@ class Swf(TraceReader):
             if not s:
                 continue
             if s.startswith(b";"):
-                parse_header_line(s.decode("utf-8", errors="replace"), self.meta["header"])
+                where = f"{block.path}:{block.first_line + offset}"
+                parse_header_line(s.decode("utf-8", errors="replace"), self.meta["header"], where)
                 continue
             lines.append(block.first_line + offset)
         return np.array(lines, dtype=np.int64)
 
-    def _header(self, data: bytes) -> tuple[int, bytes]:
-        """Read the comment (and blank) lines at the top of ``data``: their number, and the rest."""
+    def _header(self, block: Block) -> tuple[int, bytes]:
+        """Read the comment (and blank) lines at the top of the block: their number, and the
+        rest."""
+        data = block.data
         start = skip = 0
         while start < len(data):
             end = data.find(b"\n", start)
@@ -174,7 +193,10 @@ class Swf(TraceReader):
             if text and not text.startswith(b";"):
                 break
             if text:
-                parse_header_line(text.decode("utf-8", errors="replace"), self.meta["header"])
+                where = f"{block.path}:{block.first_line + skip}"
+                parse_header_line(
+                    text.decode("utf-8", errors="replace"), self.meta["header"], where
+                )
             start, skip = end, skip + 1
         return skip, data[start:]
 
@@ -217,7 +239,7 @@ class Swf(TraceReader):
         Header comments are read, blank lines skipped, and the job lines (blanks made single
         spaces) go to Arrow's CSV reader; a block it cannot take whole (a malformed row) goes
         to NumPy's ``loadtxt`` and then, if needed, line by line, which locates each bad row."""
-        skip, body = self._header(block.data)
+        skip, body = self._header(block)
         if b"\n;" not in body:  # comments at the top only, as in every archive log
             n = block.n_lines - skip
             fast = _arrow_rows(_single_spaces(body), n) if n else None
@@ -231,7 +253,8 @@ class Swf(TraceReader):
             if not fields:
                 continue
             if fields[0].startswith(b";"):
-                parse_header_line(raw.decode("utf-8", errors="replace"), self.meta["header"])
+                where = f"{block.path}:{block.first_line + offset}"
+                parse_header_line(raw.decode("utf-8", errors="replace"), self.meta["header"], where)
                 continue
             rows.append(b" ".join(fields))
             lines.append(block.first_line + offset)
@@ -310,7 +333,13 @@ class Swf(TraceReader):
         def negative(k: int) -> Callable[[int], tuple[str, str]]:
             return lambda i: (field(k), f"{FIELD_NAMES[k]} {v[i, k]:g} (only -1 means unknown)")
 
+        def fractional(i: int) -> tuple[str, str]:
+            k = ALLOC if alloc[i] % 1 != 0 else REQ
+            return field(k), f"{FIELD_NAMES[k]} {v[i, k]:g} is not a whole number"
+
         ints = np.abs(v[:, list(INT_FIELDS)])
+        with np.errstate(invalid="ignore"):  # inf % 1 (such a row is already bad)
+            split = (alloc % 1 != 0) | (req % 1 != 0)  # a processor is never split (docs/traces.md)
         keep = flag_bad(
             report,
             block.path,
@@ -322,6 +351,7 @@ class Swf(TraceReader):
                 BadCheck("negative_duration", (run < 0) & (run != -1), negative(RUN)),
                 BadCheck("bad_value", (alloc < 0) & (alloc != -1), negative(ALLOC)),
                 BadCheck("bad_value", (req < 0) & (req != -1), negative(REQ)),
+                BadCheck("bad_value", split, fractional),
             ),
         )
         self._report_out_of_order(block, submit, lines, keep & (submit >= 0))
