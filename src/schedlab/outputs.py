@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import uuid
@@ -96,6 +97,12 @@ def atomic(path: Path, *, parquet: bool = False) -> Iterator[Path]:
     except OSError as exc:
         raise failed(path, exc) from None
     finally:
+        discard(tmp)
+
+
+def discard(tmp: Path) -> None:
+    """Remove a temporary file if it is there (a read-only folder never had it)."""
+    with contextlib.suppress(OSError):
         tmp.unlink(missing_ok=True)
 
 

@@ -153,7 +153,7 @@ class JobsWriter:
             with contextlib.suppress(OSError):  # the run failed already: keep its error
                 if self.writer is not None:
                     self.writer.close()
-            self.file.unlink(missing_ok=True)
+            outputs.discard(self.file)
             return
         try:
             if self.file is not None:
@@ -166,7 +166,7 @@ class JobsWriter:
             try:
                 outputs.commit(self.file, self.path, parquet=True)
             finally:
-                self.file.unlink(missing_ok=True)
+                outputs.discard(self.file)
             self.file = self.path
 
     def table(self) -> pa.Table | None:

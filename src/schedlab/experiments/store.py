@@ -97,6 +97,7 @@ class ResultStore:
         paths = self.files() if hashes is None else [self.runs / f"{h}.parquet" for h in hashes]
         rows = []
         for path in paths:
+            self._checked(path)
             try:
                 rows.append(pq.read_table(path).to_pylist()[0])
             except (pa.ArrowInvalid, OSError) as exc:

@@ -277,7 +277,7 @@ def write_table(
         if writer is not None:
             with contextlib.suppress(OSError):
                 writer.close()
-        tmp.unlink(missing_ok=True)
+        outputs.discard(tmp)
     return rows
 
 
