@@ -46,7 +46,10 @@ class ResultStore:
     def files(self) -> list[Path]:
         if self.runs.is_symlink():
             raise self._foreign(self.runs, "a symbolic link")
-        return sorted(self.runs.glob("*.parquet")) if self.runs.is_dir() else []
+        if not self.runs.is_dir():
+            return []
+        # ".*": temporary files of writes in flight (or of a killed process), never runs
+        return sorted(p for p in self.runs.glob("*.parquet") if not p.name.startswith("."))
 
     def _corrupted(self, path: Path, exc: Exception) -> StoreError:
         return StoreError(
@@ -66,9 +69,9 @@ class ResultStore:
         if not stat.S_ISREG(path.lstat().st_mode):
             raise self._foreign(path, "not a regular file")
         try:
+            if "spec_hash" not in pq.read_schema(path).names:
+                raise self._foreign(path, "no spec_hash column")
             table = pq.read_table(path, columns=["spec_hash"])
-        except KeyError:
-            raise self._foreign(path, "no spec_hash column") from None
         except (pa.ArrowInvalid, OSError) as exc:
             raise self._corrupted(path, exc) from None
         if table.num_rows != 1 or table.column(0)[0].as_py() != path.stem:
