@@ -73,8 +73,9 @@ def check_target(path: Path, *, parquet: bool = False) -> Path:
 
 
 def temporary(path: Path) -> Path:
-    """A fresh temporary name beside ``path`` (same suffix, so writers that go by it work)."""
-    return path.with_name(f".{uuid.uuid4().hex[:12]}-{path.name}")
+    """A fresh temporary name beside ``path``: hidden and ending in ``.tmp``, so no listing of
+    outputs (``runs/*.parquet``) ever sees one, even one a killed process left behind."""
+    return path.with_name(f".{path.name}.{uuid.uuid4().hex[:12]}.tmp")
 
 
 def commit(tmp: Path, path: Path, *, parquet: bool = False) -> None:

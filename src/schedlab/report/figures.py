@@ -101,7 +101,7 @@ def save_figure(fig: plt.Figure, path: Path, **options: object) -> list[Path]:
         written = []
         for suffix in (".png", ".svg"):
             with outputs.atomic(path.with_suffix(suffix)) as tmp:
-                fig.savefig(tmp, **options)
+                fig.savefig(tmp, format=suffix[1:], **options)
             written.append(path.with_suffix(suffix))
         return written
     finally:
