@@ -288,6 +288,9 @@ def test_report_and_plot_write_through_no_link(tmp_path):
     (out / "figures" / "mean_response_time_vs_load.csv").symlink_to(victim)
     one_line_error(invoke("plot", out, "--x", "load"))
     assert victim.read_text() == "mine"
+    assert sorted(p.name for p in (out / "figures").iterdir()) == [
+        "mean_response_time_vs_load.csv"  # nothing written before the link was found
+    ]
     shutil.rmtree(out / "figures")
     (out / "figures").symlink_to(tmp_path, target_is_directory=True)
     one_line_error(invoke("plot", out, "--x", "load"))

@@ -95,9 +95,12 @@ def _minor_label(value: float, _: object) -> str:
 
 
 def save_figure(fig: plt.Figure, path: Path, **options: object) -> list[Path]:
-    """Write ``fig`` as PNG and SVG beside ``path`` (through schedlab.outputs) and close it."""
+    """Write ``fig`` as PNG and SVG beside ``path`` (through schedlab.outputs) and close it; the
+    three targets (with the CSV written next) are checked before anything is written."""
     try:
         outputs.make_dirs(path.parent)
+        for suffix in (".png", ".svg", ".csv"):
+            outputs.check_target(path.with_suffix(suffix))
         written = []
         for suffix in (".png", ".svg"):
             with outputs.atomic(path.with_suffix(suffix)) as tmp:
