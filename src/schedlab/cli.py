@@ -383,8 +383,11 @@ def main() -> None:
             sys.stdout.flush()
     except OSError as exc:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing left to flush
-        where = exc.filename or "the output"
-        sys.stderr.write(f"error: cannot write {where} ({exc.strerror or exc})\n")
+        reason = exc.strerror or str(exc)
+        line = (
+            f"{exc.filename}: {reason}" if exc.filename else f"cannot write the output ({reason})"
+        )
+        sys.stderr.write(f"error: {line}\n")
         sys.exit(1)
 
 
