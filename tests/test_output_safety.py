@@ -348,5 +348,5 @@ def test_stdout_to_a_full_device_is_one_line():
         )
     assert proc.returncode == 1
     assert proc.stderr.strip().splitlines() == [
-        "error: cannot write the output: No space left on device"
+        "error: cannot write the output (No space left on device)"
     ]
