@@ -66,9 +66,9 @@ class ResultStore:
     def _checked(self, path: Path) -> None:
         """Refuse a file that is not a run stored here: a link, not one row, or a ``spec_hash``
         that is not its name (a copy or a foreign table, which would count as a run)."""
-        if not stat.S_ISREG(path.lstat().st_mode):
-            raise self._foreign(path, "not a regular file")
         try:
+            if not stat.S_ISREG(path.lstat().st_mode):
+                raise self._foreign(path, "not a regular file")
             if "spec_hash" not in pq.read_schema(path).names:
                 raise self._foreign(path, "no spec_hash column")
             table = pq.read_table(path, columns=["spec_hash"])
@@ -123,7 +123,11 @@ class ResultStore:
             }
         )
         if tables:
-            con.register("stored_runs", pa.concat_tables(tables, promote_options="permissive"))
+            try:
+                runs = pa.concat_tables(tables, promote_options="permissive")
+            except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+                raise StoreError(f"{self.runs}: the runs' columns disagree ({exc})") from None
+            con.register("stored_runs", runs)
             con.execute("CREATE VIEW runs AS SELECT * FROM stored_runs")
         else:
             con.execute("CREATE VIEW runs AS SELECT NULL::VARCHAR AS spec_hash WHERE false")
