@@ -211,7 +211,7 @@ def simulate(
         jobs_out = outputs.inside(spec.parent, loaded.run.jobs)
     for target in (jobs_out, timeseries_out):  # checked before the run, not after it
         if target is not None:
-            outputs.check_target(target, parquet=target.suffix != ".csv")
+            outputs.check_writable(target, parquet=target.suffix != ".csv")
     parsed = with_run(
         loaded,
         arrivals=arrivals,

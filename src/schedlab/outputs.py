@@ -31,8 +31,9 @@ class OutputError(SchedlabError):
 
 
 def failed(path: Path, exc: OSError) -> OutputError:
-    """The one-line error of an OSError on ``path``."""
-    return OutputError(f"{path}: cannot write ({exc.strerror or exc})")
+    """The one-line error of an OSError on ``path`` (pyarrow's strerror is a whole message)."""
+    reason = os.strerror(exc.errno) if exc.errno else str(exc)
+    return OutputError(f"{path}: cannot write ({reason})")
 
 
 def written_by_schedlab(path: Path) -> bool:
@@ -70,6 +71,20 @@ def check_target(path: Path, *, parquet: bool = False) -> Path:
             "another name"
         )
     return path
+
+
+def check_writable(path: Path, *, parquet: bool = False) -> Path:
+    """:func:`check_target`, and a temporary file can be made beside ``path`` (a read-only or
+    full file system is said before a long computation, not after it)."""
+    check_target(path, parquet=parquet)
+    tmp = temporary(Path(path))
+    try:
+        tmp.open("xb").close()
+    except OSError as exc:
+        raise failed(Path(path), exc) from None
+    finally:
+        discard(tmp)
+    return Path(path)
 
 
 def temporary(path: Path) -> Path:

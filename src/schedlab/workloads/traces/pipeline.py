@@ -288,7 +288,7 @@ def _run(
     transforms = transforms or Transforms()
     transforms.check()
     if out is not None:  # before reading: never a special file, a link or a user's file
-        outputs.check_target(out, parquet=True)
+        outputs.check_writable(out, parquet=True)
     reader, report = _open(inputs, format, strict, options)
     machine_table = None
     if machines is not None:
