@@ -158,13 +158,15 @@ def load_any_experiment(spec: Experiment | dict[str, Any] | str | Path) -> Exper
 
 def save_experiment(exp: Experiment, target: Path) -> None:
     """Keep the experiment spec (and a base spec file) with its results, for reports."""
-    saved = target / "experiments" / f"{exp.spec.name}.toml"
-    saved.parent.mkdir(parents=True, exist_ok=True)
-    saved.write_text(exp.source)
+    from schedlab import outputs
+
+    folder = outputs.make_dirs(outputs.inside(target, "experiments"))
+    outputs.write_text(outputs.inside(folder, f"{exp.spec.name}.toml"), exp.source)
     if isinstance(exp.spec.base, str):
-        folder = exp.path.parent if exp.path is not None else Path.cwd()
-        (saved.parent / f"{exp.spec.name}.base.toml").write_text(
-            (folder / exp.spec.base).read_text()
+        spec_folder = exp.path.parent if exp.path is not None else Path.cwd()
+        outputs.write_text(
+            outputs.inside(folder, f"{exp.spec.name}.base.toml"),
+            (spec_folder / exp.spec.base).read_text(),
         )
 
 

@@ -22,7 +22,6 @@ from schedlab.cli_support import (
     emit_rows,
     err,
     escape,
-    fail,
     load_plugins,
     out,
     print_table,
@@ -200,8 +199,8 @@ def simulate(
     replication means); --workers W or --cluster ADDRESS runs them in parallel.
     """
     import pyarrow.csv as pacsv
-    import pyarrow.parquet as pq
 
+    from schedlab import outputs
     from schedlab.api import simulate as run_simulation
     from schedlab.model.spec import load_spec
     from schedlab.simulation.simulate import with_run
@@ -209,8 +208,14 @@ def simulate(
     spec = spec_argument(spec_arg, spec_opt)
     fmt = OutputFormat.json if as_json else fmt
     load_plugins(plugin)
+    loaded = load_spec(spec)
+    if jobs_out is None and isinstance(loaded.run.jobs, str):  # a path in the spec: beside it
+        jobs_out = outputs.inside(spec.parent, loaded.run.jobs)
+    for target in (jobs_out, timeseries_out):  # checked before the run, not after it
+        if target is not None:
+            outputs.check_writable(target, parquet=target.suffix != ".csv")
     parsed = with_run(
-        load_spec(spec),
+        loaded,
         arrivals=arrivals,
         seed=seed,
         replications=replications,
@@ -218,9 +223,6 @@ def simulate(
         check=False if no_check else None,
         jobs=str(jobs_out) if jobs_out else None,
     )
-    for target in (jobs_out, timeseries_out):
-        if target is not None and not target.parent.exists():
-            fail(f"{target}: directory {target.parent} does not exist")
     parallel = cluster is not None or (workers or 1) > 1
     total = parsed.run.arrivals and parsed.run.arrivals * parsed.run.replications
     with arrival_progress(total, enabled=fmt is OutputFormat.table) as progress:
@@ -232,9 +234,10 @@ def simulate(
         err.print("[yellow]note:[/] one replication: --workers/--cluster have nothing to share")
     if timeseries_out is not None:
         if timeseries_out.suffix == ".csv":
-            pacsv.write_csv(result.timeseries, timeseries_out)
+            with outputs.atomic(timeseries_out) as tmp:
+                pacsv.write_csv(result.timeseries, tmp)
         else:
-            pq.write_table(result.timeseries, timeseries_out)
+            outputs.write_parquet(result.timeseries, timeseries_out)
     if fmt is OutputFormat.csv:
         emit_rows(simulation_rows(result), fmt)
     else:
@@ -306,8 +309,11 @@ def demo(
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.table import Table
 
+    from schedlab import outputs
     from schedlab.demo import DEMO_LOADS, DEMO_POLICIES, fcfs_limit, plot_demo, run_demo
 
+    for suffix in (".png", ".svg", ".csv"):  # before minutes of simulation, not after them
+        outputs.check_target(outputs.make_dirs(out_dir) / f"demo_response_time{suffix}")
     out.print(
         f"ServerFilling vs FCFS, k = 8 servers, needs uniform on {{1,2,4,8}}, exponential "
         f"sizes; {arrivals:,} arrivals per point, same jobs for both policies."
@@ -375,7 +381,24 @@ _add_command_groups()
 
 
 def main() -> None:
-    app()
+    """The command; an output that cannot be written (stdout to a full disk, a closed pipe) is
+    one line on stderr, never a traceback."""
+    import os
+    import sys
+
+    try:
+        try:
+            app()
+        finally:
+            sys.stdout.flush()
+    except OSError as exc:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing left to flush
+        reason = exc.strerror or str(exc)
+        line = (
+            f"{exc.filename}: {reason}" if exc.filename else f"cannot write the output ({reason})"
+        )
+        sys.stderr.write(f"error: {line}\n")
+        sys.exit(1)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
+from schedlab import outputs
 from schedlab.cli_support import (
     FormatOption,
     OutputFormat,
@@ -235,9 +236,8 @@ def plot(
         fail(f"{directory}: no such result directory")
     rows = select_rows(ResultStore(directory), where)
     points, label = plot_points(rows, x=x, y=y, hue=hue, ratio_to=ratio_to)
-    target = out_file or directory / "figures" / safe_name(
-        f"{y}_vs_{x}" + (f"_ratio_to_{ratio_to}" if ratio_to else "")
-    )
+    stem = safe_name(f"{y}_vs_{x}" + (f"_ratio_to_{ratio_to}" if ratio_to else ""))
+    target = out_file or outputs.inside(directory, f"figures/{stem}")
     everyone = {str(r.get(hue)) for r in ResultStore(directory).read()}
     paths = line_plot(
         points,

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from schedlab import outputs
 from schedlab.cli_support import fail, out, user_errors
 
 
@@ -52,8 +53,8 @@ def report(
         out.print(str(page))
     if index:
         parent = Path(*_common_parts([d.resolve() for d in directories]))
-        target = out_file or parent / "index.html"
-        target.write_text(build_index(pages, target), encoding="utf-8")
+        target = outputs.check_target(out_file or parent / "index.html")
+        outputs.write_text(target, build_index(pages, target))
         out.print(str(target))
 
 

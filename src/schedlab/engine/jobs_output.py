@@ -4,7 +4,9 @@ The compiled loop appends one record per job when it leaves (completes or is los
 when the buffer holds ``chunk`` records the loop returns and :class:`JobsWriter` writes them as
 one Parquet row group, so a long run's table is never held in memory. With ``run.jobs = true``
 (no path) a table of at most ``MEMORY_ROWS`` rows stays in memory (no file); a larger one spills
-to a temporary Parquet file. At the end the jobs still present
+to a temporary Parquet file. A given path is checked and written through schedlab.outputs (a
+temporary file renamed over it when the run ends; never a link, a special file or a file schedlab
+did not write). At the end the jobs still present
 (runs with ``drain = false``) are written with status ``waiting`` or ``running``. Rows are in the
 order jobs left; the ``job`` column is the arrival sequence number (sort by it for arrival order).
 """
@@ -12,6 +14,7 @@ order jobs left; the ``job`` column is the arrival sequence number (sort by it f
 from __future__ import annotations
 
 import atexit
+import contextlib
 import shutil
 import tempfile
 from pathlib import Path
@@ -20,6 +23,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from schedlab import outputs
 from schedlab.engine import constants as K
 from schedlab.engine.state import State
 
@@ -53,7 +57,10 @@ class JobsWriter:
     (``path`` None: kept in memory up to MEMORY_ROWS rows, then spilled to a temporary file)."""
 
     def __init__(self, path: Path | None, class_names: tuple[str, ...], resources: tuple[str, ...]):
-        self.path = path
+        self.path = path  # where the table ends up
+        self.file = (
+            None if path is None else outputs.temporary(outputs.check_target(path, parquet=True))
+        )
         self.pending: list[pa.Table] = []
         self.pending_rows = 0
         self.class_names = np.array(class_names)
@@ -70,8 +77,9 @@ class JobsWriter:
             ("server", pa.int32()),
             ("status", pa.string()),
         ]
-        self.schema = pa.schema(fields)
+        self.schema = pa.schema(fields, metadata={outputs.MARK: b"jobs"})
         self.writer: pq.ParquetWriter | None = None
+        self.finished = False  # the run ended normally: a given path gets the table
 
     def write(self, st: State) -> None:
         """Write the buffered records and empty the buffer."""
@@ -97,21 +105,29 @@ class JobsWriter:
         self._add(pa.table(columns, schema=self.schema))
 
     def _add(self, table: pa.Table) -> None:
-        if self.writer is None and self.path is None:
+        if self.writer is None and self.file is None:
             if self.pending_rows + table.num_rows <= MEMORY_ROWS:
                 self.pending.append(table)
                 self.pending_rows += table.num_rows
                 return
-            self.path = _temporary_path()
+            self.path = self.file = _temporary_path()
+        try:
+            self._open()
+            self.writer.write_table(table)
+        except OSError as exc:
+            raise outputs.failed(self.path, exc) from None
+
+    def _open(self) -> None:
+        """The Parquet writer, created on first use with the rows kept so far."""
         if self.writer is None:
-            self.writer = pq.ParquetWriter(self.path, self.schema)
+            self.writer = pq.ParquetWriter(self.file, self.schema)
             for part in self.pending:
                 self.writer.write_table(part)
             self.pending = []
-        self.writer.write_table(table)
 
     def finish(self, st: State) -> None:
         """Write what is buffered, then the jobs still present at the end of the run."""
+        self.finished = True
         self.write(st)
         present = np.flatnonzero((st.status == K.WAITING) | (st.status == K.RUNNING))
         present = present[np.argsort(st.seq[present])]
@@ -131,14 +147,27 @@ class JobsWriter:
         self._write(f, i)
 
     def close(self) -> None:
-        """Finish the file (a given path always gets one, even for an empty table)."""
-        if self.writer is None and self.path is not None:
-            self.writer = pq.ParquetWriter(self.path, self.schema)
-            for part in self.pending:
-                self.writer.write_table(part)
-            self.pending = []
-        if self.writer is not None:
-            self.writer.close()
+        """Finish the file (a given path always gets one, even for an empty table, once the run
+        ended normally; a failed run leaves the path as it was)."""
+        if not self.finished and self.file is not None and self.file != self.path:
+            with contextlib.suppress(OSError):  # the run failed already: keep its error
+                if self.writer is not None:
+                    self.writer.close()
+            outputs.discard(self.file)
+            return
+        try:
+            if self.file is not None:
+                self._open()
+            if self.writer is not None:
+                self.writer.close()
+        except OSError as exc:
+            raise outputs.failed(self.path, exc) from None
+        if self.file is not None and self.file != self.path:
+            try:
+                outputs.commit(self.file, self.path, parquet=True)
+            finally:
+                outputs.discard(self.file)
+            self.file = self.path
 
     def table(self) -> pa.Table | None:
         """The table when it stayed in memory (None when it went to a file)."""

@@ -23,6 +23,8 @@ import threading
 import time
 from pathlib import Path
 
+from schedlab import outputs
+
 CLAIMS = "claims"
 WATCHDOG_PERIOD_S = 0.2
 PR_SET_PDEATHSIG = 1
@@ -66,8 +68,12 @@ class Claims:
                     return False
                 self._drop_if(path, holder)  # stale: its process is gone
                 continue
-            with os.fdopen(fd, "w") as fh:
-                fh.write(self.me)
+            try:
+                with os.fdopen(fd, "w") as fh:
+                    fh.write(self.me)
+            except OSError as exc:  # a full disk: no half-written claim is left behind
+                path.unlink(missing_ok=True)
+                raise outputs.failed(path, exc) from None
             return True
         return False
 

@@ -8,10 +8,15 @@ Several sweeps may share a result directory: each run is claimed before it is co
 (experiments/claims.py), a sweep skips runs another live sweep is computing and waits for them to
 be stored (taking them over if that sweep dies), so every run is computed and stored once. Local
 workers die with the sweep (kill -9, SIGTERM or Ctrl-C of ``schedlab run``).
+
+A run whose spec asks for its per-job table at a path (``run.jobs = "..."``) writes it inside the
+result directory, one file per run: ``DIR/jobs/<spec_hash>.parquet`` (the spec's path names no
+place outside the directory, and runs never overwrite each other's table).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import multiprocessing
 import os
@@ -69,19 +74,35 @@ def _parse(spec_json: str) -> SimulationSpec:
     return parse_spec(json.loads(spec_json))
 
 
-def execute(task: Task, plugins: tuple[str, ...] = ()) -> dict[str, Any]:
+JOBS = "jobs"  # DIR/jobs/: the per-job tables of the runs whose spec asks for one at a path
+
+
+def jobs_target(root: str | Path, task: Task) -> Path:
+    """Where a run of a sweep writes its per-job table: ``DIR/jobs/<spec_hash>.parquet``."""
+    from schedlab import outputs
+
+    outputs.make_dirs(outputs.inside(Path(root), JOBS))
+    return outputs.inside(Path(root), f"{JOBS}/{task.hash}.parquet")
+
+
+def execute(task: Task, plugins: tuple[str, ...] = (), root: str | None = None) -> dict[str, Any]:
     """Run one task and return its record (runs in worker processes, which first import the
-    plugin files that registered the parent's user policies)."""
+    plugin files that registered the parent's user policies). A per-job table asked for at a
+    path goes to :func:`jobs_target` of the result directory ``root``."""
     from schedlab.experiments.records import run_record
     from schedlab.model.compile import compile_model
     from schedlab.plugins import load_plugin
-    from schedlab.simulation.simulate import run_model
+    from schedlab.simulation.simulate import run_model, with_run
 
     for path in plugins:
         load_plugin(path)
+    spec = _parse(task.spec_json)
     try:
-        model = compile_model(_parse(task.spec_json))
-        result = run_model(model, task.replication)
+        if isinstance(spec.run.jobs, str) and root is not None:
+            model = compile_model(with_run(spec, jobs=str(jobs_target(root, task))))
+        else:
+            model = compile_model(spec)
+        result = dataclasses.replace(run_model(model, task.replication), spec=spec)
     except SchedlabError as exc:
         where = f"point {task.point} " if task.point >= 0 else ""
         axes = ", ".join(f"{k}={v}" for k, v in task.axes.items())
@@ -180,6 +201,8 @@ def run_tasks(
             else:
                 _run_pool(pending, workers or default_workers(), store.root, plugins, finished)
             pending = _wait_for_others(pending, store, claims, summary, finished)
+        # every run is stored now: those this sweep did not store, another one did
+        summary.elsewhere = len(todo) - summary.ran
     except KeyboardInterrupt:
         raise Interrupted(
             f"interrupted: {summary.ran} of {len(todo)} runs finished and stored in {store.root}; "
@@ -285,7 +308,7 @@ def execute_and_store(task: Task, root: str, plugins: tuple[str, ...] = ()) -> b
     try:
         if store.has(task.hash):  # stored between our listing and our claim
             return False
-        store.write(execute(task, plugins))
+        store.write(execute(task, plugins, root))
     finally:
         claims.release(task.hash)
     return True
@@ -398,7 +421,9 @@ def _run_dask(
     try:
         # Priorities follow the order of `todo` (longest first) on the cluster too.
         futures = {
-            client.submit(execute, t, plugins, pure=False, priority=len(mine) - i): t
+            client.submit(
+                execute, t, plugins, str(store.root), pure=False, priority=len(mine) - i
+            ): t
             for i, t in enumerate(mine)
         }
         for fut in as_completed(futures):

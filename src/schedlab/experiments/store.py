@@ -3,12 +3,15 @@
 ``DIR/runs/<spec_hash>.parquet`` is written to a temporary name and renamed into place, so a run is
 either wholly stored or absent: killing the process at any moment loses at most the runs in
 flight, and rerunning skips every stored hash (no run lost or duplicated). The store is only ever
-added to; it never deletes or rewrites a stored run.
+added to; it never deletes or rewrites a stored run. A file of ``runs/`` that is not a run of the
+store (a link, a copy under another name, a foreign table: its ``spec_hash`` is not its name) is
+refused in one line, never counted. Queries see the runs as an in-memory table: DuckDB gets no
+path (so no glob of the folder's name) and runs them with external access disabled.
 """
 
 from __future__ import annotations
 
-import os
+import stat
 import uuid
 from pathlib import Path
 from typing import Any
@@ -16,6 +19,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from schedlab import outputs
 from schedlab.errors import SchedlabError
 
 RUNS = "runs"
@@ -40,7 +44,12 @@ class ResultStore:
             raise StoreError(f"{self.root}: cannot write results here ({exc.strerror})") from None
 
     def files(self) -> list[Path]:
-        return sorted(self.runs.glob("*.parquet")) if self.runs.is_dir() else []
+        if self.runs.is_symlink():
+            raise self._foreign(self.runs, "a symbolic link")
+        if not self.runs.is_dir():
+            return []
+        # ".*": temporary files of writes in flight (or of a killed process), never runs
+        return sorted(p for p in self.runs.glob("*.parquet") if not p.name.startswith("."))
 
     def _corrupted(self, path: Path, exc: Exception) -> StoreError:
         return StoreError(
@@ -48,14 +57,31 @@ class ResultStore:
             "run (nothing else was touched)"
         )
 
+    def _foreign(self, path: Path, what: str) -> StoreError:
+        return StoreError(
+            f"{path}: not a run of this store ({what}); move it out of {self.runs} (nothing was "
+            "read from it)"
+        )
+
+    def _checked(self, path: Path) -> None:
+        """Refuse a file that is not a run stored here: a link, not one row, or a ``spec_hash``
+        that is not its name (a copy or a foreign table, which would count as a run)."""
+        try:
+            if not stat.S_ISREG(path.lstat().st_mode):
+                raise self._foreign(path, "not a regular file")
+            if "spec_hash" not in pq.read_schema(path).names:
+                raise self._foreign(path, "no spec_hash column")
+            table = pq.read_table(path, columns=["spec_hash"])
+        except (pa.ArrowInvalid, OSError) as exc:
+            raise self._corrupted(path, exc) from None
+        if table.num_rows != 1 or table.column(0)[0].as_py() != path.stem:
+            raise self._foreign(path, "its spec_hash is not its file name")
+
     def done(self) -> set[str]:
-        """Hashes of the stored runs; every file is checked to be readable Parquet."""
+        """Hashes of the stored runs; every file is checked to be one run of this store."""
         hashes = set()
         for path in self.files():
-            try:
-                pq.read_metadata(path)
-            except (pa.ArrowInvalid, OSError) as exc:
-                raise self._corrupted(path, exc) from None
+            self._checked(path)
             hashes.add(path.stem)
         return hashes
 
@@ -64,18 +90,17 @@ class ResultStore:
         return (self.runs / f"{spec_hash}.parquet").is_file()
 
     def write(self, row: dict[str, Any]) -> Path:
-        self.runs.mkdir(parents=True, exist_ok=True)
-        final = self.runs / f"{row['spec_hash']}.parquet"
-        tmp = self.runs / f".{row['spec_hash']}.{uuid.uuid4().hex}.tmp"
-        pq.write_table(pa.Table.from_pylist([row]), tmp)
-        os.replace(tmp, final)
-        return final
+        """Store a run (atomically; a full disk or a read-only folder is one line)."""
+        outputs.make_dirs(self.runs)
+        final = outputs.inside(self.root, f"{RUNS}/{row['spec_hash']}.parquet")
+        return outputs.write_parquet(pa.Table.from_pylist([row]), final)
 
     def read(self, hashes: list[str] | None = None) -> list[dict[str, Any]]:
         """Stored rows (all, or those of the given hashes in that order)."""
         paths = self.files() if hashes is None else [self.runs / f"{h}.parquet" for h in hashes]
         rows = []
         for path in paths:
+            self._checked(path)
             try:
                 rows.append(pq.read_table(path).to_pylist()[0])
             except (pa.ArrowInvalid, OSError) as exc:
@@ -83,16 +108,27 @@ class ResultStore:
         return rows
 
     def connect(self):
-        """A DuckDB connection with the stored runs as the view ``runs``."""
+        """A DuckDB connection with the stored runs as the view ``runs`` and no access to any file
+        (queries are the user's: ``COPY ... TO``, ``read_csv`` and extensions are refused)."""
         import duckdb
 
-        self.done()  # fail clearly on a corrupted file before DuckDB does
-        con = duckdb.connect()
-        if self.files():
-            pattern = str(self.runs / "*.parquet").replace("'", "''")
-            con.execute(
-                f"CREATE VIEW runs AS SELECT * FROM read_parquet('{pattern}', union_by_name=true)"
-            )
+        self.done()  # fail clearly on a corrupted or foreign file before reading
+        tables = [pq.read_table(path) for path in self.files()]
+        con = duckdb.connect(
+            config={
+                "enable_external_access": False,
+                "autoinstall_known_extensions": False,
+                "autoload_known_extensions": False,
+                "lock_configuration": True,
+            }
+        )
+        if tables:
+            try:
+                runs = pa.concat_tables(tables, promote_options="permissive")
+            except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+                raise StoreError(f"{self.runs}: the runs' columns disagree ({exc})") from None
+            con.register("stored_runs", runs)
+            con.execute("CREATE VIEW runs AS SELECT * FROM stored_runs")
         else:
             con.execute("CREATE VIEW runs AS SELECT NULL::VARCHAR AS spec_hash WHERE false")
         return con

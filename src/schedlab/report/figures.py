@@ -37,6 +37,7 @@ import matplotlib.pyplot as plt
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter
 
+from schedlab import outputs
 from schedlab.report.labels import label
 
 # Colour-blind-safe first (Okabe-Ito), then the tab20 hues that are not grey.
@@ -93,8 +94,25 @@ def _minor_label(value: float, _: object) -> str:
     return f"{value:g}" if round(mantissa) in (2, 3, 5) else ""
 
 
+def save_figure(fig: plt.Figure, path: Path, **options: object) -> list[Path]:
+    """Write ``fig`` as PNG and SVG beside ``path`` (through schedlab.outputs) and close it; the
+    three targets (with the CSV written next) are checked before anything is written."""
+    try:
+        outputs.make_dirs(path.parent)
+        for suffix in (".png", ".svg", ".csv"):
+            outputs.check_target(path.with_suffix(suffix))
+        written = []
+        for suffix in (".png", ".svg"):
+            with outputs.atomic(path.with_suffix(suffix)) as tmp:
+                fig.savefig(tmp, format=suffix[1:], **options)
+            written.append(path.with_suffix(suffix))
+        return written
+    finally:
+        plt.close(fig)
+
+
 def write_csv(points: Sequence[Point], path: Path, *, x: str, y: str, hue: str) -> Path:
-    with path.open("w", newline="") as fh:
+    with outputs.atomic(path) as tmp, tmp.open("w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow([hue, x, y, f"{y}_ci95_lo", f"{y}_ci95_hi", "stable", "reliable", "analytic"])
         for p in points:
@@ -285,12 +303,7 @@ def line_plot(
     else:
         ax.legend(handles, labels, fontsize=8, loc="best")
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    png = path.with_suffix(".png")
-    svg = path.with_suffix(".svg")
-    fig.savefig(png, bbox_inches="tight")
-    fig.savefig(svg, bbox_inches="tight")
-    plt.close(fig)
+    png, svg = save_figure(fig, path, bbox_inches="tight")
     return [png, svg, write_csv(points, path.with_suffix(".csv"), x=x, y=y, hue=hue)]
 
 
@@ -359,18 +372,14 @@ def errorbar_plot(
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    png, svg = path.with_suffix(".png"), path.with_suffix(".svg")
-    fig.savefig(png)
-    fig.savefig(svg)
-    plt.close(fig)
+    png, svg = save_figure(fig, path)
     return [png, svg, write_csv(points, path.with_suffix(".csv"), x=x, y=y, hue=hue)]
 
 
 def write_rows(rows: Sequence[Mapping[str, object]], path: Path) -> Path:
     """The table behind a figure, one CSV row per dict (columns: the first row's keys)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="") as fh:
+    outputs.make_dirs(path.parent)
+    with outputs.atomic(path) as tmp, tmp.open("w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)

@@ -21,6 +21,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.colors import TwoSlopeNorm
 
+from schedlab import outputs
+from schedlab.report.figures import save_figure
+
 
 @dataclass(frozen=True)
 class Cell:
@@ -72,7 +75,7 @@ def _scatter(ax, xs: list[float], ys: list[float], style: MarkerStyle, *, zorder
 
 
 def write_cells_csv(cells: Sequence[Cell], path: Path, *, x: str, y: str, value: str) -> Path:
-    with path.open("w", newline="") as fh:
+    with outputs.atomic(path) as tmp, tmp.open("w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["panel", x, y, value, "marker"])
         for c in cells:
@@ -169,10 +172,5 @@ def heat_map(
     if handles:
         fig.legend(handles=handles, loc="lower center", ncol=min(len(handles), 4), fontsize=8)
     fig.suptitle(title, fontsize=10)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    png = path.with_suffix(".png")
-    svg = path.with_suffix(".svg")
-    fig.savefig(png)
-    fig.savefig(svg)
-    plt.close(fig)
+    png, svg = save_figure(fig, path)
     return [png, svg, write_cells_csv(cells, path.with_suffix(".csv"), x=x, y=y, value=value)]

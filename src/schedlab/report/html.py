@@ -34,6 +34,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from schedlab import outputs
 from schedlab.errors import SchedlabError
 from schedlab.experiments.spec import ExperimentSpec, PlotSpec
 from schedlab.experiments.store import ResultStore
@@ -90,8 +91,23 @@ def _num(x: float | None) -> str:
     return f"{x:.4g}"
 
 
-def _data_uri(png: Path) -> str:
-    return "data:image/png;base64," + base64.b64encode(png.read_bytes()).decode()
+def _data_uri(directory: Path, png: Path) -> str:
+    data = outputs.read_bytes_inside(directory, png.relative_to(directory))
+    return "data:image/png;base64," + base64.b64encode(data).decode()
+
+
+def _own_files(directory: Path, pattern: str) -> list[Path]:
+    """The regular files of ``directory`` matching ``pattern`` that are reached without a
+    symbolic link (docs/guarantees.md#files: nothing outside the folder is read)."""
+    found = []
+    for path in sorted(directory.glob(pattern)):
+        try:
+            outputs.inside(directory, path.relative_to(directory))
+        except outputs.OutputError:
+            continue
+        if path.is_file():
+            found.append(path)
+    return found
 
 
 def _page(title: str, body: str) -> str:
@@ -107,10 +123,11 @@ def _page(title: str, body: str) -> str:
 
 def _experiment_specs(directory: Path) -> dict[str, ExperimentSpec]:
     specs = {}
-    for path in sorted((directory / "experiments").glob("*.toml")):
+    for path in _own_files(directory, "experiments/*.toml"):
         if path.name.endswith(".base.toml"):
             continue
-        specs[path.stem] = ExperimentSpec.model_validate(tomllib.loads(path.read_text()))
+        text = outputs.read_text_inside(directory, path.relative_to(directory))
+        specs[path.stem] = ExperimentSpec.model_validate(tomllib.loads(text))
     return specs
 
 
@@ -134,13 +151,10 @@ def _plot_file(
             raise SchedlabError(f"{declared_at}.{option[2:].replace('-', '_')}: {reason}") from None
         raise SchedlabError(f"{declared_at}: {exc}") from None
     names = {str(r.get(plot.hue)) for r in rows}
-    try:
-        (directory / FIGURE_DIR).mkdir(exist_ok=True)
-    except OSError as exc:
-        raise SchedlabError(f"{directory}: cannot write its figures ({exc.strerror})") from None
+    outputs.make_dirs(outputs.inside(directory, FIGURE_DIR))
     return line_plot(
         points,
-        directory / FIGURE_DIR / stem,
+        outputs.inside(directory, f"{FIGURE_DIR}/{stem}"),
         x=plot.x,
         y=y,
         hue=plot.hue,
@@ -195,13 +209,13 @@ def _figures(
     names, then those its spec declares), then the others (e.g. made with `schedlab plot`)."""
     found = [
         p
-        for p in sorted(directory.rglob("*.png"))
+        for p in _own_files(directory, "**/*.png")
         if not any(
             part.startswith(".") or part == "runs" for part in p.relative_to(directory).parts
         )
     ]
     first = [directory / f for f in (record.figures if record else []) if f.endswith(".png")]
-    return list(dict.fromkeys([p for p in [*first, *made] if p.exists()] + found))
+    return list(dict.fromkeys([p for p in [*first, *made] if p in found] + found))
 
 
 def _figure_html(directory: Path, png: Path) -> str:
@@ -211,7 +225,7 @@ def _figure_html(directory: Path, png: Path) -> str:
         if png.with_suffix(suffix).exists():
             links.append(f'<a href="{_e(rel.with_suffix(suffix).as_posix())}">{what}</a>')
     return (
-        f'<figure><img alt="{_e(png.stem)}" src="{_data_uri(png)}">'
+        f'<figure><img alt="{_e(png.stem)}" src="{_data_uri(directory, png)}">'
         f"<figcaption>{_e(rel.as_posix())} · {' · '.join(links)}</figcaption></figure>"
     )
 
@@ -393,10 +407,10 @@ def _provenance_html(
         parts.append(
             "<h3>Notes</h3><ul>" + "".join(f"<li>{_e(n)}</li>" for n in record.notes) + "</ul>"
         )
-    specs = directory / "experiments"
     shown = False
-    for path in sorted(specs.glob("*.toml")) if specs.is_dir() else []:
-        parts.append(f"<h3>Spec {_e(path.name)}</h3><pre>{_e(path.read_text())}</pre>")
+    for path in _own_files(directory, "experiments/*.toml"):
+        text = outputs.read_text_inside(directory, path.relative_to(directory))
+        parts.append(f"<h3>Spec {_e(path.name)}</h3><pre>{_e(text)}</pre>")
         shown = True
     if not shown and rows and rows[0].get("spec_json"):
         axes = swept_axes(rows)
@@ -483,9 +497,10 @@ def build_report(directory: Path) -> str:
 
 
 def write_report(directory: Path, out: Path | None = None) -> Path:
-    target = out or directory / "report.html"
-    target.write_text(build_report(directory), encoding="utf-8")
-    return target
+    """Write the report (default ``DIR/report.html``; never through a link or over a special
+    file)."""
+    target = outputs.check_target(out or outputs.inside(directory, "report.html"))
+    return outputs.write_text(target, build_report(directory))
 
 
 def build_index(reports: Sequence[tuple[Path, Path]], index: Path) -> str:
@@ -502,7 +517,8 @@ def build_index(reports: Sequence[tuple[Path, Path]], index: Path) -> str:
         )
         figures = _figures(directory, record)
         thumb = (
-            f'<img style="width:260px" alt="{_e(figures[0].stem)}" src="{_data_uri(figures[0])}">'
+            f'<img style="width:260px" alt="{_e(figures[0].stem)}" '
+            f'src="{_data_uri(directory, figures[0])}">'
             if figures
             else ""
         )

@@ -20,6 +20,7 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from schedlab import outputs
 from schedlab.errors import SchedlabError
 
 FILE = "experiment.json"
@@ -124,20 +125,18 @@ def relative_figures(directory: Path, paths: Iterable[Path]) -> list[str]:
 
 
 def write_record(directory: Path, record: ExperimentRecord) -> Path:
-    directory.mkdir(parents=True, exist_ok=True)
-    path = directory / FILE
-    tmp = directory / f".{FILE}.tmp"
-    tmp.write_text(record.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+    outputs.make_dirs(directory)
+    return outputs.write_text(
+        outputs.inside(directory, FILE), record.model_dump_json(indent=2) + "\n"
+    )
 
 
 def read_record(directory: Path) -> ExperimentRecord | None:
     path = directory / FILE
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         return None
     try:
-        return ExperimentRecord.model_validate_json(path.read_text(encoding="utf-8"))
+        return ExperimentRecord.model_validate_json(outputs.read_text_inside(directory, FILE))
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])

@@ -24,8 +24,8 @@ applied, in order. :func:`schedlab.workloads.trace_table.read_trace_table` repla
 
 from __future__ import annotations
 
+import contextlib
 import json
-import os
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -36,6 +36,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from schedlab import outputs
 from schedlab.workloads.traces.ids import materialize
 from schedlab.workloads.traces.report import TraceError, printable
 
@@ -249,13 +250,10 @@ def write_table(
     batches: Iterator[pa.Table], out: Path, meta: dict[str, Any], *, row_group: int = 1 << 20
 ) -> int:
     """Write canonical batches to ``out`` (via a temporary file renamed at the end, so a failed
-    conversion leaves no partial output). Returns the number of rows written."""
-    out = Path(out)
-    if not out.parent.exists():
-        raise TraceError(f"{out}: directory {out.parent} does not exist")
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
-    os.close(fd)
-    tmp = Path(tmp_name)
+    conversion leaves no partial output; the target is checked by schedlab.outputs: never a
+    link, a special file or a file schedlab did not write). Returns the number of rows written."""
+    out = outputs.check_target(Path(out), parquet=True)
+    tmp = outputs.temporary(out)
     writer: pq.ParquetWriter | None = None
     rows = 0
     try:
@@ -272,19 +270,15 @@ def write_table(
             raise TraceError(f"{out}: no job to write")
         writer.close()
         writer = None
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp made it 0600: give it a normal file's mode
-        tmp.replace(out)
+        outputs.commit(tmp, out, parquet=True)
+    except OSError as exc:
+        raise outputs.failed(out, exc) from None
     finally:
         if writer is not None:
-            writer.close()
-        tmp.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                writer.close()
+        outputs.discard(tmp)
     return rows
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 def read_table(path: str | Path, columns: list[str] | None = None) -> pa.Table:

@@ -17,6 +17,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from schedlab import outputs
 from schedlab.errors import did_you_mean
 from schedlab.workloads.traces import transforms as tf
 from schedlab.workloads.traces.base import TraceReader
@@ -286,8 +287,8 @@ def _run(
     started = time.perf_counter()
     transforms = transforms or Transforms()
     transforms.check()
-    if out is not None and not out.parent.exists():
-        raise TraceError(f"{out}: directory {out.parent} does not exist")
+    if out is not None:  # before reading: never a special file, a link or a user's file
+        outputs.check_writable(out, parquet=True)
     reader, report = _open(inputs, format, strict, options)
     machine_table = None
     if machines is not None:
