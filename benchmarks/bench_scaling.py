@@ -82,9 +82,9 @@ def _stamped(execute):
     """``runner.execute`` that also records which process ran the run, and when (CLOCK_MONOTONIC,
     one clock for every process of the machine). Set before the pool forks its workers."""
 
-    def run(task, plugins=()):
+    def run(task, plugins=(), root=None):
         start = time.monotonic()
-        row = execute(task, plugins)
+        row = execute(task, plugins, root)
         return {**row, "bench_pid": os.getpid(), "bench_t0": start, "bench_t1": time.monotonic()}
 
     return run
