@@ -34,7 +34,7 @@ Family = Literal["pooled", "packing", "loss"]
 
 
 class _Spec(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class ServerPool(_Spec):
@@ -247,7 +247,7 @@ class RunSpec(_Spec):
     # bounded slowdown max(response / max(work, tau), 1): the threshold tau in time units
     slowdown_threshold: Annotated[float, Field(gt=0, allow_inf_nan=False)] = 10.0
     allow_unstable: bool = False
-    max_hours: Annotated[float, Field(gt=0)] = (
+    max_hours: Annotated[float, Field(gt=0, allow_inf_nan=True)] = (
         24.0  # refuse longer estimated runs (model/budget.py)
     )
 
