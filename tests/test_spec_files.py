@@ -1,5 +1,6 @@
 """Issue 28 item 10: a UTF-8 byte-order mark is accepted; a ``base`` naming its own file is
-reported as a cycle naming the file (docs/guarantees.md)."""
+reported as a cycle naming the file; numbers in messages read as people write them
+(docs/guarantees.md)."""
 
 from __future__ import annotations
 
@@ -29,3 +30,13 @@ def test_a_self_referencing_base_is_a_cycle(tmp_path):
     text = str(err.value)
     assert "cycle" in text and str(spec) in text and "\n" not in text
     assert "missing required field" not in text
+
+
+def test_messages_show_numpy_numbers_for_people():
+    """Issue 28 item 10: a NumPy scalar in a message reads ``inf``, not ``np.float64(inf)``."""
+    import numpy as np
+
+    from schedlab.analysis.srpt import check_arrival_rate
+
+    with pytest.raises(ValueError, match=r"got inf$"):
+        check_arrival_rate(None, np.float64("inf"))  # type: ignore[arg-type]
