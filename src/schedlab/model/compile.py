@@ -288,10 +288,10 @@ def _check_batch_sizes(dist: Any, per_slot_mean: float | None) -> None:
     rescaled to the mean the load needs."""
     if not dist.integer:
         raise SpecError("batch sizes must be whole numbers", field="workload.arrivals.batch_size")
-    if dist.support[1] > MAX_BATCH:
+    if dist.mean > MAX_BATCH:
         raise SpecError(
-            f"batch sizes above {MAX_BATCH:,} jobs cannot be simulated (one batch would not fit in "
-            "memory)",
+            f"batches of {dist.mean:.3g} jobs on average (more than {MAX_BATCH:,}) cannot be "
+            "simulated: one batch would not fit in memory",
             field="workload.arrivals.batch_size",
         )
     if per_slot_mean is None and not dist.mean > 0:
