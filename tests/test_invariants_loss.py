@@ -17,8 +17,6 @@ recomputation of GPA and CRA (§4, notes/dra.md):
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -322,7 +320,7 @@ def test_dra_reward_between_first_fit_and_bound():
     assert per.ci95[1] <= f_star + 1e-9
     assert per.mean >= 0.5 * f_g
     assert r.counters["migrations"] > 0
-    assert math.isfinite(r["migration_rate"].mean)
+    assert "migration_rate" not in r.metrics  # a count without an interval is no estimate
 
 
 def test_dra_preemption_protects_the_high_priority_type():
@@ -344,7 +342,6 @@ def test_dra_preemption_protects_the_high_priority_type():
     pre = schedlab.simulate({**base, "policy": {"name": "dra-preemption", "priorities": [0, 1]}})
     assert plain.counters["preemptions"] == 0
     assert pre.counters["preemptions"] > 0
-    assert pre["preemption_rate"].mean > 0
     assert pre["loss_probability[high]"].mean < plain["loss_probability[high]"].mean
 
 

@@ -67,6 +67,7 @@ def simulate(
     cluster; the results are the same as serially (each replication has its own random streams).
     ``plugins`` are policy plugin files to import first (see docs/writing-policies.md).
     """
+    from schedlab.errors import SpecError
     from schedlab.model.compile import compile_model
     from schedlab.model.spec import errors_located_in
     from schedlab.simulation.simulate import as_spec, simulate_model
@@ -80,7 +81,12 @@ def simulate(
         model = compile_model(as_spec(spec))
     replications = model.spec.run.replications
     if replications == 1 or (client is None and (workers or 1) == 1):
-        return simulate_model(model, progress=progress)
+        try:
+            return simulate_model(model, progress=progress)
+        except (ValueError, ArithmeticError) as exc:  # a value no check above foresaw
+            raise SpecError(
+                f"the spec's values cannot be simulated: {exc}", file=str(path) if path else None
+            ) from None
     return _parallel_replications(model.spec, replications, workers, client, progress)
 
 

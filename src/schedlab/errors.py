@@ -5,6 +5,16 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 
+def shown(value: object) -> str:
+    """A value as a message shows it: numbers as people write them (NumPy scalars included, so
+    never ``np.float64(inf)``), anything else quoted."""
+    import numbers
+
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        return f"{float(value):g}" if not float(value).is_integer() else f"{value}"
+    return repr(value)
+
+
 class SchedlabError(Exception):
     """Base class of every error schedlab raises on purpose (the CLI exits with ``exit_code``)."""
 

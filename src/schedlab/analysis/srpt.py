@@ -42,12 +42,13 @@ from typing import Any
 import numpy as np
 
 from schedlab.analysis.sizes import SizeLaw, as_size_law, integrate_pieces
+from schedlab.errors import shown
 
 
 def check_arrival_rate(law: SizeLaw, arrival_rate: float) -> float:
     """rho = lambda E[S] after validating lambda; ValueError unless 0 < rho < 1."""
     if not (isinstance(arrival_rate, int | float) and math.isfinite(arrival_rate)):
-        raise ValueError(f"the arrival rate must be a finite number, got {arrival_rate!r}")
+        raise ValueError(f"the arrival rate must be a finite number, got {shown(arrival_rate)}")
     if arrival_rate <= 0:
         raise ValueError(f"the arrival rate must be > 0, got {arrival_rate}")
     mean = law.mean

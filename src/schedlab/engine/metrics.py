@@ -139,16 +139,10 @@ class RunMetrics:
 
 def loss_rates(st: State) -> dict[str, Estimate]:
     """Loss family (paper 002 §2, §7): the reward rate per server (time average over the window,
-    batch-means CI) and migrations and preemptions per unit time over the whole run (counts of
-    the engine's counters divided by the run's length; no interval: the counters are not
-    batched)."""
+    batch-means CI). Migrations and preemptions are whole-run counts without an interval (the
+    engine's counters are not batched): they are in the counters, not the metrics."""
     n_servers = float(st.capacity.shape[0])
-    out = {"reward_rate_per_server": _time_metric(st.acc, K.A_REWARD, n_servers)}
-    length = float(st.clk[K.NOW])
-    for name, column in (("migration_rate", K.MIGRATIONS), ("preemption_rate", K.PREEMPTIONS)):
-        rate = st.ctr[column] / length if length > 0 else math.nan
-        out[name] = Estimate(float(rate), (math.nan, math.nan))
-    return out
+    return {"reward_rate_per_server": _time_metric(st.acc, K.A_REWARD, n_servers)}
 
 
 def compute_metrics(

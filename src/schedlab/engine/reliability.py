@@ -2,6 +2,8 @@
 
 A metric of a stable run is *unreliable* when
 
+* it has no finite 95% interval (a run too short for batch means, a single job, a class that never
+  completed): an estimate without an interval is no estimate;
 * its 95% interval reaches 0 or below for a positive metric (response times, number in system,
   throughput, utilization) or below 0 for a nonnegative one (waiting time, number in queue,
   reward rate, loss probability): the interval cannot be right;
@@ -15,6 +17,8 @@ A metric of a stable run is *unreliable* when
 
 Unreliable values are kept (with the reason) but never shown or plotted as ordinary estimates:
 tables print ``unreliable`` with the reason, plots draw them as hollow markers without a band.
+Every metric is nonnegative, so an interval is never reported below 0: :func:`clipped` cuts it at
+0 (the true value lies there anyway) after the reason recorded where it reached.
 """
 
 from __future__ import annotations
@@ -71,14 +75,21 @@ def is_positive(name: str) -> bool:
 def interval_problem(name: str, mean: float, lo: float, hi: float) -> str | None:
     """Why an interval around ``mean`` cannot be taken as an estimate of metric ``name``."""
     if not (math.isfinite(mean) and math.isfinite(lo) and math.isfinite(hi)):
-        return None
+        return "no finite 95% interval"
+    cut = " (reported cut at 0)" if lo < 0 else ""
     if is_positive(name) and lo <= 0:
-        return f"95% interval reaches {lo:.3g} for a positive quantity"
+        return f"95% interval reaches {lo:.3g} for a positive quantity{cut}"
     if lo < 0:
-        return f"95% interval reaches {lo:.3g} for a nonnegative quantity"
+        return f"95% interval reaches {lo:.3g} for a nonnegative quantity{cut}"
     if mean > 0 and (hi - lo) / 2 > MAX_RELATIVE_HALF_WIDTH * mean:
         return f"95% half-width is {(hi - lo) / 2 / mean:.0%} of the mean"
     return None
+
+
+def clipped(est: Estimate) -> Estimate:
+    """``est`` with its interval cut at 0 below (every metric is nonnegative)."""
+    lo, hi = est.ci95
+    return est if not lo < 0 else Estimate(est.mean, (0.0, hi), est.dof)
 
 
 def assess(metrics: dict[str, Estimate], short: str | None) -> dict[str, str]:

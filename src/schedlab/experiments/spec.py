@@ -41,6 +41,7 @@ from schedlab.errors import SpecError
 from schedlab.experiments.runner import Task
 from schedlab.model.spec import (
     SimulationSpec,
+    locate_field,
     parse_spec,
     read_toml,
     resolve_paths,
@@ -253,7 +254,7 @@ def parse_experiment(
 ) -> Experiment:
     """Validate an experiment given as a dict (``base`` as a file is relative to ``path``'s
     folder, or to the working directory when there is no file)."""
-    from schedlab.spec_kind import expect_kind
+    from schedlab.spec_kind import expect_kind, kind_of
 
     file = str(path) if path else None
     expect_kind(data, "experiment", file)
@@ -264,7 +265,19 @@ def parse_experiment(
         raise err.located(file, None) from None
     if isinstance(spec.base, str):
         base_path = ((path.parent if path else Path.cwd()) / spec.base).resolve()
+        if path is not None and base_path == path.resolve():
+            raise SpecError(
+                f"base = {spec.base!r} is this file itself: a cycle (base names a simulation "
+                "spec file)",
+                field="base",
+            ).located(file, locate_field(source, "base") if source else None)
         base, _ = read_toml(base_path)
+        if kind_of(base) == "experiment":
+            raise SpecError(
+                f"base = {spec.base!r} is an experiment spec, not a simulation spec (a chain of "
+                "bases is not followed)",
+                field="base",
+            ).located(file, locate_field(source, "base") if source else None)
         base = resolve_paths(base, base_path.parent)
     else:
         base = resolve_paths(spec.base, path.parent if path else Path.cwd())

@@ -4,8 +4,9 @@
 * Several replications: the mean of the replication means with a Student-t interval.
 * A point with any unstable replication is unstable: no finite mean is reported for it.
 * A stable point is unreliable (``reliable = False``, reason in ``note``) when its interval cannot
-  be taken as an estimate (engine/reliability.py: lower bound <= 0 for a positive metric,
-  half-width over 50% of the mean) or one of its runs is shorter than the relaxation-time rule.
+  be taken as an estimate (engine/reliability.py: no finite interval, lower bound <= 0 for a
+  positive metric, half-width over 50% of the mean; a lower bound below 0 is then cut at 0) or
+  one of its runs is shorter than the relaxation-time rule.
 * Sequential sizing: :func:`rescaled_interval` turns a 95% t-interval into one at another level
   (same standard error and degrees of freedom), :func:`replications_needed` estimates the
   replications that bring a 95% half-width down to a target fraction of the mean, and
@@ -50,11 +51,12 @@ def _short(members: Sequence[dict[str, Any]]) -> str | None:
 
 
 def _judged(stat: PointStat, metric: str, members: Sequence[dict[str, Any]]) -> PointStat:
-    """``stat`` marked unreliable when its interval or its runs say so."""
+    """``stat`` marked unreliable when its interval or its runs say so; its interval cut at 0
+    below (every metric is nonnegative, engine/reliability.py)."""
     why = interval_problem(metric, stat.mean, stat.lo, stat.hi) or _short(members)
     if why is None:
         return stat
-    return replace(stat, reliable=False, note=f"unreliable: {why}")
+    return replace(stat, lo=max(stat.lo, 0.0), reliable=False, note=f"unreliable: {why}")
 
 
 def _t_interval(values: np.ndarray) -> tuple[float, float, float]:

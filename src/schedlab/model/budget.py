@@ -20,6 +20,14 @@ memory after minutes; :func:`check_budget` refuses them with one line stating th
   (engine slot 145 + job block 36 + the generated jobs 36 + policy arrays, rounded up) plus 16 per
   resource per arrival.
 
+Arrays sized by the spec rather than by the jobs (issue 28 item 6): per server, the engine's
+capacity and usage rows and the policies' per-server tables, ``BYTES_PER_SERVER`` plus
+``BYTES_PER_SERVER_RESOURCE`` per resource (measured: 20 bytes per unit server in a pooled run,
+85 to 186 per server in packing runs; pooled servers count as unit servers, since a policy may
+keep one row per unit); per time-series sample ``BYTES_PER_SAMPLE`` (the sampled values, their
+times and the Arrow table built from them: 106 bytes measured with one resource).
+:func:`check_arrays` refuses them before any is built.
+
 A run estimated above ``run.max_hours`` (default 24 hours) or above the machine's physical memory
 is refused. Raise ``run.max_hours`` (a spec field, also per sweep in ``[base.run]``) to accept a
 longer run knowingly.
@@ -38,6 +46,9 @@ EVENTS_PER_SECOND = 1.0e6
 BYTES_PER_SLOT = 400.0
 BASE_BYTES = 400.0e6
 BYTES_PER_ARRIVAL = 320.0
+BYTES_PER_SERVER = 200.0
+BYTES_PER_SERVER_RESOURCE = 48.0
+BYTES_PER_SAMPLE = 160.0
 
 
 @dataclass(frozen=True)
@@ -54,6 +65,45 @@ def physical_memory() -> float:
         return float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
     except (ValueError, OSError, AttributeError):
         return math.inf
+
+
+def array_bytes(spec) -> float:
+    """Bytes of the arrays sized by the cluster and the time series (module docstring)."""
+    c = spec.cluster
+    if c.pools is not None:
+        servers = float(sum(p.count for p in c.pools))
+        capacity = c.pools[0].capacity
+    else:
+        servers, capacity = float(c.servers or 0), c.capacity
+    resources = len(capacity) if isinstance(capacity, dict) else 1
+    per_server = BYTES_PER_SERVER + BYTES_PER_SERVER_RESOURCE * resources
+    return servers * per_server + BYTES_PER_SAMPLE * float(spec.run.timeseries)
+
+
+def check_arrays(spec) -> None:
+    """A one-line SpecError when the cluster's and time series' arrays exceed the memory."""
+    need = BASE_BYTES + array_bytes(spec)
+    memory = physical_memory()
+    if need > memory:
+        field = (
+            "run.timeseries"
+            if BYTES_PER_SAMPLE * spec.run.timeseries > need / 2
+            else "cluster.pools"
+            if spec.cluster.pools is not None
+            else "cluster.servers"
+        )
+        raise SpecError(
+            f"the cluster ({_servers(spec)} servers) and time series ({spec.run.timeseries:,} "
+            f"samples) need about {need / 2**30:.3g} GiB of memory, more than this machine's "
+            f"{memory / 2**30:.3g} GiB: make them smaller",
+            field=field,
+        )
+
+
+def _servers(spec) -> str:
+    c = spec.cluster
+    n = sum(p.count for p in c.pools) if c.pools is not None else c.servers
+    return f"{n:,}" if n < 1e15 else f"{n:.3g}"
 
 
 def estimate(
@@ -76,11 +126,12 @@ def estimate(
     else:
         arrivals = float(trace_jobs or 0)
     events = EVENTS_PER_ARRIVAL * arrivals * run.replications
+    base = BASE_BYTES + array_bytes(spec)
     if whole_run:
-        memory = BASE_BYTES + (BYTES_PER_ARRIVAL + 16.0 * resources) * arrivals
+        memory = base + (BYTES_PER_ARRIVAL + 16.0 * resources) * arrivals
     else:
         present = 0.0 if loss or load < 1.0 else (1.0 - 1.0 / load) * arrivals
-        memory = BASE_BYTES + BYTES_PER_SLOT * present
+        memory = base + BYTES_PER_SLOT * present
         return Budget(arrivals, events, events / EVENTS_PER_SECOND / 3600, memory, present)
     return Budget(arrivals, events, events / EVENTS_PER_SECOND / 3600, memory)
 

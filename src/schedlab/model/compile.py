@@ -22,7 +22,7 @@ import numpy as np
 from pydantic import BaseModel, ValidationError
 
 from schedlab.errors import SpecError
-from schedlab.model.budget import check_budget
+from schedlab.model.budget import check_arrays, check_budget
 from schedlab.model.distributions import Fixed, _Dist
 from schedlab.model.spec import (
     Family,
@@ -280,11 +280,25 @@ def offered_load(
     return {name: float(rate * work[r] / total[r]) for r, name in enumerate(resources)}
 
 
+MAX_BATCH = 10**9
+
+
 def _check_batch_sizes(dist: Any, per_slot_mean: float | None) -> None:
     """Batch sizes are whole numbers; per-slot counts (slotted time) must stay whole numbers when
     rescaled to the mean the load needs."""
     if not dist.integer:
         raise SpecError("batch sizes must be whole numbers", field="workload.arrivals.batch_size")
+    if dist.mean > MAX_BATCH:
+        raise SpecError(
+            f"batches of {dist.mean:.3g} jobs on average (more than {MAX_BATCH:,}) cannot be "
+            "simulated: one batch would not fit in memory",
+            field="workload.arrivals.batch_size",
+        )
+    if per_slot_mean is None and not dist.mean > 0:
+        raise SpecError(
+            "batches in continuous time need a mean size > 0 (0 is only a per-slot count)",
+            field="workload.arrivals.batch_size",
+        )
     if per_slot_mean is None or math.isclose(dist.mean, per_slot_mean, rel_tol=1e-12):
         return
     if not dist.with_mean(per_slot_mean).integer:
@@ -321,6 +335,7 @@ def compile_model(spec: SimulationSpec) -> CompiledModel:
             f"policy '{policy.name}' serves the {', '.join(policy.families)} family, not {family}",
             field="model.family",
         )
+    check_arrays(spec)  # before the cluster's arrays are built
     resources, capacity = _cluster(spec, family)
     k = float(capacity[0, 0]) if family == "pooled" else math.nan
     slotted = spec.model.time == "slotted"
@@ -355,8 +370,13 @@ def compile_model(spec: SimulationSpec) -> CompiledModel:
             where = f"workload.classes[{i}].duration"
             try:
                 mean = cls.duration.mean
+                _ = cls.duration.second_moment, [(d.mean, d.second_moment) for d in dists]
             except ValueError as exc:
                 raise SpecError(str(exc), field=where) from None
+            except OverflowError:
+                raise SpecError(
+                    "its moments (or a demand's) overflow: the values are too large", field=where
+                ) from None
             if not mean > 0 or not math.isfinite(mean):
                 raise SpecError("durations need a finite mean > 0", field=where)
             if slotted and (not cls.duration.integer or cls.duration.support[0] < 1):
@@ -406,13 +426,19 @@ def compile_model(spec: SimulationSpec) -> CompiledModel:
     elif wl.rate is not None:
         rate = wl.rate
     else:
-        rate = float(wl.load) / bottleneck  # type: ignore[arg-type]
+        rate = float(wl.load) / bottleneck if bottleneck > 0 else math.inf  # type: ignore[arg-type]
+    which = "workload.load" if wl.load is not None else "workload.rate"
+    if not (0 < rate < math.inf and 0 < 1.0 / rate < math.inf):
+        raise SpecError(
+            f"arrival rate {rate:.4g} per time unit cannot be simulated: it needs a finite, "
+            "nonzero mean time between arrivals (at least one job must need some resource)",
+            field=which,
+        )
     if wl.arrivals.process == "batch" and wl.arrivals.batch_size is not None:
         _check_batch_sizes(wl.arrivals.batch_size, rate if slotted else None)
     loads = {r: v * rate for r, v in one_job_work.items()}
     load = max(loads.values())
     if family != "loss" and load >= 1.0 and not spec.run.allow_unstable:
-        which = "workload.load" if wl.load is not None else "workload.rate"
         raise SpecError(
             f"load {load:.4g} >= 1: the offered work exceeds the cluster's capacity, so no policy "
             "has a steady state; set run.allow_unstable = true (CLI: --allow-unstable) to "

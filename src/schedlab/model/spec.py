@@ -34,7 +34,7 @@ Family = Literal["pooled", "packing", "loss"]
 
 
 class _Spec(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class ServerPool(_Spec):
@@ -247,7 +247,7 @@ class RunSpec(_Spec):
     # bounded slowdown max(response / max(work, tau), 1): the threshold tau in time units
     slowdown_threshold: Annotated[float, Field(gt=0, allow_inf_nan=False)] = 10.0
     allow_unstable: bool = False
-    max_hours: Annotated[float, Field(gt=0)] = (
+    max_hours: Annotated[float, Field(gt=0, allow_inf_nan=True)] = (
         24.0  # refuse longer estimated runs (model/budget.py)
     )
 
@@ -400,7 +400,7 @@ def read_toml(path: str | Path) -> tuple[dict[str, Any], str]:
     """Read a TOML file; syntax errors become a SpecError with the file and line."""
     p = Path(path)
     try:
-        source = p.read_text(encoding="utf-8")
+        source = p.read_text(encoding="utf-8-sig")  # a byte-order mark is not TOML's business
     except FileNotFoundError:
         raise SpecError("no such file", file=str(p)) from None
     except (OSError, UnicodeDecodeError) as exc:
@@ -448,7 +448,7 @@ def errors_located_in(path: str | Path | None) -> Iterator[None]:
         if path is None or err.file is not None:
             raise
         try:
-            source = Path(path).read_text(encoding="utf-8")
+            source = Path(path).read_text(encoding="utf-8-sig")
         except (OSError, UnicodeDecodeError):
             source = ""
         raise err.located(str(path), locate_field(source, err.field)) from None

@@ -43,6 +43,9 @@ def _as_sizes(sizes: Sequence[float] | np.ndarray, capacity: float) -> np.ndarra
     return r
 
 
+VISITS = 4
+
+
 def feasible_configurations(
     sizes: Sequence[float] | np.ndarray,
     capacity: float = 1.0,
@@ -65,9 +68,15 @@ def feasible_configurations(
     smallest = rs.min()
     out: list[np.ndarray] = []
     k = np.zeros(n, dtype=np.int64)
+    visited = [0]  # leaves of the search, kept or not: the search stops after VISITS x limit
 
     def rec(i: int, left: float) -> None:
         if i == n:
+            visited[0] += 1
+            if visited[0] > VISITS * limit:
+                raise TooManyConfigurations(
+                    f"more than {VISITS * limit} candidate configurations for {n} job types"
+                )
             if maximal and left + tol >= smallest:
                 return
             if len(out) >= limit:

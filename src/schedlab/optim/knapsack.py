@@ -53,14 +53,40 @@ def _as_problem(demands, capacity) -> tuple[np.ndarray, np.ndarray]:
 
 @njit(cache=True)
 def fit_count(w, room):
-    """How many VMs of demand vector w fit in the residual capacity ``room``."""
-    n = 1 << 40
+    """How many VMs of demand vector w fit in the residual capacity ``room`` (the least ratio
+    over the resources, taken before the conversion to an integer: a huge ratio on one resource
+    must not overflow it)."""
+    n = float(1 << 40)
     for r in range(w.shape[0]):
         if w[r] > 0:
-            m = int(np.floor(room[r] * (1 + 1e-9) / w[r] + 1e-12))
+            m = np.floor(room[r] * (1 + 1e-9) / w[r] + 1e-12)
             if m < n:
                 n = m
-    return n
+    return int(n)
+
+
+MAX_PER_SERVER = 100_000
+MAX_CANDIDATES = 1_000_000
+
+
+def check_enumerable(demands, capacity) -> None:
+    """A ValueError when the maximal configurations of one server type cannot be enumerated:
+    more than ``MAX_PER_SERVER`` VMs of one type on a server, or more than ``MAX_CANDIDATES``
+    candidates in the depth-first search (the product of (count + 1) over all types but the
+    last)."""
+    w, cap = _as_problem(demands, capacity)
+    counts = np.array([fit_count(w[j], cap) for j in range(w.shape[0])], dtype=float)
+    if counts.max() > MAX_PER_SERVER:
+        raise ValueError(
+            f"up to {counts.max():.3g} VMs of one type fit on a server (more than "
+            f"{MAX_PER_SERVER:,}): too many to enumerate its configurations; scale the demands"
+        )
+    candidates = float(np.prod(counts[:-1] + 1.0))
+    if candidates > MAX_CANDIDATES:
+        raise ValueError(
+            f"about {candidates:.3g} candidate configurations per server (more than "
+            f"{MAX_CANDIDATES:,}): too many to enumerate; use fewer or larger VM types"
+        )
 
 
 @njit(cache=True)
@@ -114,6 +140,7 @@ def maximal_configurations(demands, capacity) -> np.ndarray:
     """The maximal configurations of one server type (§6.1(i)), one per row, in lexicographically
     decreasing order of (k_1, k_2, ...). Computed once per (demands, capacity) and cached; the
     returned array is read-only."""
+    check_enumerable(demands, capacity)
     w, cap = _as_problem(demands, capacity)
     return _maximal_cached(tuple(w.ravel()), tuple(cap), w.shape[0], w.shape[1])
 

@@ -251,17 +251,17 @@ def _td(cell: Cell | None, ratio: bool) -> str:
     if cell.reference:
         return '<td class="ref">1 (reference)</td>'
     value = f"{_num(cell.mean)}×" if ratio else _num(cell.mean)
+    if not cell.reliable:  # the reason, never the interval (engine/reliability.py)
+        why = cell.note or "unreliable: a run of this point is unreliable"
+        reason = f'<span class="ci">{_e(why)}</span>'
+        return f'<td class="unreliable" title="{_e(why)}">{value} ⚠ {reason}</td>'
     ci = (
         f' <span class="ci">[{_num(cell.lo)}, {_num(cell.hi)}]</span>'
         if math.isfinite(cell.lo) and math.isfinite(cell.hi)
         else ""
     )
-    classes = [
-        c for c, on in (("best", cell.best and not ratio), ("unreliable", not cell.reliable)) if on
-    ]
-    flag = " ⚠" if not cell.reliable else ""
-    tip = ' title="unreliable: the interval cannot be trusted"' if not cell.reliable else ""
-    return f'<td class="{" ".join(classes)}"{tip}>{value}{ci}{flag}</td>'
+    best = ' class="best"' if cell.best and not ratio else ""
+    return f"<td{best}>{value}{ci}</td>"
 
 
 def _table_html(whole: WideTable, hue: str | None) -> str:

@@ -25,6 +25,7 @@ class Cell:
     stable: bool
     reliable: bool
     runs: int
+    note: str = ""  # why the cell is unreliable
     specs: int = 1  # distinct run specs pooled in the cell: 1 unless a swept axis was pooled
     best: bool = False  # least value of its row (for a metric where less is better)
     reference: bool = False  # the reference of a ratio row
@@ -49,7 +50,8 @@ def _cell(stat: PointStat, members: list[dict[str, Any]]) -> Cell:
         lo=stat.lo,
         hi=stat.hi,
         stable=stat.stable,
-        reliable=all(r.get("reliable", True) is not False for r in members),
+        reliable=stat.reliable and all(r.get("reliable", True) is not False for r in members),
+        note=stat.note if not stat.reliable else "",
         runs=stat.n,
         specs=len({r.get("spec_json") for r in members}),
     )
@@ -71,7 +73,7 @@ def _mark_best(cells: dict[str, Cell]) -> dict[str, Cell]:
     finite = {
         s: c.mean
         for s, c in cells.items()
-        if c.stable and math.isfinite(c.mean) and not is_bound(s)
+        if c.stable and c.reliable and math.isfinite(c.mean) and not is_bound(s)
     }
     if not finite:
         return cells

@@ -12,7 +12,7 @@ import pyarrow as pa
 
 from schedlab.engine.jobs_output import read_jobs
 from schedlab.engine.metrics import Estimate, t_interval
-from schedlab.engine.reliability import assess
+from schedlab.engine.reliability import assess, clipped
 from schedlab.model.spec import SimulationSpec
 
 
@@ -23,15 +23,16 @@ class Result:
     ``metrics`` maps names (``mean_response_time``, ``mean_number_in_system``,
     ``utilization[servers]``, ``mean_response_time[<class>]`` ...) to :class:`Estimate`.
     ``stable`` is False when the run shows no steady state (``instability`` says why: a known
-    stability limit, or the trend test of :mod:`schedlab.engine.stability`). The metrics that only
-    mean something in steady state (response and waiting times and their quantiles, numbers in
-    system and in queue) are then NaN with NaN intervals; their raw averages over the window are
-    kept apart in ``transient`` (not estimates of anything: they grow with the run length).
-    Throughput, utilization and reward rate stay: an overloaded system serves at its saturated
-    throughput, which they estimate.
+    stability limit, or the trend test of :mod:`schedlab.engine.stability`). Every metric is then
+    NaN with NaN intervals (:func:`steady_state_only`) except those declared in
+    ``MEANINGFUL_WHEN_UNSTABLE``: throughput, utilization, reward rates and loss probabilities (an
+    overloaded system serves at its saturated throughput, which they estimate). The raw averages
+    of the masked metrics over the window are kept apart in ``transient`` (not estimates of
+    anything: they grow with the run length).
 
-    ``unreliable`` maps each metric of a stable run that cannot be taken as an estimate to the
-    reason (:mod:`schedlab.engine.reliability`); ``reliable`` is True when there is none.
+    ``unreliable`` maps each metric that cannot be taken as an estimate to the reason
+    (:mod:`schedlab.engine.reliability`); ``reliable`` is True when the run is stable and there is
+    none. Intervals are cut at 0 below (every metric is nonnegative), the reason saying so.
     """
 
     spec: SimulationSpec
@@ -57,15 +58,15 @@ class Result:
 
     def __post_init__(self) -> None:
         """An unstable run never carries a finite steady-state mean: move them to transient.
-        A stable run's metrics are checked for reliability."""
-        if self.stable:
-            self.unreliable = assess(self.metrics, self.too_short)
-            return
+        The metrics left are checked for reliability and their intervals cut at 0."""
         for name, est in list(self.metrics.items()):
-            if steady_state_only(name):
+            if not self.stable and steady_state_only(name):
                 if math.isfinite(est.mean):
                     self.transient[name] = est
                 self.metrics[name] = NO_ESTIMATE
+        kept = {n: e for n, e in self.metrics.items() if self.stable or not steady_state_only(n)}
+        self.unreliable = assess(kept, self.too_short if self.stable else None)
+        self.metrics = {name: clipped(est) for name, est in self.metrics.items()}
 
     @property
     def reliable(self) -> bool:
@@ -153,13 +154,18 @@ class Result:
 
 
 NO_ESTIMATE = Estimate(math.nan, (math.nan, math.nan))
-STEADY_STATE_ONLY = ("_response_time", "_waiting_time", "mean_number_in_")
+# Metric families (the name before any "[resource]" or "[class]") that estimate something in an
+# overloaded system too: its saturated throughput and what follows from it. Every other metric,
+# present or future, is steady-state only (issue 28 item 1: a list of the masked ones missed the
+# slowdowns).
+MEANINGFUL_WHEN_UNSTABLE = frozenset(
+    {"throughput", "utilization", "reward_rate", "reward_rate_per_server", "loss_probability"}
+)
 
 
 def steady_state_only(name: str) -> bool:
     """Whether metric ``name`` has a meaning only in steady state (NaN for unstable runs)."""
-    base = name.split("[", 1)[0]
-    return base.endswith(STEADY_STATE_ONLY) or base.startswith(STEADY_STATE_ONLY)
+    return name.split("[", 1)[0] not in MEANINGFUL_WHEN_UNSTABLE
 
 
 def combine_replications(reps: list[Result]) -> Result:

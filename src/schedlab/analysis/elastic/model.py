@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from fractions import Fraction
 from typing import Any, Literal
 
-from schedlab.errors import SchedlabError
+from schedlab.errors import SchedlabError, shown
 
 PolicyName = Literal["inelastic-first", "elastic-first"]
 POLICIES: tuple[PolicyName, ...] = ("inelastic-first", "elastic-first")
@@ -52,7 +52,7 @@ def check_servers(k: Any) -> int:
 
 def check_rate(name: str, value: Any) -> None:
     if isinstance(value, bool) or not isinstance(value, int | float | Fraction):
-        raise ElasticModelError(f"{name} must be a number, got {value!r}")
+        raise ElasticModelError(f"{name} must be a number, got {shown(value)}")
     if not value > 0 or not math.isfinite(float(value)):
         raise ElasticModelError(f"{name} must be a finite number > 0, got {value}")
 

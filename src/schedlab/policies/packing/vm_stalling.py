@@ -86,6 +86,7 @@ from schedlab.engine.constants import N_ARRIVED_NEW, N_COMPLETED_NEW, NOW, WAITI
 from schedlab.engine.loop import run_engine
 from schedlab.errors import SpecError
 from schedlab.optim.knapsack import (
+    check_enumerable,
     dp_kernel,
     fill_maximal_kernel,
     greedy_kernel,
@@ -215,6 +216,12 @@ def check_vm_model(model) -> None:
 def check(model, config: VmStallingConfig) -> None:
     """The VM model, and integer resource units for the DP subroutine."""
     check_vm_model(model)
+    w = vm_types(model)
+    for cap in server_types(model.capacity)[0]:
+        try:
+            check_enumerable(w[np.all(w <= cap * (1 + 1e-9), axis=1)], cap)
+        except ValueError as exc:
+            raise SpecError(str(exc), field="workload.classes") from None
     if config.subroutine == "dp":
         try:
             resource_units(vm_types(model), server_types(model.capacity)[0])
