@@ -10,7 +10,6 @@ import pytest
 
 from schedlab.analysis.occupancy import co_location, time_in_mix
 from schedlab.model.compile import compile_model
-from schedlab.report.figures import Point
 from schedlab.reproduce import psychas2019 as R
 from schedlab.reproduce.registry import get_reproduction
 
@@ -44,20 +43,6 @@ def test_co_location_and_time_in_mix():
     # exactly one 0.4 and one 0.6 during [12, 14): 2 of the 20 time units
     assert time_in_mix(jobs, {0.4: 1, 0.6: 1}, 0.0, 20.0) == pytest.approx(0.1)
     assert time_in_mix(jobs, {0.4: 1, 0.6: 0}, 0.0, 20.0) == pytest.approx(13 / 20)
-
-
-def test_clearly_lower():
-    stable = Point("a", 1, 10, 9, 11)
-    higher = Point("b", 1, 20, 18, 22)
-    overlapping = Point("c", 1, 10.5, 9.5, 11.5)
-    growing = Point("d", 1, 500, np.nan, np.nan, stable=False)
-    growing_more = Point("e", 1, 900, np.nan, np.nan, stable=False)
-    assert R._lower(stable, higher) and not R._lower(higher, stable)
-    assert not R._lower(stable, overlapping)
-    # a growing queue: compare time-averages over the same run
-    assert R._lower(higher, growing) and not R._lower(growing, stable)
-    assert R._lower(growing, growing_more) and not R._lower(growing_more, growing)
-    assert R._lower(growing, Point("f", 1, 6e4, 5e4, 7e4))
 
 
 def test_trace_sizes_and_corollary_1_j(tmp_path):

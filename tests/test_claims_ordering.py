@@ -1,0 +1,71 @@
+"""The one comparison of the reproductions' claims (reproduce/ordering.py): a stable run is below
+an unstable one (whose mean is NaN), two unstable runs are NOT RESOLVED with their growth rates,
+two stable runs are ordered only when their intervals are apart; and psychas2019's Fig. 4 claims
+built on it, on synthetic rows with an unstable series (issue 35 item 1)."""
+
+from __future__ import annotations
+
+import math
+
+from schedlab.report.figures import Point
+from schedlab.reproduce import psychas2019 as R
+from schedlab.reproduce.ordering import ABOVE, BELOW, INDISTINCT, UNRESOLVED, compare
+from schedlab.reproduce.registry import FAIL, NOT_RESOLVED, PASS
+
+NAN = math.nan
+
+
+def unstable(series: str, x: float, growth: float) -> Point:
+    return Point(series, x, NAN, NAN, NAN, stable=False, growth=growth)
+
+
+def test_compare_orders_stable_before_unstable_and_never_two_unstable_runs():
+    low, high = Point("a", 1, 10, 9, 11), Point("b", 1, 20, 18, 22)
+    overlapping = Point("c", 1, 10.5, 9.5, 11.5)
+    growing, growing_more = unstable("d", 1, 0.01), unstable("e", 1, 0.05)
+    assert compare(low, high).order == BELOW and compare(high, low).order == ABOVE
+    assert compare(low, overlapping).order == INDISTINCT
+    assert compare(high, growing).order == BELOW and compare(growing, low).order == ABOVE
+    both = compare(growing, growing_more)
+    assert both.order == UNRESOLVED and "0.01" in both.reason and "0.05" in both.reason
+    # exact values (trace replay, analysis): ordered by value, a tie is no order
+    assert compare(Point("f", 1, 3, NAN, NAN), Point("g", 1, 4, NAN, NAN)).order == BELOW
+    assert compare(Point("f", 1, 3, NAN, NAN), Point("g", 1, 3, NAN, NAN)).order == INDISTINCT
+    # a paired-ratio interval decides instead of the two overlapping intervals
+    assert compare(low, overlapping, ratio=(0.9, 0.98)).order == BELOW
+    assert compare(low, overlapping, ratio=(0.9, 1.02)).order == INDISTINCT
+
+
+def fig4_rows(vqs_bf_099: Point) -> list[Point]:
+    alphas = (0.85, 0.99)
+    rows = [Point("alpha*", 0.0, 1.0, 0.99, 1.01, analytic=True)]
+    for a in alphas:
+        rows.append(unstable("VQS", a, 0.02))  # VQS unstable: the paper's effect at its strongest
+        rows.append(Point("BF-J/S", a, 10 * a, 9 * a, 11 * a))
+    rows.append(Point("VQS-BF", 0.85, 9.0, 8.0, 10.0))
+    rows.append(vqs_bf_099)
+    return rows
+
+
+def test_fig4_claims_with_an_unstable_series_never_fail_because_of_nan():
+    judge = R.fig4_judge("a", (0.85, 0.99))
+    claims = judge(fig4_rows(unstable("VQS-BF", 0.99, 0.005)))
+    verdicts = [c.verdict for c in claims]
+    # VQS worst: stable beats unstable; VQS-BF and VQS both unstable at 0.99: NOT RESOLVED
+    assert verdicts == [PASS, NOT_RESOLVED, PASS, PASS], [(c.text, c.evidence) for c in claims]
+    assert "0.005" in claims[1].evidence and "0.02" in claims[1].evidence
+    # VQS-BF stable at 0.99 and within 1.5x of BF-J/S: no clear advantage (FAIL), VQS worst PASS
+    claims = judge(fig4_rows(Point("VQS-BF", 0.99, 11.0, 10.0, 12.0)))
+    assert [c.verdict for c in claims] == [PASS, PASS, PASS, FAIL]
+
+
+def test_comparable_and_clear_advantage_exclude_each_other():
+    p = Point("BF-J/S", 1, 10, 9.5, 10.5)
+    for q_mean in (12.0, 14.0, 16.0, 30.0):
+        q = Point("VQS-BF", 1, q_mean, q_mean - 0.5, q_mean + 0.5)
+        assert not (R._comparable(p, q) and R._clear_advantage(p, q))
+    assert R._comparable(p, Point("q", 1, 14, 13.5, 14.5))
+    assert R._clear_advantage(p, Point("q", 1, 16, 15.5, 16.5))
+    assert R._clear_advantage(p, unstable("q", 1, 0.1)) and not R._comparable(
+        p, unstable("q", 1, 0)
+    )
