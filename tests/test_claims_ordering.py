@@ -10,7 +10,7 @@ import math
 from schedlab.report.figures import Point
 from schedlab.reproduce import psychas2019 as R
 from schedlab.reproduce.ordering import ABOVE, BELOW, INDISTINCT, UNRESOLVED, compare
-from schedlab.reproduce.registry import FAIL, NOT_RESOLVED, PASS
+from schedlab.reproduce.registry import FAIL, NOT_CHECKED, NOT_RESOLVED, PASS
 
 NAN = math.nan
 
@@ -69,3 +69,57 @@ def test_comparable_and_clear_advantage_exclude_each_other():
     assert R._clear_advantage(p, unstable("q", 1, 0.1)) and not R._comparable(
         p, unstable("q", 1, 0)
     )
+
+
+def grosof_rows(sfs_ratios: dict[float, float], sf_ratios: dict[float, float]) -> dict:
+    """E[T] rows of paper 004's ratio figures: SRPT-1 = 2 at every load, ServerFilling-SRPT and
+    ServerFilling at the given ratios, the MaxWeights growing."""
+    from schedlab.reproduce import grosof2023 as G
+
+    at = {}
+    for load, r in sfs_ratios.items():
+        values = {
+            "srpt-1": 2.0,
+            "server-filling-srpt": 2.0 * r,
+            "server-filling": 2.0 * sf_ratios[load],
+            "max-weight": 20.0 * load,
+            "max-weight-greedy": 30.0 * load,
+        }
+        for p, v in values.items():
+            at[(G.LABELS[p], load)] = Point(G.LABELS[p], load, v, 0.99 * v, 1.01 * v)
+    return at
+
+
+def test_grosof_trends_use_judged_loads_only_and_say_not_checked_below_three():
+    from schedlab.reproduce import grosof2023 as G
+
+    loads = (0.5, 0.8, 0.9, 0.95, 0.999)
+    sf = {0.5: 3.0, 0.8: 3.2, 0.9: 3.5, 0.95: 4.0, 0.999: 2.0}  # 0.999 (unjudged) falls back
+    at = grosof_rows({0.5: 3.5, 0.8: 3.0, 0.9: 2.2, 0.95: 1.8, 0.999: 9.0}, sf)
+    # 40,000 arrivals span 100 relaxation times up to rho = 0.95: judged 0.8, 0.9, 0.95
+    claims = G._trend_claims(at, loads, "exponential", 40_000)
+    assert [c.verdict for c in claims] == [PASS] * 4, [c.evidence for c in claims]
+    assert "0.999" not in claims[0].evidence.split("(")[0]
+    # the ratio must come close enough to 1: excess 1.6 at 0.95 vs 2.0 at 0.8 is > 0.75x
+    slow = grosof_rows({0.5: 3.5, 0.8: 3.0, 0.9: 2.8, 0.95: 2.6, 0.999: 1.0}, sf)
+    assert G._trend_claims(slow, loads, "exponential", 40_000)[0].verdict == FAIL
+    # 20,000 arrivals: only 0.8 and 0.9 are judged, fewer than three: NOT CHECKED
+    short = G._trend_claims(at, loads, "exponential", 20_000)
+    assert [c.verdict for c in short] == [NOT_CHECKED] * 4
+
+
+def test_grosof_least_claim_orders_by_intervals_and_stability():
+    from schedlab.reproduce import grosof2023 as G
+
+    at = grosof_rows({0.8: 2.0}, {0.8: 2.02})  # ServerFilling within 1%: intervals overlap
+    at.update(
+        {
+            (G.LABELS[p], 0.8): unstable(G.LABELS[p], 0.8, 0.1)
+            for p in ("greedy-srpt", "first-fit-srpt")
+        }
+    )
+    assert G._least_claim(at, (0.8,), "exponential", 10**6).verdict == NOT_RESOLVED
+    at[(G.LABELS["server-filling"], 0.8)] = Point("ServerFilling", 0.8, 5.0, 4.9, 5.1)
+    assert G._least_claim(at, (0.8,), "exponential", 10**6).verdict == PASS
+    at[(G.LABELS["server-filling-srpt"], 0.8)] = unstable("ServerFilling-SRPT", 0.8, 0.1)
+    assert G._least_claim(at, (0.8,), "exponential", 10**6).verdict == FAIL

@@ -95,6 +95,9 @@ def mutations(rows: Rows) -> Iterator[Mutation]:
                 f"scale {s} x{f:g}",
                 lambda r, ix=ix, f=f: _edit(r, {i: _scaled(r[i], f) for i in ix}),
             )
+        yield Mutation(
+            f"widen {s} x{WIDEN:g}", lambda r, ix=ix: _edit(r, {i: _widened(r[i]) for i in ix})
+        )
         if len(ix) >= 2:
             yield Mutation(
                 f"reverse {s}",
@@ -102,10 +105,9 @@ def mutations(rows: Rows) -> Iterator[Mutation]:
                     r, {i: _values(r[j]) for i, j in zip(ix, ix[::-1], strict=True)}
                 ),
             )
+        if rows[ix[0]].analytic:  # an analytic value is never a run: no unstable mutation
+            continue
         yield Mutation(f"{s} unstable", lambda r, ix=ix: _edit(r, {i: _unstable(r[i]) for i in ix}))
-        yield Mutation(
-            f"widen {s} x{WIDEN:g}", lambda r, ix=ix: _edit(r, {i: _widened(r[i]) for i in ix})
-        )
         for i in ix:
             if rows[i].stable and len(ix) > 1:
                 yield Mutation(

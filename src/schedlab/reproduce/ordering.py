@@ -74,12 +74,13 @@ def compare(p: Point, q: Point, ratio: tuple[float, float] | None = None) -> Ord
     return Order(INDISTINCT, "95% intervals overlap")
 
 
-def lower_claim(text: str, orders: Sequence[Order], evidence: str) -> Claim:
-    """'p is lower than q' at each compared point: FAIL if any comparison is ABOVE or
-    INDISTINCT (no clear advantage), else NOT RESOLVED if any is UNRESOLVED, else PASS."""
+def lower_claim(text: str, orders: Sequence[Order], evidence: str, clear: bool = True) -> Claim:
+    """'p is lower than q' at each compared point: FAIL if any comparison is ABOVE, or
+    INDISTINCT when the claim is of a ``clear`` advantage; else NOT RESOLVED if any is
+    UNRESOLVED (or INDISTINCT), else PASS."""
     kinds = {o.order for o in orders}
-    if kinds & {ABOVE, INDISTINCT} or not orders:
+    if ABOVE in kinds or (clear and INDISTINCT in kinds) or not orders:
         return Claim(text, False, evidence, FAIL)
-    if UNRESOLVED in kinds:
+    if kinds & {UNRESOLVED, INDISTINCT}:
         return Claim(text, True, evidence, NOT_RESOLVED)
     return Claim(text, True, evidence, PASS)

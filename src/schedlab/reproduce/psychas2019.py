@@ -574,7 +574,7 @@ def trace_source(ctx: Context) -> TraceSource:
         )
     return TraceSource(
         target,
-        f"{source.name}: alibaba2017, first {jobs:,} jobs, max of normalized CPU and memory",
+        f"{Path(ALIBABA).name}: alibaba2017, first {jobs:,} jobs, max of normalized CPU and memory",
         False,
     )
 
