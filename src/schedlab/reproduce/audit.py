@@ -8,8 +8,8 @@ per claim, the mutations under which it FAILs. Mutations are generic, never writ
 * swap two series' values at their common x (each policy's series with another's);
 * scale a series by 0.5 and by 2;
 * reverse a series' trend (its values in reverse x order);
-* move a series to the other side of another (reflect it about the other at their common x:
-  a bound that was above is now below);
+* move a bound to the other side of a result (reflect an analytic series about a simulated one
+  at their common x: a bound that was above is now below);
 * put an unstable run in a stable one's place (one point, or a whole series);
 * widen the 95% intervals x10 (of one series, or all).
 
@@ -126,6 +126,8 @@ def mutations(rows: Rows) -> Iterator[Mutation]:
                     r, {**{i: _values(r[j]) for i, j in c}, **{j: _values(r[i]) for i, j in c}}
                 ),
             )
+        if not rows[series[s][0]].analytic or rows[series[t][0]].analytic:
+            continue  # a bound (an analytic series) moves to the other side of a result
         yield Mutation(
             f"{s} to the other side of {t}",
             lambda r, c=common: _edit(r, {i: _reflected(r[i], r[j]) for i, j in c}),

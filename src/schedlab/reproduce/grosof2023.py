@@ -41,6 +41,7 @@ from schedlab.reproduce.registry import (
     NOT_CHECKED,
     Claim,
     Context,
+    Judge,
     Outcome,
     Reproduction,
     judged,
@@ -176,7 +177,7 @@ def _theory_claims(at: dict, loads: Sequence[float], sizes: str, arrivals: int) 
         sfs = at[(LABELS["server-filling-srpt"], load)]
         ok = sfs.stable and lower <= sfs.hi and sfs.lo <= upper
         inside &= ok
-        share = (sfs.mean - lower) / (upper - lower)
+        share = (sfs.mean - lower) / (upper - lower) if upper > lower else math.nan
         rows_b.append(
             f"rho={load}: {lower:.4g} <= {describe(sfs)} <= {upper:.4g} "
             f"({share:.0%} of the gap)" + ("" if ok else " VIOLATED")
@@ -415,12 +416,18 @@ def fig2(ctx: Context) -> Outcome:
         "grosof2023-fig2",
         "Paper 004 Fig. 2: k=8, K uniform on {1,2,4,8}, S ~ Exp(1)",
     )
-    grid, limit_n = LIMIT_GRID, 100_000 if ctx.quick else 1_000_000
     rows = [
         *_et_rows(runs, (*MSJ_POLICIES, "srpt-1"), loads),
         *_bound_rows(loads, "exponential"),
         *_limit_rows(ctx, "exponential"),
     ]
+    judge = fig2_judge(loads, n, LIMIT_GRID, 100_000 if ctx.quick else 1_000_000)
+    return judged(paths[:1], rows, judge, [f"{n:,} arrivals per point; numbers in {paths[2]}"])
+
+
+def fig2_judge(loads: Sequence[float], n: int, grid: Sequence[float], limit_n: int) -> Judge:
+    """Fig. 2's claims from its rows (E[T] per policy and load, the analytic rows, and the
+    stability-limit runs on ``grid``)."""
 
     def judge(rows: Sequence[Point]) -> list[Claim]:
         at = {(r.series, r.x): r for r in rows}
@@ -430,7 +437,21 @@ def fig2(ctx: Context) -> Outcome:
             *_theory_claims(at, loads, "exponential", n),
         ]
 
-    return judged(paths[:1], rows, judge, [f"{n:,} arrivals per point; numbers in {paths[2]}"])
+    return judge
+
+
+def ratio_judge(loads: Sequence[float], sizes: str, n: int) -> Judge:
+    """Figs. 3 and 4's claims from their rows (E[T] per policy and load, the analytic rows)."""
+
+    def judge(rows: Sequence[Point]) -> list[Claim]:
+        at = {(r.series, r.x): r for r in rows}
+        return [
+            _least_claim(at, loads, sizes, n),
+            *_trend_claims(at, loads, sizes, n),
+            *_theory_claims(at, loads, sizes, n),
+        ]
+
+    return judge
 
 
 def _ratio_figure(ctx: Context, sizes: str, name: str, title: str) -> Outcome:
@@ -457,15 +478,7 @@ def _ratio_figure(ctx: Context, sizes: str, name: str, title: str) -> Outcome:
         *_et_rows(runs, (*RATIO_POLICIES, "srpt-1"), RATIO_LOADS),
         *_bound_rows(RATIO_LOADS, sizes),
     ]
-
-    def judge(rows: Sequence[Point]) -> list[Claim]:
-        at = {(r.series, r.x): r for r in rows}
-        return [
-            _least_claim(at, RATIO_LOADS, sizes, n),
-            *_trend_claims(at, RATIO_LOADS, sizes, n),
-            *_theory_claims(at, RATIO_LOADS, sizes, n),
-        ]
-
+    judge = ratio_judge(RATIO_LOADS, sizes, n)
     return judged(paths[:1], rows, judge, [f"{n:,} arrivals per point; numbers in {paths[2]}"])
 
 

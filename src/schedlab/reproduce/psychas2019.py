@@ -55,6 +55,7 @@ from schedlab.reproduce.ordering import BELOW, compare, describe, lower_claim
 from schedlab.reproduce.registry import (
     Claim,
     Context,
+    Judge,
     Outcome,
     Reproduction,
     judged,
@@ -432,7 +433,7 @@ def _comparable(p: Point, q: Point) -> bool:
     return p.stable and q.stable and 1 / COMPARABLE <= q.mean / p.mean <= COMPARABLE
 
 
-def fig4_judge(which: str, alphas: Sequence[float]) -> Callable[[Sequence[Point]], list[Claim]]:
+def fig4_judge(which: str, alphas: Sequence[float]) -> Judge:
     """Fig. 4(``which``)'s claims from its rows: one point per (algorithm, alpha) and the
     rounded bounds on alpha* (series 'alpha*', interval = the bounds)."""
 
