@@ -96,3 +96,39 @@ def test_cli_audit_reports_cannot_fail_and_exits_nonzero(monkeypatch, tmp_path):
     assert any(line.startswith("cannot fail") and "always true" in line for line in lines)
     assert sum(line.startswith("can fail") for line in lines) == 2
     assert not list(tmp_path.glob("runs/*.tmp*"))
+
+
+def test_cli_audit_all_audits_every_reproduction(monkeypatch, tmp_path):
+    """`--audit --all` goes on after a reproduction with a claim that cannot fail (two stand-in
+    reproductions built on the real judges, with synthetic rows)."""
+    from schedlab.reproduce import registry
+
+    loads = (0.8, 0.9, 0.95)
+    fake = [
+        registry.Reproduction(
+            "aaa-constant",
+            "psychas2019",
+            "Fig. 4(b)",
+            "stand-in",
+            lambda ctx: registry.judged(
+                [], psychas_rows(), constant_first(R.fig4_judge("b", (0.85, 0.95, 0.99))), []
+            ),
+        ),
+        registry.Reproduction(
+            "bbb-real",
+            "grosof2023",
+            "Fig. 3",
+            "stand-in",
+            lambda ctx: registry.judged(
+                [], grosof_rows(loads), G.ratio_judge(loads, "exponential", 10**6), []
+            ),
+        ),
+    ]
+    monkeypatch.setattr(registry, "all_reproductions", lambda: fake)
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["reproduce", "--audit", "--all", "--quick"])
+    assert result.exit_code == 1, result.output
+    assert "audit aaa-constant" in result.output and "audit bbb-real" in result.output
+    lines = [line.strip() for line in result.output.splitlines()]
+    assert sum(line.startswith("cannot fail") for line in lines) == 1
+    assert sum(line.startswith("can fail") for line in lines) == 2 + 7

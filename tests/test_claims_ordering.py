@@ -6,6 +6,7 @@ built on it, on synthetic rows with an unstable series (issue 35 item 1)."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from schedlab.report.figures import Point
 from schedlab.reproduce import psychas2019 as R
@@ -123,3 +124,20 @@ def test_grosof_least_claim_orders_by_intervals_and_stability():
     assert G._least_claim(at, (0.8,), "exponential", 10**6).verdict == PASS
     at[(G.LABELS["server-filling-srpt"], 0.8)] = unstable("ServerFilling-SRPT", 0.8, 0.1)
     assert G._least_claim(at, (0.8,), "exponential", 10**6).verdict == FAIL
+
+
+def test_swf_logs_bound_claim_never_passes_on_a_growing_bound():
+    from schedlab.reproduce import swf_logs as S
+
+    def rows(bound: Point, best: float) -> list[Point]:
+        out = [replace(bound, series=f"KTH: {S.POLICIES['srpt-1']}")]
+        for i, p in enumerate(p for p in S.POLICIES if p != "srpt-1"):
+            value = Point(f"KTH: {S.POLICIES[p]}", 0.9, best + i, NAN, NAN)
+            out.append(value if i < 2 else unstable(value.series, 0.9, 0.1))
+        return out
+
+    judge = S.bound_judge(["KTH"], (0.9,))
+    assert judge(rows(Point("b", 0.9, 5.0, NAN, NAN), 6.0))[0].verdict == PASS
+    assert judge(rows(Point("b", 0.9, 7.0, NAN, NAN), 6.0))[0].verdict == FAIL
+    # a growing bound: above every settled replay (FAIL), never a PASS on NaN
+    assert judge(rows(unstable("b", 0.9, 0.1), 6.0))[0].verdict == FAIL

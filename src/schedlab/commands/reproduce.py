@@ -88,8 +88,8 @@ def reproduce(
         if (name is None) == (not all_):
             fail("give a reproduction NAME or --all to --audit")
         entries = all_reproductions() if all_ else [get_reproduction(name)]
-        ok = all(_audit(e, quick, None if all_ else out_dir, workers, cluster) for e in entries)
-        if not ok:
+        results = [_audit(e, quick, None if all_ else out_dir, workers, cluster) for e in entries]
+        if not all(results):
             raise typer.Exit(1)
         return
     if name is None:
