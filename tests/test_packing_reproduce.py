@@ -70,3 +70,17 @@ def test_long_runs_are_stored_in_the_result_store_and_read_back_unchanged(tmp_pa
     np.testing.assert_equal(again.mean_queue, first.mean_queue)  # NaN == NaN (unstable run)
     assert again.extras == first.extras and again.seconds == first.seconds
     assert np.array_equal(again.time, first.time) and np.array_equal(again.queue, first.queue)
+
+
+def test_fig5_trace_source_reuses_a_converted_table(tmp_path, monkeypatch):
+    """A second run on the same directory finds the converted table and does not convert (nor
+    crash on the source's name, which only the conversion branch used to set)."""
+    from schedlab.reproduce.registry import Context
+
+    monkeypatch.delenv(R.TRACE_ENV, raising=False)
+    ctx = Context(quick=True, out=tmp_path)
+    target = tmp_path / f"alibaba2017_max_resource_{R.FIG5_QUICK_JOBS}.parquet"
+    target.write_bytes(b"")  # already converted
+    src = R.trace_source(ctx)
+    assert src.path == target and not src.natural
+    assert src.label.startswith("batch_task_v2017.csv.gz: alibaba2017")
