@@ -86,7 +86,7 @@ def test_audit_finds_a_constant_claim_on_two_reproductions():
 
 
 def test_cli_audit_reports_cannot_fail_and_exits_nonzero(monkeypatch, tmp_path):
-    monkeypatch.setattr(R, "FIG4_QUICK_ALPHAS", (0.85, 0.99))
+    monkeypatch.setattr(R, "FIG4_QUICK_ALPHAS", (0.85,))
     judge = R.fig4_judge
     monkeypatch.setattr(R, "fig4_judge", lambda which, alphas: constant_first(judge(which, alphas)))
     args = ["reproduce", "--audit", "psychas2019-fig4b", "--quick", "--out", str(tmp_path)]
