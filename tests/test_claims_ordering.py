@@ -141,3 +141,13 @@ def test_swf_logs_bound_claim_never_passes_on_a_growing_bound():
     assert judge(rows(Point("b", 0.9, 7.0, NAN, NAN), 6.0))[0].verdict == FAIL
     # a growing bound: above every settled replay (FAIL), never a PASS on NaN
     assert judge(rows(unstable("b", 0.9, 0.1), 6.0))[0].verdict == FAIL
+
+
+def test_psychas2018_above_goes_through_compare():
+    from schedlab.reproduce import psychas2018 as V
+
+    low, high = Point("a", 1, 10, 9, 11), Point("b", 1, 20, 18, 22)
+    assert V._above(high, low) and not V._above(low, high)
+    assert V._above(unstable("u", 1, 0.1), low) and not V._above(low, unstable("u", 1, 0.1))
+    assert not V._above(unstable("u", 1, 0.1), unstable("v", 1, 0.2))  # NOT RESOLVED
+    assert not V._above(Point("c", 1, 10.5, 9.5, 11.5), low)  # intervals overlap
