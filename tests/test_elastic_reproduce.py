@@ -69,7 +69,7 @@ def test_fig4_pipeline(tiny):
     rows = list(csv.DictReader(outcome.figures[3].open()))
     assert len(rows) == 2 * 4  # loads x simulated (mu_I, mu_E)
     assert {r["analysis_winner"] for r in rows} <= {"IF", "EF"}
-    assert len(outcome.claims) == 4
+    assert len(outcome.claims) == 5  # with the agreement claim (issue 35 item 4)
     assert outcome.claims[0].passed and outcome.claims[2].passed  # Thm 5, exact agrees
 
 

@@ -10,7 +10,6 @@ import pytest
 
 from schedlab.analysis.occupancy import co_location, time_in_mix
 from schedlab.model.compile import compile_model
-from schedlab.report.figures import Point
 from schedlab.reproduce import psychas2019 as R
 from schedlab.reproduce.registry import get_reproduction
 
@@ -46,20 +45,6 @@ def test_co_location_and_time_in_mix():
     assert time_in_mix(jobs, {0.4: 1, 0.6: 0}, 0.0, 20.0) == pytest.approx(13 / 20)
 
 
-def test_clearly_lower():
-    stable = Point("a", 1, 10, 9, 11)
-    higher = Point("b", 1, 20, 18, 22)
-    overlapping = Point("c", 1, 10.5, 9.5, 11.5)
-    growing = Point("d", 1, 500, np.nan, np.nan, stable=False)
-    growing_more = Point("e", 1, 900, np.nan, np.nan, stable=False)
-    assert R._lower(stable, higher) and not R._lower(higher, stable)
-    assert not R._lower(stable, overlapping)
-    # a growing queue: compare time-averages over the same run
-    assert R._lower(higher, growing) and not R._lower(growing, stable)
-    assert R._lower(growing, growing_more) and not R._lower(growing_more, growing)
-    assert R._lower(growing, Point("f", 1, 6e4, 5e4, 7e4))
-
-
 def test_trace_sizes_and_corollary_1_j(tmp_path):
     path = tmp_path / "t.parquet"
     size = np.r_[np.full(99, 0.3), 0.001]  # 1% of jobs below 1/2^J for every J <= 9
@@ -85,3 +70,17 @@ def test_long_runs_are_stored_in_the_result_store_and_read_back_unchanged(tmp_pa
     np.testing.assert_equal(again.mean_queue, first.mean_queue)  # NaN == NaN (unstable run)
     assert again.extras == first.extras and again.seconds == first.seconds
     assert np.array_equal(again.time, first.time) and np.array_equal(again.queue, first.queue)
+
+
+def test_fig5_trace_source_reuses_a_converted_table(tmp_path, monkeypatch):
+    """A second run on the same directory finds the converted table and does not convert (nor
+    crash on the source's name, which only the conversion branch used to set)."""
+    from schedlab.reproduce.registry import Context
+
+    monkeypatch.delenv(R.TRACE_ENV, raising=False)
+    ctx = Context(quick=True, out=tmp_path)
+    target = tmp_path / f"alibaba2017_max_resource_{R.FIG5_QUICK_JOBS}.parquet"
+    target.write_bytes(b"")  # already converted
+    src = R.trace_source(ctx)
+    assert src.path == target and not src.natural
+    assert src.label.startswith("batch_task_v2017.csv.gz: alibaba2017")

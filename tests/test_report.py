@@ -70,7 +70,7 @@ def tiny_fig2(tmp_path_factory) -> Path:
     finally:
         patch.undo()
     assert result.exit_code in (0, 1), result.output  # 1: a claim failed at this tiny scale
-    assert re.search(r"(PASS|FAIL) ServerFilling-SRPT has the least", result.output)
+    assert re.search(r"(PASS|FAIL|NOT RESOLVED) ServerFilling-SRPT has the least", result.output)
     return out
 
 

@@ -30,6 +30,15 @@ def reproduce(
     name: Annotated[str | None, typer.Argument(help="Reproduction name (see --list).")] = None,
     quick: Annotated[bool, typer.Option("--quick", help="Small, fast variant.")] = False,
     list_: Annotated[bool, typer.Option("--list", help="List the reproductions.")] = False,
+    audit: Annotated[
+        bool,
+        typer.Option(
+            "--audit",
+            help="Claims audit: re-evaluate each claim on mutated copies of the results and "
+            "report whether some mutation makes it FAIL (exit 1 if a claim cannot fail).",
+        ),
+    ] = False,
+    all_: Annotated[bool, typer.Option("--all", help="With --audit: every reproduction.")] = False,
     out_dir: Annotated[
         Path | None,
         typer.Option("--out", help="Output directory (default: out/reproduce/NAME[-quick])."),
@@ -73,10 +82,20 @@ def reproduce(
                 highlight=False,
             )
         return
+    if all_ and not audit:
+        fail("--all goes with --audit: schedlab reproduce --audit --all [--quick]")
+    if audit:
+        if (name is None) == (not all_):
+            fail("give a reproduction NAME or --all to --audit")
+        entries = all_reproductions() if all_ else [get_reproduction(name)]
+        results = [_audit(e, quick, None if all_ else out_dir, workers, cluster) for e in entries]
+        if not all(results):
+            raise typer.Exit(1)
+        return
     if name is None:
         fail("give a reproduction NAME or --list")
     entry = get_reproduction(name)
-    target = out_dir or Path("out") / "reproduce" / (entry.name + ("-quick" if quick else ""))
+    target = _target(entry, quick, out_dir)
     out.print(
         f"[bold]{escape(entry.name)}[/]: {escape(entry.title)} "
         f"({entry.paper}, {entry.figure}){' — quick variant' if quick else ''}"
@@ -88,8 +107,7 @@ def reproduce(
         )
     record_outcome(entry, outcome, target, quick, started)
     for claim in outcome.claims:
-        status = "[green]PASS[/]" if claim.passed else "[red]FAIL[/]"
-        out.print(f"{status} {escape(claim.text)}\n      {escape(claim.evidence)}")
+        out.print(f"{_badge(claim.verdict)} {escape(claim.text)}\n      {escape(claim.evidence)}")
     for note in outcome.notes:
         out.print(f"[dim]note:[/] {escape(note)}")
     for path in outcome.figures:
@@ -97,6 +115,50 @@ def reproduce(
     out.print(f"report: schedlab report {target}", highlight=False)
     if not outcome.passed:
         raise typer.Exit(1)
+
+
+def _target(entry: Any, quick: bool, out_dir: Path | None) -> Path:
+    return out_dir or Path("out") / "reproduce" / (entry.name + ("-quick" if quick else ""))
+
+
+def _audit(
+    entry: Any, quick: bool, out_dir: Path | None, workers: int | None, cluster: str | None
+) -> bool:
+    """Run (or read back) ``entry``'s results, audit its claims (schedlab.reproduce.audit) and
+    print one line per claim; False when a claim cannot fail."""
+    from schedlab.reproduce.audit import CANNOT_FAIL, audit
+    from schedlab.reproduce.registry import Context
+
+    target = _target(entry, quick, out_dir)
+    out.print(f"[bold]audit {escape(entry.name)}[/]{' (quick)' if quick else ''}: {target}")
+    with runs_progress() as progress:
+        outcome = entry.run(
+            Context(quick=quick, out=target, workers=workers, cluster=cluster, progress=progress)
+        )
+    if outcome.judge is None:
+        for claim in outcome.claims:
+            out.print(
+                f"  [red]{CANNOT_FAIL}[/] [{claim.verdict}] {escape(claim.text)}\n"
+                "      not auditable: this reproduction's claims are not a function of its rows"
+            )
+        return not outcome.claims
+    ok = True
+    for a in audit(outcome.rows, outcome.judge):
+        color = {CANNOT_FAIL: "red"}.get(a.status, "green" if a.failing else "yellow")
+        shown = ", ".join(a.failing[:3]) + (
+            f" (+{len(a.failing) - 3} more)" if len(a.failing) > 3 else ""
+        )
+        out.print(
+            f"  [{color}]{a.status}[/] [{a.verdict}] {escape(a.text)}"
+            + (f"\n      FAILs under: {escape(shown)}" if a.failing else "")
+        )
+        ok &= a.status != CANNOT_FAIL
+    return ok
+
+
+def _badge(verdict: str) -> str:
+    color = {"PASS": "green", "FAIL": "red"}.get(verdict, "yellow")
+    return f"[{color}]{verdict}[/]"
 
 
 def record_outcome(

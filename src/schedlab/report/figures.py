@@ -80,6 +80,7 @@ class Point:
     stable: bool = True
     reliable: bool = True
     analytic: bool = False
+    growth: float = math.nan  # an unstable run's queue growth per unit time (claims only)
 
 
 def policy_colors(names: Iterable[str]) -> dict[str, str]:

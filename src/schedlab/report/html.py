@@ -343,10 +343,11 @@ def _claims_html(record: ExperimentRecord | None) -> str:
         return ""
     items = []
     for c in record.claims:
-        badge = '<span class="pass">PASS</span>' if c.passed else '<span class="fail">FAIL</span>'
+        verdict = c.verdict or ("PASS" if c.passed else "FAIL")
+        badge = f'<span class="{"pass" if c.passed else "fail"}">{verdict}</span>'
         evidence = "".join(f"<li>{_e(e.strip())}</li>" for e in c.evidence.split("; ") if e.strip())
         items.append(f"<p>{badge} {_e(c.text)}</p><ul class='evidence'>{evidence}</ul>")
-    passed = sum(c.passed for c in record.claims)
+    passed = sum((c.verdict or "PASS") == "PASS" and c.passed for c in record.claims)
     return f'<h2 id="claims">Claims: {passed} of {len(record.claims)} pass</h2>' + "".join(items)
 
 

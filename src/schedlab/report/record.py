@@ -36,6 +36,7 @@ class ClaimRecord(_Record):
     text: str
     passed: bool
     evidence: str = ""
+    verdict: str = ""  # PASS, FAIL, NOT RESOLVED or NOT CHECKED ("" in older records)
 
 
 class Provenance(_Record):
@@ -76,7 +77,15 @@ class ClaimLike(Protocol):
 
 
 def claims_of(claims: Iterable[ClaimLike]) -> list[ClaimRecord]:
-    return [ClaimRecord(text=c.text, passed=c.passed, evidence=c.evidence) for c in claims]
+    return [
+        ClaimRecord(
+            text=c.text,
+            passed=c.passed,
+            evidence=c.evidence,
+            verdict=getattr(c, "verdict", "PASS" if c.passed else "FAIL"),
+        )
+        for c in claims
+    ]
 
 
 def provenance(

@@ -23,7 +23,10 @@ relaxation times, so the simulated SRPT-1 there, as in the paper, underestimates
 
 from __future__ import annotations
 
+import itertools
 import math
+from collections.abc import Sequence
+from dataclasses import replace
 from functools import cache
 from typing import Any
 
@@ -33,7 +36,17 @@ from schedlab.experiments.stats import joint_widening
 from schedlab.model.compile import compile_model
 from schedlab.model.spec import SimulationSpec, parse_spec
 from schedlab.report.figures import Point, line_plot, policy_colors
-from schedlab.reproduce.registry import Claim, Context, Outcome, Reproduction, register
+from schedlab.reproduce.ordering import BELOW, compare, describe, lower_claim
+from schedlab.reproduce.registry import (
+    NOT_CHECKED,
+    Claim,
+    Context,
+    Judge,
+    Outcome,
+    Reproduction,
+    judged,
+    register,
+)
 
 K = 8
 NEEDS = (1, 2, 4, 8)
@@ -60,6 +73,12 @@ COLORS = policy_colors(LABELS.values())  # one colour per policy in Figs. 2-4
 FIG2_LOADS = (0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 0.98, 0.99)
 RATIO_LOADS = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995, 0.999)
 LIMIT_GRID = tuple(round(0.40 + 0.01 * i, 2) for i in range(51))  # 0.40 ... 0.90
+LIMIT_POLICIES = ("greedy-srpt", "first-fit-srpt")
+LIMIT = " (0.01 grid)"  # suffix of the stability-limit runs' series
+FORMULA = "SRPT-1, M/G/1-SRPT formula"
+THEOREM = "Theorem 4.1 upper bound"
+TREND_FROM = 0.8  # trends as rho -> 1 are judged on the judged loads from here up
+FALL = 0.75  # "falls toward 1": excess over 1 at the heaviest judged load <= FALL x at the lightest
 
 
 def spec(policy: str, load: float, arrivals: int, sizes: str) -> SimulationSpec:
@@ -100,45 +119,81 @@ def long_enough(load: float, sizes: str, arrivals: int) -> bool:
     return arrivals >= relaxation_arrivals(load, SCV[sizes])
 
 
-def _theory_claims(runs: dict, loads: tuple[float, ...], sizes: str, arrivals: int) -> list[Claim]:
+def _judged(loads: Sequence[float], sizes: str, arrivals: int) -> list[float]:
+    return [load for load in loads if long_enough(load, sizes, arrivals)]
+
+
+def _et_rows(runs: dict, policies: Sequence[str], loads: Sequence[float]) -> list[Point]:
+    """One row per (policy, load): the simulated E[T] with its 95% interval (NaN when
+    unstable)."""
+    return [
+        Point(
+            LABELS[p],
+            load,
+            runs[(p, load)]["mean_response_time"],
+            runs[(p, load)]["mean_response_time_lo"],
+            runs[(p, load)]["mean_response_time_hi"],
+            bool(runs[(p, load)]["stable"]),
+        )
+        for p in policies
+        for load in loads
+    ]
+
+
+def _bound_rows(loads: Sequence[float], sizes: str) -> list[Point]:
+    """The analytic SRPT-1 (M/G/1-SRPT formula) and Theorem 4.1's upper bound at each load."""
+    return [
+        Point(series, load, value, value, value, analytic=True)
+        for load in loads
+        for b in [bounds(load, sizes)]
+        for series, value in ((FORMULA, b.lower), (THEOREM, b.upper))
+    ]
+
+
+def _theory_claims(at: dict, loads: Sequence[float], sizes: str, arrivals: int) -> list[Claim]:
     """Simulated SRPT-1 vs the M/G/1-SRPT formula (the 95% half-widths widened to a joint 95%
     level over the loads, Bonferroni), and ServerFilling-SRPT within Theorem 4.1's bounds.
 
     A run shorter than 100 relaxation times (:func:`long_enough`) starts from empty and is
     biased low beyond what its batch-means interval shows: those loads are reported, not
     judged."""
-    judged = [load for load in loads if long_enough(load, sizes, arrivals)]
+    judged = _judged(loads, sizes, arrivals)
     z = joint_widening(len(judged))
     agree, rows_a, inside, rows_b = True, [], True, []
     for load in loads:
-        b = bounds(load, sizes)
-        sim = runs[("srpt-1", load)]
         if load not in judged:
             rows_a.append(f"rho={load}: run too short to compare")
-        elif sim["stable"]:
-            half = (sim["mean_response_time_hi"] - sim["mean_response_time_lo"]) / 2
-            ok = abs(sim["mean_response_time"] - b.lower) <= z * half
-            agree &= ok
-            rows_a.append(
-                f"rho={load}: {sim['mean_response_time']:.4g} ± {z * half:.2g} vs {b.lower:.4g}"
-                + ("" if ok else " MISMATCH")
-            )
-        sfs = runs[("server-filling-srpt", load)]
-        if load not in judged:
             rows_b.append(f"rho={load}: run too short to compare")
             continue
-        ok = sfs["stable"] and b.lower <= sfs["mean_response_time_hi"]
-        ok = ok and sfs["mean_response_time_lo"] <= b.upper
+        lower, upper = at[(FORMULA, load)].mean, at[(THEOREM, load)].mean
+        sim = at[(LABELS["srpt-1"], load)]
+        half = (sim.hi - sim.lo) / 2
+        ok = sim.stable and abs(sim.mean - lower) <= z * half
+        agree &= ok
+        rows_a.append(
+            f"rho={load}: {describe(sim)} (± {z * half:.2g} jointly) vs {lower:.4g}"
+            + ("" if ok else " MISMATCH")
+        )
+        sfs = at[(LABELS["server-filling-srpt"], load)]
+        ok = sfs.stable and lower <= sfs.hi and sfs.lo <= upper
         inside &= ok
+        share = (sfs.mean - lower) / (upper - lower) if upper > lower else math.nan
         rows_b.append(
-            f"rho={load}: {b.lower:.4g} <= {_fmt(_mean(sfs))} <= {b.upper:.4g}"
-            + ("" if ok else " VIOLATED")
+            f"rho={load}: {lower:.4g} <= {describe(sfs)} <= {upper:.4g} "
+            f"({share:.0%} of the gap)" + ("" if ok else " VIOLATED")
         )
     return [
-        Claim("simulated SRPT-1 agrees with the M/G/1-SRPT formula", agree, "; ".join(rows_a)),
         Claim(
-            "ServerFilling-SRPT lies between SRPT-1 and Theorem 4.1's upper bound",
-            inside,
+            "simulated SRPT-1 agrees with the M/G/1-SRPT formula (joint 95% level over the "
+            "judged loads)",
+            agree and bool(judged),
+            "; ".join(rows_a),
+        ),
+        Claim(
+            "sanity bound: ServerFilling-SRPT lies between SRPT-1 and Theorem 4.1's upper bound "
+            "(the bound is loose, about 10x the simulation at rho 0.9: this catches gross "
+            "errors only; the share of the gap used is shown)",
+            inside and bool(judged),
             "; ".join(rows_b),
         ),
     ]
@@ -161,53 +216,50 @@ def _run(
     return {key: recs[0] for key, recs in zip(keys, records, strict=True)}
 
 
-def _mean(rec: dict[str, Any]) -> float:
-    return rec["mean_response_time"] if rec["stable"] else math.inf
-
-
 def _fmt(x: float) -> str:
     return "unstable" if not math.isfinite(x) else f"{x:.4g}"
 
 
-def _least_claim(runs: dict, loads: tuple[float, ...], sizes: str, arrivals: int) -> Claim:
-    """ServerFilling-SRPT has the least E[T] of the multiserver-job policies at every load (loads
-    the run is too short for, see :func:`long_enough`, are listed but not judged)."""
-    losses, rows = [], []
+def _least_claim(at: dict, loads: Sequence[float], sizes: str, arrivals: int) -> Claim:
+    """ServerFilling-SRPT has the least E[T] of the multiserver-job policies at every judged load
+    (:func:`long_enough`): below each other policy by :func:`compare` (95% intervals apart, or
+    the other unstable); overlapping intervals leave a load NOT RESOLVED."""
+    orders, rows = [], []
+    sfs_label = LABELS["server-filling-srpt"]
     for load in loads:
         if not long_enough(load, sizes, arrivals):
             rows.append(f"rho={load}: run too short to judge")
             continue
-        sfs = runs[("server-filling-srpt", load)]
-        others = {
-            p: _mean(runs[(p, load)])
+        sfs = at[(sfs_label, load)]
+        here = [
+            (LABELS[p], compare(sfs, at[(LABELS[p], load)]))
             for p in MSJ_POLICIES
-            if (p, load) in runs and p != "server-filling-srpt"
-        }
-        best_other = min(others, key=others.get)
-        ok = sfs["stable"] and _mean(sfs) < others[best_other]
-        significant = ok and (
-            not math.isfinite(others[best_other])
-            or sfs["mean_response_time_hi"] < runs[(best_other, load)]["mean_response_time_lo"]
-        )
+            if p != "server-filling-srpt" and (LABELS[p], load) in at
+        ]
+        orders += [o for _, o in here]
+        others = [at[(name, load)] for name, _ in here]
+        best = min(others, key=lambda q: q.mean if q.stable else math.inf)
+        worst = [f"{name}: {o.reason}" for name, o in here if o.order != BELOW]
         rows.append(
-            f"rho={load}: SF-SRPT {_fmt(_mean(sfs))} vs best other "
-            f"{LABELS[best_other]} {_fmt(others[best_other])}"
-            f"{'' if significant or not ok else ' (CIs overlap)'}"
+            f"rho={load}: SF-SRPT {describe(sfs)} vs best other {best.series} {describe(best)}"
+            + (f" ({'; '.join(worst)})" if worst else "")
         )
-        if not ok:
-            losses.append(load)
-    return Claim(
-        "ServerFilling-SRPT has the least mean response time at every load",
-        not losses,
-        "; ".join(rows) + (f"; NOT least at {losses}" if losses else ""),
+    return lower_claim(
+        "ServerFilling-SRPT has the least mean response time at every load the run can judge "
+        "(§6; 95% intervals apart, or the other policy unstable)",
+        orders,
+        "; ".join(rows),
+        clear=False,
     )
 
 
-def _ratio(runs: dict, policy: str, load: float) -> float:
-    a, b = runs[(policy, load)], runs[("srpt-1", load)]
-    if not (a["stable"] and b["stable"]):
+def _ratio(at: dict, series: str, load: float) -> float:
+    """E[T] of ``series`` over the simulated SRPT-1's; inf when the policy is unstable, NaN when
+    SRPT-1 is."""
+    a, b = at[(series, load)], at[(LABELS["srpt-1"], load)]
+    if not b.stable:
         return math.nan
-    return a["mean_response_time"] / b["mean_response_time"]
+    return a.mean / b.mean if a.stable else math.inf
 
 
 def _ratio_points(runs: dict, loads: tuple[float, ...]) -> list[Point]:
@@ -216,10 +268,10 @@ def _ratio_points(runs: dict, loads: tuple[float, ...]) -> list[Point]:
     for policy in RATIO_POLICIES:
         for load in loads:
             a, b = runs[(policy, load)], runs[("srpt-1", load)]
-            ratio = _ratio(runs, policy, load)
-            if math.isnan(ratio):
+            if not (a["stable"] and b["stable"]):
                 points.append(Point(LABELS[policy], load, math.nan, math.nan, math.nan, False))
                 continue
+            ratio = a["mean_response_time"] / b["mean_response_time"]
             rel = math.hypot(
                 (a["mean_response_time_hi"] - a["mean_response_time_lo"])
                 / 2
@@ -232,64 +284,92 @@ def _ratio_points(runs: dict, loads: tuple[float, ...]) -> list[Point]:
     return points
 
 
-def _trend_claims(runs: dict, loads: tuple[float, ...]) -> list[Claim]:
-    heavy = [load for load in loads if load >= 0.9]
-    ratios = {p: {load: _ratio(runs, p, load) for load in heavy} for p in RATIO_POLICIES}
-    sfs = ratios["server-filling-srpt"]
-    stable_sfs = [load for load in heavy if math.isfinite(sfs[load])]
-    top = stable_sfs[-1] if stable_sfs else None
+def _trend_claims(at: dict, loads: Sequence[float], sizes: str, arrivals: int) -> list[Claim]:
+    """The §6 trends as rho -> 1, on the loads from TREND_FROM the run can judge (NOT CHECKED
+    when fewer than three): ServerFilling-SRPT's ratio to SRPT-1 strictly decreasing, its excess
+    over 1 at the heaviest judged load at most FALL times that at the lightest; the others'
+    ratios strictly increasing (an unstable policy counts as an infinite ratio) and above
+    ServerFilling-SRPT's at the heaviest judged load."""
+    trend = [load for load in _judged(loads, sizes, arrivals) if load >= TREND_FROM]
+    skipped = [load for load in loads if load >= TREND_FROM and load not in trend]
+    where = f"judged loads {trend}" + (f"; too short to judge: {skipped}" if skipped else "")
+    sfs_label = LABELS["server-filling-srpt"]
+    texts = [
+        f"ServerFilling-SRPT's ratio to SRPT-1 falls toward 1 as rho -> 1 (§6, Fig. 3/4: strictly "
+        f"decreasing over the judged loads >= {TREND_FROM}, and its excess over 1 at the heaviest "
+        f"at most {FALL:g} x that at the lightest)",
+        *(
+            f"{LABELS[p]}'s ratio to SRPT-1 grows as rho -> 1 (§6: strictly increasing over the "
+            f"judged loads >= {TREND_FROM}, unstable = infinite, and above ServerFilling-SRPT's "
+            "at the heaviest)"
+            for p in RATIO_POLICIES[1:]
+        ),
+    ]
+    if len(trend) < 3:
+        return [
+            Claim(t, True, f"fewer than three judged loads >= {TREND_FROM}: {where}", NOT_CHECKED)
+            for t in texts
+        ]
+    sfs = [_ratio(at, sfs_label, load) for load in trend]
+    excess = [r - 1 for r in sfs]
     falls = (
-        bool(top) and sfs[top] < sfs[heavy[0]] and sfs[top] == min(sfs[load] for load in stable_sfs)
+        all(math.isfinite(r) for r in sfs)
+        and all(a > b for a, b in itertools.pairwise(sfs))
+        and excess[-1] <= FALL * excess[0]
     )
     claims = [
         Claim(
-            "ServerFilling-SRPT's ratio to SRPT-1 falls toward 1 as rho -> 1",
+            texts[0],
             falls,
-            ", ".join(f"rho={load}: {_fmt(sfs[load])}" for load in heavy),
+            ", ".join(f"rho={load}: {_fmt(r)}" for load, r in zip(trend, sfs, strict=True))
+            + f"; excess over 1 {excess[-1]:.3g} vs {excess[0]:.3g} ({where})",
         )
     ]
-    for policy in RATIO_POLICIES[1:]:
-        r = ratios[policy]
-        finite = [load for load in heavy if math.isfinite(r[load])]
+    for text, policy in zip(texts[1:], RATIO_POLICIES[1:], strict=True):
+        r = [_ratio(at, LABELS[policy], load) for load in trend]
+        finite = [x for x in r if math.isfinite(x)]
         grows = (
-            len(finite) >= 2
-            and r[finite[-1]] > r[finite[0]]
-            and r[finite[-1]] > sfs.get(finite[-1], math.inf)
+            not any(math.isnan(x) for x in r)
+            and all(a < b or a == b == math.inf for a, b in itertools.pairwise(r))
+            and bool(finite)
+            and r[-1] > sfs[-1]
         )
-        unstable_tail = [load for load in heavy if not math.isfinite(r[load])]
         claims.append(
             Claim(
-                f"{LABELS[policy]}'s ratio to SRPT-1 grows as rho -> 1",
+                text,
                 grows,
-                ", ".join(f"rho={load}: {_fmt(r[load])}" for load in heavy)
-                + (
-                    f" (no steady state within the run at {unstable_tail})" if unstable_tail else ""
-                ),
+                ", ".join(f"rho={load}: {_fmt(x)}" for load, x in zip(trend, r, strict=True))
+                + f" ({where})",
             )
         )
     return claims
 
 
-def _limits(ctx: Context, sizes: str) -> tuple[Claim, list[str]]:
-    """GreedySRPT and FirstFitSRPT: last stable and first unstable load on a 0.01 grid."""
+def _limit_rows(ctx: Context, sizes: str) -> list[Point]:
+    """GreedySRPT and FirstFitSRPT on the 0.01 grid (their stability limits)."""
     n = 100_000 if ctx.quick else 1_000_000
-    runs = _run(ctx, ("greedy-srpt", "first-fit-srpt"), LIMIT_GRID, sizes, arrivals=n)
+    runs = _run(ctx, LIMIT_POLICIES, LIMIT_GRID, sizes, arrivals=n)
+    return [
+        replace(pt, series=pt.series + LIMIT) for pt in _et_rows(runs, LIMIT_POLICIES, LIMIT_GRID)
+    ]
+
+
+def _limit_claim(at: dict, grid: Sequence[float], n: int) -> Claim:
+    """GreedySRPT and FirstFitSRPT: last stable and first unstable load on the grid."""
     notes, ok = [], True
-    for policy in ("greedy-srpt", "first-fit-srpt"):
-        stable = [load for load in LIMIT_GRID if runs[(policy, load)]["stable"]]
-        unstable = [load for load in LIMIT_GRID if not runs[(policy, load)]["stable"]]
+    for policy in LIMIT_POLICIES:
+        stable = [load for load in grid if at[(LABELS[policy] + LIMIT, load)].stable]
+        unstable = [load for load in grid if load not in stable]
         first_unstable = min(unstable) if unstable else math.inf
         last_stable = max(stable) if stable else -math.inf
-        ok &= first_unstable <= 0.85 and all(
-            load in unstable for load in LIMIT_GRID if load >= 0.85
-        )
+        ok &= first_unstable <= 0.85 and all(load in unstable for load in grid if load >= 0.85)
         notes.append(
             f"{LABELS[policy]}: stable up to {last_stable}, unstable from "
             f"{first_unstable} ({n:,} arrivals per load, 0.01 grid)"
         )
     return Claim(
-        "GreedySRPT and FirstFitSRPT are unstable at every load >= 0.85", ok, "; ".join(notes)
-    ), notes
+        "GreedySRPT and FirstFitSRPT are unstable at every load >= 0.85 (§6)", ok, "; ".join(notes)
+    )
 
 
 def _figure_et(
@@ -326,28 +406,56 @@ def _figure_et(
 
 
 def fig2(ctx: Context) -> Outcome:
-    runs = _run(ctx, (*MSJ_POLICIES, "srpt-1"), FIG2_LOADS, "exponential")
+    loads, n = FIG2_LOADS, _arrivals(ctx)
+    runs = _run(ctx, (*MSJ_POLICIES, "srpt-1"), loads, "exponential")
     paths = _figure_et(
         ctx,
         runs,
-        FIG2_LOADS,
+        loads,
         "exponential",
         "grosof2023-fig2",
         "Paper 004 Fig. 2: k=8, K uniform on {1,2,4,8}, S ~ Exp(1)",
     )
-    limit_claim, _ = _limits(ctx, "exponential")
-    return Outcome(
-        figures=paths[:1],
-        claims=[
-            _least_claim(runs, FIG2_LOADS, "exponential", _arrivals(ctx)),
-            limit_claim,
-            *_theory_claims(runs, FIG2_LOADS, "exponential", _arrivals(ctx)),
-        ],
-        notes=[f"{_arrivals(ctx):,} arrivals per point; numbers in {paths[2]}"],
-    )
+    rows = [
+        *_et_rows(runs, (*MSJ_POLICIES, "srpt-1"), loads),
+        *_bound_rows(loads, "exponential"),
+        *_limit_rows(ctx, "exponential"),
+    ]
+    judge = fig2_judge(loads, n, LIMIT_GRID, 100_000 if ctx.quick else 1_000_000)
+    return judged(paths[:1], rows, judge, [f"{n:,} arrivals per point; numbers in {paths[2]}"])
+
+
+def fig2_judge(loads: Sequence[float], n: int, grid: Sequence[float], limit_n: int) -> Judge:
+    """Fig. 2's claims from its rows (E[T] per policy and load, the analytic rows, and the
+    stability-limit runs on ``grid``)."""
+
+    def judge(rows: Sequence[Point]) -> list[Claim]:
+        at = {(r.series, r.x): r for r in rows}
+        return [
+            _least_claim(at, loads, "exponential", n),
+            _limit_claim(at, grid, limit_n),
+            *_theory_claims(at, loads, "exponential", n),
+        ]
+
+    return judge
+
+
+def ratio_judge(loads: Sequence[float], sizes: str, n: int) -> Judge:
+    """Figs. 3 and 4's claims from their rows (E[T] per policy and load, the analytic rows)."""
+
+    def judge(rows: Sequence[Point]) -> list[Claim]:
+        at = {(r.series, r.x): r for r in rows}
+        return [
+            _least_claim(at, loads, sizes, n),
+            *_trend_claims(at, loads, sizes, n),
+            *_theory_claims(at, loads, sizes, n),
+        ]
+
+    return judge
 
 
 def _ratio_figure(ctx: Context, sizes: str, name: str, title: str) -> Outcome:
+    n = _arrivals(ctx)
     runs = _run(ctx, (*RATIO_POLICIES, "srpt-1"), RATIO_LOADS, sizes)
     points = _ratio_points(runs, RATIO_LOADS)
     points += [
@@ -366,16 +474,12 @@ def _ratio_figure(ctx: Context, sizes: str, name: str, title: str) -> Outcome:
         ratio=True,
         colors=COLORS,
     )
-    claims = [
-        _least_claim(runs, RATIO_LOADS, sizes, _arrivals(ctx)),
-        *_trend_claims(runs, RATIO_LOADS),
-        *_theory_claims(runs, RATIO_LOADS, sizes, _arrivals(ctx)),
+    rows = [
+        *_et_rows(runs, (*RATIO_POLICIES, "srpt-1"), RATIO_LOADS),
+        *_bound_rows(RATIO_LOADS, sizes),
     ]
-    return Outcome(
-        figures=paths[:1],
-        claims=claims,
-        notes=[f"{_arrivals(ctx):,} arrivals per point; numbers in {paths[2]}"],
-    )
+    judge = ratio_judge(RATIO_LOADS, sizes, n)
+    return judged(paths[:1], rows, judge, [f"{n:,} arrivals per point; numbers in {paths[2]}"])
 
 
 def fig3(ctx: Context) -> Outcome:

@@ -41,6 +41,7 @@ from schedlab.experiments.stats import summarize
 from schedlab.model.spec import SimulationSpec, parse_spec
 from schedlab.optim.vm_capacity import ServerType, max_scaling
 from schedlab.report.figures import Point, line_plot
+from schedlab.reproduce.ordering import ABOVE, compare
 from schedlab.reproduce.psychas2019 import LongRun, run_long
 from schedlab.reproduce.registry import Claim, Context, Outcome, Reproduction, register
 
@@ -430,10 +431,9 @@ def _fmt(p: Point) -> str:
 
 
 def _above(p: Point, q: Point) -> bool:
-    """p clearly above q: p unstable while q is stable, or 95% intervals apart."""
-    if not p.stable:
-        return q.stable
-    return q.stable and p.lo > q.hi
+    """p clearly above q (:func:`compare`): p unstable while q is stable, or 95% intervals
+    apart; two unstable runs are not ordered."""
+    return compare(p, q).order == ABOVE
 
 
 def _scaling_claims(pts: dict[tuple, Point], xs, what: str) -> list[Claim]:

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -51,7 +51,16 @@ from schedlab.optim.capacity_lp import lp_over_configurations, max_workload
 from schedlab.optim.rounded_bounds import SizeLaw, rounded_bounds
 from schedlab.report.figures import Point, line_plot
 from schedlab.report.points import timeseries_points
-from schedlab.reproduce.registry import Claim, Context, Outcome, Reproduction, register
+from schedlab.reproduce.ordering import BELOW, compare, describe, lower_claim
+from schedlab.reproduce.registry import (
+    Claim,
+    Context,
+    Judge,
+    Outcome,
+    Reproduction,
+    judged,
+    register,
+)
 from schedlab.workloads.trace_table import job_sizes
 
 SEED = 2019
@@ -69,7 +78,10 @@ FIG5_QUICK_JOBS = 1_000_000  # shorter windows end before the cluster fills (mea
 FIG5_BASE_LOAD = 0.6  # Alibaba replay: offered load at scaling 1 (inferred, see run_fig5)
 TRACE_ENV = "SCHEDLAB_PSYCHAS2019_TRACE"
 ALIBABA = "alibaba/batch_task_v2017.csv.gz"  # in the data folder (schedlab.datasets)
-COMPARABLE = 2.0  # "comparable": mean queue sizes within a factor 2
+COMPARABLE = (
+    1.5  # "comparable": within a factor 1.5; a "clear advantage" needs more (and CIs apart)
+)
+LOCKED = 0.9  # "locks into (2,1)": at least 90% of the second half spent in configuration (2,1)
 
 
 def _name(policy: str) -> str:
@@ -90,6 +102,21 @@ def run_long(
 
 def _series_points(run: LongRun) -> list[Point]:
     return timeseries_points(_name(run.policy), run.time, run.queue)
+
+
+def _long_row(series: str, run: LongRun) -> Point:
+    """A long run as a claims row: its mean queue (NaN when unstable) and growth rate."""
+    mean = run.mean_queue if run.stable else math.nan
+    return Point(series, 0.0, mean, math.nan, math.nan, run.stable, growth=run.slope())
+
+
+def _value(series: str, value: float) -> Point:
+    """A computed number (an LP value, a count) as a claims row."""
+    return Point(series, 0.0, float(value), math.nan, math.nan, analytic=True)
+
+
+def _rows(rows: Sequence[Point]) -> dict[str, Point]:
+    return {r.series: r for r in rows}
 
 
 # ---------------------------------------------------------------------------------- Fig. 3(a)
@@ -147,46 +174,60 @@ def run_fig3a(ctx: Context) -> Outcome:
         title="Paper 000 Fig. 3(a): sizes 0.4/0.6, one server, 0.014 arrivals/slot",
     )
     lp = max_workload([0.4, 0.6], [0.5, 0.5])
-    lam_star = lp.arrival_rate(100)
-    lam_vqs = lp_over_configurations([[2, 0], [0, 1]], [0.5, 0.5]) / 100
-    vqs = runs["vqs"]
-    drift = 0.014 - lam_vqs
-    claims = [
-        Claim(
-            "configuration (1,1) makes any arrival rate below 0.02 per slot supportable: "
-            "lambda* = rho* mu = 0.02 (eq. (4))",
-            abs(lam_star - 0.02) < 1e-12,
-            f"capacity LP: rho* = {lp.rho_star:.12g}, lambda* = {lam_star:.12g} per slot, "
-            f"optimal configurations {lp.configurations[0].tolist()}",
+    rows = [
+        _value("lambda*", lp.arrival_rate(100)),
+        _value(
+            "lambda over VQS's packings", lp_over_configurations([[2, 0], [0, 1]], [0.5, 0.5]) / 100
         ),
-        Claim(
-            "VQS schedules either two jobs of size 0.4 or one of size 0.6, so it cannot support "
-            "more than 2/3 x 0.02 = 0.0133 per slot",
-            abs(lam_vqs - 0.02 * 2 / 3) < 1e-12 and vqs.extras["co_located_04_06"] == 0,
-            f"LP over VQS's packings {{(2,0), (0,1)}}: lambda = {lam_vqs:.6g}; in the simulation "
-            f"a 0.4 and a 0.6 job ran together {vqs.extras['co_located_04_06']} times under VQS, "
-            f"{runs['bf-js'].extras['co_located_04_06']} times under BF-J/S",
-        ),
-        Claim(
-            "VQS is unstable at 0.014 arrivals per slot (the total queue grows)",
-            not vqs.stable and vqs.slope() > 0,
-            f"{slots:.0f} slots: instability flag: {vqs.instability or 'none'}; queue growth over "
-            f"the second half {vqs.slope():.3g} jobs/slot (fluid drift 0.014 - {lam_vqs:.4g} = "
-            f"{drift:.3g}); final queue {vqs.queue[-1]:.0f}",
-        ),
-        Claim(
-            "BF-J/S and VQS-BF are stable at 0.014 arrivals per slot",
-            runs["bf-js"].stable and runs["vqs-bf"].stable,
-            "; ".join(
-                f"{_name(p)}: stable={runs[p].stable}, mean queue {runs[p].mean_queue:.3g}, "
-                f"max {runs[p].queue.max():.0f}, growth {runs[p].slope():.2g} jobs/slot"
-                for p in ("bf-js", "vqs-bf")
-            ),
+        *(_long_row(_name(p), runs[p]) for p in FIG3_POLICIES),
+        *(
+            _value(f"{_name(p)} 0.4+0.6 together", runs[p].extras["co_located_04_06"])
+            for p in FIG3_POLICIES
         ),
     ]
-    return Outcome(
+    configurations = lp.configurations[0].tolist()
+
+    def judge(rows: Sequence[Point]) -> list[Claim]:
+        at = _rows(rows)
+        lam_star, lam_vqs = at["lambda*"].mean, at["lambda over VQS's packings"].mean
+        vqs = at["VQS"]
+        together = {p: at[f"{_name(p)} 0.4+0.6 together"].mean for p in FIG3_POLICIES}
+        return [
+            Claim(
+                "configuration (1,1) makes any arrival rate below 0.02 per slot supportable: "
+                "lambda* = rho* mu = 0.02 (eq. (4))",
+                abs(lam_star - 0.02) < 1e-12,
+                f"capacity LP: lambda* = {lam_star:.12g} per slot, optimal configurations "
+                f"{configurations}",
+            ),
+            Claim(
+                "VQS schedules either two jobs of size 0.4 or one of size 0.6, so it cannot "
+                "support more than 2/3 x 0.02 = 0.0133 per slot",
+                abs(lam_vqs - 0.02 * 2 / 3) < 1e-12 and together["vqs"] == 0,
+                f"LP over VQS's packings {{(2,0), (0,1)}}: lambda = {lam_vqs:.6g}; in the "
+                f"simulation a 0.4 and a 0.6 job ran together {together['vqs']:.0f} times under "
+                f"VQS, {together['bf-js']:.0f} times under BF-J/S",
+            ),
+            Claim(
+                "VQS is unstable at 0.014 arrivals per slot (the total queue grows)",
+                not vqs.stable and vqs.growth > 0,
+                f"{slots:.0f} slots: VQS {describe(vqs)} (fluid drift 0.014 - {lam_vqs:.4g} = "
+                f"{0.014 - lam_vqs:.3g}); {runs['vqs'].instability or 'no instability flag'}",
+            ),
+            Claim(
+                "BF-J/S and VQS-BF are stable at 0.014 arrivals per slot",
+                at["BF-J/S"].stable and at["VQS-BF"].stable,
+                "; ".join(
+                    f"{s}: {describe(at[s])}, growth {at[s].growth:.2g} jobs/slot"
+                    for s in ("BF-J/S", "VQS-BF")
+                ),
+            ),
+        ]
+
+    return judged(
         figures,
-        claims,
+        rows,
+        judge,
         [f"{_name(p)}: {runs[p].seconds:.1f} s" for p in FIG3_POLICIES]
         + ["time series stored in " + str(ctx.out / LONG_RUNS)],
     )
@@ -252,52 +293,68 @@ def run_fig3b(ctx: Context) -> Outcome:
         tuple(int(v) for v in k): round(float(w), 6)
         for k, w in zip(lp.configurations[0], lp.weights[0], strict=True)
     }
-    vqs = runs["vqs"]
-
-    def unstable(p: str) -> str:
-        r = runs[p]
-        return (
-            f"{_name(p)}: stable={r.stable}, growth {r.slope():.3g} jobs/slot, final queue "
-            f"{r.queue[-1]:.0f}, time in configuration (2,1) over the second half "
-            f"{100 * r.extras['time_in_2_1_second_half']:.1f}%"
-        )
-
-    claims = [
-        Claim(
-            "the arrival rate 0.0306 is supportable: lambda < 4/9 mu_1 + 5/9 mu_2 with "
-            "configurations (5,0) and (0,2)",
-            lp.arrival_rate(100) > 0.0306
-            and math.isclose(mix.get((5, 0), 0), 4 / 9, abs_tol=1e-6)
-            and math.isclose(mix.get((0, 2), 0), 5 / 9, abs_tol=1e-6),
-            f"capacity LP: lambda* = {lp.arrival_rate(100):.6g} per slot, mix {mix}",
+    stall = "VQS-BF + stalling"
+    rows = [
+        _value("lambda*", lp.arrival_rate(100)),
+        _value("LP weight of (5,0)", mix.get((5, 0), 0.0)),
+        _value("LP weight of (0,2)", mix.get((0, 2), 0.0)),
+        *(_long_row(_name(p), runs[p]) for p in FIG3_POLICIES),
+        _long_row(stall, stalled),
+        *(
+            _value(f"{_name(p)} 2+5 together", runs[p].extras["co_located_2_5"])
+            for p in FIG3_POLICIES
         ),
-        Claim(
-            "VQS is stable: it always schedules either five jobs of size 2 or two of size 5",
-            vqs.stable and vqs.extras["co_located_2_5"] == 0,
-            f"VQS: stable={vqs.stable}, mean queue {vqs.mean_queue:.3g}, sizes 2 and 5 together "
-            f"{vqs.extras['co_located_2_5']} times, growth {vqs.slope():.2g} jobs/slot",
-        ),
-        Claim(
-            "BF-J/S is unstable (it locks into configuration (2,1))",
-            not runs["bf-js"].stable,
-            unstable("bf-js"),
-        ),
-        Claim(
-            "VQS-BF is unstable (it locks into configuration (2,1))",
-            not runs["vqs-bf"].stable,
-            unstable("vqs-bf"),
-        ),
-        Claim(
-            "§VIII: with the stalling technique of [11] (condition (5), beta = 0.9) VQS-BF is "
-            "stable under this non-geometric service",
-            stalled.stable,
-            f"VQS-BF + stalling: stable={stalled.stable}, mean queue {stalled.mean_queue:.3g}, "
-            f"growth {stalled.slope():.2g} jobs/slot",
+        *(
+            _value(f"{_name(p)} time in (2,1)", runs[p].extras["time_in_2_1_second_half"])
+            for p in FIG3_POLICIES
         ),
     ]
-    return Outcome(
+
+    def judge(rows: Sequence[Point]) -> list[Claim]:
+        at = _rows(rows)
+        lam = at["lambda*"].mean
+        w50, w02 = at["LP weight of (5,0)"].mean, at["LP weight of (0,2)"].mean
+
+        def locked(name: str) -> Claim:
+            r, share = at[name], at[f"{name} time in (2,1)"].mean
+            return Claim(
+                f"{name} is unstable: it locks into configuration (2,1) (unstable, and at least "
+                f"{LOCKED:.0%} of the second half of the run spent in (2,1))",
+                not r.stable and share >= LOCKED,
+                f"{name}: {describe(r)}; time in configuration (2,1) over the second half "
+                f"{100 * share:.1f}%",
+            )
+
+        return [
+            Claim(
+                "the arrival rate 0.0306 is supportable: lambda < 4/9 mu_1 + 5/9 mu_2 with "
+                "configurations (5,0) and (0,2)",
+                lam > 0.0306
+                and math.isclose(w50, 4 / 9, abs_tol=1e-6)
+                and math.isclose(w02, 5 / 9, abs_tol=1e-6),
+                f"capacity LP: lambda* = {lam:.6g} per slot, weights (5,0) {w50:.6g}, "
+                f"(0,2) {w02:.6g}",
+            ),
+            Claim(
+                "VQS is stable: it always schedules either five jobs of size 2 or two of size 5",
+                at["VQS"].stable and at["VQS 2+5 together"].mean == 0,
+                f"VQS: {describe(at['VQS'])}, sizes 2 and 5 together "
+                f"{at['VQS 2+5 together'].mean:.0f} times, growth {at['VQS'].growth:.2g} jobs/slot",
+            ),
+            locked("BF-J/S"),
+            locked("VQS-BF"),
+            Claim(
+                "§VIII: with the stalling technique of [11] (condition (5), beta = 0.9) VQS-BF is "
+                "stable under this non-geometric service",
+                at[stall].stable,
+                f"{stall}: {describe(at[stall])}, growth {at[stall].growth:.2g} jobs/slot",
+            ),
+        ]
+
+    return judged(
         figures,
-        claims,
+        rows,
+        judge,
         [f"{slots:.0f} slots (the quick variant keeps the paper-scale horizon)"]
         + [f"{_name(p)}: {runs[p].seconds:.1f} s" for p in FIG3_POLICIES],
     )
@@ -342,32 +399,109 @@ def _num(value: Any) -> float:
     return math.nan if value is None else float(value)
 
 
-def _record_point(policy: str, x: float, rec: dict[str, Any]) -> Point:
-    """A record's mean queue size with its 95% interval; an unstable run keeps its raw
-    time-average (never plotted as a value, used only for finite-horizon comparisons)."""
-    return Point(
-        _name(policy),
-        x,
-        _num(rec["mean_number_in_queue"]),
-        _num(rec["mean_number_in_queue_lo"]),
-        _num(rec["mean_number_in_queue_hi"]),
-        bool(rec["stable"]),
+def _record_point(policy: str, x: float, rec: dict[str, Any], interval: bool = True) -> Point:
+    """A record's mean queue size with its 95% interval (``interval``), or NaN with its growth
+    rate (arrival rate - throughput, jobs per unit time) when the run is unstable."""
+    stable = bool(rec["stable"])
+    growth = math.nan if stable else _num(rec["arrival_rate"]) - _num(rec.get("throughput"))
+    lo, hi = (
+        (_num(rec["mean_number_in_queue_lo"]), _num(rec["mean_number_in_queue_hi"]))
+        if interval
+        else (math.nan, math.nan)
+    )
+    return Point(_name(policy), x, _num(rec["mean_number_in_queue"]), lo, hi, stable, growth=growth)
+
+
+def _ratio_text(at: dict[tuple[str, float], Point], xs: Sequence[float], a: str, b: str) -> str:
+    return f"{a} / {b} mean queue: " + ", ".join(
+        f"{x}: {at[(a, x)].mean / at[(b, x)].mean:.2f}"
+        if at[(a, x)].stable and at[(b, x)].stable
+        else f"{x}: {a} {describe(at[(a, x)])}, {b} {describe(at[(b, x)])}"
+        for x in xs
     )
 
 
-def _lower(p: Point, q: Point) -> bool:
-    """p's mean queue clearly below q's: both stable with 95% intervals apart; otherwise (a queue
-    that keeps growing has no steady-state mean) p's time-average below q's over the same run
-    length and jobs — the finite-horizon comparison the paper's figures make."""
-    if p.stable and q.stable:
-        return p.hi < q.lo
-    return p.mean < q.mean
+def _clear_advantage(p: Point, q: Point) -> bool:
+    """p clearly below q: ordered below (stable vs unstable, or 95% intervals apart) and, when
+    both are stable, more than the COMPARABLE factor apart (so never also 'comparable')."""
+    if compare(p, q).order != BELOW:
+        return False
+    return not q.stable or q.mean > COMPARABLE * p.mean
 
 
-def _fmt_point(p: Point) -> str:
-    if not p.stable:
-        return f"unstable (time-average {p.mean:.3g})"
-    return f"{p.mean:.3g} [{p.lo:.3g}, {p.hi:.3g}]"
+def _comparable(p: Point, q: Point) -> bool:
+    return p.stable and q.stable and 1 / COMPARABLE <= q.mean / p.mean <= COMPARABLE
+
+
+def fig4_judge(which: str, alphas: Sequence[float]) -> Judge:
+    """Fig. 4(``which``)'s claims from its rows: one point per (algorithm, alpha) and the
+    rounded bounds on alpha* (series 'alpha*', interval = the bounds)."""
+
+    def judge(rows: Sequence[Point]) -> list[Claim]:
+        at = {(pt.series, pt.x): pt for pt in rows}
+        star = at[("alpha*", 0.0)]
+        table = "; ".join(
+            f"alpha={a}: "
+            + ", ".join(f"{_name(p)} {describe(at[(_name(p), a)])}" for p in FIG4_POLICIES)
+            for a in alphas
+        )
+        others = ("BF-J/S", "VQS-BF")
+        vqs_orders = {a: [compare(at[(b, a)], at[("VQS", a)]) for b in others] for a in alphas}
+        not_below = [
+            f"alpha={a}: {b} vs VQS {o.reason}"
+            for a, orders in vqs_orders.items()
+            for b, o in zip(others, orders, strict=True)
+            if o.order != BELOW
+        ]
+        claims = [
+            Claim(
+                "alpha = 1 is a bound on what is theoretically supportable by any algorithm "
+                "(rho* = L / E[R], Lemma 1, attained for this distribution): the rounded bounds "
+                "of Theorem 1 bracket 1 within 0.05",
+                star.lo <= 1.0 + 1e-9 and star.hi >= 1.0 - 1e-9 and star.hi - star.lo < 0.05,
+                f"rounded bounds (Theorem 1): alpha* in [{star.lo:.4f}, {star.hi:.4f}]",
+            ),
+            lower_claim(
+                "VQS is worse than the other two algorithms in terms of average queue size "
+                "(§VII-A3; a stable run counts below an unstable one)",
+                [o for orders in vqs_orders.values() for o in orders],
+                ("; ".join(not_below) + "; " if not_below else "") + table,
+            ),
+        ]
+        bf, vb = "BF-J/S", "VQS-BF"
+        ratios = _ratio_text(at, alphas, vb, bf)
+        if which == "a":
+            low = [a for a in alphas if a <= 0.95]
+            high = [a for a in alphas if a > 0.95]
+            claims.append(
+                Claim(
+                    "BF-J/S and VQS-BF are comparable for traffic intensities up to 0.95 (both "
+                    f"stable, mean queue sizes within a factor {COMPARABLE:g})",
+                    all(_comparable(at[(bf, a)], at[(vb, a)]) for a in low),
+                    ratios,
+                )
+            )
+            claims.append(
+                Claim(
+                    "above 0.95 BF-J/S has a clear advantage over VQS-BF (VQS-BF unstable, or "
+                    f"95% intervals apart and more than {COMPARABLE:g}x larger)",
+                    bool(high) and all(_clear_advantage(at[(bf, a)], at[(vb, a)]) for a in high),
+                    ratios,
+                )
+            )
+        else:
+            claims.append(
+                Claim(
+                    "with sizes ~ Unif[0.1, 0.9] BF-J/S has a clear advantage over VQS-BF at "
+                    f"every traffic intensity (VQS-BF unstable, or 95% intervals apart and more "
+                    f"than {COMPARABLE:g}x larger)",
+                    all(_clear_advantage(at[(bf, a)], at[(vb, a)]) for a in alphas),
+                    ratios,
+                )
+            )
+        return claims
+
+    return judge
 
 
 def run_fig4(ctx: Context, which: str) -> Outcome:
@@ -382,7 +516,6 @@ def run_fig4(ctx: Context, which: str) -> Outcome:
     specs = [fig4_spec(setup, p, a, arrivals) for p, a in grid]
     records = ctx.run(specs, experiment=f"psychas2019-{setup.name}")
     points = [_record_point(p, a, recs[0]) for (p, a), recs in zip(grid, records, strict=True)]
-    at = {(pt.series, pt.x): pt for pt in points}
     bounds = rounded_bounds(
         SizeLaw.uniform(setup.low, setup.high), servers=5, max_level=5 if ctx.quick else 6
     )
@@ -399,74 +532,15 @@ def run_fig4(ctx: Context, which: str) -> Outcome:
         ),
         logy=True,
     )
-    table = "; ".join(
-        f"alpha={a}: "
-        + ", ".join(f"{_name(p)} {_fmt_point(at[(_name(p), a)])}" for p in FIG4_POLICIES)
-        for a in alphas
-    )
-    worse = [
-        a
-        for a in alphas
-        if not (
-            _lower(at[("BF-J/S", a)], at[("VQS", a)]) and _lower(at[("VQS-BF", a)], at[("VQS", a)])
-        )
-    ]
-    claims = [
-        Claim(
-            "alpha = 1 is a bound on what is theoretically supportable by any algorithm "
-            "(rho* = L / E[R], Lemma 1, attained for this distribution)",
-            a_lo <= 1.0 + 1e-9 and a_hi >= 1.0 - 1e-9 and bounds.gap < 0.05,
-            f"rounded bounds (Theorem 1, {len(bounds.levels)} levels): alpha* in "
-            f"[{a_lo:.4f}, {a_hi:.4f}]",
-        ),
-        Claim(
-            "VQS is worse than the other two algorithms in terms of average queue size",
-            not worse,
-            ("not clearly worse at alpha = " + ", ".join(map(str, worse)) + "; " if worse else "")
-            + table,
-        ),
-    ]
-    ratio = {a: at[("VQS-BF", a)].mean / at[("BF-J/S", a)].mean for a in alphas}
-    ratios = ", ".join(f"{a}: {r:.2f}" for a, r in ratio.items())
-    if which == "a":
-        low = [a for a in alphas if a <= 0.95]
-        high = [a for a in alphas if a > 0.95]
-        claims.append(
-            Claim(
-                "BF-J/S and VQS-BF are comparable for traffic intensities up to 0.95 (both stable, "
-                f"mean queue sizes within a factor {COMPARABLE:g})",
-                all(
-                    at[("VQS-BF", a)].stable
-                    and at[("BF-J/S", a)].stable
-                    and 1 / COMPARABLE <= ratio[a] <= COMPARABLE
-                    for a in low
-                ),
-                f"VQS-BF / BF-J/S mean queue: {ratios}",
-            )
-        )
-        claims.append(
-            Claim(
-                "above 0.95 BF-J/S has a clear advantage over VQS-BF",
-                all(_lower(at[("BF-J/S", a)], at[("VQS-BF", a)]) for a in high),
-                f"VQS-BF / BF-J/S mean queue: {ratios}",
-            )
-        )
-    else:
-        claims.append(
-            Claim(
-                "with sizes ~ Unif[0.1, 0.9] BF-J/S has a clear advantage over VQS-BF at every "
-                "traffic intensity",
-                all(_lower(at[("BF-J/S", a)], at[("VQS-BF", a)]) for a in alphas),
-                f"VQS-BF / BF-J/S mean queue: {ratios}",
-            )
-        )
+    rows = [*points, Point("alpha*", 0.0, (a_lo + a_hi) / 2, a_lo, a_hi, analytic=True)]
     unstable = [f"{pt.series} at {pt.x}" for pt in points if not pt.stable]
     notes = [
         f"{arrivals} arrivals per point, one replication, 95% batch-means intervals; J = "
-        f"{setup.J} for VQS/VQS-BF (every size >= 1/2^J)",
+        f"{setup.J} for VQS/VQS-BF (every size >= 1/2^J); rounded bounds with "
+        f"{len(bounds.levels)} levels",
         "unstable points: " + (", ".join(unstable) if unstable else "none"),
     ]
-    return Outcome(figures, claims, notes)
+    return judged(figures, rows, fig4_judge(which, alphas), notes)
 
 
 # ------------------------------------------------------------------------------------ Fig. 5
@@ -501,7 +575,7 @@ def trace_source(ctx: Context) -> TraceSource:
         )
     return TraceSource(
         target,
-        f"{source.name}: alibaba2017, first {jobs:,} jobs, max of normalized CPU and memory",
+        f"{Path(ALIBABA).name}: alibaba2017, first {jobs:,} jobs, max of normalized CPU and memory",
         False,
     )
 
@@ -543,8 +617,9 @@ def trace_sizes(path: Path, eps: float = 0.01) -> tuple[int, np.ndarray, np.ndar
 
 def _trace_point(policy: str, scaling: float, rec: dict[str, Any]) -> Point:
     """A trace replay is one deterministic sample path: its time-average queue over the replayed
-    window is exact for that trace (no interval), whether or not the queue settles."""
-    return Point(_name(policy), scaling, _num(rec["mean_number_in_queue"]), math.nan, math.nan)
+    window is exact for that trace (no interval); a replay whose queue grows through its second
+    half is unstable (NaN, with its growth rate) and compares as :func:`compare` says."""
+    return _record_point(policy, scaling, rec, interval=False)
 
 
 def run_fig5(ctx: Context) -> Outcome:
@@ -561,7 +636,6 @@ def run_fig5(ctx: Context) -> Outcome:
     records = ctx.run(specs + natural, experiment="psychas2019-fig5")
     main, nat = records[: len(specs)], records[len(specs) :]
     points = [_trace_point(p, s, recs[0]) for (p, s), recs in zip(grid, main, strict=True)]
-    at = {(pt.series, pt.x): pt.mean for pt in points}
     loads = {s: float(recs[0]["load"]) for (_, s), recs in zip(grid, main, strict=True)}
     law = SizeLaw.from_samples(size, weights=dur)
     bounds = rounded_bounds(law, servers=1000, max_level=3 if ctx.quick else 5, tol=0.01)
@@ -578,32 +652,46 @@ def run_fig5(ctx: Context) -> Outcome:
         vlines=[(a_lo / per_scaling, "capacity bound (rounded-bound LP)")],
     )
     high = [s for s in scalings if s >= 1.3]
-    table = "; ".join(
-        f"x{s} (load {loads[s]:.3f}): "
-        + ", ".join(f"{_name(p)} {at[(_name(p), s)]:.4g}" for p in FIG5_POLICIES)
-        for s in scalings
+    axis = (
+        "paper's axis"
+        if src.natural
+        else f"axis: scaling s = offered load {FIG5_BASE_LOAD} x s, the base load "
+        f"{FIG5_BASE_LOAD} a free choice (inferred)"
     )
-    claims = [
-        Claim(
-            "as traffic scaling increases, BF-J/S and VQS-BF have a clear advantage over the other "
-            "schemes (FIFO-FF, VQS)",
-            all(
-                at[(b, s)] < at[(o, s)]
-                for s in high
-                for b in ("BF-J/S", "VQS-BF")
-                for o in ("FIFO-FF", "VQS")
+
+    def judge(rows: Sequence[Point]) -> list[Claim]:
+        at = {(pt.series, pt.x): pt for pt in rows}
+        table = "; ".join(
+            f"x{s} (load {loads[s]:.3f}): "
+            + ", ".join(f"{_name(p)} {describe(at[(_name(p), s)])}" for p in FIG5_POLICIES)
+            for s in scalings
+        )
+        advantage = [
+            compare(at[(b, s)], at[(o, s)])
+            for s in high
+            for b in ("BF-J/S", "VQS-BF")
+            for o in ("FIFO-FF", "VQS")
+        ]
+        small = [compare(at[("VQS-BF", s)], at[("BF-J/S", s)]) for s in high]
+        return [
+            lower_claim(
+                "as traffic scaling increases (>= 1.3), BF-J/S and VQS-BF have a clear advantage "
+                f"over the other schemes (FIFO-FF, VQS) (§VII-B; {axis})",
+                advantage,
+                f"time-average queue over the replay; {table}",
             ),
-            f"time-average queue over the replay, scalings >= 1.3; {table}",
-        ),
-        Claim(
-            "at higher traffic VQS-BF has a small but consistent advantage over BF-J/S",
-            all(at[("VQS-BF", s)] <= at[("BF-J/S", s)] for s in high),
-            ", ".join(
-                f"x{s}: VQS-BF {at[('VQS-BF', s)]:.4g} vs BF-J/S {at[('BF-J/S', s)]:.4g}"
-                for s in high
+            lower_claim(
+                "at higher traffic (>= 1.3) VQS-BF has a small but consistent advantage over "
+                f"BF-J/S (strictly lower; §VII-B; {axis})",
+                small,
+                ", ".join(
+                    f"x{s}: VQS-BF {describe(at[('VQS-BF', s)])} vs BF-J/S "
+                    f"{describe(at[('BF-J/S', s)])} ({o.reason})"
+                    for s, o in zip(high, small, strict=True)
+                ),
             ),
-        ),
-    ]
+        ]
+
     growing = [
         f"{_name(p)} x{s}" for (p, s), recs in zip(grid, main, strict=True) if not recs[0]["stable"]
     ]
@@ -635,12 +723,12 @@ def run_fig5(ctx: Context) -> Outcome:
             "at the table's own rate (scaling 1, load "
             f"{float(nat[0][0]['load']):.3f}): "
             + ", ".join(
-                f"{_name(p)} {float(r[0]['mean_number_in_queue']):.4g}"
+                f"{_name(p)} {describe(_record_point(p, 1.0, r[0], interval=False))}"
                 for p, r in zip(FIG5_POLICIES, nat, strict=True)
             )
             + " (overloaded: counts of waiting jobs then favour policies that serve small jobs)"
         )
-    return Outcome(figures, claims, notes)
+    return judged(figures, points, judge, notes)
 
 
 # ------------------------------------------------------------------------------- registry

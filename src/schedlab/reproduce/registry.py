@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,26 +21,52 @@ from schedlab.experiments.runner import Progress, run_specs
 from schedlab.experiments.store import ResultStore
 from schedlab.model.spec import SimulationSpec
 from schedlab.papers import PAPERS
+from schedlab.report.figures import Point
+
+PASS, FAIL, NOT_RESOLVED, NOT_CHECKED = "PASS", "FAIL", "NOT RESOLVED", "NOT CHECKED"
 
 
 @dataclass(frozen=True)
 class Claim:
-    """A claim the paper makes about the figure, checked against our numbers."""
+    """A claim the paper makes about the figure, checked against our numbers. ``status`` is
+    NOT RESOLVED when the data cannot decide (two unstable runs, no steady-state mean to
+    compare) and NOT CHECKED when the run cannot judge it (too few loads long enough); neither
+    is a failure."""
 
     text: str
     passed: bool
     evidence: str
+    status: str = ""
+
+    @property
+    def verdict(self) -> str:
+        return self.status or (PASS if self.passed else FAIL)
+
+
+Judge = Callable[[Sequence[Point]], list[Claim]]
 
 
 @dataclass
 class Outcome:
+    """A reproduction's figures, claims and notes. ``rows`` are the result data its claims read
+    (one :class:`Point` per policy and x, analytic values included) and ``judge`` recomputes the
+    claims from rows: the claims audit (:mod:`schedlab.reproduce.audit`) re-evaluates them on
+    mutated copies without rerunning anything."""
+
     figures: list[Path]
     claims: list[Claim]
     notes: list[str] = field(default_factory=list)
+    rows: list[Point] = field(default_factory=list)
+    judge: Judge | None = None
 
     @property
     def passed(self) -> bool:
-        return all(c.passed for c in self.claims)
+        return all(c.verdict != FAIL for c in self.claims)
+
+
+def judged(figures: list[Path], rows: list[Point], judge: Judge, notes: list[str]) -> Outcome:
+    """The outcome whose claims are ``judge(rows)`` (auditable)."""
+    return Outcome(figures, judge(rows), notes, rows, judge)
 
 
 @dataclass
