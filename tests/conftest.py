@@ -90,3 +90,19 @@ def same_run_for_any_block(model):
         for column in tables[0].column_names:
             assert tables[0].column(column).equals(other.column(column)), column
     return tables[0]
+
+
+@pytest.fixture(scope="module")
+def registry_restored():
+    """Plugins register globally: a module that loads one leaves the registry (and the list of
+    loaded plugin files) as it was for the other test modules of its process."""
+    from schedlab import plugins
+    from schedlab.policies import registry
+
+    registry.all_policies()
+    saved, files = dict(registry._REGISTRY), dict(plugins._FILES)
+    yield
+    registry._REGISTRY.clear()
+    registry._REGISTRY.update(saved)
+    plugins._FILES.clear()
+    plugins._FILES.update(files)

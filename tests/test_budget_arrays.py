@@ -5,8 +5,10 @@ any of them (docs/guarantees.md)."""
 from __future__ import annotations
 
 import copy
-import ctypes
-import multiprocessing
+import json
+import os
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -56,31 +58,36 @@ def test_oversized_arrays_are_refused_in_one_line(spec, field, monkeypatch):
     assert err.value.field == field and "GiB of memory" in text and "\n" not in text
 
 
-def _status_kb(field: str) -> int:
-    line = next(
-        x for x in Path("/proc/self/status").read_text().splitlines() if x.startswith(field)
+CHILD = """
+import ctypes, json, sys
+from pathlib import Path
+import schedlab
+
+def status_kb(field):
+    lines = Path("/proc/self/status").read_text().splitlines()
+    return int(next(x for x in lines if x.startswith(field)).split()[1])
+
+warm, spec = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+schedlab.simulate(warm)  # compiled code loaded first
+ctypes.CDLL(None).malloc_trim(0)
+Path("/proc/self/clear_refs").write_text("5")  # the peak restarts from here
+before = status_kb("VmRSS:")
+schedlab.simulate(spec)
+print((status_kb("VmHWM:") - before) * 1024)
+"""
+
+
+def peak_growth(warm: dict, spec: dict) -> float:
+    """The peak resident memory a run of ``spec`` gains, in a fresh interpreter (a fork of the
+    test process would inherit its heap and peak: pytest-xdist workers run many tests)."""
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, json.dumps(warm), json.dumps(spec)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(Path(schedlab.__file__).parents[1])},
     )
-    return int(line.split()[1])
-
-
-def _peak_growth(spec: dict, queue) -> None:
-    """In a forked child: the peak resident memory gained while running ``spec``. The free heap
-    inherited from the parent is returned first (reusing its resident pages would hide the
-    allocations), and the peak reset (a child inherits its parent's)."""
-    ctypes.CDLL(None).malloc_trim(0)
-    Path("/proc/self/clear_refs").write_text("5")
-    before = _status_kb("VmRSS:")
-    schedlab.simulate(spec)
-    queue.put((_status_kb("VmHWM:") - before) * 1024)
-
-
-def peak_growth(spec: dict) -> float:
-    ctx = multiprocessing.get_context("fork")
-    queue = ctx.Queue()
-    child = ctx.Process(target=_peak_growth, args=(spec, queue))
-    child.start()
-    child.join()
-    return float(queue.get())
+    return float(done.stdout.split()[-1])
 
 
 SMALL = {**SLOTTED, "run": {"arrivals": 2000}}
@@ -97,10 +104,9 @@ MEASURED = [
 def test_estimate_is_within_a_factor_3_of_the_measured_peak(spec, section, key):
     """The bytes the budget counts per server (pooled, packing, slotted) and per time-series
     sample are at least the peak resident memory a run gains per server or sample (measured
-    between 1,000 and 501,000 of them, in a forked child), and at most 3 times it."""
-    schedlab.simulate(spec)  # compiled code loaded before the fork
+    between 1,000 and 501,000 of them, in a fresh interpreter), and at most 3 times it."""
     small, big = with_(spec, section, key, 1_000), with_(spec, section, key, 501_000)
-    measured = (peak_growth(big) - peak_growth(small)) / 500_000
+    measured = (peak_growth(spec, big) - peak_growth(spec, small)) / 500_000
     counted = (
         budget.array_bytes(parse_spec(big)) - budget.array_bytes(parse_spec(small))
     ) / 500_000

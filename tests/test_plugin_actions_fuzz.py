@@ -88,7 +88,8 @@ def test_random_plugin_actions_end_with_a_result_or_one_line():
 
 
 @pytest.fixture(scope="module")
-def fuzz_policy():
+def fuzz_policy(registry_restored):
+    """The fuzz plugin, registered for this module only (conftest's registry_restored)."""
     schedlab.load_plugin(PLUGIN)
 
 

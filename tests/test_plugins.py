@@ -76,18 +76,8 @@ register(Policy(name="ep-fcfs", family="pooled", title="FCFS from an entry point
 
 
 @pytest.fixture(autouse=True, scope="module")
-def registry_restored():
-    """Plugins register globally: leave the registry as it was for the other test modules."""
-    from schedlab import plugins
-    from schedlab.policies import registry
-
-    registry.all_policies()
-    saved, files = dict(registry._REGISTRY), dict(plugins._FILES)
-    yield
-    registry._REGISTRY.clear()
-    registry._REGISTRY.update(saved)
-    plugins._FILES.clear()
-    plugins._FILES.update(files)
+def _registry(registry_restored):
+    """Plugins register globally: this module's leave the registry as it was."""
 
 
 def mm1(policy: str, arrivals: int = 40_000) -> dict:
