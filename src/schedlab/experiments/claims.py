@@ -128,7 +128,10 @@ def watch_main_process(pid: int) -> None:
 
 
 def worker_init(main_pid: int) -> None:
-    """Initializer of local sweep workers: Ctrl-C is the parent's; die with the sweep."""
+    """Initializer of local sweep workers: Ctrl-C is the parent's; SIGTERM ends the worker at
+    once (a worker forked from the sweep inherits its handler, which would raise
+    KeyboardInterrupt there: decision 0009); die with the sweep."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     die_with_parent()
     watch_main_process(main_pid)
