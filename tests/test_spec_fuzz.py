@@ -90,3 +90,16 @@ def test_mutated_specs_compile_or_fail_in_one_line(base, choice, value, extra_ke
         return
     assert math.isfinite(model.rate) and model.rate > 0
     assert math.isfinite(model.load)
+
+
+def test_a_control_character_in_a_value_stays_on_one_line():
+    """Found by the fuzz above (a distribution named "\\n"): a user's value with a newline or
+    another control character is shown escaped, so the error is still one line."""
+    spec = pooled_spec(2, 0.5)
+    spec["workload"]["classes"][0]["duration"] = {"dist": "\n\t\x1b", "mean": 1.0}
+    try:
+        compile_model(parse_spec(spec))
+    except SpecError as exc:
+        text = str(exc)
+    assert "\n" not in text and "\x1b" not in text
+    assert "unknown distribution '\\n\\t\\x1b'" in text

@@ -21,6 +21,15 @@ class SchedlabError(Exception):
     exit_code = 2
 
 
+_CONTROLS = {c: repr(chr(c))[1:-1] for c in (*range(32), 127)}
+
+
+def _escape_controls(text: str) -> str:
+    """``text`` on one line: a user's value with a newline or another control character (a name
+    in a spec, say) is shown escaped, as ``\\n``."""
+    return text.translate(_CONTROLS)
+
+
 class SpecError(SchedlabError):
     """A simulation or experiment spec is invalid.
 
@@ -47,7 +56,7 @@ class SpecError(SchedlabError):
         if self.file:
             where = self.file if self.line is None else f"{self.file}:{self.line}"
         parts = [p for p in (where, self.field) if p]
-        return ": ".join([*parts, self.message])
+        return _escape_controls(": ".join([*parts, self.message]))
 
     def located(self, file: str | None, line: int | None) -> SpecError:
         """The same error with a file (and line) attached."""
