@@ -19,7 +19,7 @@ from schedlab.engine.metrics import Estimate
 from schedlab.experiments.runner import Task, estimated_cost
 from schedlab.model.spec import parse_spec
 from schedlab.simulation.result import steady_state_only
-from tests.conftest import paper004_spec, pooled_spec
+from tests.helpers.specs import paper004_spec, pooled_spec
 
 ROOT = Path(__file__).resolve().parents[1]
 

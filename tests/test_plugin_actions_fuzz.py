@@ -18,7 +18,7 @@ import pytest
 
 import schedlab
 from schedlab.errors import InvariantViolation, PolicyError
-from tests.conftest import pooled_spec
+from tests.helpers.specs import pooled_spec
 
 PLUGIN = Path(__file__).parent / "fixtures" / "plugins" / "fuzz_actions.py"
 SRC = str(Path(schedlab.__file__).resolve().parents[1])

@@ -18,7 +18,7 @@ from schedlab.cli import app
 from schedlab.errors import PluginError
 from schedlab.plugins import load_plugin
 from schedlab.policies.registry import ENTRY_POINT_GROUP, get_policy, load_entry_points
-from tests.conftest import pooled_spec
+from tests.helpers.specs import pooled_spec
 
 SRC = str(Path(schedlab.__file__).resolve().parents[1])
 runner = CliRunner()

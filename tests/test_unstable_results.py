@@ -19,7 +19,7 @@ from schedlab.model.compile import compile_model
 from schedlab.model.spec import parse_spec
 from schedlab.simulation.simulate import prepare, run_loop
 from schedlab.simulation.stability_limits import known_limit
-from tests.conftest import pooled_spec
+from tests.helpers.specs import pooled_spec
 
 K4_CLASSES = [
     {"probability": 1 / 3, "need": n, "duration": {"dist": "exponential", "mean": 1.0}}

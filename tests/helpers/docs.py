@@ -10,14 +10,14 @@ blocks). Markers, on the line right before a block (docs/testing.md, "Commands i
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-DATA = Path(os.environ.get("SCHEDLAB_DATA") or ROOT.parent / "shared" / "data")
+from tests.helpers.paths import ROOT
+from tests.helpers.paths import SHARED_DATA as DATA
+
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 SKIP_BLOCK = re.compile(r"<!--\s*illustrative:?\s*(.*?)\s*-->\s*$")
 FILE_BLOCK = re.compile(r"<!--\s*file:\s*(\S+)\s*-->\s*$")

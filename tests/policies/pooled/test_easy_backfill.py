@@ -1,0 +1,254 @@
+"""EASY backfilling (Lifka 1995; Mu'alem & Feitelson 2001): exact start times on hand-worked
+instances, and agreement with an independent plain-Python reference implementation on random
+traces with user estimates (exact, over- and under-estimated, and missing)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import schedlab
+from schedlab.errors import SpecError
+from tests.helpers.specs import pooled_spec
+
+
+def write_trace(path: Path, jobs: list[tuple[float, float, float, float]]) -> Path:
+    """jobs: (arrival, duration, need, estimate) with estimate NaN for unknown."""
+    lines = ["arrival,duration,need,estimate"]
+    for a, d, n, e in jobs:
+        lines.append(f"{a},{d},{n},{'' if math.isnan(e) else e}")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def run_trace(path: Path, k: int, durations: str = "estimate") -> dict[str, np.ndarray]:
+    spec = {
+        "cluster": {"servers": k},
+        "workload": {"arrivals": {"process": "trace", "path": str(path)}},
+        "policy": {"name": "easy-backfill", "durations": durations},
+        "run": {"jobs": True, "allow_unstable": True, "warmup": 0.0, "batches": 4, "check": True},
+    }
+    result = schedlab.simulate(spec)
+    jobs = result.jobs.to_pydict()
+    assert result.counters["preemptions"] == 0
+    return {name: np.array(jobs[name], dtype=float) for name in ("arrival", "start", "finish")}
+
+
+# Hand-worked instance on k = 4 servers, (arrival, duration, need, estimate):
+#   t=0  J0 (need 2, runs 10, est 10) starts.
+#   t=1  J1 (need 4) does not fit: reservation at the shadow time 10 (J0's expected end), with
+#        4 - 4 = 0 extra servers.
+#   t=2  J2 (need 2, runs 3, est 4): 2 + 4 <= 10, backfilled at 2 (ends at 5).
+#   t=3  J3 (need 1, runs 20, est 20): no free server. At t=5 (J2 ends) 2 servers are free but
+#        5 + 20 > 10 and it would need an extra server (there are 0): it waits.
+#   t=6  J4 (need 1, runs 4, est 4): 6 + 4 <= 10, backfilled at 6 (ends at 10); 1 server free.
+#   t=7  J5 (need 1, runs 1, est 12): 7 + 12 > 10 and no extra server: waits (its estimate is
+#        12 times too long).
+#   t=10 J0 and J4 end: J1 starts, exactly at its reservation; J3 and J5 wait behind it.
+#   t=15 J1 ends: J3 and J5 (need 1 each) start in FCFS order.
+HAND = [
+    (0, 10, 2, 10),
+    (1, 5, 4, 5),
+    (2, 3, 2, 4),
+    (3, 20, 1, 20),
+    (6, 4, 1, 4),
+    (7, 1, 1, 12),
+]
+HAND_STARTS = [0, 10, 2, 15, 6, 15]
+# With actual durations J5 (runs 1) is backfilled at t=7 (7 + 1 <= 10, one server free); the
+# other decisions are unchanged (J2's and J4's estimates do not change their side of 10).
+HAND_STARTS_ACTUAL = [0, 10, 2, 15, 6, 7]
+
+
+def test_hand_worked_instance(tmp_path):
+    path = write_trace(tmp_path / "hand.csv", [tuple(map(float, j)) for j in HAND])
+    got = run_trace(path, 4)
+    assert got["start"].tolist() == HAND_STARTS
+    got = run_trace(path, 4, durations="actual")
+    assert got["start"].tolist() == HAND_STARTS_ACTUAL
+
+
+# Extra servers: k = 4; the head J1 needs 3, so at its shadow time 10 one server is spare.
+#   J2 (need 1, est 100) arrives at 2: it does not end by 10 but fits in the extra server: starts.
+#   J3 (need 1, est 100) arrives at 3: one server is free now but the extra one is used: waits.
+#   t=8 J0 ends early (runs 8, est 10): J1 starts at 8, before its reservation.
+#   J3 then waits for J1 (runs 5): at 13 it starts.
+EXTRA = [
+    (0, 8, 2, 10),
+    (1, 5, 3, 5),
+    (2, 100, 1, 100),
+    (3, 100, 1, 100),
+]
+EXTRA_STARTS = [0, 8, 2, 13]
+
+
+def test_extra_servers_and_early_finish(tmp_path):
+    path = write_trace(tmp_path / "extra.csv", [tuple(map(float, j)) for j in EXTRA])
+    assert run_trace(path, 4)["start"].tolist() == EXTRA_STARTS
+
+
+def test_missing_estimates_use_the_actual_duration(tmp_path):
+    """NaN estimates fall back to the actual duration: with every estimate missing, the
+    "estimate" and "actual" modes schedule identically."""
+    jobs = [(float(a), float(d), float(n), math.nan) for a, d, n, _ in HAND]
+    path = write_trace(tmp_path / "nan.csv", jobs)
+    assert run_trace(path, 4)["start"].tolist() == HAND_STARTS_ACTUAL
+    assert run_trace(path, 4, durations="actual")["start"].tolist() == HAND_STARTS_ACTUAL
+
+
+def test_an_overdue_job_is_expected_to_end_now(tmp_path):
+    """k = 4. J0 (need 2) runs 10 but asked for 4. At t=1 the head J1 (need 4) gets the shadow
+    time 4 and J2 (need 2, est 2) backfills at 2 (2 + 2 <= 4). At t=5 J3 (need 1, est 1) arrives:
+    J0 is overdue, so its end is expected now and the shadow is 5: 5 + 1 > 5 and there is no
+    extra server, so J3 waits until J1 (started at 10 when J0 really ends) finishes at 13. With
+    actual durations the shadow is 10 and J3 backfills at once."""
+    jobs = [(0.0, 10.0, 2.0, 4.0), (1.0, 3.0, 4.0, 3.0), (2.0, 2.0, 2.0, 2.0), (5.0, 1.0, 1.0, 1.0)]
+    path = write_trace(tmp_path / "overdue.csv", jobs)
+    assert run_trace(path, 4)["start"].tolist() == [0.0, 10.0, 2.0, 13.0]
+    assert run_trace(path, 4, durations="actual")["start"].tolist() == [0.0, 10.0, 2.0, 5.0]
+
+
+def test_overdue_jobs_move_the_reservation_to_now(tmp_path):
+    """k = 4. A and B (need 1 each, run 10) asked for 2 and 3. At t=1 the head C (need 3) gets
+    the shadow time 2 (A's expected end frees the third server) with no extra server, so D
+    (need 1, est 2: 1 + 2 > 2) waits. At t=4 E arrives: A and B are both overdue, both expected
+    to end now, so the shadow is 4 with 2 + 1 + 1 - 3 = 1 extra server: D backfills on it. At
+    t=5 (D ends) the same reservation lets E backfill. C starts at 10 when A and B really end."""
+    jobs = [
+        (0.0, 10.0, 1.0, 2.0),
+        (0.0, 10.0, 1.0, 3.0),
+        (1.0, 5.0, 3.0, 5.0),
+        (1.0, 1.0, 1.0, 2.0),
+        (4.0, 1.0, 1.0, 1.0),
+    ]
+    path = write_trace(tmp_path / "overdue2.csv", jobs)
+    assert run_trace(path, 4)["start"].tolist() == [0.0, 0.0, 10.0, 4.0, 5.0]
+    assert easy_reference(jobs, 4)[0] == [0.0, 0.0, 10.0, 4.0, 5.0]
+
+
+# ---- an independent reference implementation -----------------------------------------------------
+
+
+def easy_reference(jobs, k, use_estimate=True):
+    """Plain event-driven EASY: at each event time, completions, then arrivals, then one decision
+    (FCFS starts, reservation for the blocked head, backfill scan of the whole queue)."""
+    n = len(jobs)
+    start = [math.nan] * n
+    finish = [math.nan] * n
+    running: list[int] = []
+    queue: list[int] = []
+    nxt = 0
+    t = 0.0
+
+    def est(j):
+        e = jobs[j][3]
+        return jobs[j][1] if (not use_estimate or math.isnan(e)) else e
+
+    while nxt < n or queue or running:
+        t_arr = jobs[nxt][0] if nxt < n else math.inf
+        t_dep = min((finish[j] for j in running), default=math.inf)
+        t = min(t_arr, t_dep)
+        running = [j for j in running if finish[j] > t]
+        while nxt < n and jobs[nxt][0] <= t:
+            queue.append(nxt)
+            nxt += 1
+        free = k - sum(jobs[j][2] for j in running)
+
+        def go(j, now=t, running=running):
+            start[j] = now
+            finish[j] = now + jobs[j][1]
+            running.append(j)
+            queue.remove(j)
+
+        while queue and jobs[queue[0]][2] <= free:
+            free -= jobs[queue[0]][2]
+            go(queue[0])
+        if not queue:
+            continue
+        head = queue[0]
+        avail = free
+        shadow = math.inf
+        extra = 0.0
+        dues = {j: max(start[j] + est(j), t) for j in running}
+        for due in sorted(set(dues.values())):
+            avail = free + sum(jobs[j][2] for j in running if dues[j] <= due)
+            if avail >= jobs[head][2]:
+                shadow, extra = due, avail - jobs[head][2]
+                break
+        for j in list(queue[1:]):
+            need = jobs[j][2]
+            if need > free:
+                continue
+            if t + est(j) <= shadow:
+                free -= need
+                go(j)
+            elif need <= extra:
+                free -= need
+                extra -= need
+                go(j)
+    return start, finish
+
+
+def test_reference_implementation_on_the_hand_instances():
+    assert easy_reference(HAND, 4)[0] == HAND_STARTS
+    assert easy_reference(HAND, 4, use_estimate=False)[0] == HAND_STARTS_ACTUAL
+    assert easy_reference(EXTRA, 4)[0] == EXTRA_STARTS
+
+
+@st.composite
+def traces(draw):
+    k = draw(st.sampled_from([1, 2, 3, 4, 8, 16]))
+    n = draw(st.integers(1, 40))
+    gaps = draw(st.lists(st.integers(0, 6), min_size=n, max_size=n))
+    jobs = []
+    t = 0
+    for i in range(n):
+        t += gaps[i] if i else 0
+        d = draw(st.integers(1, 30))
+        need = draw(st.integers(1, k))
+        kind = draw(st.sampled_from(["exact", "over", "under", "missing"]))
+        e = {
+            "exact": float(d),
+            "over": float(d + draw(st.integers(1, 30))),
+            "under": float(max(1, d - draw(st.integers(1, 10)))),
+            "missing": math.nan,
+        }[kind]
+        jobs.append((float(t), float(d), float(need), e))
+    return k, jobs
+
+
+@settings(max_examples=150, deadline=None)
+@given(traces(), st.sampled_from(["estimate", "actual"]))
+def test_matches_the_reference_implementation(tmp_path_factory, case, durations):
+    k, jobs = case
+    path = write_trace(tmp_path_factory.mktemp("easy") / "t.csv", jobs)
+    got = run_trace(path, k, durations)
+    want_start, want_finish = easy_reference(jobs, k, use_estimate=durations == "estimate")
+    assert got["start"].tolist() == want_start
+    assert got["finish"].tolist() == want_finish
+
+
+def test_rejects_elastic_jobs_and_unknown_parameters():
+    spec = pooled_spec(4, 0.5, policy="easy-backfill", arrivals=10)
+    spec["workload"]["classes"] = [{"speedup": "elastic", "duration": 1.0}]
+    with pytest.raises(SpecError, match="rigid"):
+        schedlab.simulate(spec)
+    spec = pooled_spec(4, 0.5, policy="easy-backfill", arrivals=10)
+    spec["policy"]["durations"] = "guess"
+    with pytest.raises(SpecError, match="durations"):
+        schedlab.simulate(spec)
+
+
+def test_long_run_is_stable_and_fast():
+    """Paper 004's Fig. 2 workload at rho = 0.6 (FCFS-like EASY is stable there): 100k jobs."""
+    from tests.helpers.specs import paper004_spec
+
+    result = schedlab.simulate(paper004_spec(0.6, "easy-backfill", 100_000, seed=3))
+    assert result.stable
+    assert result.counters["preemptions"] == 0
+    assert result.loop_s < 5.0
