@@ -1,7 +1,7 @@
 """Job generation cost (issue 12 item 4): ns per job of ``JobSource.units()`` on paper 004's
 Fig. 2 setting (ServerFilling, k = 8, needs 1/2/4/8, exponential sizes, load 0.9), with the
 compiled generation units (``schedlab.simulation.compiled_units``) and with the NumPy path
-(``compiled=False``). Both give the same jobs bit for bit (tests/test_compiled_units.py).
+(``compiled=False``). Both give the same jobs bit for bit (tests/simulation/test_compiled_units.py).
 
 Each path is timed over ``--passes`` passes; the first compiled pass includes loading Numba's
 disk cache, so the last pass is the one to quote. Wall and CPU time are both printed (the CPU

@@ -32,3 +32,34 @@ def test_documents_named_in_the_readme_exist():
     for doc in (ROOT / "docs").glob("*.md"):
         for image in re.findall(r"!\[[^\]]*\]\(([^)]+)\)", doc.read_text()):
             assert (doc.parent / image).exists(), (doc.name, image)
+
+
+def test_tests_named_in_the_docs_exist():
+    """Every test module that the docs, docstrings and comments name by its path from the checkout
+    (``tests/``, its folders, the file; then ``::`` and a test's name where given, or ``::`` and a
+    name alone after a path on the same line) exists and defines that test. A module named
+    without its folders is reported: it says nothing about where the module is."""
+    sources = [
+        ROOT / "README.md",
+        *(ROOT / "docs").rglob("*.md"),
+        *(ROOT / "docs").rglob("*.ipynb"),
+        *[p for d in ("src", "benchmarks", "tests") for p in (ROOT / d).rglob("*.py")],
+    ]
+    named = re.compile(r"(?<![\w/.])(tests/[\w/]+\.py)?::(\w+)|(?<![\w/.])(tests/[\w/]+\.py)")
+    bare = re.compile(r"(?<![\w/.])test_\w+\.py")
+    wrong = []
+    for source in sources:
+        for number, line in enumerate(source.read_text(encoding="utf-8").splitlines(), 1):
+            where = f"{source.relative_to(ROOT)}:{number}"
+            wrong += [f"{where}: {m} without its folders" for m in bare.findall(line)]
+            module = None
+            for match in named.finditer(line):
+                module = match[1] or match[3] or module
+                if module is None:
+                    continue
+                path = ROOT / module
+                if not path.is_file():
+                    wrong.append(f"{where}: {module} does not exist")
+                elif match[2] and not re.search(rf"^\s*def {match[2]}\(", path.read_text(), re.M):
+                    wrong.append(f"{where}: {module} has no {match[2]}")
+    assert not wrong, "\n".join(wrong)

@@ -131,9 +131,10 @@ def test_components_have_the_distributions_moments(dist):
     [UniformComponent(1.5, 1.5000000000000002), ParetoComponent(2.0, 1.5, 1.5000000000000002)],
 )
 def test_a_support_one_ulp_wide_scales_to_a_point_mass(law):
-    """Found by hypothesis (tests/test_invariants_multiserver.py, divisor-filling-gittins): a
-    uniform duration on [1.5, 1.5 + 1 ulp] is a valid spec, and scaling it by need / k = 1/6
-    rounds both ends to 0.25. The scaled law is then the point mass at 0.25, not an error."""
+    """Found by hypothesis (tests/policies/pooled/test_invariants_multiserver.py,
+    divisor-filling-gittins): a uniform duration on [1.5, 1.5 + 1 ulp] is a valid spec, and
+    scaling it by need / k = 1/6 rounds both ends to 0.25. The scaled law is then the point mass
+    at 0.25, not an error."""
     scaled = law.scaled(1 / 6)
     assert isinstance(scaled, AtomsComponent) and scaled.values.tolist() == [0.25]
     assert scaled.moment(1) == 0.25

@@ -5,7 +5,7 @@ Truths used: a request's VMs form one of the vectors of V (in class order, one a
 number of type-j VMs arriving by time T is a compound Poisson sum, so its rate estimate has
 standard error sqrt(lambda E[v_j^2] / T) (lambda: request rate); the sequence does not depend on
 the engine's block size, and a request straddling two generation units stays whole; the engine's
-invariants (tests/test_invariants.py's audit) hold; Theorem 3.1 with eq. (27)'s workload: inside
+invariants (tests/helpers/audit.py) hold; Theorem 3.1 with eq. (27)'s workload: inside
 C the queue stays bounded, outside it grows.
 """
 

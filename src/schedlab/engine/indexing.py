@@ -10,7 +10,7 @@ negative. Removing the wraparound from their code made the pooled event loop ~20
 through) with one that leaves a signed index as it is when the function being compiled belongs
 to schedlab (its mangled name starts with ``_ZN8schedlab``). Everything else keeps Python's
 semantics: Numba's own implementations, user policies in other packages, constant indices such
-as ``a[-1]`` or ``a[i, -1]`` (folded at compile time, no cost). tests/test_indexing.py runs
+as ``a[-1]`` or ``a[i, -1]`` (folded at compile time, no cost). tests/engine/test_indexing.py runs
 pooled simulations with ``NUMBA_BOUNDSCHECK=1``, where a negative index raises IndexError.
 Compiled code is cached in a directory keyed by the engine's sources, this file included, so code
 compiled with and without the change never mix.

@@ -375,8 +375,8 @@ class Policy:
     """A registered policy name.
 
     ``paper``: author-year key of :data:`schedlab.papers.PAPERS` (e.g. "grosof2023"; every
-    built-in policy uses one, tests/test_policy_contract.py checks it), or for a user's plugin
-    policy any citation text (shown as it is);
+    built-in policy uses one, tests/policies/test_policy_contract.py checks it), or for a user's
+    plugin policy any citation text (shown as it is);
     ``section``: where that paper defines (or, for a baseline, uses) the policy ("§3.2",
     "App. C.1"). ``family``: the model family the name belongs to; ``families``: every
     family it may run in (default: just ``family``). ``config``: its settings; ``preset``:

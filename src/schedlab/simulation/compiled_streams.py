@@ -19,8 +19,8 @@ compiled code, so that a generation unit is drawn in one call without any Python
   tables ``ke_double``, ``we_double``, ``fe_double``, ``ziggurat_exp_r``, which Numba ships
   identically in ``numba.np.random._constants``).
 
-Every number equals NumPy 2.x's (tests/test_compiled_units.py checks it draw for draw), so every
-recorded seed keeps its results. A generator state is a uint64 array of 4 words:
+Every number equals NumPy 2.x's (tests/simulation/test_compiled_units.py checks it draw for
+draw), so every recorded seed keeps its results. A generator state is a uint64 array of 4 words:
 ``[state_high, state_low, inc_high, inc_low]``.
 
 All arithmetic is in uint64 with ``np.uint64`` constants: in Numba, uint64 mixed with a plain

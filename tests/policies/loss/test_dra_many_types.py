@@ -1,6 +1,6 @@
 """DRA with MaxReward solved while running (psychas2022 §3-§4): beyond EAGER_TYPES job types the
 2^J knapsacks are not precomputed; GPA solves MaxReward(J') for the subsets it meets (the exact
-knapsack of optim.reward, compiled) and caches it. The DRA audit of test_invariants_loss.py
+knapsack of optim.reward, compiled) and caches it. The DRA audit of tests/helpers/dra_audit.py
 (capacity, slots of the job's type, bookkeeping, GPA targets and CRA against brute force) holds
 in that mode too: on small random systems with the lazy mode forced, and on 18 trace-like types
 ((priority, size) with sizes 1/2 .. 1/64, as in §7.2)."""

@@ -4,7 +4,7 @@ same instant, as in the Google and Alibaba traces of Figs 5-6.
 Regression: when two jobs left at once, the update after the first departure could give the
 second departure's (now empty) server another configuration, and the migration that followed
 moved a job into a slot that no longer existed (over capacity). The DRA audit of
-test_invariants_loss.py (capacity, slots of the job's type, bookkeeping, CRA against brute force)
+tests/helpers/dra_audit.py (capacity, slots of the job's type, bookkeeping, CRA against brute force)
 runs after every few events on random integer-time traces whose type mix shifts over time.
 """
 

@@ -2,7 +2,7 @@
 
 Kaufman-Roberts (analysis/loss_networks.py) is checked against a brute-force sum over the
 product-form states, then first-fit simulation against Kaufman-Roberts per class. (Erlang B for
-one unit type on L servers of capacity c is in test_closed_forms.py.)
+one unit type on L servers of capacity c is in tests/engine/test_closed_forms.py.)
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import schedlab
 from schedlab.analysis.closed_forms import erlang_b
 from schedlab.analysis.loss_networks import kaufman_roberts_blocking
 
-LEVEL = 0.999  # see test_closed_forms.py
+LEVEL = 0.999  # see tests/engine/test_closed_forms.py
 
 
 def product_form_blocking(capacity: int, sizes: list[int], offered: list[float]) -> np.ndarray:

@@ -1,9 +1,9 @@
 """Engine invariants for paper 000's policies: BF-J, BF-S, BF-J/S, VQS, VQS-BF (1000 examples each).
 
-The specs come from tests/test_invariants.py (one or two resources, slotted or continuous time,
-with or without a decision grid), with the policies' parameters drawn too (multi-resource score,
-stalling, J, beta). A second family of specs has heterogeneous servers (capacities a power of two
-apart, paper 000 §VIII) and is audited against each server's own capacity.
+The specs come from tests/helpers/spec_strategies.py (one or two resources, slotted or continuous
+time, with or without a decision grid), with the policies' parameters drawn too (multi-resource
+score, stalling, J, beta). A second family of specs has heterogeneous servers (capacities a power of
+two apart, paper 000 §VIII) and is audited against each server's own capacity.
 """
 
 from __future__ import annotations

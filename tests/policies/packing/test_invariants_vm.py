@@ -1,7 +1,7 @@
 """Engine invariants for paper 001's policies (vm-stalling, m14, g16) on random VM-type specs
 (Poisson, i.i.d. batches or batch vectors of Corollary 5.3):
 every job served once, for exactly its work (non-preemption), never above a server's capacity in
-any resource (tests/test_invariants.py's audit), with the policies' parameters drawn too."""
+any resource (tests/helpers/audit.py), with the policies' parameters drawn too."""
 
 from __future__ import annotations
 

@@ -88,7 +88,7 @@ def test_class_priority_with_explicit_order_and_caps_equals_the_preset():
     general = schedlab.simulate(data)
     assert general["mean_response_time"].mean == preset["mean_response_time"].mean
     # (caps and other orders are checked job by job against a reference in
-    # tests/test_invariants_elastic.py)
+    # tests/policies/pooled/test_invariants_elastic.py)
 
 
 def _no_arrival_totals(policy: str, reps: int, seed: int) -> np.ndarray:

@@ -2,7 +2,7 @@
 
 Every run has action validation on (the engine refuses allocations over k or over a job's
 max_alloc) and is then audited from its per-job records. When jobs can only use one server the
-shared audit of tests/test_invariants.py applies (preempt-resume never speeds a job up). With
+shared audit of tests/helpers/audit.py applies (preempt-resume never speeds a job up). With
 elastic classes a job may finish faster than its work, but never faster than work / cap. In
 continuous time with decisions at every event, every job's finish time must also equal the one
 computed by an independent event-driven reference of the rule of paper 003 §2 (levels by

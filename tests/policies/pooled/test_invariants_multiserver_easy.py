@@ -1,10 +1,11 @@
 """Engine invariants for EASY backfilling on hypothesis-generated pooled specs.
 
-Reuses the audit of tests/test_invariants.py (which treats pooled policies other than FCFS as
+Reuses the audit of tests/helpers/audit.py (which treats pooled policies other than FCFS as
 preemptive) and adds what holds for a non-preemptive policy: no preemption, service exactly equal
 to the work, and a sweep over start/finish events that never exceeds the k servers. (Synthetic
 jobs have no user estimates, so ``durations = "estimate"`` and ``"actual"`` coincide here; the
-estimate path is checked against a reference implementation in tests/test_easy_backfill.py.)"""
+estimate path is checked against a reference implementation in
+tests/policies/pooled/test_easy_backfill.py.)"""
 
 from __future__ import annotations
 

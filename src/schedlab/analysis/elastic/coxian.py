@@ -10,7 +10,7 @@ probability 1-p, zero. The number of phases N is within one of the minimum neede
 For the M/M/1 busy period (m2 = 2/(1-rho) > 2, m3 = 3(1+rho)/(1-rho) > 2 m2 - 1) the mapping gives
 p = 1, N = 2: a two-phase Coxian with lambda_X1 = (1+sqrt(rho))(mu-lambda),
 lambda_X2 = (1-sqrt(rho))(mu-lambda), p_X = sqrt(rho)(1-sqrt(rho))/(1+sqrt(rho)) (worked out
-from the mapping; checked in tests/test_elastic_analysis.py).
+from the mapping; checked in tests/analysis/test_elastic_analysis.py).
 """
 
 from __future__ import annotations
