@@ -1,4 +1,4 @@
-"""Paper 001 (issue 13): Algorithm 1, M14 and G16 with 200 servers and Table 1's VM types
+"""psychas2018 (issue 13): Algorithm 1, M14 and G16 with 200 servers and Table 1's VM types
 (events/s per policy), the fig5 reproduction's simulations at paper scale (wall time), and the
 fig8 trace replay (Alibaba 2017 stand-in, 10^6 jobs; skipped without the data folder)."""
 

@@ -305,7 +305,7 @@ def demo(
         "out/demo"
     ),
 ) -> None:
-    """ServerFilling vs FCFS on paper 004's Fig. 2 setting at several loads (`make run`)."""
+    """ServerFilling vs FCFS on grosof2023's Fig. 2 setting at several loads (`make run`)."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.table import Table
 

@@ -1,4 +1,4 @@
-"""`make run` / `schedlab demo`: ServerFilling vs FCFS, paper 004's Fig. 2 setting, several loads.
+"""`make run` / `schedlab demo`: ServerFilling vs FCFS, grosof2023's Fig. 2 setting, several loads.
 
 Both policies see the same job sequence at each load (common random numbers). FCFS's exact
 stability limit comes from its saturated system (schedlab.analysis.saturated), drawn on the plot.
@@ -23,7 +23,7 @@ DEMO_POLICIES = ("server-filling", "fcfs")
 
 
 def quickstart_spec() -> SimulationSpec:
-    """The quickstart spec shipped with the package (paper 004 Fig. 2 setting)."""
+    """The quickstart spec shipped with the package (grosof2023 Fig. 2 setting)."""
     path = resources.files("schedlab") / "examples" / "quickstart.toml"
     with resources.as_file(path) as p:
         data, source = read_toml(p)
@@ -87,7 +87,7 @@ def plot_demo(rows: list[DemoRow], out: Path) -> list[Path]:
         x="load",
         y="mean_response_time",
         hue="policy",
-        title="k = 8, needs uniform on {1,2,4,8}, exponential sizes (paper 004 Fig. 2 setting)",
+        title="k = 8, needs uniform on {1,2,4,8}, exponential sizes (grosof2023 Fig. 2 setting)",
         logy=True,
         names={p: policy_label(p) for p in DEMO_POLICIES},
         vlines=[(limit, f"FCFS stability limit ρ* = {limit:.4f} (exact)")],

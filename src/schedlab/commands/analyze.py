@@ -1,4 +1,4 @@
-"""``schedlab analyze ...``: analytic tools (paper 003: elastic and inelastic jobs).
+"""``schedlab analyze ...``: analytic tools (berg2020: elastic and inelastic jobs).
 
 * ``analyze elastic``: E[T] of Inelastic-First and Elastic-First, exactly (truncated 2D CTMC) and by
   the paper's busy-period / Coxian / matrix-analytic method (§5);
@@ -26,7 +26,10 @@ from schedlab.cli_support import (
 
 analyze_app = typer.Typer(
     no_args_is_help=True,
-    help="Analytic tools: exact response times, bounds and capacities (papers 000, 003, 004).",
+    help=(
+        "Analytic tools: exact response times, bounds and capacities "
+        "(psychas2019, berg2020, grosof2023)."
+    ),
 )
 
 
@@ -76,7 +79,7 @@ def elastic(
     as_json: Annotated[bool, typer.Option("--json", help="Same as --format json.")] = False,
     fmt: FormatOption = OutputFormat.table,
 ) -> None:
-    """Mean response time of Inelastic-First and Elastic-First (paper 003, §5, App. D)."""
+    """Mean response time of Inelastic-First and Elastic-First (berg2020, §5, App. D)."""
     from schedlab.analysis.elastic import (
         POLICIES,
         ElasticSystem,
@@ -226,7 +229,7 @@ def no_arrivals(
         )
     print_table(table)
     out.print(
-        "Paper 003's E[T] in Theorem 6 (35/12/mu_I, 33/12/mu_I) is the expected sum of the "
+        "berg2020's E[T] in Theorem 6 (35/12/mu_I, 33/12/mu_I) is the expected sum of the "
         "response times over the jobs.",
         highlight=False,
     )

@@ -384,7 +384,7 @@ class Policy:
     ``init(st, model, config) -> handle``. ``runner``: the cached compiled
     ``run(st, ps, max_events)``. ``check(model, config)``: raise SpecError for a model the policy
     does not support (called by compile_model). ``resource_pooled``: (pooled family) run every
-    job as elastic with allocation up to k (the resource-pooled single server, paper 004 §3.1).
+    job as elastic with allocation up to k (the resource-pooled single server, grosof2023 §3.1).
     ``report(ps, st) -> dict``: the policy's own counters after a run (sums over the run, e.g.
     configuration changes), added to the result's ``counters`` (summed over replications).
     ``whole_run``: the policy's state is built from every job of the run at ``init`` and its job

@@ -1,4 +1,4 @@
-"""Paper 003 (Berg, Harchol-Balter, Moseley, Wang, Whitehouse, SPAA 2020), Figs 4, 5 and 6.
+"""berg2020 (Berg, Harchol-Balter, Moseley, Wang, Whitehouse, SPAA 2020), Figs 4, 5 and 6.
 
 Every curve is computed by the paper's analysis (busy-period transformation + three-moment Coxian
 + matrix-analytic solution, :mod:`schedlab.analysis.elastic`), checked against the exact truncated
@@ -692,7 +692,7 @@ def run_fig4(ctx: Context) -> Outcome:
         x="mu_I",
         y="mu_E",
         value="log2(E[T_EF] / E[T_IF])  (> 0: IF better)",
-        title=f"Paper 003 Fig. 4: IF vs EF, k = {K}, lambda_I = lambda_E (analysis: "
+        title=f"berg2020 Fig. 4: IF vs EF, k = {K}, lambda_I = lambda_E (analysis: "
         "busy-period + Coxian + matrix-analytic; squares: simulation)",
         markers={
             "IF": MarkerStyle("o", "#b2182b", "IF better (analysis)", size=18, filled=False),
@@ -833,7 +833,7 @@ def run_fig5(ctx: Context) -> Outcome:
             x="mu_I",
             y="mean response time E[T]",
             hue="series",
-            title=f"Paper 003 Fig. 5{panel} ({name} load): k = {K}, mu_E = 1, rho = {rho}, "
+            title=f"berg2020 Fig. 5{panel} ({name} load): k = {K}, mu_E = 1, rho = {rho}, "
             "lambda_I = lambda_E",
             colors=COLORS,
             logy=True,
@@ -922,7 +922,7 @@ def run_fig6(ctx: Context) -> Outcome:
             x="number of servers k",
             y="mean response time E[T]",
             hue="series",
-            title=f"Paper 003 Fig. 6{panel}: rho = {FIG6_RHO}, mu_I = {mi:g}, mu_E = 1, "
+            title=f"berg2020 Fig. 6{panel}: rho = {FIG6_RHO}, mu_I = {mi:g}, mu_E = 1, "
             "lambda_I = lambda_E",
             colors=COLORS,
             logy=True,

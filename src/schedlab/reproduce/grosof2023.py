@@ -1,4 +1,4 @@
-"""Paper 004 (Grosof, Scully, Harchol-Balter, Scheller-Wolf, POMACS 2023), Figs. 2-4.
+"""grosof2023 (Grosof, Scully, Harchol-Balter, Scheller-Wolf, POMACS 2023), Figs. 2-4.
 
 Setting (§6): k = 8 servers, server need K uniform on {1, 2, 4, 8}, size S = K D / k independent of
 K — exponential (Figs. 2, 3) or hyperexponential with C^2 = 10 (Fig. 4) — Poisson arrivals,
@@ -414,7 +414,7 @@ def fig2(ctx: Context) -> Outcome:
         loads,
         "exponential",
         "grosof2023-fig2",
-        "Paper 004 Fig. 2: k=8, K uniform on {1,2,4,8}, S ~ Exp(1)",
+        "grosof2023 Fig. 2: k=8, K uniform on {1,2,4,8}, S ~ Exp(1)",
     )
     rows = [
         *_et_rows(runs, (*MSJ_POLICIES, "srpt-1"), loads),
@@ -484,7 +484,7 @@ def _ratio_figure(ctx: Context, sizes: str, name: str, title: str) -> Outcome:
 
 def fig3(ctx: Context) -> Outcome:
     return _ratio_figure(
-        ctx, "exponential", "grosof2023-fig3", "Paper 004 Fig. 3: ratio to SRPT-1, S ~ Exp(1)"
+        ctx, "exponential", "grosof2023-fig3", "grosof2023 Fig. 3: ratio to SRPT-1, S ~ Exp(1)"
     )
 
 
@@ -493,7 +493,7 @@ def fig4(ctx: Context) -> Outcome:
         ctx,
         "hyperexponential",
         "grosof2023-fig4",
-        "Paper 004 Fig. 4: ratio to SRPT-1, S hyperexponential, C^2 = 10",
+        "grosof2023 Fig. 4: ratio to SRPT-1, S hyperexponential, C^2 = 10",
     )
 
 

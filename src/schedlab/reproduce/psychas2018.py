@@ -1,4 +1,4 @@
-"""Paper 001 (Psychas & Ghaderi, "On Non-Preemptive VM Scheduling in the Cloud", POMACS 2018,
+"""psychas2018 (Psychas & Ghaderi, "On Non-Preemptive VM Scheduling in the Cloud", POMACS 2018,
 psychas2018): Figs 3-6 of §7.
 
 * Fig. 3 (Example 1, §7.1): one server of capacity 6, VM types of size 4 and 1, the small type
@@ -201,7 +201,7 @@ def run_fig3(ctx: Context) -> Outcome:
         x="time (mean service times)",
         y="total queue size",
         hue="algorithm",
-        title="Paper 001 Fig. 3 (Example 1): capacity 6, sizes 4 and 1, zeta = 0.89",
+        title="psychas2018 Fig. 3 (Example 1): capacity 6, sizes 4 and 1, zeta = 0.89",
     )
     s = max_scaling([[4.0], [1.0]], [ServerType(1, (6.0,))], [0.5, 4.0]).max_scaling
     alg, m14 = runs["vm-stalling"], runs["m14"]
@@ -239,7 +239,7 @@ def run_fig4(ctx: Context) -> Outcome:
         x="time (mean service times)",
         y="total queue size",
         hue="algorithm",
-        title="Paper 001 Fig. 4 (Example 2): servers and VMs of 1, 2, 4, 8 units, zeta = 0.89",
+        title="psychas2018 Fig. 4 (Example 2): servers and VMs of 1, 2, 4, 8 units, zeta = 0.89",
         logy=True,
     )
     alg, g16 = runs["vm-stalling"], runs["g16"]
@@ -357,7 +357,7 @@ def run_fig5(ctx: Context) -> Outcome:
         lambda p, n, arrivals, lognormal: table1_spec(p, n, ZETA, arrivals, lognormal),
         x="number of servers",
         what="servers",
-        title="Paper 001 Fig. 5: Table 1 types, zeta = 0.89",
+        title="psychas2018 Fig. 5: Table 1 types, zeta = 0.89",
     )
     pts, unstable, reps, claims = sweep.points, sweep.unstable, sweep.replications, sweep.claims
     small, rest = servers[0], servers[1:]
@@ -402,7 +402,7 @@ def run_fig6(ctx: Context) -> Outcome:
         ),
         x="traffic intensity zeta",
         what="zeta",
-        title="Paper 001 Fig. 6: 20 servers, Table 1 types, beta_bar = 0.98",
+        title="psychas2018 Fig. 6: 20 servers, Table 1 types, beta_bar = 0.98",
     )
     pts, claims = sweep.points, sweep.claims
     for a in ("Poisson", "log-normal"):
@@ -626,7 +626,7 @@ def run_fig7(ctx: Context) -> Outcome:
         x="time (hours)",
         y="arrivals per 20-minute window",
         hue="trace",
-        title=f"Paper 001 Fig. 7: arrivals per 20 minutes, {vt.label}",
+        title=f"psychas2018 Fig. 7: arrivals per 20 minutes, {vt.label}",
     )
     dispersion = float(full.var(ddof=1) / full.mean()) if full.size > 1 else math.nan
     p_value = (
@@ -681,7 +681,7 @@ def run_fig8(ctx: Context) -> Outcome:
         x="number of servers" + ("" if vt.natural else " (stand-in trace)"),
         y="mean queue size",
         hue="algorithm",
-        title="Paper 001 Fig. 8: trace replay, " + vt.label,
+        title="psychas2018 Fig. 8: trace replay, " + vt.label,
         logy=True,
     )
     q = {k: v.mean for k, v in pts.items()}

@@ -1,4 +1,4 @@
-"""Paper 000 (Psychas & Ghaderi, "Scheduling Jobs with Random Resource Requirements in Computing
+"""psychas2019 (Psychas & Ghaderi, "Scheduling Jobs with Random Resource Requirements in Computing
 Clusters", INFOCOM 2019): Figs 3(a), 3(b), 4(a), 4(b) and 5.
 
 * ``psychas2019-fig3a`` (§VII-A1): one server, sizes 0.4 and 0.6 equally likely, Poisson arrivals
@@ -171,7 +171,7 @@ def run_fig3a(ctx: Context) -> Outcome:
         x="time slot",
         y="total queue size",
         hue="policy",
-        title="Paper 000 Fig. 3(a): sizes 0.4/0.6, one server, 0.014 arrivals/slot",
+        title="psychas2019 Fig. 3(a): sizes 0.4/0.6, one server, 0.014 arrivals/slot",
     )
     lp = max_workload([0.4, 0.6], [0.5, 0.5])
     rows = [
@@ -286,7 +286,7 @@ def run_fig3b(ctx: Context) -> Outcome:
         x="time slot",
         y="total queue size",
         hue="policy",
-        title="Paper 000 Fig. 3(b): capacity 10, sizes 2/5, fixed service, 0.0306/slot",
+        title="psychas2019 Fig. 3(b): capacity 10, sizes 2/5, fixed service, 0.0306/slot",
     )
     lp = max_workload([2, 5], [2 / 3, 1 / 3], capacity=10)
     mix = {
@@ -527,7 +527,7 @@ def run_fig4(ctx: Context, which: str) -> Outcome:
         y="mean queue size",
         hue="algorithm",
         title=(
-            f"Paper 000 Fig. 4({which}): 5 servers, sizes ~ Unif[{setup.low}, {setup.high}], "
+            f"psychas2019 Fig. 4({which}): 5 servers, sizes ~ Unif[{setup.low}, {setup.high}], "
             "service ~ Geom(mean 100)"
         ),
         logy=True,
@@ -647,7 +647,7 @@ def run_fig5(ctx: Context) -> Outcome:
         x="traffic scaling 1/beta",
         y="time-average queue size",
         hue="algorithm",
-        title=f"Paper 000 Fig. 5 method: {src.path.stem}, 1000 servers, 100 ms",
+        title=f"psychas2019 Fig. 5 method: {src.path.stem}, 1000 servers, 100 ms",
         logy=True,
         vlines=[(a_lo / per_scaling, "capacity bound (rounded-bound LP)")],
     )

@@ -1,4 +1,4 @@
-"""Paper 002 (Psychas & Ghaderi, "A Theory of Auto-Scaling for Resource Reservation in Cloud
+"""psychas2022 (Psychas & Ghaderi, "A Theory of Auto-Scaling for Resource Reservation in Cloud
 Services", Stochastic Systems 2022, key ``psychas2022``): Table 1 statistics, Figs 2 to 6.
 
 * ``psychas2022-table1`` (§7.1): random collections of 3 small and 3 large VM types from Table 1
@@ -250,7 +250,7 @@ def run_fig2(ctx: Context) -> Outcome:
         x="workload scale factor",
         y="normalized reward (per server)",
         hue="assignment",
-        title="Paper 002 Fig. 2: worst-case subset (1,1), (4,16), (2,32), (32,256)",
+        title="psychas2022 Fig. 2: worst-case subset (1,1), (4,16), (2,32), (32,256)",
         vlines=[v for v in vlines if v[1] or crit],
     )
     below = above = True
@@ -328,7 +328,7 @@ def run_fig3(ctx: Context) -> Outcome:
         x="number of servers L",
         y="reward per server",
         hue="series",
-        title="Paper 002 Fig. 3: DRA's time-average reward per server vs L (worst-case subset)",
+        title="psychas2022 Fig. 3: DRA's time-average reward per server vs L (worst-case subset)",
     )
     gaps = {L: abs(by_l[L].mean - f_g) / f_g for L in sizes}
     big = sizes[-1]
@@ -394,7 +394,7 @@ def run_fig4(ctx: Context) -> Outcome:
         x="time (mean service times)",
         y="reward per server",
         hue="series",
-        title=f"Paper 002 Fig. 4: DRA's reward per server over time, L = {servers}",
+        title=f"psychas2022 Fig. 4: DRA's reward per server over time, L = {servers}",
     )
     late = per[t >= t[-1] / 2]
     gap = abs(late.mean() - f_g) / f_g
@@ -655,7 +655,7 @@ def run_fig5(ctx: Context) -> Outcome:
         x="number of servers L",
         y="time-average reward per server",
         hue="algorithm",
-        title="Paper 002 Fig. 5 on a trace: reward per server vs L",
+        title="psychas2022 Fig. 5 on a trace: reward per server vs L",
     )
     table = "; ".join(
         f"L={L}: "
@@ -736,7 +736,7 @@ def run_fig6(ctx: Context) -> Outcome:
         x="time (s)",
         y="reward per server",
         hue="series",
-        title=f"Paper 002 Fig. 6 on a trace: reward over time, L = {servers}",
+        title=f"psychas2022 Fig. 6 on a trace: reward over time, L = {servers}",
     )
     edges = np.linspace(0.0, float(tt.arrival[-1]), 101)
     size_of_job = tt.sizes[tt.job_class]
@@ -755,7 +755,7 @@ def run_fig6(ctx: Context) -> Outcome:
         x="time (s)",
         y="arriving size per server per second",
         hue="priority",
-        title=f"Paper 002 Fig. 6 (lower panel): arriving work by priority, L = {servers}",
+        title=f"psychas2022 Fig. 6 (lower panel): arriving work by priority, L = {servers}",
     )
     above = float(np.mean(series["dra"][1] > series["power-of-d"][1]))
     below = float(np.mean(series["power-of-d"][1] > series["dra"][1]))

@@ -1,6 +1,6 @@
-"""Paper 004's policies on real HPC logs: KTH-SP2 and HPC2N replayed on the pooled model.
+"""grosof2023's policies on real HPC logs: KTH-SP2 and HPC2N replayed on the pooled model.
 
-Not a figure of the paper: paper 004 (§1, §3.1) motivates multiserver jobs with supercomputing
+Not a figure of the paper: grosof2023 (§1, §3.1) motivates multiserver jobs with supercomputing
 workloads whose server needs are not powers of two; this experiment runs the policies that accept
 any need on two Parallel Workloads Archive logs (../shared/data/swf):
 

@@ -409,7 +409,7 @@ def timeseries_table(st: State, model: CompiledModel) -> pa.Table:
         "number_in_system": values[:, K.TS_SYSTEM],
         "number_in_queue": values[:, K.TS_QUEUE],
     }
-    if model.family == "loss":  # rewards are defined in the loss family only (paper 002)
+    if model.family == "loss":  # rewards are defined in the loss family only (psychas2022)
         columns["reward_rate"] = values[:, K.TS_REWARD]
     total = st.capacity.sum(axis=0)
     for r, name in enumerate(model.resources):
