@@ -146,12 +146,14 @@ def elastic(
     )
     from rich.table import Table
 
+    from schedlab.policies.registry import get_policy
+
     table = Table(show_header=True, header_style="bold")
     for col in ("policy", "method", "E[T]", "E[T_I]", "E[T_E]", "E[N_I]", "E[N_E]"):
         table.add_column(escape(col), justify="left" if col in ("policy", "method") else "right")
     notes = []
     for r in results:
-        short = SHORT[r.policy]
+        short = get_policy(r.policy).label
         d = r.details
         if r.method == "exact-ctmc":
             notes.append(
@@ -177,9 +179,6 @@ def elastic(
     print_table(table)
     for note in notes:
         out.print(escape(note), highlight=False, soft_wrap=True)
-
-
-SHORT = {"inelastic-first": "IF", "elastic-first": "EF"}
 
 
 @analyze_app.command("no-arrivals")
@@ -216,12 +215,14 @@ def no_arrivals(
         return
     from rich.table import Table
 
+    from schedlab.policies.registry import get_policy
+
     table = Table(show_header=True, header_style="bold")
     for col in ("policy", "E[sum of T]", "E[T] per job", "inelastic sum", "elastic sum"):
         table.add_column(escape(col), justify="left" if col == "policy" else "right")
     for r in results:
         table.add_row(
-            SHORT[r.policy],
+            get_policy(r.policy).label,
             _exact(r.total),
             _exact(r.mean),
             _exact(r.total_inelastic),

@@ -43,11 +43,10 @@ from schedlab.optim.vm_capacity import ServerType, max_scaling
 from schedlab.report.figures import Point, line_plot
 from schedlab.reproduce.ordering import ABOVE, compare
 from schedlab.reproduce.psychas2019 import LongRun, run_long
-from schedlab.reproduce.registry import Claim, Context, Outcome, Reproduction, register
+from schedlab.reproduce.registry import Claim, Context, Outcome, Reproduction, label, register
 
 SEED = 2018
 ZETA = 0.89
-NAMES = {"vm-stalling": "Algorithm 1", "m14": "M14", "g16": "G16"}
 POLICIES = ("vm-stalling", "m14", "g16")
 TABLE1 = {  # memory GB, CPU EC2 units, storage GB (Table 1)
     "standard": (15.0, 8.0, 1690.0),
@@ -64,10 +63,6 @@ FIG6_ZETAS = (0.80, 0.83, 0.86, 0.89, 0.92, 0.95)
 FIG6_QUICK_ZETAS = (0.80, 0.89, 0.95)
 ARRIVALS = 100_000  # 200,000 events (§7.2)
 QUICK_ARRIVALS = ARRIVALS  # shorter runs end inside the initial transient at 20 servers
-
-
-def _name(policy: str) -> str:
-    return NAMES.get(policy, policy)
 
 
 def vm_spec(
@@ -178,7 +173,7 @@ def table1_spec(
 def _series(run: LongRun, samples: int = 400) -> list[Point]:
     idx = np.unique(np.linspace(0, run.time.size - 1, min(samples, run.time.size)).astype(int))
     return [
-        Point(_name(run.policy), float(run.time[i]), float(run.queue[i]), math.nan, math.nan)
+        Point(label(run.policy), float(run.time[i]), float(run.queue[i]), math.nan, math.nan)
         for i in idx
     ]
 
@@ -227,7 +222,7 @@ def run_fig3(ctx: Context) -> Outcome:
             "unit time",
         ),
     ]
-    return Outcome(figures, claims, [f"{_name(p)}: {r.seconds:.1f} s" for p, r in runs.items()])
+    return Outcome(figures, claims, [f"{label(p)}: {r.seconds:.1f} s" for p, r in runs.items()])
 
 
 def run_fig4(ctx: Context) -> Outcome:
@@ -258,7 +253,7 @@ def run_fig4(ctx: Context) -> Outcome:
             f"instability flag: {alg.instability or 'none'}",
         ),
     ]
-    return Outcome(figures, claims, [f"{_name(p)}: {r.seconds:.1f} s" for p, r in runs.items()])
+    return Outcome(figures, claims, [f"{label(p)}: {r.seconds:.1f} s" for p, r in runs.items()])
 
 
 # ------------------------------------------------------------------------------- Figs 5, 6
@@ -274,7 +269,7 @@ def _sweep(ctx: Context, specs: dict[tuple, SimulationSpec], reps: int, name: st
         stat = summarize(recs, by=["policy"], metric="mean_number_in_queue")[0]
         policy, x, arrival = key
         points[key] = Point(
-            f"{_name(policy)} ({arrival})", x, stat.mean, stat.lo, stat.hi, stat.stable
+            f"{label(policy)} ({arrival})", x, stat.mean, stat.lo, stat.hi, stat.stable
         )
         unstable[key] = sum(not r.get("stable", True) for r in recs)
     return points, unstable
@@ -673,7 +668,7 @@ def run_fig8(ctx: Context) -> Outcome:
             lo, hi = est.ci95
         mean = float(values.mean())
         pts[(policy, n)] = Point(
-            _name(policy), float(vt.servers(n)), mean, lo, hi, stable=not math.isnan(mean)
+            label(policy), float(vt.servers(n)), mean, lo, hi, stable=not math.isnan(mean)
         )
     figures = line_plot(
         list(pts.values()),
@@ -687,7 +682,7 @@ def run_fig8(ctx: Context) -> Outcome:
     q = {k: v.mean for k, v in pts.items()}
     table = "; ".join(
         f"{n} ({vt.servers(n)} servers): "
-        + ", ".join(f"{_name(p)} {_fmt_trace(q[(p, n)])}" for p in POLICIES)
+        + ", ".join(f"{label(p)} {_fmt_trace(q[(p, n)])}" for p in POLICIES)
         for n in paper_l
     )
     small, large = paper_l[0], paper_l[-1]

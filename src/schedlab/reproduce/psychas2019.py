@@ -59,6 +59,7 @@ from schedlab.reproduce.registry import (
     Outcome,
     Reproduction,
     judged,
+    label,
     register,
 )
 from schedlab.workloads.trace_table import job_sizes
@@ -68,7 +69,6 @@ FIG3_POLICIES = ("vqs", "bf-js", "vqs-bf")
 FIG4_POLICIES = ("vqs", "bf-js", "vqs-bf")
 FIG5_POLICIES = ("fifo-ff", "vqs", "bf-js", "vqs-bf")
 LONG_RUNS = "long_runs"  # result store of the Fig. 3 runs with their time series
-NAMES = {"vqs": "VQS", "bf-js": "BF-J/S", "vqs-bf": "VQS-BF", "fifo-ff": "FIFO-FF"}
 FIG4_ALPHAS = (0.85, 0.87, 0.89, 0.91, 0.93, 0.95, 0.97, 0.99)
 FIG4_QUICK_ALPHAS = (0.85, 0.91, 0.95, 0.99)
 FIG5_SCALINGS = (1.0, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6)
@@ -84,10 +84,6 @@ COMPARABLE = (
 LOCKED = 0.9  # "locks into (2,1)": at least 90% of the second half spent in configuration (2,1)
 
 
-def _name(policy: str) -> str:
-    return NAMES.get(policy, policy)
-
-
 # ------------------------------------------------------------------------- single long runs
 
 
@@ -101,7 +97,7 @@ def run_long(
 
 
 def _series_points(run: LongRun) -> list[Point]:
-    return timeseries_points(_name(run.policy), run.time, run.queue)
+    return timeseries_points(label(run.policy), run.time, run.queue)
 
 
 def _long_row(series: str, run: LongRun) -> Point:
@@ -179,9 +175,9 @@ def run_fig3a(ctx: Context) -> Outcome:
         _value(
             "lambda over VQS's packings", lp_over_configurations([[2, 0], [0, 1]], [0.5, 0.5]) / 100
         ),
-        *(_long_row(_name(p), runs[p]) for p in FIG3_POLICIES),
+        *(_long_row(label(p), runs[p]) for p in FIG3_POLICIES),
         *(
-            _value(f"{_name(p)} 0.4+0.6 together", runs[p].extras["co_located_04_06"])
+            _value(f"{label(p)} 0.4+0.6 together", runs[p].extras["co_located_04_06"])
             for p in FIG3_POLICIES
         ),
     ]
@@ -191,7 +187,7 @@ def run_fig3a(ctx: Context) -> Outcome:
         at = _rows(rows)
         lam_star, lam_vqs = at["lambda*"].mean, at["lambda over VQS's packings"].mean
         vqs = at["VQS"]
-        together = {p: at[f"{_name(p)} 0.4+0.6 together"].mean for p in FIG3_POLICIES}
+        together = {p: at[f"{label(p)} 0.4+0.6 together"].mean for p in FIG3_POLICIES}
         return [
             Claim(
                 "configuration (1,1) makes any arrival rate below 0.02 per slot supportable: "
@@ -228,7 +224,7 @@ def run_fig3a(ctx: Context) -> Outcome:
         figures,
         rows,
         judge,
-        [f"{_name(p)}: {runs[p].seconds:.1f} s" for p in FIG3_POLICIES]
+        [f"{label(p)}: {runs[p].seconds:.1f} s" for p in FIG3_POLICIES]
         + ["time series stored in " + str(ctx.out / LONG_RUNS)],
     )
 
@@ -298,14 +294,14 @@ def run_fig3b(ctx: Context) -> Outcome:
         _value("lambda*", lp.arrival_rate(100)),
         _value("LP weight of (5,0)", mix.get((5, 0), 0.0)),
         _value("LP weight of (0,2)", mix.get((0, 2), 0.0)),
-        *(_long_row(_name(p), runs[p]) for p in FIG3_POLICIES),
+        *(_long_row(label(p), runs[p]) for p in FIG3_POLICIES),
         _long_row(stall, stalled),
         *(
-            _value(f"{_name(p)} 2+5 together", runs[p].extras["co_located_2_5"])
+            _value(f"{label(p)} 2+5 together", runs[p].extras["co_located_2_5"])
             for p in FIG3_POLICIES
         ),
         *(
-            _value(f"{_name(p)} time in (2,1)", runs[p].extras["time_in_2_1_second_half"])
+            _value(f"{label(p)} time in (2,1)", runs[p].extras["time_in_2_1_second_half"])
             for p in FIG3_POLICIES
         ),
     ]
@@ -356,7 +352,7 @@ def run_fig3b(ctx: Context) -> Outcome:
         rows,
         judge,
         [f"{slots:.0f} slots (the quick variant keeps the paper-scale horizon)"]
-        + [f"{_name(p)}: {runs[p].seconds:.1f} s" for p in FIG3_POLICIES],
+        + [f"{label(p)}: {runs[p].seconds:.1f} s" for p in FIG3_POLICIES],
     )
 
 
@@ -409,7 +405,7 @@ def _record_point(policy: str, x: float, rec: dict[str, Any], interval: bool = T
         if interval
         else (math.nan, math.nan)
     )
-    return Point(_name(policy), x, _num(rec["mean_number_in_queue"]), lo, hi, stable, growth=growth)
+    return Point(label(policy), x, _num(rec["mean_number_in_queue"]), lo, hi, stable, growth=growth)
 
 
 def _ratio_text(at: dict[tuple[str, float], Point], xs: Sequence[float], a: str, b: str) -> str:
@@ -442,7 +438,7 @@ def fig4_judge(which: str, alphas: Sequence[float]) -> Judge:
         star = at[("alpha*", 0.0)]
         table = "; ".join(
             f"alpha={a}: "
-            + ", ".join(f"{_name(p)} {describe(at[(_name(p), a)])}" for p in FIG4_POLICIES)
+            + ", ".join(f"{label(p)} {describe(at[(label(p), a)])}" for p in FIG4_POLICIES)
             for a in alphas
         )
         others = ("BF-J/S", "VQS-BF")
@@ -663,7 +659,7 @@ def run_fig5(ctx: Context) -> Outcome:
         at = {(pt.series, pt.x): pt for pt in rows}
         table = "; ".join(
             f"x{s} (load {loads[s]:.3f}): "
-            + ", ".join(f"{_name(p)} {describe(at[(_name(p), s)])}" for p in FIG5_POLICIES)
+            + ", ".join(f"{label(p)} {describe(at[(label(p), s)])}" for p in FIG5_POLICIES)
             for s in scalings
         )
         advantage = [
@@ -693,7 +689,7 @@ def run_fig5(ctx: Context) -> Outcome:
         ]
 
     growing = [
-        f"{_name(p)} x{s}" for (p, s), recs in zip(grid, main, strict=True) if not recs[0]["stable"]
+        f"{label(p)} x{s}" for (p, s), recs in zip(grid, main, strict=True) if not recs[0]["stable"]
     ]
     notes = [
         f"trace: {src.label}; {size.size:,} jobs replayed (deterministic: no randomness)",
@@ -713,7 +709,7 @@ def run_fig5(ctx: Context) -> Outcome:
         f"J = {J} for VQS/VQS-BF (Corollary 1: F_R(1/2^J) < 1%)",
         f"utilization at x{scalings[-1]} (work served / capacity over the replay): "
         + ", ".join(
-            f"{_name(p)} {_num(recs[0].get('utilization[resource]')):.4f}"
+            f"{label(p)} {_num(recs[0].get('utilization[resource]')):.4f}"
             for (p, sc), recs in zip(grid, main, strict=True)
             if sc == scalings[-1]
         ),
@@ -723,7 +719,7 @@ def run_fig5(ctx: Context) -> Outcome:
             "at the table's own rate (scaling 1, load "
             f"{float(nat[0][0]['load']):.3f}): "
             + ", ".join(
-                f"{_name(p)} {describe(_record_point(p, 1.0, r[0], interval=False))}"
+                f"{label(p)} {describe(_record_point(p, 1.0, r[0], interval=False))}"
                 for p, r in zip(FIG5_POLICIES, nat, strict=True)
             )
             + " (overloaded: counts of waiting jobs then favour policies that serve small jobs)"
