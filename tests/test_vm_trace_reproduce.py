@@ -11,10 +11,10 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
+from schedlab.api import simulate
 from schedlab.model.compile import compile_model
 from schedlab.reproduce import psychas2018 as P
 from schedlab.reproduce.registry import Context, get_reproduction
-from schedlab.simulation.simulate import simulate
 from schedlab.workloads.traces import read
 from tests.data import ALIBABA2017
 

@@ -40,7 +40,7 @@ PROGRESS_MIN_ARRIVALS = 200_000
 
 def _print_version(value: bool) -> None:
     if value:
-        from schedlab import __version__
+        from schedlab._version import __version__
 
         typer.echo(f"schedlab {__version__}")
         raise typer.Exit()
@@ -359,7 +359,7 @@ def demo(
 @app.command()
 def version() -> None:
     """Print the schedlab version."""
-    from schedlab import __version__
+    from schedlab._version import __version__
 
     out.print(__version__)
 

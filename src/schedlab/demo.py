@@ -12,11 +12,11 @@ from importlib import resources
 from pathlib import Path
 
 from schedlab.analysis.saturated import fcfs_saturated
+from schedlab.api import simulate
 from schedlab.model.spec import SimulationSpec, parse_spec, read_toml
 from schedlab.report.figures import Point, line_plot
 from schedlab.report.labels import policy_label
 from schedlab.simulation.result import Result
-from schedlab.simulation.simulate import simulate
 
 DEMO_LOADS = (0.3, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
 DEMO_POLICIES = ("server-filling", "fcfs")
