@@ -34,10 +34,8 @@ and 5 go through Context.run (parallel, cached).
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -62,7 +60,12 @@ from schedlab.reproduce.registry import (
     label,
     register,
 )
-from schedlab.workloads.trace_table import job_sizes
+from schedlab.workloads.traces.single_resource import (
+    ALIBABA,
+    TraceSource,
+    trace_sizes,
+    trace_source,
+)
 
 SEED = 2019
 FIG3_POLICIES = ("vqs", "bf-js", "vqs-bf")
@@ -76,8 +79,6 @@ FIG5_QUICK_SCALINGS = (1.0, 1.3, 1.6)
 FIG5_JOBS = 1_000_000  # "approximately 1,000,000 tasks" (§VII-B)
 FIG5_QUICK_JOBS = 1_000_000  # shorter windows end before the cluster fills (mean duration 733 s)
 FIG5_BASE_LOAD = 0.6  # Alibaba replay: offered load at scaling 1 (inferred, see run_fig5)
-TRACE_ENV = "SCHEDLAB_PSYCHAS2019_TRACE"
-ALIBABA = "alibaba/batch_task_v2017.csv.gz"  # in the data folder (schedlab.datasets)
 COMPARABLE = (
     1.5  # "comparable": within a factor 1.5; a "clear advantage" needs more (and CIs apart)
 )
@@ -542,40 +543,6 @@ def run_fig4(ctx: Context, which: str) -> Outcome:
 # ------------------------------------------------------------------------------------ Fig. 5
 
 
-@dataclass(frozen=True)
-class TraceSource:
-    path: Path
-    label: str
-    natural: bool  # True: the paper's axis (arrival times x 1/scaling); False: load-anchored
-
-
-def trace_source(ctx: Context) -> TraceSource:
-    """The canonical single-resource job table to replay (converted once into ``ctx.out``)."""
-    env = os.environ.get(TRACE_ENV)
-    if env:
-        return TraceSource(Path(env), f"{env} (${TRACE_ENV})", True)
-    jobs = FIG5_QUICK_JOBS if ctx.quick else FIG5_JOBS
-    target = ctx.out / f"alibaba2017_max_resource_{jobs}.parquet"
-    if not target.exists():
-        from schedlab.datasets import data_file
-        from schedlab.workloads.traces import Transforms, convert
-
-        source = data_file(ALIBABA, "the Alibaba 2017 batch_task table")
-
-        target.parent.mkdir(parents=True, exist_ok=True)
-        convert(
-            source,
-            "alibaba2017",
-            target,
-            transforms=Transforms(max_resource=True, window_jobs=(0, jobs)),
-        )
-    return TraceSource(
-        target,
-        f"{Path(ALIBABA).name}: alibaba2017, first {jobs:,} jobs, max of normalized CPU and memory",
-        False,
-    )
-
-
 def fig5_spec(src: TraceSource, policy: str, scaling: float, J: int) -> SimulationSpec:
     params = {"J": J} if policy.startswith("vqs") else {}
     arrivals: dict[str, Any] = {"process": "trace", "path": str(src.path)}
@@ -601,16 +568,6 @@ def fig5_spec(src: TraceSource, policy: str, scaling: float, J: int) -> Simulati
     )
 
 
-def trace_sizes(path: Path, eps: float = 0.01) -> tuple[int, np.ndarray, np.ndarray]:
-    """The sizes and durations of a job table, and Corollary 1's J: the smallest J with
-    F_R(1/2^J) < eps (at least 2)."""
-    size, dur = job_sizes(path)
-    j = 2
-    while j < 24 and np.mean(size <= 2.0**-j) >= eps:
-        j += 1
-    return j, size, dur
-
-
 def _trace_point(policy: str, scaling: float, rec: dict[str, Any]) -> Point:
     """A trace replay is one deterministic sample path: its time-average queue over the replayed
     window is exact for that trace (no interval); a replay whose queue grows through its second
@@ -619,7 +576,7 @@ def _trace_point(policy: str, scaling: float, rec: dict[str, Any]) -> Point:
 
 
 def run_fig5(ctx: Context) -> Outcome:
-    src = trace_source(ctx)
+    src = trace_source(ctx.out, FIG5_QUICK_JOBS if ctx.quick else FIG5_JOBS)
     J, size, dur = trace_sizes(src.path)
     scalings = FIG5_QUICK_SCALINGS if ctx.quick else FIG5_SCALINGS
     grid = [(p, s) for s in scalings for p in FIG5_POLICIES]
