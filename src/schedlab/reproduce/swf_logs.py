@@ -11,7 +11,7 @@ any need on two Parallel Workloads Archive logs (../shared/data/swf):
   and the durations are the log's;
 * policies: FCFS (head-of-line blocking), EASY backfilling with the users' estimates
   (non-preemptive, what KTH ran), preemptive FirstFit (FCFS order), MostServersFirst,
-  LeastServersFirst, FirstFit-SRPT and GreedySRPT (sizes known, §6), and SRPT-1, the
+  LeastServersFirst, FirstFitSRPT and GreedySRPT (sizes known, §6), and SRPT-1, the
   resource-pooled lower bound (§4.1) simulated on the same jobs.
 
 Each point is one replay of the whole log (``--quick``: its first QUICK_JOBS jobs); the interval is
