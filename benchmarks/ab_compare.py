@@ -10,7 +10,7 @@ commit agree within +-2.5% this way (docs/decisions/0007).
     .venv/bin/python benchmarks/ab_compare.py HEAD~1 server-filling-srpt 0.99 --arrivals 1e6
     .venv/bin/python benchmarks/ab_compare.py ee1b362 server-filling 0.9 --pairs 6
 
-The policy runs in paper 004's Fig. 2 setting (reproduce/grosof2023.py `spec`).
+The policy runs in grosof2023's Fig. 2 setting (reproduce/grosof2023.py `spec`).
 """
 
 from __future__ import annotations

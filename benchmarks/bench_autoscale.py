@@ -1,4 +1,4 @@
-"""Paper 002 (psychas2022): DRA and the loss baselines at L = 1000 on the worst-case subset;
+"""psychas2022: DRA and the loss baselines at L = 1000 on the worst-case subset;
 static problem timings (MaxReward table, LP (3), global greedy)."""
 
 from __future__ import annotations

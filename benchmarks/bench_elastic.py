@@ -1,4 +1,4 @@
-"""Paper 003 (issue 6): matrix-analytic solution at k = 16, rho = 0.9; the Fig. 4 analysis grid;
+"""berg2020 (issue 6): matrix-analytic solution at k = 16, rho = 0.9; the Fig. 4 analysis grid;
 the exact CTMC for contrast; IF/EF simulation throughput."""
 
 from __future__ import annotations

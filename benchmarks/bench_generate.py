@@ -1,4 +1,4 @@
-"""Job generation cost (issue 12 item 4): ns per job of ``JobSource.units()`` on paper 004's
+"""Job generation cost (issue 12 item 4): ns per job of ``JobSource.units()`` on grosof2023's
 Fig. 2 setting (ServerFilling, k = 8, needs 1/2/4/8, exponential sizes, load 0.9), with the
 compiled generation units (``schedlab.simulation.compiled_units``) and with the NumPy path
 (``compiled=False``). Both give the same jobs bit for bit (tests/simulation/test_compiled_units.py).

@@ -2,7 +2,7 @@
 
 Each measurement runs `schedlab simulate --spec SPEC --arrivals N --json` as the only child of a
 small wrapper process, which reports the child's peak resident set size
-(``resource.getrusage(RUSAGE_CHILDREN).ru_maxrss``). The default spec is paper 004's Fig. 2
+(``resource.getrusage(RUSAGE_CHILDREN).ru_maxrss``). The default spec is grosof2023's Fig. 2
 setting with ServerFilling at rho = 0.9 (src/schedlab/examples/quickstart.toml). A streaming run
 holds only the jobs present, so the peak should not grow with N beyond noise.
 

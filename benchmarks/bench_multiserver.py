@@ -1,5 +1,5 @@
-"""Paper 004 performance (issue 5): ServerFilling-SRPT at k = 8, rho = 0.99 with 1e7 arrivals, and
-events per second of every paper 004 policy at rho = 0.9 (1e6 arrivals)."""
+"""grosof2023 performance (issue 5): ServerFilling-SRPT at k = 8, rho = 0.99 with 1e7 arrivals, and
+events per second of every grosof2023 policy at rho = 0.9 (1e6 arrivals)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Paper 000 policies on a Fig. 5-style run: ~1 million jobs, 1,000 servers, 100 ms decisions.
+"""psychas2019 policies on a Fig. 5-style run: ~1 million jobs, 1,000 servers, 100 ms decisions.
 
 Issue 7's target: the fig5-style run (about 1 million tasks, 1000 servers) in under 60 s per policy
 on one core. Each policy runs

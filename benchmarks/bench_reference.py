@@ -1,4 +1,4 @@
-"""Speed against the plain C reference (issue 12 item 4): paper 004 Fig. 2 setting, same run.
+"""Speed against the plain C reference (issue 12 item 4): grosof2023 Fig. 2 setting, same run.
 
 k = 8 servers, needs 1, 2, 4, 8 with probability 1/4 each, durations exponential with mean
 proportional to 1/need, Poisson arrivals (reproduce/grosof2023.py `spec`; the C program

@@ -1,7 +1,7 @@
 """Sweep scaling (issue 12 item 5): speedup of a sweep for any worker count, and where the time
 between runs goes.
 
-The sweep is issue 12's: ServerFilling and ServerFilling-SRPT on paper 004's Fig. 2 setting
+The sweep is issue 12's: ServerFilling and ServerFilling-SRPT on grosof2023's Fig. 2 setting
 (k = 8, needs uniform on {1, 2, 4, 8}), 8 loads, 4 replications = 64 runs (``--arrivals`` each).
 For each worker count W it prints
 

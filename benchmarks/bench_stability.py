@@ -7,7 +7,7 @@ flagged fraction is the *false-alarm rate*. Scenarios:
 
 * FCFS, k = 4, needs uniform on {1, 2, 4}, Exp(1) durations (the issue's example), saturated-system
   limit rho* = 0.7756: loads 0.70, 0.75, 0.77 (below), 0.79, 0.80 (above);
-* FCFS, paper 004 Fig. 2 setting (k = 8, needs {1, 2, 4, 8}), rho* = 0.4596: 0.45 / 0.47;
+* FCFS, grosof2023 Fig. 2 setting (k = 8, needs {1, 2, 4, 8}), rho* = 0.4596: 0.45 / 0.47;
 * M/M/1 (limit 1): 0.95 / 1.02.
 
 Run: ``PYTHONPATH=src python benchmarks/bench_stability.py`` (about two minutes on one core;
@@ -41,8 +41,8 @@ SCENARIOS = [
     ("FCFS k=4", 4, K4, 0.7756, 0.77),
     ("FCFS k=4", 4, K4, 0.7756, 0.79),
     ("FCFS k=4", 4, K4, 0.7756, 0.80),
-    ("FCFS paper 004", 8, P004, 0.4596, 0.45),
-    ("FCFS paper 004", 8, P004, 0.4596, 0.47),
+    ("FCFS grosof2023", 8, P004, 0.4596, 0.45),
+    ("FCFS grosof2023", 8, P004, 0.4596, 0.47),
     ("M/M/1", 1, MM1, 1.0, 0.95),
     ("M/M/1", 1, MM1, 1.0, 1.02),
 ]

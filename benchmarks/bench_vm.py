@@ -1,4 +1,4 @@
-"""Paper 001 (issue 13): Algorithm 1, M14 and G16 with 200 servers and Table 1's VM types
+"""psychas2018 (issue 13): Algorithm 1, M14 and G16 with 200 servers and Table 1's VM types
 (events/s per policy), the fig5 reproduction's simulations at paper scale (wall time), and the
 fig8 trace replay (Alibaba 2017 stand-in, 10^6 jobs; skipped without the data folder)."""
 
@@ -14,8 +14,8 @@ from schedlab.engine import constants as K
 from schedlab.model.compile import compile_model
 from schedlab.reproduce import psychas2018
 from schedlab.reproduce.psychas2018 import ARRIVALS, FIG5_SERVERS, POLICIES, table1_spec
-from schedlab.reproduce.registry import Context
 from schedlab.simulation.simulate import prepare, run_loop
+from schedlab.workloads.traces.vm_types import vm_trace
 
 BENCH_ARRIVALS = 200_000
 FIG5_REPLICATIONS = 5
@@ -62,13 +62,15 @@ def trace_replay(paper_servers: int = 1000) -> list[dict]:
     """Each policy on the fig8 trace window at the cluster standing for the paper's 1,000."""
     with tempfile.TemporaryDirectory() as tmp:
         try:
-            vt = psychas2018.vm_trace(Context(quick=False, out=Path(tmp)), psychas2018.TRACE_JOBS)
+            vt = vm_trace(Path(tmp), psychas2018.TRACE_JOBS)
         except DataMissing as exc:
             print(f"   (trace replay skipped: {exc})")
             return []
         out = []
         for policy in POLICIES:
-            model = compile_model(psychas2018.trace_spec(vt, vt.servers(paper_servers), policy))
+            model = compile_model(
+                psychas2018.trace_spec(vt, psychas2018.cluster_size(vt, paper_servers), policy)
+            )
             run = prepare(model)
             loop = run_loop(run)  # includes compiling or loading the cache once
             events = int(run.st.ctr[K.EVENTS])

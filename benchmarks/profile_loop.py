@@ -2,7 +2,7 @@
 
 Numba's JIT code has no symbols, so `perf report` shows bare addresses. This script compiles the
 policy afresh in the process (a temporary Numba cache: code loaded from the cache keeps no LLVM
-module to list), runs paper 004's Fig. 2 setting once, and then writes `/tmp/perf-<pid>.map`,
+module to list), runs grosof2023's Fig. 2 setting once, and then writes `/tmp/perf-<pid>.map`,
 the file `perf` reads for JIT symbols: every compiled function with its address.
 
     perf record -F 4000 -o /tmp/perf.data \\

@@ -15,8 +15,8 @@ RESULTS = HERE / "results"
 
 def main(names: list[str]) -> None:
     sys.path.insert(0, str(HERE))
-    from schedlab import __version__
     from schedlab._jit import code_hash
+    from schedlab._version import __version__
 
     modules = names or sorted(p.stem for p in HERE.glob("bench_*.py"))
     RESULTS.mkdir(exist_ok=True)

@@ -1,9 +1,9 @@
 """The import graph of src/schedlab runs downward only, without cycles (issue 11, item 5).
 
 Layers, lowest first (a module may import its own layer or lower ones):
-base (errors, _jit, papers, outputs) < engine < optim < policies < workloads (traces) < model
-(specs, compile) < simulation and the package root (the public API: simulate, Result) < analysis,
-experiments, report < reproduce < commands, demo, cli_support < cli.
+base (errors, _jit, _version, papers, outputs) < engine < optim < policies < workloads (traces)
+< model (specs, compile) < simulation and the package root (the public API: simulate, Result)
+< analysis, experiments, report < reproduce < commands, demo, cli_support < cli.
 Every import counts, also those inside functions (a hidden cycle is still a cycle). There are no
 exceptions: e.g. the Gittins rank tables a policy needs are built from the size laws of analysis/
 by the pipeline (simulation/) and handed to the policy's init, never imported by policies/.
@@ -18,6 +18,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 LAYER = {
     "errors": 0,
     "_jit": 0,
+    "_version": 0,
     "papers": 0,
     "outputs": 0,
     "engine": 1,

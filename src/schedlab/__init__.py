@@ -9,10 +9,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from schedlab._jit import configure as _configure_numba
+from schedlab._version import __version__
 
 _configure_numba()
-
-__version__ = "0.1.0"
 
 _PUBLIC = {
     "Result": "schedlab.simulation.result",

@@ -90,16 +90,6 @@ def simulate(
     return _parallel_replications(model.spec, replications, workers, client, progress)
 
 
-def run_replication(spec_json: str, replication: int, plugins: tuple[str, ...]) -> Result:
-    """One replication of a spec (canonical JSON), in a worker process."""
-    from schedlab.model.compile import compile_model
-    from schedlab.model.spec import parse_spec
-    from schedlab.simulation.simulate import run_model
-
-    _load_plugins(plugins)
-    return run_model(compile_model(parse_spec(json.loads(spec_json))), replication)
-
-
 def _parallel_replications(
     spec: SimulationSpec,
     replications: int,
@@ -110,7 +100,13 @@ def _parallel_replications(
     from concurrent.futures import as_completed
 
     from schedlab.experiments.records import canonical_json
-    from schedlab.experiments.runner import dask_client, default_workers, worker_pool
+    from schedlab.experiments.runner import (
+        Task,
+        dask_client,
+        default_workers,
+        replicate,
+        worker_pool,
+    )
     from schedlab.plugins import loaded_plugin_files
     from schedlab.simulation.result import combine_replications
 
@@ -130,7 +126,7 @@ def _parallel_replications(
         dask, owned = dask_client(client)
         try:
             futures = {
-                dask.submit(run_replication, spec_json, r, plugins, pure=False): r
+                dask.submit(replicate, Task(spec_json, r), plugins, pure=False): r
                 for r in range(replications)
             }
             for fut in dask_completed(list(futures)):
@@ -141,7 +137,7 @@ def _parallel_replications(
     else:
         with worker_pool(min(workers or default_workers(), replications), [spec_json]) as pool:
             futures = {
-                pool.submit(run_replication, spec_json, r, plugins): r for r in range(replications)
+                pool.submit(replicate, Task(spec_json, r), plugins): r for r in range(replications)
             }
             for fut in as_completed(futures):
                 finished(futures[fut], fut.result())

@@ -40,7 +40,7 @@ PROGRESS_MIN_ARRIVALS = 200_000
 
 def _print_version(value: bool) -> None:
     if value:
-        from schedlab import __version__
+        from schedlab._version import __version__
 
         typer.echo(f"schedlab {__version__}")
         raise typer.Exit()
@@ -305,7 +305,7 @@ def demo(
         "out/demo"
     ),
 ) -> None:
-    """ServerFilling vs FCFS on paper 004's Fig. 2 setting at several loads (`make run`)."""
+    """ServerFilling vs FCFS on grosof2023's Fig. 2 setting at several loads (`make run`)."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.table import Table
 
@@ -359,7 +359,7 @@ def demo(
 @app.command()
 def version() -> None:
     """Print the schedlab version."""
-    from schedlab import __version__
+    from schedlab._version import __version__
 
     out.print(__version__)
 

@@ -1,4 +1,4 @@
-"""`make run` / `schedlab demo`: ServerFilling vs FCFS, paper 004's Fig. 2 setting, several loads.
+"""`make run` / `schedlab demo`: ServerFilling vs FCFS, grosof2023's Fig. 2 setting, several loads.
 
 Both policies see the same job sequence at each load (common random numbers). FCFS's exact
 stability limit comes from its saturated system (schedlab.analysis.saturated), drawn on the plot.
@@ -12,18 +12,18 @@ from importlib import resources
 from pathlib import Path
 
 from schedlab.analysis.saturated import fcfs_saturated
+from schedlab.api import simulate
 from schedlab.model.spec import SimulationSpec, parse_spec, read_toml
 from schedlab.report.figures import Point, line_plot
 from schedlab.report.labels import policy_label
 from schedlab.simulation.result import Result
-from schedlab.simulation.simulate import simulate
 
 DEMO_LOADS = (0.3, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
 DEMO_POLICIES = ("server-filling", "fcfs")
 
 
 def quickstart_spec() -> SimulationSpec:
-    """The quickstart spec shipped with the package (paper 004 Fig. 2 setting)."""
+    """The quickstart spec shipped with the package (grosof2023 Fig. 2 setting)."""
     path = resources.files("schedlab") / "examples" / "quickstart.toml"
     with resources.as_file(path) as p:
         data, source = read_toml(p)
@@ -87,7 +87,7 @@ def plot_demo(rows: list[DemoRow], out: Path) -> list[Path]:
         x="load",
         y="mean_response_time",
         hue="policy",
-        title="k = 8, needs uniform on {1,2,4,8}, exponential sizes (paper 004 Fig. 2 setting)",
+        title="k = 8, needs uniform on {1,2,4,8}, exponential sizes (grosof2023 Fig. 2 setting)",
         logy=True,
         names={p: policy_label(p) for p in DEMO_POLICIES},
         vlines=[(limit, f"FCFS stability limit ρ* = {limit:.4f} (exact)")],

@@ -113,6 +113,17 @@ def test_every_builtin_policy_names_its_paper_by_key():
     assert not unknown, f"built-in policies with an unknown paper key: {unknown}"
 
 
+def test_a_policy_is_labelled_by_its_papers_name_else_its_title():
+    """One name per thing: reproductions take ``Policy.label`` from the registration."""
+    from schedlab.policies.registry import all_policies, get_policy
+
+    assert get_policy("vm-stalling").label == "Algorithm 1"  # psychas2018's figures
+    assert get_policy("inelastic-first").label == "IF"  # berg2020's figures
+    assert get_policy("server-filling-srpt").label == "ServerFilling-SRPT"  # the title
+    redundant = [p.name for p in all_policies() if p.paper_label == p.title]
+    assert not redundant, f"paper_label equal to the title: {redundant}"
+
+
 @njit(cache=True)
 def touch_borrowed(ps):
     b = borrow(ps)

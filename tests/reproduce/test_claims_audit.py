@@ -44,11 +44,11 @@ def grosof_rows(loads: tuple[float, ...]) -> list[Point]:
     rows = G._bound_rows(loads, "exponential")
     for load in loads:
         srpt = next(r.mean for r in rows if r.series == G.FORMULA and r.x == load)
-        rows.append(Point(G.LABELS["srpt-1"], load, srpt, 0.98 * srpt, 1.02 * srpt))
+        rows.append(Point(G.label("srpt-1"), load, srpt, 0.98 * srpt, 1.02 * srpt))
         for p, r in ratio.items():
             # ServerFilling-SRPT falls toward 1, the others grow with the load
             v = srpt * (r - 2 * (load - 0.8) if p == "server-filling-srpt" else r + 4 * load)
-            rows.append(Point(G.LABELS[p], load, v, 0.98 * v, 1.02 * v))
+            rows.append(Point(G.label(p), load, v, 0.98 * v, 1.02 * v))
     return rows
 
 

@@ -87,7 +87,7 @@ def grosof_rows(sfs_ratios: dict[float, float], sf_ratios: dict[float, float]) -
             "max-weight-greedy": 30.0 * load,
         }
         for p, v in values.items():
-            at[(G.LABELS[p], load)] = Point(G.LABELS[p], load, v, 0.99 * v, 1.01 * v)
+            at[(G.label(p), load)] = Point(G.label(p), load, v, 0.99 * v, 1.01 * v)
     return at
 
 
@@ -115,14 +115,14 @@ def test_grosof_least_claim_orders_by_intervals_and_stability():
     at = grosof_rows({0.8: 2.0}, {0.8: 2.02})  # ServerFilling within 1%: intervals overlap
     at.update(
         {
-            (G.LABELS[p], 0.8): unstable(G.LABELS[p], 0.8, 0.1)
+            (G.label(p), 0.8): unstable(G.label(p), 0.8, 0.1)
             for p in ("greedy-srpt", "first-fit-srpt")
         }
     )
     assert G._least_claim(at, (0.8,), "exponential", 10**6).verdict == NOT_RESOLVED
-    at[(G.LABELS["server-filling"], 0.8)] = Point("ServerFilling", 0.8, 5.0, 4.9, 5.1)
+    at[(G.label("server-filling"), 0.8)] = Point("ServerFilling", 0.8, 5.0, 4.9, 5.1)
     assert G._least_claim(at, (0.8,), "exponential", 10**6).verdict == PASS
-    at[(G.LABELS["server-filling-srpt"], 0.8)] = unstable("ServerFilling-SRPT", 0.8, 0.1)
+    at[(G.label("server-filling-srpt"), 0.8)] = unstable("ServerFilling-SRPT", 0.8, 0.1)
     assert G._least_claim(at, (0.8,), "exponential", 10**6).verdict == FAIL
 
 
@@ -130,9 +130,9 @@ def test_swf_logs_bound_claim_never_passes_on_a_growing_bound():
     from schedlab.reproduce import swf_logs as S
 
     def rows(bound: Point, best: float) -> list[Point]:
-        out = [replace(bound, series=f"KTH: {S.POLICIES['srpt-1']}")]
+        out = [replace(bound, series=f"KTH: {S.label('srpt-1')}")]
         for i, p in enumerate(p for p in S.POLICIES if p != "srpt-1"):
-            value = Point(f"KTH: {S.POLICIES[p]}", 0.9, best + i, NAN, NAN)
+            value = Point(f"KTH: {S.label(p)}", 0.9, best + i, NAN, NAN)
             out.append(value if i < 2 else unstable(value.series, 0.9, 0.1))
         return out
 

@@ -12,6 +12,7 @@ from schedlab.analysis.occupancy import co_location, time_in_mix
 from schedlab.model.compile import compile_model
 from schedlab.reproduce import psychas2019 as R
 from schedlab.reproduce.registry import get_reproduction
+from schedlab.workloads.traces import single_resource as T
 
 
 def test_registered():
@@ -51,10 +52,10 @@ def test_trace_sizes_and_corollary_1_j(tmp_path):
     pq.write_table(
         pa.table({"arrival": np.arange(100.0), "duration": np.ones(100), "demand": size}), path
     )
-    J, s, d = R.trace_sizes(path)
+    J, s, d = T.trace_sizes(path)
     assert d.sum() == 100
     assert J == 10 and s.size == 100  # F_R(1/2^J) = 1% is not < 1% until 1/2^10 < 0.001
-    J, _, _ = R.trace_sizes(path, eps=0.02)
+    J, _, _ = T.trace_sizes(path, eps=0.02)
     assert J == 2
 
 
@@ -75,12 +76,9 @@ def test_long_runs_are_stored_in_the_result_store_and_read_back_unchanged(tmp_pa
 def test_fig5_trace_source_reuses_a_converted_table(tmp_path, monkeypatch):
     """A second run on the same directory finds the converted table and does not convert (nor
     crash on the source's name, which only the conversion branch used to set)."""
-    from schedlab.reproduce.registry import Context
-
-    monkeypatch.delenv(R.TRACE_ENV, raising=False)
-    ctx = Context(quick=True, out=tmp_path)
+    monkeypatch.delenv(T.TRACE_ENV, raising=False)
     target = tmp_path / f"alibaba2017_max_resource_{R.FIG5_QUICK_JOBS}.parquet"
     target.write_bytes(b"")  # already converted
-    src = R.trace_source(ctx)
+    src = T.trace_source(tmp_path, R.FIG5_QUICK_JOBS)
     assert src.path == target and not src.natural
     assert src.label.startswith("batch_task_v2017.csv.gz: alibaba2017")

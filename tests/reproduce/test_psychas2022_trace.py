@@ -11,11 +11,12 @@ import pytest
 
 from schedlab.reproduce import psychas2022 as P
 from schedlab.reproduce.registry import Context
+from schedlab.workloads.traces import priority_types as T
 
 
 def test_priority_groups_of_the_google_2011_scale():
     # free 0-1, middle 2-8, production 9-11 (INFERRED grouping, PRIORITY_BOUNDS)
-    got = P.priority_group(np.array([0, 1, 2, 5, 8, 9, 11]))
+    got = T.priority_group(np.array([0, 1, 2, 5, 8, 9, 11]))
     assert got.tolist() == [0, 0, 1, 1, 1, 2, 2]
 
 
@@ -35,16 +36,16 @@ def write_trace(path, n=3000, seed=3, priorities=True):
 def test_typed_trace_types_and_rewards(tmp_path, monkeypatch):
     path = write_trace(tmp_path / "t.parquet", n=500)
     monkeypatch.setenv(P.TRACE_ENV, str(path))
-    tt = P.typed_trace(Context(quick=True, out=tmp_path / "out"))
+    tt = T.typed_trace(tmp_path / "out")
     raw = pq.read_table(path).to_pydict()
     assert set(tt.sizes.tolist()) == {0.5, 0.125, 0.0625}
     assert set(tt.priority.tolist()) == {0, 1, 2}
-    assert np.allclose(tt.reward, tt.sizes * np.array(P.PRIORITY_FACTOR)[tt.priority])
+    assert np.allclose(tt.reward, tt.sizes * np.array(T.PRIORITY_FACTOR)[tt.priority])
     # each job's type is (its priority group, its rounded size), in arrival order
     order = np.argsort(raw["arrival"], kind="stable")
     size = {0.3: 0.5, 0.1: 0.125, 0.06: 0.0625}
     want = [
-        (int(P.priority_group(np.array([raw["priority"][i]]))[0]), size[raw["demand"][i]])
+        (int(T.priority_group(np.array([raw["priority"][i]]))[0]), size[raw["demand"][i]])
         for i in order
     ]
     got = [(int(tt.priority[c]), float(tt.sizes[c])) for c in tt.job_class]

@@ -11,11 +11,12 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
+from schedlab.api import simulate
 from schedlab.model.compile import compile_model
 from schedlab.reproduce import psychas2018 as P
 from schedlab.reproduce.registry import Context, get_reproduction
-from schedlab.simulation.simulate import simulate
 from schedlab.workloads.traces import read
+from schedlab.workloads.traces import vm_types as T
 from tests.data import ALIBABA2017
 
 
@@ -27,7 +28,7 @@ def excerpt_data(tmp_path, monkeypatch):
     with open(ALIBABA2017, "rb") as src, gzip.open(folder / "batch_task_v2017.csv.gz", "wb") as dst:
         shutil.copyfileobj(src, dst)
     monkeypatch.setenv("SCHEDLAB_DATA", str(tmp_path / "data"))
-    monkeypatch.delenv(P.TRACE_ENV, raising=False)
+    monkeypatch.delenv(T.TRACE_ENV, raising=False)
     return tmp_path / "out"
 
 
@@ -38,7 +39,7 @@ def test_registered_with_their_data():
 
 def test_typing_follows_section_73(excerpt_data, monkeypatch):
     monkeypatch.setattr(P, "TRACE_JOBS", 50_000)
-    vt = P.vm_trace(Context(quick=True, out=excerpt_data), P.TRACE_JOBS)
+    vt = T.vm_trace(excerpt_data, P.TRACE_JOBS)
     raw = read(ALIBABA2017, format="alibaba2017")
     raw = raw.slice(0, 50_000)  # sorted by arrival, demands as fractions of a server
     size = np.maximum(raw["demand_cpu"].to_numpy(), raw["demand_memory"].to_numpy())
@@ -46,7 +47,7 @@ def test_typing_follows_section_73(excerpt_data, monkeypatch):
     table = pq.read_table(vt.path)
     assert table.num_rows == 50_000
     assert np.allclose(np.sort(table.column("demand").to_numpy()), np.sort(expected))
-    assert vt.sizes.size <= P.TRACE_TYPES
+    assert vt.sizes.size <= T.TYPES
     assert np.all(np.isin(vt.sizes, 2.0 ** -np.arange(8)))
     assert np.allclose(vt.sizes[table.column("job_class").to_numpy()], table["demand"].to_numpy())
     assert vt.share.sum() == pytest.approx(1.0)
@@ -55,17 +56,17 @@ def test_typing_follows_section_73(excerpt_data, monkeypatch):
     work = float(np.sum(table["demand"].to_numpy() * table["duration"].to_numpy()))
     assert vt.offered == pytest.approx(work / float(vt.arrival[-1]))
     # on a stand-in the paper's 800 servers carry load FIG8_TOP_LOAD
-    assert abs(vt.offered / P.FIG8_TOP_LOAD - vt.servers(800)) <= 0.5  # rounded to a server
-    assert abs(vt.offered / P.FIG8_TOP_LOAD * 1250 / 800 - vt.servers(1250)) <= 0.5
+    assert abs(vt.offered / P.FIG8_TOP_LOAD - P.cluster_size(vt, 800)) <= 0.5  # rounded to a server
+    assert abs(vt.offered / P.FIG8_TOP_LOAD * 1250 / 800 - P.cluster_size(vt, 1250)) <= 0.5
 
 
 def test_typed_replay_keeps_each_job(excerpt_data, monkeypatch):
     monkeypatch.setattr(P, "TRACE_JOBS", 5_000)
-    vt = P.vm_trace(Context(quick=True, out=excerpt_data), P.TRACE_JOBS)
+    vt = T.vm_trace(excerpt_data, P.TRACE_JOBS)
     for policy in P.POLICIES:
-        spec = P.trace_spec(vt, vt.servers(1000), policy)
+        spec = P.trace_spec(vt, P.cluster_size(vt, 1000), policy)
         model = compile_model(spec)
-        assert model.n_servers == vt.servers(1000) and model.capacity[0].tolist() == [1.0]
+        assert model.n_servers == P.cluster_size(vt, 1000) and model.capacity[0].tolist() == [1.0]
         if policy == "vm-stalling":
             assert model.config.z == 0.002 and model.config.stall_limit == 0.015
         data = spec.model_dump()
@@ -86,7 +87,7 @@ def test_fig7_counts_the_arrivals_of_each_full_window(excerpt_data):
     out = P.run_fig7(ctx)
     csv = (excerpt_data / "psychas2018_fig7.csv").read_text().splitlines()
     counts = np.array([float(line.split(",")[2]) for line in csv[1:]])
-    arrival = pq.read_table(P.vm_trace(ctx, P.TRACE_JOBS).path)["arrival"].to_numpy()
+    arrival = pq.read_table(T.vm_trace(ctx.out, P.TRACE_JOBS).path)["arrival"].to_numpy()
     assert arrival.size == 118_699  # the whole excerpt (fewer jobs than the paper's window)
     n_full = max(int(arrival[-1] // (20 * 60)), 1)
     assert counts.size == n_full

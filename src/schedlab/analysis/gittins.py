@@ -1,4 +1,4 @@
-"""The Gittins rank of paper 004 §5.1 and the mean response time of Gittins-1 (SOAP).
+"""The Gittins rank of grosof2023 §5.1 and the mean response time of Gittins-1 (SOAP).
 
 **Rank.** A job with server need i and age a (attained size) has rank
 
@@ -6,7 +6,7 @@
               = inf_{b > a} (E[min(S_i, b)] - E[min(S_i, a)]) / (F_i(b) - F_i(a)),
 
 S_i the size law of need-i jobs (Gittins, Glazebrook & Weber 2011; Scully & Harchol-Balter 2021;
-paper 004 §5.1). Computed exactly for
+grosof2023 §5.1). Computed exactly for
 
 * exponential S: the ratio is 1/mu for every b, so the rank is the mean;
 * hyperexponential (any mixture of exponentials): the hazard h is decreasing (DHR). Writing
@@ -195,7 +195,7 @@ def _numeric_rank(law: SizeLaw, a: float) -> float:
 
 
 def gittins_rank(size_law: Any, age: float | Sequence[float] | np.ndarray) -> Any:
-    """Gittins rank (paper 004 §5.1) of a job whose size law is ``size_law``, at ``age`` (in size
+    """Gittins rank (grosof2023 §5.1) of a job whose size law is ``size_law``, at ``age`` (in size
     units). Exact for exponential, hyperexponential, deterministic and discrete laws; numerical
     minimization over b otherwise (module docstring). Rank 0 at or past the largest size."""
     law = as_size_law(size_law)
@@ -389,7 +389,7 @@ def gittins_tables(model_or_law: Any, *, table_points: int = TABLE_POINTS) -> Gi
     """Per-need Gittins ranks of a compiled pooled model (or a SizeLaw), packed for compiled code.
 
     Ages and ranks are in size units: a job of need n, duration d, remaining duration r has age
-    n (d - r) / k (paper 004 §3.1)."""
+    n (d - r) / k (grosof2023 §3.1)."""
     law = model_or_law if isinstance(model_or_law, SizeLaw) else SizeLaw.from_model(model_or_law)
     reps = [
         gittins_representation(part, table_points=table_points) for part in law.by_need().values()
@@ -943,7 +943,7 @@ def gittins1_mean_response_time(
     size_law: Any, arrival_rate: float, *, table_points: int = TABLE_POINTS
 ) -> float:
     """E[T] of Gittins-1: the resource-pooled M/G/1 serving the job of least Gittins rank, the
-    rank of a need-i job being that of S_i (paper 004 §5.1), by the SOAP formula (module
+    rank of a need-i job being that of S_i (grosof2023 §5.1), by the SOAP formula (module
     docstring). Exact for exponential, hyperexponential, deterministic and discrete need laws;
     tabulated ranks (approximate) otherwise."""
     law = as_size_law(size_law)

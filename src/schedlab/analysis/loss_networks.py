@@ -10,7 +10,7 @@ distribution q(c) = P(c units busy) satisfies (Kaufman 1981, Roberts 1981)
 
 so class k is blocked with probability B_k = sum_{c > C - b_k} q(c). With one class of size 1
 this is Erlang B. In schedlab this is the loss family on ONE server of capacity C with first-fit
-admission (paper 002's model with L = 1: every admission that fits is taken).
+admission (psychas2022's model with L = 1: every admission that fits is taken).
 """
 
 from __future__ import annotations

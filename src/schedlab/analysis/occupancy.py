@@ -1,6 +1,6 @@
-"""What a one-server run's job records say about the server's occupancy (paper 000 §VII-A).
+"""What a one-server run's job records say about the server's occupancy (psychas2019 §VII-A).
 
-Paper 000's Fig. 3 arguments are about which jobs share the server: VQS never packs a 0.4 and a
+psychas2019's Fig. 3 arguments are about which jobs share the server: VQS never packs a 0.4 and a
 0.6 job together (§VII-A1), and BF-J/S locks into configuration (2,1) of sizes 2 and 5
 (§VII-A2). These functions count that from the per-job records of a run (``run.jobs = true``):
 the columns ``demand[resource]``, ``start`` and ``finish``.

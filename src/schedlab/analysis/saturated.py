@@ -6,7 +6,7 @@ by Rumyantsev & Morozov 2017 and Grosof et al. 2022): an infinite queue, jobs en
 whenever the head of the line fits. With exponential durations this is a finite CTMC on (jobs in
 service per class, class of the blocked head job). FCFS is stable iff the arrival rate is below
 the saturated throughput X, i.e. iff rho < rho* = X * E[S], with E[S] = E[need * duration] / k
-(paper 004 §3.1).
+(grosof2023 §3.1).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The job-size law of a pooled (multiserver-job) model: S = K D / k as a finite mixture.
 
-Paper 004 (Grosof, Scully, Harchol-Balter, Scheller-Wolf, POMACS 2023), §3.1: a job with server
+grosof2023 (Grosof, Scully, Harchol-Balter, Scheller-Wolf, POMACS 2023), §3.1: a job with server
 need k_j and duration d_j has size s_j = k_j d_j / k, and load rho = lambda E[S]. The
 resource-pooled M/G/1 (SRPT-1, Gittins-1) serves these sizes on one server of speed 1.
 
@@ -131,7 +131,7 @@ class SizeLaw:
 
     @classmethod
     def from_classes(cls, classes: Iterable[JobClassLaw], k: float) -> SizeLaw:
-        """S = K D / k for job classes (probability, need, duration), paper 004 §3.1."""
+        """S = K D / k for job classes (probability, need, duration), grosof2023 §3.1."""
         if not (k >= 1):
             raise ValueError(f"k must be >= 1 (the number of servers), got {k}")
         classes = list(classes)
@@ -213,7 +213,7 @@ class SizeLaw:
         return dict(sorted(out.items()))
 
     def by_need(self) -> dict[float, SizeLaw]:
-        """The law S_i of the sizes of need-i jobs, for each need i (paper 004 §5.1)."""
+        """The law S_i of the sizes of need-i jobs, for each need i (grosof2023 §5.1)."""
         out: dict[float, SizeLaw] = {}
         for need, total in self.need_probabilities().items():
             idx = [i for i, n in enumerate(self.needs) if n == need]
@@ -370,7 +370,7 @@ class SizeLaw:
         return out
 
     def load(self, arrival_rate: float) -> float:
-        """rho = lambda E[S] (paper 004 §3.1)."""
+        """rho = lambda E[S] (grosof2023 §3.1)."""
         return arrival_rate * self.mean
 
     # ---- integration helpers -------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """Mean response time of the resource-pooled M/G/1 under SRPT, FCFS, PS and FB.
 
-SRPT-1 is paper 004's lower bound (§4.1): one server of speed 1 processing the sizes S = K D / k
+SRPT-1 is grosof2023's lower bound (§4.1): one server of speed 1 processing the sizes S = K D / k
 with Poisson(lambda) arrivals under Shortest Remaining Processing Time. Its conditional mean
 response time is Schrage & Miller's (Oper. Res. 14(4), 1966; in this form Harchol-Balter,
 *Performance Modeling and Design of Computer Systems*, 2013, Ch. 33), written here as the SOAP
@@ -136,7 +136,7 @@ def _merge_pieces(pieces: list[tuple[float, float]], upto: float) -> list[tuple[
 
 
 def srpt1_mean_response_time(size_law: Any, arrival_rate: float) -> float:
-    """E[T] of the M/G/1 under SRPT (paper 004's SRPT-1, §4.1) for any size law.
+    """E[T] of the M/G/1 under SRPT (grosof2023's SRPT-1, §4.1) for any size law.
 
     ``size_law``: a :class:`~schedlab.analysis.sizes.SizeLaw` (e.g. ``SizeLaw.from_model(model)``)
     or a distribution (then the sizes of a plain M/G/1). ValueError unless 0 < rho < 1."""

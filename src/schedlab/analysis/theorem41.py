@@ -1,4 +1,4 @@
-"""Paper 004's heavy-traffic bounds: Theorem 4.1 (ServerFilling-SRPT) and Theorem 5.1 (-Gittins).
+"""grosof2023's heavy-traffic bounds: Theorem 4.1 (ServerFilling-SRPT) and Theorem 5.1 (-Gittins).
 
 Theorem 4.1 (Grosof, Scully, Harchol-Balter, Scheller-Wolf, POMACS 2023, §4.1 and §4.3): for all
 loads rho, in the power-of-two setting,
@@ -39,7 +39,7 @@ def theorem41_gap_bound(k: int, arrival_rate: float, load: float) -> float:
 
 
 def needs_setting(needs: Any, k: float) -> Literal["nested", "divisible", "neither"]:
-    """Which of paper 004's settings the server needs are in: "nested" (every need divides k
+    """Which of grosof2023's settings the server needs are in: "nested" (every need divides k
     and every larger need: Lemma 3.1, e.g. powers of two; ServerFilling-SRPT is covered),
     "divisible" (every need divides k: DivisorFilling-SRPT, App. C) or "neither"."""
     values = sorted({float(n) for n in needs})

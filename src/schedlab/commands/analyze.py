@@ -1,4 +1,4 @@
-"""``schedlab analyze ...``: analytic tools (paper 003: elastic and inelastic jobs).
+"""``schedlab analyze ...``: analytic tools (berg2020: elastic and inelastic jobs).
 
 * ``analyze elastic``: E[T] of Inelastic-First and Elastic-First, exactly (truncated 2D CTMC) and by
   the paper's busy-period / Coxian / matrix-analytic method (§5);
@@ -26,7 +26,10 @@ from schedlab.cli_support import (
 
 analyze_app = typer.Typer(
     no_args_is_help=True,
-    help="Analytic tools: exact response times, bounds and capacities (papers 000, 003, 004).",
+    help=(
+        "Analytic tools: exact response times, bounds and capacities "
+        "(psychas2019, berg2020, grosof2023)."
+    ),
 )
 
 
@@ -76,7 +79,7 @@ def elastic(
     as_json: Annotated[bool, typer.Option("--json", help="Same as --format json.")] = False,
     fmt: FormatOption = OutputFormat.table,
 ) -> None:
-    """Mean response time of Inelastic-First and Elastic-First (paper 003, §5, App. D)."""
+    """Mean response time of Inelastic-First and Elastic-First (berg2020, §5, App. D)."""
     from schedlab.analysis.elastic import (
         POLICIES,
         ElasticSystem,
@@ -143,12 +146,14 @@ def elastic(
     )
     from rich.table import Table
 
+    from schedlab.policies.registry import get_policy
+
     table = Table(show_header=True, header_style="bold")
     for col in ("policy", "method", "E[T]", "E[T_I]", "E[T_E]", "E[N_I]", "E[N_E]"):
         table.add_column(escape(col), justify="left" if col in ("policy", "method") else "right")
     notes = []
     for r in results:
-        short = SHORT[r.policy]
+        short = get_policy(r.policy).label
         d = r.details
         if r.method == "exact-ctmc":
             notes.append(
@@ -174,9 +179,6 @@ def elastic(
     print_table(table)
     for note in notes:
         out.print(escape(note), highlight=False, soft_wrap=True)
-
-
-SHORT = {"inelastic-first": "IF", "elastic-first": "EF"}
 
 
 @analyze_app.command("no-arrivals")
@@ -213,12 +215,14 @@ def no_arrivals(
         return
     from rich.table import Table
 
+    from schedlab.policies.registry import get_policy
+
     table = Table(show_header=True, header_style="bold")
     for col in ("policy", "E[sum of T]", "E[T] per job", "inelastic sum", "elastic sum"):
         table.add_column(escape(col), justify="left" if col == "policy" else "right")
     for r in results:
         table.add_row(
-            SHORT[r.policy],
+            get_policy(r.policy).label,
             _exact(r.total),
             _exact(r.mean),
             _exact(r.total_inelastic),
@@ -226,7 +230,7 @@ def no_arrivals(
         )
     print_table(table)
     out.print(
-        "Paper 003's E[T] in Theorem 6 (35/12/mu_I, 33/12/mu_I) is the expected sum of the "
+        "berg2020's E[T] in Theorem 6 (35/12/mu_I, 33/12/mu_I) is the expected sum of the "
         "response times over the jobs.",
         highlight=False,
     )

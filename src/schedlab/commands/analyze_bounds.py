@@ -1,9 +1,9 @@
 """``schedlab analyze multiserver`` and ``schedlab analyze capacity``: theory for a workload.
 
 * ``multiserver --spec FILE``: for a pooled spec with rigid jobs, the resource-pooled lower bounds
-  of paper 004 (SRPT-1 §4.1, Gittins-1 §5.3: M/G/1 formulas), the blind M/G/1 baselines and
+  of grosof2023 (SRPT-1 §4.1, Gittins-1 §5.3: M/G/1 formulas), the blind M/G/1 baselines and
   Theorem 4.1's (5.1's) upper bound on ServerFilling-SRPT's (-Gittins') mean response time;
-* ``capacity``: paper 000's maximum supportable workload rho* (eq. (4), Theorem 1) for job sizes
+* ``capacity``: psychas2019's maximum supportable workload rho* (eq. (4), Theorem 1) for job sizes
   given as finite types, a uniform law or a trace's demand column.
 """
 
@@ -59,7 +59,7 @@ def multiserver(
     fmt: FormatOption = OutputFormat.table,
     plugin: PluginOption = None,
 ) -> None:
-    """Paper 004 bounds for a pooled spec: SRPT-1, Gittins-1 and Theorem 4.1 (§4.1, §5)."""
+    """grosof2023 bounds for a pooled spec: SRPT-1, Gittins-1 and Theorem 4.1 (§4.1, §5)."""
     from schedlab.analysis.sizes import SizeLaw
     from schedlab.analysis.srpt import (
         fb1_mean_response_time,
@@ -140,7 +140,7 @@ def capacity(
         Path | None,
         typer.Argument(
             metavar="[SPEC]",
-            help="A spec: the capacity region of its VM and server types (paper 001 eq. (2)).",
+            help="A spec: the capacity region of its VM and server types (psychas2018 eq. (2)).",
         ),
     ] = None,
     sizes: Annotated[
@@ -174,8 +174,8 @@ def capacity(
         Path | None, typer.Option("--spec", help="The spec, as an option (alias of SPEC).")
     ] = None,
 ) -> None:
-    """Paper 000's maximum supportable workload rho* (eq. (4), Theorem 1), or with --spec the
-    capacity region of paper 001 (eq. (2)) for the spec's VM and server types.
+    """psychas2019's maximum supportable workload rho* (eq. (4), Theorem 1), or with --spec the
+    capacity region of psychas2018 (eq. (2)) for the spec's VM and server types.
 
     Exact for finite types (LP on HiGHS); bracketed by upper- and lower-rounded LPs otherwise."""
     from schedlab.optim.capacity_lp import max_workload
@@ -235,7 +235,7 @@ def capacity(
 
 
 def _vm_capacity(path: Path, as_json: bool) -> None:
-    """Paper 001 eq. (2): the largest s such that s times the spec's workload rho (rho_j =
+    """psychas2018 eq. (2): the largest s such that s times the spec's workload rho (rho_j =
     lambda p_j E[S_j]) stays in the capacity region C; its traffic intensity zeta = 1 / s (§7)."""
     import numpy as np
 
@@ -297,7 +297,7 @@ def _numbers(text: str, flag: str) -> list[float]:
 
 
 def _trace_law(path: Path):
-    """Demands of a canonical table, weighted by duration (paper 000's share of work)."""
+    """Demands of a canonical table, weighted by duration (psychas2019's share of work)."""
     import pyarrow.parquet as pq
 
     from schedlab.optim.rounded_bounds import SizeLaw

@@ -1,4 +1,4 @@
-"""``schedlab analyze reward --spec FILE``: paper 002's static reward problem for a loss spec.
+"""``schedlab analyze reward --spec FILE``: psychas2022's static reward problem for a loss spec.
 
 Prints F*(rho) (LP (3) on HiGHS), F^g(rho) (the global greedy assignment, Definition 3.2), their
 ratio, and the configurations of each, for the VM types and workload of a loss-family spec
@@ -40,7 +40,7 @@ def reward(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
-    """F*, F^g and F^g/F* of paper 002 (§3) for the VM types and workload of a loss spec."""
+    """F*, F^g and F^g/F* of psychas2022 (§3) for the VM types and workload of a loss spec."""
     from schedlab.model.compile import compile_model
     from schedlab.model.spec import errors_located_in, load_spec
     from schedlab.optim.reward import workload_of_model

@@ -137,18 +137,18 @@ def convert_cmd(
         bool,
         typer.Option(
             "--max-resource",
-            help="Add 'demand' = max of the normalized resources (paper 000 §VII-B).",
+            help="Add 'demand' = max of the normalized resources (psychas2019 §VII-B).",
         ),
     ] = False,
     round_pow2: Annotated[
         bool,
         typer.Option(
-            "--round-pow2", help="Round demands up to powers of 1/2 (types; paper 002 §7.2)."
+            "--round-pow2", help="Round demands up to powers of 1/2 (types; psychas2022 §7.2)."
         ),
     ] = False,
     pow2_floor: Annotated[
         int | None,
-        typer.Option(help="With --round-pow2: smallest type 1/2^J (paper 000 §V).", metavar="J"),
+        typer.Option(help="With --round-pow2: smallest type 1/2^J (psychas2019 §V).", metavar="J"),
     ] = None,
     window_jobs: Annotated[
         str | None,
@@ -166,7 +166,7 @@ def convert_cmd(
     time_scale: Annotated[
         float,
         typer.Option(
-            help="Multiply arrival times by BETA; traffic scaling = 1/BETA (paper 000 §VII-B).",
+            help="Multiply arrival times by BETA; traffic scaling = 1/BETA (psychas2019 §VII-B).",
             metavar="BETA",
         ),
     ] = 1.0,

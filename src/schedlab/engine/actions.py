@@ -270,7 +270,7 @@ def preempt(st, j):
 
 @njit(cache=True)
 def migrate(st, j, s):
-    """Move running job j to server s without loss of progress (loss family, paper 002 DRA)."""
+    """Move running job j to server s without loss of progress (loss family, psychas2022 DRA)."""
     if not _slot_exists(st, j, V_NO_SLOT_MIGRATE):
         return False
     if st.status[j] != RUNNING:
@@ -324,7 +324,7 @@ def reject_waiting(st, j):
 
 @njit(cache=True)
 def set_allocation(st, j, a):
-    """Change the allocation of running elastic job j to a > 0 (paper 003: servers given to it)."""
+    """Change the allocation of running elastic job j to a > 0 (berg2020: servers given to it)."""
     if not _slot_exists(st, j, V_NO_SLOT_ALLOCATION):
         return False
     if st.status[j] != RUNNING:
@@ -349,7 +349,7 @@ def set_allocation(st, j, a):
 
 @njit(cache=True)
 def stall(st, s):
-    """Stop server s from taking new jobs (paper 001 stalled servers); running jobs continue."""
+    """Stop server s from taking new jobs (psychas2018 stalled servers); running jobs continue."""
     if s < 0 or s >= st.capacity.shape[0]:
         return violation(st, V_NO_SERVER_STALL, -1, s)
     if st.stalled[s] == 0:

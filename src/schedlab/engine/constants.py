@@ -12,8 +12,8 @@ LOST = 4
 
 # Preemption semantics of a model family (ctr[PREEMPT_MODE]).
 PREEMPT_NONE = 0  # packing: non-preemptive
-PREEMPT_RESUME = 1  # pooled: preempt-resume, no loss of progress (paper 004 §3.1)
-PREEMPT_DROP = 2  # loss: a preempted job is lost (paper 002, DRA+preemption)
+PREEMPT_RESUME = 1  # pooled: preempt-resume, no loss of progress (grosof2023 §3.1)
+PREEMPT_DROP = 2  # loss: a preempted job is lost (psychas2022, DRA+preemption)
 
 # Integer counters (State.ctr).
 SLOTS_USED = 0  # job slots holding a job (present, or left and not yet released)

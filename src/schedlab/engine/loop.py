@@ -2,7 +2,7 @@
 
 Continuous and slotted time share it. After the events at time t the policy decides at the next
 point of the decision grid: t itself when ``decision_interval`` is 0 (every event epoch), else
-ceil(t/delta)*delta. Slotted time (paper 000 §II) is the grid delta = 1 with integer arrival times
+ceil(t/delta)*delta. Slotted time (psychas2019 §II) is the grid delta = 1 with integer arrival times
 and durations: departures at the end of slot t-1 free capacity for the decision at slot t.
 
 Each built-in policy module has a cached runner ``run(st, ps, max_events)`` that calls

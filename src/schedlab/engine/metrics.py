@@ -138,7 +138,7 @@ class RunMetrics:
 
 
 def loss_rates(st: State) -> dict[str, Estimate]:
-    """Loss family (paper 002 §2, §7): the reward rate per server (time average over the window,
+    """Loss family (psychas2022 §2, §7): the reward rate per server (time average over the window,
     batch-means CI). Migrations and preemptions are whole-run counts without an interval (the
     engine's counters are not batched): they are in the counters, not the metrics."""
     n_servers = float(st.capacity.shape[0])
@@ -173,7 +173,7 @@ def compute_metrics(
         m[f"utilization[{name}]"] = _time_metric(
             acc, K.A_FIRST_RESOURCE + r, float(total_capacity[r])
         )
-    if loss:  # rewards are defined in the loss family only (paper 002)
+    if loss:  # rewards are defined in the loss family only (psychas2022)
         m["reward_rate"] = _time_metric(acc, K.A_REWARD)
     if acc[:, K.A_TIME].sum() > 0:
         m["throughput"] = _time_metric(acc, K.A_COMPLETIONS)

@@ -9,12 +9,12 @@ the reason. Every policy at a load sees the same job sequence (common random num
 
 Bounds, each only where its theorem's assumptions hold:
 
-* pooled family, rigid jobs, Poisson arrivals: E[T] of SRPT-1 (paper 004 §4.1, a lower bound for
+* pooled family, rigid jobs, Poisson arrivals: E[T] of SRPT-1 (grosof2023 §4.1, a lower bound for
   every policy; :mod:`schedlab.analysis.srpt`) and Theorem 4.1's upper bound on
   ServerFilling-SRPT (§4.1; :mod:`schedlab.analysis.theorem41`, when the needs nest or divide k);
 * pooled family, fixed needs, exponential durations, Poisson arrivals: FCFS's exact stability
   limit rho* from its saturated system (:mod:`schedlab.analysis.saturated`);
-* packing family, fixed one-resource demands on identical servers: paper 000's capacity LP
+* packing family, fixed one-resource demands on identical servers: psychas2019's capacity LP
   (eq. (4), :mod:`schedlab.optim.capacity_lp`): no policy is stable above that load.
 """
 
@@ -255,7 +255,7 @@ def _pooled_bounds(p: Plan, classes: list[dict[str, Any]]) -> None:
             BoundCurve(
                 "Theorem 4.1 bound on ServerFilling-SRPT",
                 upper,
-                "ServerFilling-SRPT's E[T] is at most this (paper 004 Theorem 4.1)",
+                "ServerFilling-SRPT's E[T] is at most this (grosof2023 Theorem 4.1)",
             )
         )
     needs = [_fixed(c.get("need")) for c in classes]
@@ -296,6 +296,6 @@ def _packing_limit(p: Plan, classes: list[dict[str, Any]]) -> None:
         LoadLimit(
             "capacity LP",
             lp.traffic_intensity,
-            "no policy is stable above this load (paper 000 eq. (4))",
+            "no policy is stable above this load (psychas2019 eq. (4))",
         )
     )

@@ -1,7 +1,7 @@
 """Single long runs kept whole: a run's queue time series and extra evidence, in a result store.
 
 The parallel runner (:mod:`schedlab.experiments.runner`) stores each run's metrics only. Figures
-that plot a queue over time (paper 000 Fig. 3, paper 001's examples) need the run's time series,
+that plot a queue over time (psychas2019 Fig. 3, psychas2018's examples) need the run's time series,
 so such a run is simulated directly and stored, one row per run keyed by its spec hash, with its
 time series and the ``extras`` computed from its full result (e.g. job-record analytics of
 :mod:`schedlab.analysis.occupancy`). A stored run is read back, never simulated again.

@@ -58,8 +58,8 @@ def run_record(
     point: int = -1,
     axes: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    from schedlab import __version__
     from schedlab._jit import code_hash
+    from schedlab._version import __version__
 
     spec = result.spec
     row: dict[str, Any] = {

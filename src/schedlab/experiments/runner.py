@@ -27,13 +27,16 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from schedlab.errors import SchedlabError
 from schedlab.experiments.claims import Claims, worker_init
 from schedlab.experiments.records import canonical_json, spec_hash
 from schedlab.experiments.store import ResultStore
 from schedlab.model.spec import SimulationSpec
+
+if TYPE_CHECKING:
+    from schedlab.simulation.result import Result
 
 Progress = Callable[[int, int], None]  # (runs finished, runs to do)
 CLAIM_POLL_S = 0.5  # how often a sweep looks for runs another sweep is computing
@@ -85,11 +88,12 @@ def jobs_target(root: str | Path, task: Task) -> Path:
     return outputs.inside(Path(root), f"{JOBS}/{task.hash}.parquet")
 
 
-def execute(task: Task, plugins: tuple[str, ...] = (), root: str | None = None) -> dict[str, Any]:
-    """Run one task and return its record (runs in worker processes, which first import the
-    plugin files that registered the parent's user policies). A per-job table asked for at a
-    path goes to :func:`jobs_target` of the result directory ``root``."""
-    from schedlab.experiments.records import run_record
+def replicate(task: Task, plugins: tuple[str, ...] = (), root: str | None = None) -> Result:
+    """One replication of a spec (canonical JSON): the job of every worker process, local or
+    Dask, for sweeps and for ``schedlab.simulate``'s parallel replications. The worker first
+    imports the plugin files that registered the parent's user policies. A per-job table asked
+    for at a path goes to :func:`jobs_target` of the result directory ``root`` (a sweep's). An
+    error is a :class:`RunFailed` naming the run."""
     from schedlab.model.compile import compile_model
     from schedlab.plugins import load_plugin
     from schedlab.simulation.simulate import run_model, with_run
@@ -102,15 +106,21 @@ def execute(task: Task, plugins: tuple[str, ...] = (), root: str | None = None) 
             model = compile_model(with_run(spec, jobs=str(jobs_target(root, task))))
         else:
             model = compile_model(spec)
-        result = dataclasses.replace(run_model(model, task.replication), spec=spec)
+        return dataclasses.replace(run_model(model, task.replication), spec=spec)
     except SchedlabError as exc:
         where = f"point {task.point} " if task.point >= 0 else ""
         axes = ", ".join(f"{k}={v}" for k, v in task.axes.items())
         raise RunFailed(
             f"run {where}({axes or 'no axes'}, replication {task.replication}): {exc}"
         ) from None
+
+
+def execute(task: Task, plugins: tuple[str, ...] = (), root: str | None = None) -> dict[str, Any]:
+    """:func:`replicate` and the run's record, as a sweep stores it (built in the worker)."""
+    from schedlab.experiments.records import run_record
+
     return run_record(
-        result,
+        replicate(task, plugins, root),
         replication=task.replication,
         experiment=task.experiment,
         point=task.point,

@@ -5,10 +5,10 @@ resource r is
 
     rho_r = lambda * sum_c p_c E[demand_{c,r}] E[duration_c] / sum_l capacity_{l,r}
 
-and ``load`` is the bottleneck max_r rho_r. For the pooled family this is paper 004's
-rho = lambda E[S] with S = K D / k (§3.1) and paper 003's (lambda_I/mu_I + lambda_E/mu_E)/k; for
-the packing family it is paper 000's traffic intensity alpha = lambda R_bar / (mu L) (§VII-A3);
-for the loss family it is the offered resource load (paper 002's sum_j rho_j b_j / c).
+and ``load`` is the bottleneck max_r rho_r. For the pooled family this is grosof2023's
+rho = lambda E[S] with S = K D / k (§3.1) and berg2020's (lambda_I/mu_I + lambda_E/mu_E)/k; for
+the packing family it is psychas2019's traffic intensity alpha = lambda R_bar / (mu L) (§VII-A3);
+for the loss family it is the offered resource load (psychas2022's sum_j rho_j b_j / c).
 """
 
 from __future__ import annotations
@@ -313,7 +313,7 @@ def _check_batch_sizes(dist: Any, per_slot_mean: float | None) -> None:
 def _vector_shares(
     vectors: list[BatchVector], classes: list[CompiledClass], slotted: bool
 ) -> list[CompiledClass]:
-    """With batch vectors (paper 001 Corollary 5.3) a class's share of the arriving VMs is
+    """With batch vectors (psychas2018 Corollary 5.3) a class's share of the arriving VMs is
     sum_v v_j p_v / E|v| (eq. (47) over the request rate), so ``workload.rate`` (VMs per unit
     time) and ``load`` keep their meaning: lambda_j = rate * share_j."""
     if slotted:

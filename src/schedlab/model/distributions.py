@@ -6,12 +6,12 @@ mean, second moment, support and whether it is integer-valued, samples with a Nu
 ``Generator``, and can be rescaled to a given mean while keeping its shape (used to set an
 inter-arrival distribution's mean from a target load). For the analysis each one gives its law as
 closed-form components (``components()``, :mod:`schedlab.model.laws`), and the bounded ones give
-the demand law of paper 000's capacity bounds (``demand_law()``,
+the demand law of psychas2019's capacity bounds (``demand_law()``,
 :class:`schedlab.optim.rounded_bounds.SizeLaw`).
 
 Parametrisations follow the papers: the hyperexponential is given by its mean and squared
-coefficient of variation C^2 (paper 004, Fig. 4: C^2 = 10) with balanced means; the geometric
-duration lives on {1, 2, ...} slots with mean 1/mu (paper 000, §II).
+coefficient of variation C^2 (grosof2023, Fig. 4: C^2 = 10) with balanced means; the geometric
+duration lives on {1, 2, ...} slots with mean 1/mu (psychas2019, §II).
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ class _Dist(BaseModel):
         raise NotImplementedError
 
     def demand_law(self) -> DemandLaw:
-        """The law of a job's demand for the capacity bounds of paper 000
+        """The law of a job's demand for the capacity bounds of psychas2019
         (:class:`schedlab.optim.rounded_bounds.SizeLaw`): only laws with a bounded support."""
         raise ValueError(
             f"no size law for a {type(self).__name__} distribution: job sizes need a bounded "
@@ -371,7 +371,7 @@ class Empirical(_Dist):
 
 
 class Geometric(_Dist):
-    """Geometric on {1, 2, ...} with mean 1/p (paper 000 §II: service of mean 1/mu slots)."""
+    """Geometric on {1, 2, ...} with mean 1/p (psychas2019 §II: service of mean 1/mu slots)."""
 
     dist: Literal["geometric"]
     mean_: Annotated[float, Field(ge=1, allow_inf_nan=False)] | None = Field(
@@ -423,7 +423,7 @@ class Geometric(_Dist):
 
 
 class Poisson(_Dist):
-    """Poisson counts on {0, 1, ...}: arrivals per slot (paper 000 §VII) or batch sizes."""
+    """Poisson counts on {0, 1, ...}: arrivals per slot (psychas2019 §VII) or batch sizes."""
 
     dist: Literal["poisson"]
     mean_: Positive | None = Field(default=None, alias="mean")
@@ -469,7 +469,7 @@ class HyperExponential(_Dist):
 
     Phase i is chosen with probability p_i and has rate mu_i, with p_1/mu_1 = p_2/mu_2
     ("balanced means"): p_1 = (1 + sqrt((C^2-1)/(C^2+1)))/2, mu_i = 2 p_i / mean. This is the usual
-    two-moment fit used for paper 004 Fig. 4 (C^2 = 10). Explicit phases can be given instead with
+    two-moment fit used for grosof2023 Fig. 4 (C^2 = 10). Explicit phases can be given instead with
     ``probabilities`` and ``means``.
     """
 

@@ -49,10 +49,10 @@ class ClusterSpec(_Spec):
     """Servers and their capacities.
 
     * ``servers = k`` with the pooled family: k unit servers pooled into one server of capacity k
-      (paper 004 §3.1, paper 003 §2);
+      (grosof2023 §3.1, berg2020 §2);
     * ``servers = L`` (+ optional ``capacity``), packing or loss family: L identical servers;
     * ``pools = [{count, capacity, name}, ...]``: groups of identical servers (heterogeneous
-      clusters, paper 000 §VIII and paper 001).
+      clusters, psychas2019 §VIII and psychas2018).
     """
 
     servers: Annotated[int, Field(ge=1)] | None = None
@@ -78,7 +78,7 @@ class ArrivalSpec(_Spec):
     * ``batch``: batches arrive as a Poisson or renewal process (``interarrival``), each bringing
       ``batch_size`` jobs; in slotted time ``batch_size`` is the count per slot (may be 0); or,
       with ``vectors`` instead of ``batch_size``, each request brings a vector of jobs per class
-      (paper 001 Corollary 5.3; :mod:`schedlab.workloads.batch_vectors`);
+      (psychas2018 Corollary 5.3; :mod:`schedlab.workloads.batch_vectors`);
     * ``trace``: arrival times, durations and demands from a canonical job table (``path``).
     """
 
@@ -114,11 +114,11 @@ class ArrivalSpec(_Spec):
 class JobClassSpec(_Spec):
     """One job class: its share of arrivals, its demand, its duration and its speedup rule.
 
-    ``need`` is a server need (pooled family: number of unit servers, paper 004 §3.1);
-    ``demand`` is a resource requirement: a number (one resource, paper 000's job size R in (0,1])
-    or a table of named resources (paper 001/002); each entry may be a distribution.
+    ``need`` is a server need (pooled family: number of unit servers, grosof2023 §3.1);
+    ``demand`` is a resource requirement: a number (one resource, psychas2019's job size R in (0,1])
+    or a table of named resources (psychas2018/psychas2022); each entry may be a distribution.
     ``duration`` is the service time at full allocation; for elastic jobs it is the work on one
-    server (paper 003 §2: a job of size x on n servers finishes in x/n).
+    server (berg2020 §2: a job of size x on n servers finishes in x/n).
     """
 
     name: str | None = None
@@ -201,9 +201,9 @@ class WorkloadSpec(_Spec):
 class ModelSpec(_Spec):
     """Model family and time.
 
-    ``family`` defaults to the policy's family. ``time = "slotted"`` is paper 000's slotted time
+    ``family`` defaults to the policy's family. ``time = "slotted"`` is psychas2019's slotted time
     (arrivals at slot starts, integer durations, one decision per slot). ``decision_interval``
-    (continuous time) makes decisions only on a grid of that spacing (paper 000 §VII-B: 100 ms);
+    (continuous time) makes decisions only on a grid of that spacing (psychas2019 §VII-B: 100 ms);
     0 decides after every event.
     """
 

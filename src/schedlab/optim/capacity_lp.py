@@ -1,7 +1,7 @@
-"""The maximum supportable workload of a finite-type system: the capacity LP of paper 000, eq. (4).
+"""The maximum supportable workload of a finite-type system: the capacity LP (psychas2019 eq. (4)).
 
 For J job types of sizes r_j, arrival probabilities P_j and servers with configuration sets K_l
-(Definition 1), paper 000 §III-A gives
+(Definition 1), psychas2019 §III-A gives
 
     rho* = sup { rho : rho P < sum_l x^l,  x^l in Conv(K_l) }                             (4)
 
@@ -358,7 +358,7 @@ def max_workload(
     Exact: on a common grid of sizes and capacities by column generation with DP pricing, else by
     enumerating the maximal configurations (at most ``enumeration_limit`` per pool).
 
-    >>> round(max_workload([0.4, 0.6]).rho_star, 12)   # paper 000 §VII-A1: one server
+    >>> round(max_workload([0.4, 0.6]).rho_star, 12)   # psychas2019 §VII-A1: one server
     2.0
     """
     r, p = _types(sizes, probabilities)
@@ -389,7 +389,7 @@ def max_workload(
         raise ValueError(
             "the sizes share no common grid and have too many configurations to enumerate; "
             "use schedlab.optim.rounded_bounds.rounded_bounds, which brackets rho* between "
-            "upper- and lower-rounded LPs (paper 000 Theorem 1)"
+            "upper- and lower-rounded LPs (psychas2019 Theorem 1)"
         ) from None
     rho, p_pools, _, _ = _solve_master(columns, pp, [n for n, _ in pl])
     confs, wts = _result_configs(columns, p_pools)

@@ -1,7 +1,7 @@
-"""Feasible server configurations (paper 000 Definition 1) and the reduced set K_RED (Definition 5).
+"""Feasible server configurations (psychas2019 Def. 1) and the reduced set K_RED (Def. 5).
 
 Paper: Psychas & Ghaderi, "Scheduling Jobs with Random Resource Requirements in Computing Clusters",
-INFOCOM 2019 (paper 000).
+INFOCOM 2019 (psychas2019).
 
 * :func:`feasible_configurations` enumerates the integer vectors k >= 0 with sum_j k_j r_j <= 1
   (Definition 1), optionally only the maximal ones (no further job of any type fits), which are the
@@ -126,7 +126,7 @@ class PartitionI:
 def universal_partition(J: int) -> PartitionI:
     """Partition I of (1/2^J, 1] into 2J subintervals, eq. (6). J must be > 1 (§V-A)."""
     if J < 2:
-        raise ValueError("partition I needs J > 1 (paper 000 §V-A)")
+        raise ValueError("partition I needs J > 1 (psychas2019 §V-A)")
     lower = np.empty(2 * J)
     upper = np.empty(2 * J)
     for m in range(J):
@@ -173,7 +173,7 @@ class ReducedConfiguration:
 def reduced_compact(J: int) -> list[ReducedConfiguration]:
     """K_RED^(J) of eq. (7) in the paper's order, as (k1, jm, km) triples (4J - 4 of them)."""
     if J < 2:
-        raise ValueError("K_RED needs J > 1 (paper 000 §V-A)")
+        raise ValueError("K_RED needs J > 1 (psychas2019 §V-A)")
     out = [ReducedConfiguration(0, 2 * m, 2**m) for m in range(J)]
     out += [ReducedConfiguration(0, 2 * m + 1, 3 * 2 ** (m - 1)) for m in range(1, J)]
     out += [ReducedConfiguration(1, 2 * m, 2**m // 3) for m in range(2, J)]

@@ -1,4 +1,4 @@
-"""r-max-weight configurations of a multi-resource server (paper 001 §2, §3 Definition 2, §6.1).
+"""r-max-weight configurations of a multi-resource server (psychas2018 §2, §3 Definition 2, §6.1).
 
 Paper: Psychas & Ghaderi, "On Non-Preemptive VM Scheduling in the Cloud", POMACS 2018
 (psychas2018).

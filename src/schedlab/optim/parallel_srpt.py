@@ -1,4 +1,4 @@
-"""Paper 003 Appendix A: SRPT-k for parallelizable jobs arriving at time 0, and the LP lower bound.
+"""berg2020 Appendix A: SRPT-k for parallelizable jobs arriving at time 0, and the LP lower bound.
 
 Setting (App. A): n jobs, all released at time 0, with known inherent sizes x_j; job j is
 parallelizable up to k_j processors (given k' processors it is processed at rate min(k_j, k'));

@@ -1,4 +1,4 @@
-"""The static reward problem of paper 002 (Psychas & Ghaderi, Stochastic Systems 2022), §2-§3.
+"""The static reward problem of psychas2022 (Psychas & Ghaderi, Stochastic Systems 2022), §2-§3.
 
 Paper key ``psychas2022``; the paper's inline math is restored in the shared note
 ``notes/dra.md``, which this module follows.

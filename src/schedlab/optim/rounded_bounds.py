@@ -1,7 +1,7 @@
-"""rho* for any job-size distribution: upper- and lower-rounded bounds (paper 000 Def. 4, Thm. 1).
+"""rho* for any job-size distribution: upper- and lower-rounded bounds (psychas2019 Def. 4, Thm 1).
 
-Paper 000 §III-B: for a partition X of the size axis into sets X_1..X_N, rounding every size in X_i
-up to sup X_i gives a finite-type system whose maximum workload rho_up(X) (the paper's
+psychas2019 §III-B: for a partition X of the size axis into sets X_1..X_N, rounding every size in
+X_i up to sup X_i gives a finite-type system whose maximum workload rho_up(X) (the paper's
 overline-rho*(X)) is at most rho*; rounding down to inf X_i gives rho_low(X) (underline-rho*(X)) at
 least rho* (Definition 4). Theorem 1: along a sequence of refining partitions both converge to
 rho*. This module builds the proof's partitions (Appendix A): at level n the continuous part of F_R
@@ -224,7 +224,7 @@ def rounded_bounds(
     grid: int = DEFAULT_GRID,
     progress: Callable[[LevelBounds], None] | None = None,
 ) -> BoundsResult:
-    """Bracket rho* of paper 000 (Theorem 1) for the size law on the given servers.
+    """Bracket rho* of psychas2019 (Theorem 1) for the size law on the given servers.
 
     Levels n = 0, 1, ... use partition X^(n) (2^(n+1) quantile cells of the continuous part, atoms
     on their own); each level gives rho_up(X) <= rho* <= rho_low(X), and the result keeps the best

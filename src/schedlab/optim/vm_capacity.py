@@ -1,4 +1,4 @@
-"""The capacity region C of a VM cluster (paper 001 eq. (2)) and the traffic intensity zeta (§7).
+"""The capacity region C of a VM cluster (psychas2018 eq. (2)) and the traffic intensity zeta (§7).
 
 Paper: Psychas & Ghaderi, POMACS 2018 (psychas2018).
 

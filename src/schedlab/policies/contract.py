@@ -384,7 +384,7 @@ class Policy:
     ``init(st, model, config) -> handle``. ``runner``: the cached compiled
     ``run(st, ps, max_events)``. ``check(model, config)``: raise SpecError for a model the policy
     does not support (called by compile_model). ``resource_pooled``: (pooled family) run every
-    job as elastic with allocation up to k (the resource-pooled single server, paper 004 §3.1).
+    job as elastic with allocation up to k (the resource-pooled single server, grosof2023 §3.1).
     ``report(ps, st) -> dict``: the policy's own counters after a run (sums over the run, e.g.
     configuration changes), added to the result's ``counters`` (summed over replications).
     ``whole_run``: the policy's state is built from every job of the run at ``init`` and its job
@@ -399,6 +399,9 @@ class Policy:
     (``st.ctr[Q_HEAD]``, ``st.q_next``); a policy that never does sets False, and the engine
     saves a list update at every arrival, start and preemption (the loss family keeps the list:
     the engine drops the unadmitted jobs by walking it).
+    ``title``: the display name (tables, reports, ``schedlab policies``); ``paper_label``: the name
+    the paper's figures give it where that differs from the title ("Algorithm 1" for
+    ``vm-stalling`` in psychas2018); :attr:`label` is the one reproductions use.
     """
 
     name: str
@@ -419,6 +422,7 @@ class Policy:
     whole_run: bool = False
     ranks_by_gittins: Callable[[Any], bool] | None = None
     waiting_list: bool = True
+    paper_label: str | None = None
 
     def __post_init__(self) -> None:
 
@@ -426,6 +430,11 @@ class Policy:
             object.__setattr__(self, "families", (self.family,))
         if not self.paper.strip():
             raise ValueError(f"policy {self.name!r}: give the paper (key or citation)")
+
+    @property
+    def label(self) -> str:
+        """The name in a reproduction's figures and tables: the paper's label, else the title."""
+        return self.paper_label or self.title
 
     @property
     def reference(self) -> str:

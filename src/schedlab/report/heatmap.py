@@ -1,6 +1,6 @@
 """Heat maps on a grid of two parameters, one panel per setting, with markers and an overlay.
 
-Made for paper 003's Fig. 4 (which policy wins over a (mu_I, mu_E) grid) but generic: each cell
+Made for berg2020's Fig. 4 (which policy wins over a (mu_I, mu_E) grid) but generic: each cell
 has a value (drawn on a diverging color scale around ``center``), an optional marker (e.g. which
 policy wins according to the analysis) and optional overlay symbols at some cells (e.g. the
 verdict of a simulation). Writes PNG, SVG and the CSV behind the figure.

@@ -464,7 +464,7 @@ def build_report(directory: Path) -> str:
             head.append(f" — paper {_e(record.paper)} {_e(record.figure)}")
         head.append("</p>")
     when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    from schedlab import __version__
+    from schedlab._version import __version__
 
     head.append(
         f'<p class="meta">Report generated {when} by schedlab {__version__}. Intervals are 95%: '

@@ -2,7 +2,7 @@
 
 Stored rows, CSVs and SQL keep the machine names (``mean_response_time``, ``workload.load``); every
 figure axis, table header and report heading goes through :func:`label`, which uses the papers'
-symbols: E[T] for the mean response time (paper 004 §2), rho for the load, k for the number of
+symbols: E[T] for the mean response time (grosof2023 §2), rho for the load, k for the number of
 servers, lambda for the arrival rate. Per-class metrics (``mean_response_time[need4]``) take the
 label of their base metric with the class appended; policies are labelled by the title they are
 registered with (e.g. ``server-filling-srpt`` -> ServerFilling-SRPT).

@@ -92,8 +92,8 @@ def provenance(
     started: datetime.datetime, wall_s: float, argv: Sequence[str] | None = None
 ) -> Provenance:
     """The provenance of a command that started at ``started`` and ran ``wall_s`` seconds."""
-    from schedlab import __version__
     from schedlab._jit import code_hash
+    from schedlab._version import __version__
 
     args = list(sys.argv if argv is None else argv)
     command = " ".join(["schedlab", *args[1:]]) if args else "schedlab"

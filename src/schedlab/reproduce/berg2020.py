@@ -1,4 +1,4 @@
-"""Paper 003 (Berg, Harchol-Balter, Moseley, Wang, Whitehouse, SPAA 2020), Figs 4, 5 and 6.
+"""berg2020 (Berg, Harchol-Balter, Moseley, Wang, Whitehouse, SPAA 2020), Figs 4, 5 and 6.
 
 Every curve is computed by the paper's analysis (busy-period transformation + three-moment Coxian
 + matrix-analytic solution, :mod:`schedlab.analysis.elastic`), checked against the exact truncated
@@ -52,13 +52,13 @@ from schedlab.reproduce.registry import (
     Outcome,
     Reproduction,
     judged,
+    label,
     register,
 )
 
 K = 4
 LOADS = {"low": 0.3, "medium": 0.6, "high": 0.9}
 SEED = 2020
-SHORT = {"inelastic-first": "IF", "elastic-first": "EF"}
 COLORS = {  # one colour per policy, for its analysis curve and its simulated points
     f"{short} {kind}": color
     for short, color in (("IF", "#b2182b"), ("EF", "#2166ac"))
@@ -377,7 +377,7 @@ def result_rows(
     exact CTMC value, in series '<IF|EF> simulation|exact <group>' over ``x``."""
     rows = []
     for (system, policy), st in zip(points, sims, strict=True):
-        name = f"{SHORT[policy]} %s {group(system)}"
+        name = f"{label(policy)} %s {group(system)}"
         rows.append(Point(name % "simulation", x(system), st.mean, st.lo, st.hi, st.stable))
         ex = exact_cache(system)[policy]
         rows.append(Point(name % "exact", x(system), ex, ex, ex, analytic=True))
@@ -387,7 +387,7 @@ def result_rows(
 def analysis_rows(et: dict[str, float], group: str, x: float) -> list[Point]:
     """The analysis's E[T] of each policy as claims rows ('<IF|EF> analysis <group>')."""
     return [
-        Point(f"{SHORT[p]} analysis {group}", x, et[p], et[p], et[p], analytic=True)
+        Point(f"{label(p)} analysis {group}", x, et[p], et[p], et[p], analytic=True)
         for p in POLICIES
     ]
 
@@ -399,12 +399,12 @@ def compare_rows(
     exact_cache: Callable[[ElasticSystem], dict[str, float]],
 ) -> list[dict[str, Any]]:
     rows = []
-    for (system, policy), st, label in zip(points, sims, labels, strict=True):
+    for (system, policy), st, text in zip(points, sims, labels, strict=True):
         ana = matrix_analytic_response_time(system, policy)
         ex = exact_cache(system)[policy]
         rows.append(
             {
-                "label": f"{SHORT[policy]} {label}",
+                "label": f"{label(policy)} {text}",
                 "policy": policy,
                 "k": system.k,
                 "rho": round(system.rho, 12),
@@ -444,14 +444,14 @@ def _exact_cache() -> Callable[[ElasticSystem], dict[str, float]]:
 
 def analysis_points(et: dict[str, float], x: float) -> list[Point]:
     """The analysis's E[T] of each policy at ``x`` (exact values: no interval)."""
-    return [Point(f"{SHORT[p]} analysis", x, et[p], et[p], et[p], analytic=True) for p in POLICIES]
+    return [Point(f"{label(p)} analysis", x, et[p], et[p], et[p], analytic=True) for p in POLICIES]
 
 
 def simulation_points(rows: list[dict[str, Any]], where: str, value: float, x: str) -> list[Point]:
     """The simulated points (with intervals) of the rows whose ``where`` equals ``value``."""
     return [
         Point(
-            f"{SHORT[r['policy']]} simulation",
+            f"{label(r['policy'])} simulation",
             r[x],
             r["sim_mean"],
             r["sim_lo"],
@@ -692,7 +692,7 @@ def run_fig4(ctx: Context) -> Outcome:
         x="mu_I",
         y="mu_E",
         value="log2(E[T_EF] / E[T_IF])  (> 0: IF better)",
-        title=f"Paper 003 Fig. 4: IF vs EF, k = {K}, lambda_I = lambda_E (analysis: "
+        title=f"berg2020 Fig. 4: IF vs EF, k = {K}, lambda_I = lambda_E (analysis: "
         "busy-period + Coxian + matrix-analytic; squares: simulation)",
         markers={
             "IF": MarkerStyle("o", "#b2182b", "IF better (analysis)", size=18, filled=False),
@@ -833,7 +833,7 @@ def run_fig5(ctx: Context) -> Outcome:
             x="mu_I",
             y="mean response time E[T]",
             hue="series",
-            title=f"Paper 003 Fig. 5{panel} ({name} load): k = {K}, mu_E = 1, rho = {rho}, "
+            title=f"berg2020 Fig. 5{panel} ({name} load): k = {K}, mu_E = 1, rho = {rho}, "
             "lambda_I = lambda_E",
             colors=COLORS,
             logy=True,
@@ -922,7 +922,7 @@ def run_fig6(ctx: Context) -> Outcome:
             x="number of servers k",
             y="mean response time E[T]",
             hue="series",
-            title=f"Paper 003 Fig. 6{panel}: rho = {FIG6_RHO}, mu_I = {mi:g}, mu_E = 1, "
+            title=f"berg2020 Fig. 6{panel}: rho = {FIG6_RHO}, mu_I = {mi:g}, mu_E = 1, "
             "lambda_I = lambda_E",
             colors=COLORS,
             logy=True,

@@ -1,4 +1,4 @@
-"""Paper 004 (Grosof, Scully, Harchol-Balter, Scheller-Wolf, POMACS 2023), Figs. 2-4.
+"""grosof2023 (Grosof, Scully, Harchol-Balter, Scheller-Wolf, POMACS 2023), Figs. 2-4.
 
 Setting (§6): k = 8 servers, server need K uniform on {1, 2, 4, 8}, size S = K D / k independent of
 K — exponential (Figs. 2, 3) or hyperexponential with C^2 = 10 (Fig. 4) — Poisson arrivals,
@@ -45,6 +45,7 @@ from schedlab.reproduce.registry import (
     Outcome,
     Reproduction,
     judged,
+    label,
     register,
 )
 
@@ -60,16 +61,7 @@ MSJ_POLICIES = (
 )
 # the exact MaxWeight of §6 and the greedy rule of the authors' simulator behind the paper's curves
 RATIO_POLICIES = ("server-filling-srpt", "server-filling", "max-weight", "max-weight-greedy")
-LABELS = {
-    "server-filling-srpt": "ServerFilling-SRPT",
-    "server-filling": "ServerFilling",
-    "max-weight": "MaxWeight (exact, §6)",
-    "max-weight-greedy": "MaxWeight (authors' greedy rule)",
-    "greedy-srpt": "GreedySRPT",
-    "first-fit-srpt": "FirstFitSRPT",
-    "srpt-1": "SRPT-1 (resource-pooled bound)",
-}
-COLORS = policy_colors(LABELS.values())  # one colour per policy in Figs. 2-4
+COLORS = policy_colors(label(p) for p in (*MSJ_POLICIES, "srpt-1"))  # one per policy, Figs. 2-4
 FIG2_LOADS = (0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 0.98, 0.99)
 RATIO_LOADS = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995, 0.999)
 LIMIT_GRID = tuple(round(0.40 + 0.01 * i, 2) for i in range(51))  # 0.40 ... 0.90
@@ -128,7 +120,7 @@ def _et_rows(runs: dict, policies: Sequence[str], loads: Sequence[float]) -> lis
     unstable)."""
     return [
         Point(
-            LABELS[p],
+            label(p),
             load,
             runs[(p, load)]["mean_response_time"],
             runs[(p, load)]["mean_response_time_lo"],
@@ -166,7 +158,7 @@ def _theory_claims(at: dict, loads: Sequence[float], sizes: str, arrivals: int) 
             rows_b.append(f"rho={load}: run too short to compare")
             continue
         lower, upper = at[(FORMULA, load)].mean, at[(THEOREM, load)].mean
-        sim = at[(LABELS["srpt-1"], load)]
+        sim = at[(label("srpt-1"), load)]
         half = (sim.hi - sim.lo) / 2
         ok = sim.stable and abs(sim.mean - lower) <= z * half
         agree &= ok
@@ -174,7 +166,7 @@ def _theory_claims(at: dict, loads: Sequence[float], sizes: str, arrivals: int) 
             f"rho={load}: {describe(sim)} (± {z * half:.2g} jointly) vs {lower:.4g}"
             + ("" if ok else " MISMATCH")
         )
-        sfs = at[(LABELS["server-filling-srpt"], load)]
+        sfs = at[(label("server-filling-srpt"), load)]
         ok = sfs.stable and lower <= sfs.hi and sfs.lo <= upper
         inside &= ok
         share = (sfs.mean - lower) / (upper - lower) if upper > lower else math.nan
@@ -225,16 +217,16 @@ def _least_claim(at: dict, loads: Sequence[float], sizes: str, arrivals: int) ->
     (:func:`long_enough`): below each other policy by :func:`compare` (95% intervals apart, or
     the other unstable); overlapping intervals leave a load NOT RESOLVED."""
     orders, rows = [], []
-    sfs_label = LABELS["server-filling-srpt"]
+    sfs_label = label("server-filling-srpt")
     for load in loads:
         if not long_enough(load, sizes, arrivals):
             rows.append(f"rho={load}: run too short to judge")
             continue
         sfs = at[(sfs_label, load)]
         here = [
-            (LABELS[p], compare(sfs, at[(LABELS[p], load)]))
+            (label(p), compare(sfs, at[(label(p), load)]))
             for p in MSJ_POLICIES
-            if p != "server-filling-srpt" and (LABELS[p], load) in at
+            if p != "server-filling-srpt" and (label(p), load) in at
         ]
         orders += [o for _, o in here]
         others = [at[(name, load)] for name, _ in here]
@@ -256,7 +248,7 @@ def _least_claim(at: dict, loads: Sequence[float], sizes: str, arrivals: int) ->
 def _ratio(at: dict, series: str, load: float) -> float:
     """E[T] of ``series`` over the simulated SRPT-1's; inf when the policy is unstable, NaN when
     SRPT-1 is."""
-    a, b = at[(series, load)], at[(LABELS["srpt-1"], load)]
+    a, b = at[(series, load)], at[(label("srpt-1"), load)]
     if not b.stable:
         return math.nan
     return a.mean / b.mean if a.stable else math.inf
@@ -269,7 +261,7 @@ def _ratio_points(runs: dict, loads: tuple[float, ...]) -> list[Point]:
         for load in loads:
             a, b = runs[(policy, load)], runs[("srpt-1", load)]
             if not (a["stable"] and b["stable"]):
-                points.append(Point(LABELS[policy], load, math.nan, math.nan, math.nan, False))
+                points.append(Point(label(policy), load, math.nan, math.nan, math.nan, False))
                 continue
             ratio = a["mean_response_time"] / b["mean_response_time"]
             rel = math.hypot(
@@ -280,7 +272,7 @@ def _ratio_points(runs: dict, loads: tuple[float, ...]) -> list[Point]:
                 / 2
                 / b["mean_response_time"],
             )
-            points.append(Point(LABELS[policy], load, ratio, ratio * (1 - rel), ratio * (1 + rel)))
+            points.append(Point(label(policy), load, ratio, ratio * (1 - rel), ratio * (1 + rel)))
     return points
 
 
@@ -293,13 +285,13 @@ def _trend_claims(at: dict, loads: Sequence[float], sizes: str, arrivals: int) -
     trend = [load for load in _judged(loads, sizes, arrivals) if load >= TREND_FROM]
     skipped = [load for load in loads if load >= TREND_FROM and load not in trend]
     where = f"judged loads {trend}" + (f"; too short to judge: {skipped}" if skipped else "")
-    sfs_label = LABELS["server-filling-srpt"]
+    sfs_label = label("server-filling-srpt")
     texts = [
         f"ServerFilling-SRPT's ratio to SRPT-1 falls toward 1 as rho -> 1 (§6, Fig. 3/4: strictly "
         f"decreasing over the judged loads >= {TREND_FROM}, and its excess over 1 at the heaviest "
         f"at most {FALL:g} x that at the lightest)",
         *(
-            f"{LABELS[p]}'s ratio to SRPT-1 grows as rho -> 1 (§6: strictly increasing over the "
+            f"{label(p)}'s ratio to SRPT-1 grows as rho -> 1 (§6: strictly increasing over the "
             f"judged loads >= {TREND_FROM}, unstable = infinite, and above ServerFilling-SRPT's "
             "at the heaviest)"
             for p in RATIO_POLICIES[1:]
@@ -326,7 +318,7 @@ def _trend_claims(at: dict, loads: Sequence[float], sizes: str, arrivals: int) -
         )
     ]
     for text, policy in zip(texts[1:], RATIO_POLICIES[1:], strict=True):
-        r = [_ratio(at, LABELS[policy], load) for load in trend]
+        r = [_ratio(at, label(policy), load) for load in trend]
         finite = [x for x in r if math.isfinite(x)]
         grows = (
             not any(math.isnan(x) for x in r)
@@ -358,13 +350,13 @@ def _limit_claim(at: dict, grid: Sequence[float], n: int) -> Claim:
     """GreedySRPT and FirstFitSRPT: last stable and first unstable load on the grid."""
     notes, ok = [], True
     for policy in LIMIT_POLICIES:
-        stable = [load for load in grid if at[(LABELS[policy] + LIMIT, load)].stable]
+        stable = [load for load in grid if at[(label(policy) + LIMIT, load)].stable]
         unstable = [load for load in grid if load not in stable]
         first_unstable = min(unstable) if unstable else math.inf
         last_stable = max(stable) if stable else -math.inf
         ok &= first_unstable <= 0.85 and all(load in unstable for load in grid if load >= 0.85)
         notes.append(
-            f"{LABELS[policy]}: stable up to {last_stable}, unstable from "
+            f"{label(policy)}: stable up to {last_stable}, unstable from "
             f"{first_unstable} ({n:,} arrivals per load, 0.01 grid)"
         )
     return Claim(
@@ -385,7 +377,7 @@ def _figure_et(
             rec = runs[(policy, load)]
             points.append(
                 Point(
-                    LABELS[policy],
+                    label(policy),
                     load,
                     rec["mean_response_time"],
                     rec["mean_response_time_lo"],
@@ -414,7 +406,7 @@ def fig2(ctx: Context) -> Outcome:
         loads,
         "exponential",
         "grosof2023-fig2",
-        "Paper 004 Fig. 2: k=8, K uniform on {1,2,4,8}, S ~ Exp(1)",
+        "grosof2023 Fig. 2: k=8, K uniform on {1,2,4,8}, S ~ Exp(1)",
     )
     rows = [
         *_et_rows(runs, (*MSJ_POLICIES, "srpt-1"), loads),
@@ -484,7 +476,7 @@ def _ratio_figure(ctx: Context, sizes: str, name: str, title: str) -> Outcome:
 
 def fig3(ctx: Context) -> Outcome:
     return _ratio_figure(
-        ctx, "exponential", "grosof2023-fig3", "Paper 004 Fig. 3: ratio to SRPT-1, S ~ Exp(1)"
+        ctx, "exponential", "grosof2023-fig3", "grosof2023 Fig. 3: ratio to SRPT-1, S ~ Exp(1)"
     )
 
 
@@ -493,7 +485,7 @@ def fig4(ctx: Context) -> Outcome:
         ctx,
         "hyperexponential",
         "grosof2023-fig4",
-        "Paper 004 Fig. 4: ratio to SRPT-1, S hyperexponential, C^2 = 10",
+        "grosof2023 Fig. 4: ratio to SRPT-1, S hyperexponential, C^2 = 10",
     )
 
 

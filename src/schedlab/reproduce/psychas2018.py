@@ -1,4 +1,4 @@
-"""Paper 001 (Psychas & Ghaderi, "On Non-Preemptive VM Scheduling in the Cloud", POMACS 2018,
+"""psychas2018 (Psychas & Ghaderi, "On Non-Preemptive VM Scheduling in the Cloud", POMACS 2018,
 psychas2018): Figs 3-6 of §7.
 
 * Fig. 3 (Example 1, §7.1): one server of capacity 6, VM types of size 4 and 1, the small type
@@ -24,18 +24,14 @@ G16 for 400,000 events including its sampling events).
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.parquet as pq
 from scipy import stats
 
-from schedlab.datasets import data_file
 from schedlab.engine.metrics import t_interval
 from schedlab.experiments.stats import summarize
 from schedlab.model.spec import SimulationSpec, parse_spec
@@ -43,11 +39,11 @@ from schedlab.optim.vm_capacity import ServerType, max_scaling
 from schedlab.report.figures import Point, line_plot
 from schedlab.reproduce.ordering import ABOVE, compare
 from schedlab.reproduce.psychas2019 import LongRun, run_long
-from schedlab.reproduce.registry import Claim, Context, Outcome, Reproduction, register
+from schedlab.reproduce.registry import Claim, Context, Outcome, Reproduction, label, register
+from schedlab.workloads.traces.vm_types import ALIBABA, VmTrace, vm_trace
 
 SEED = 2018
 ZETA = 0.89
-NAMES = {"vm-stalling": "Algorithm 1", "m14": "M14", "g16": "G16"}
 POLICIES = ("vm-stalling", "m14", "g16")
 TABLE1 = {  # memory GB, CPU EC2 units, storage GB (Table 1)
     "standard": (15.0, 8.0, 1690.0),
@@ -64,10 +60,6 @@ FIG6_ZETAS = (0.80, 0.83, 0.86, 0.89, 0.92, 0.95)
 FIG6_QUICK_ZETAS = (0.80, 0.89, 0.95)
 ARRIVALS = 100_000  # 200,000 events (§7.2)
 QUICK_ARRIVALS = ARRIVALS  # shorter runs end inside the initial transient at 20 servers
-
-
-def _name(policy: str) -> str:
-    return NAMES.get(policy, policy)
 
 
 def vm_spec(
@@ -178,7 +170,7 @@ def table1_spec(
 def _series(run: LongRun, samples: int = 400) -> list[Point]:
     idx = np.unique(np.linspace(0, run.time.size - 1, min(samples, run.time.size)).astype(int))
     return [
-        Point(_name(run.policy), float(run.time[i]), float(run.queue[i]), math.nan, math.nan)
+        Point(label(run.policy), float(run.time[i]), float(run.queue[i]), math.nan, math.nan)
         for i in idx
     ]
 
@@ -201,7 +193,7 @@ def run_fig3(ctx: Context) -> Outcome:
         x="time (mean service times)",
         y="total queue size",
         hue="algorithm",
-        title="Paper 001 Fig. 3 (Example 1): capacity 6, sizes 4 and 1, zeta = 0.89",
+        title="psychas2018 Fig. 3 (Example 1): capacity 6, sizes 4 and 1, zeta = 0.89",
     )
     s = max_scaling([[4.0], [1.0]], [ServerType(1, (6.0,))], [0.5, 4.0]).max_scaling
     alg, m14 = runs["vm-stalling"], runs["m14"]
@@ -227,7 +219,7 @@ def run_fig3(ctx: Context) -> Outcome:
             "unit time",
         ),
     ]
-    return Outcome(figures, claims, [f"{_name(p)}: {r.seconds:.1f} s" for p, r in runs.items()])
+    return Outcome(figures, claims, [f"{label(p)}: {r.seconds:.1f} s" for p, r in runs.items()])
 
 
 def run_fig4(ctx: Context) -> Outcome:
@@ -239,7 +231,7 @@ def run_fig4(ctx: Context) -> Outcome:
         x="time (mean service times)",
         y="total queue size",
         hue="algorithm",
-        title="Paper 001 Fig. 4 (Example 2): servers and VMs of 1, 2, 4, 8 units, zeta = 0.89",
+        title="psychas2018 Fig. 4 (Example 2): servers and VMs of 1, 2, 4, 8 units, zeta = 0.89",
         logy=True,
     )
     alg, g16 = runs["vm-stalling"], runs["g16"]
@@ -258,7 +250,7 @@ def run_fig4(ctx: Context) -> Outcome:
             f"instability flag: {alg.instability or 'none'}",
         ),
     ]
-    return Outcome(figures, claims, [f"{_name(p)}: {r.seconds:.1f} s" for p, r in runs.items()])
+    return Outcome(figures, claims, [f"{label(p)}: {r.seconds:.1f} s" for p, r in runs.items()])
 
 
 # ------------------------------------------------------------------------------- Figs 5, 6
@@ -274,7 +266,7 @@ def _sweep(ctx: Context, specs: dict[tuple, SimulationSpec], reps: int, name: st
         stat = summarize(recs, by=["policy"], metric="mean_number_in_queue")[0]
         policy, x, arrival = key
         points[key] = Point(
-            f"{_name(policy)} ({arrival})", x, stat.mean, stat.lo, stat.hi, stat.stable
+            f"{label(policy)} ({arrival})", x, stat.mean, stat.lo, stat.hi, stat.stable
         )
         unstable[key] = sum(not r.get("stable", True) for r in recs)
     return points, unstable
@@ -357,7 +349,7 @@ def run_fig5(ctx: Context) -> Outcome:
         lambda p, n, arrivals, lognormal: table1_spec(p, n, ZETA, arrivals, lognormal),
         x="number of servers",
         what="servers",
-        title="Paper 001 Fig. 5: Table 1 types, zeta = 0.89",
+        title="psychas2018 Fig. 5: Table 1 types, zeta = 0.89",
     )
     pts, unstable, reps, claims = sweep.points, sweep.unstable, sweep.replications, sweep.claims
     small, rest = servers[0], servers[1:]
@@ -402,7 +394,7 @@ def run_fig6(ctx: Context) -> Outcome:
         ),
         x="traffic intensity zeta",
         what="zeta",
-        title="Paper 001 Fig. 6: 20 servers, Table 1 types, beta_bar = 0.98",
+        title="psychas2018 Fig. 6: 20 servers, Table 1 types, beta_bar = 0.98",
     )
     pts, claims = sweep.points, sweep.claims
     for a in ("Poisson", "log-normal"):
@@ -457,10 +449,7 @@ def _scaling_claims(pts: dict[tuple, Point], xs, what: str) -> list[Claim]:
 
 # ------------------------------------------------------------------------------- Figs 7, 8
 
-TRACE_ENV = "SCHEDLAB_PSYCHAS2018_TRACE"  # a canonical Google 2011 table (docs/traces.md)
-ALIBABA = "alibaba/batch_task_v2017.csv.gz"
 TRACE_JOBS = 1_000_000  # §7.3: "a window of 1 million arrivals"
-TRACE_TYPES = 8  # §7.3: sizes 1, 1/2, ..., 1/2^7 ("the total number of queues is 8")
 FIG7_WINDOW_S = 20 * 60.0  # Fig. 7: arrivals per 20-minute window
 FIG8_SERVERS = (800, 900, 1000, 1100, 1250)  # §7.3: 800 to 1,250 servers of size 1
 FIG8_QUICK_SERVERS = (800, 1250)
@@ -470,107 +459,14 @@ TRACE_ALGORITHM1 = {"z": 0.002, "stall_limit": 0.015}  # §7.3; q(s) = (1 - s) 1
 TRACE_SUBROUTINE = "dp"  # r = 1 like the enumeration, on 2^7 units per server (§6.1(ii))
 
 
-@dataclass(frozen=True)
-class VmTrace:
-    """A job table typed as in §7.3: one VM type per size 1/2^k, k = 0..7 (max of CPU and memory
-    rounded up to a power of 1/2; smaller jobs join 1/2^7), replayed on servers of size 1."""
-
-    path: Path  # arrival, duration, demand, job_class (index into ``sizes``)
-    label: str
-    natural: bool  # the paper's own trace (server counts as in the paper) or a stand-in
-    sizes: np.ndarray  # per type present
-    share: np.ndarray
-    mean_duration: np.ndarray
-    arrival: np.ndarray  # per job, from 0
-
-    @property
-    def offered(self) -> float:
-        """Mean offered work over the window, in servers of size 1."""
-        return float(
-            np.sum(self.share * self.sizes * self.mean_duration) * self.arrival.size
-        ) / float(self.arrival[-1] - self.arrival[0])
-
-    def servers(self, paper: int) -> int:
-        """The number of servers standing for the paper's ``paper``: itself on the paper's own
-        trace; on a stand-in, scaled so that the paper's smallest cluster (800 servers) has
-        offered load FIG8_TOP_LOAD (the engine's load: offered work / servers), the others in
-        proportion (load 0.95 x 800 / paper)."""
-        if self.natural:
-            return paper
-        return max(1, round(self.offered / FIG8_TOP_LOAD * paper / FIG8_SERVERS[0]))
-
-
-def _typed_source(ctx: Context, jobs: int) -> tuple[pa.Table, str, bool]:
-    """The window of ``jobs`` arrivals with one size per job (max resource, rounded up to a power
-    of 1/2, at least 1/2^7): a user's canonical Google 2011 table ($SCHEDLAB_PSYCHAS2018_TRACE),
-    else the shipped Alibaba 2017 batch_task table (data folder of schedlab.datasets)."""
-    from schedlab.workloads.traces import max_resource, round_pow2, window_jobs
-
-    floor = TRACE_TYPES - 1
-    env = os.environ.get(TRACE_ENV)
-    if env:
-        table = pq.read_table(env)
-        if "demand" not in table.column_names:
-            table = max_resource(table)
-        table = round_pow2(window_jobs(table, jobs), ["demand"], floor_exponent=floor)
-        return table, f"{env} (${TRACE_ENV}), first {table.num_rows:,} jobs", True
-    target = ctx.out / f"alibaba2017_pow2_{jobs}.parquet"
-    source = data_file(ALIBABA, "the Alibaba 2017 batch_task table")
-    if not target.exists():
-        from schedlab.workloads.traces import Transforms, convert
-
-        target.parent.mkdir(parents=True, exist_ok=True)
-        convert(
-            source,
-            "alibaba2017",
-            target,
-            transforms=Transforms(
-                max_resource=True, round_pow2=True, pow2_floor=floor, window_jobs=(0, jobs)
-            ),
-        )
-    label = (
-        f"{source.name} (Alibaba 2017 batch tasks, first {jobs:,} jobs) standing in for the "
-        "Google 2011 trace"
-    )
-    return pq.read_table(target), label, False
-
-
-def vm_trace(ctx: Context, jobs: int) -> VmTrace:
-    """The typed job table of Figs 7-8 (a window of ``jobs`` arrivals), written into ``ctx.out``
-    for the typed replay."""
-    table, label, natural = _typed_source(ctx, jobs)
-    col = {c: table.column(c).to_numpy(zero_copy_only=False).astype(float) for c in _TRACE_COLS}
-    order = np.argsort(col["arrival"], kind="stable")
-    arrival = col["arrival"][order] - col["arrival"][order][0]
-    duration, size = col["duration"][order], col["demand"][order]
-    exponent = np.rint(-np.log2(size)).astype(np.int64)
-    present, job_class = np.unique(exponent, return_inverse=True)
-    job_class = job_class.ravel().astype(np.int32)
-    sizes = 2.0 ** -present.astype(float)
-    path = ctx.out / "psychas2018_typed_trace.parquet"
-    pq.write_table(
-        pa.table(
-            {
-                "arrival": arrival,
-                "duration": duration,
-                "demand": sizes[job_class],
-                "job_class": pa.array(job_class, type=pa.int32()),
-            }
-        ),
-        path,
-    )
-    return VmTrace(
-        path=path,
-        label=label,
-        natural=natural,
-        sizes=sizes,
-        share=np.bincount(job_class, minlength=sizes.size) / job_class.size,
-        mean_duration=np.array([duration[job_class == c].mean() for c in range(sizes.size)]),
-        arrival=arrival,
-    )
-
-
-_TRACE_COLS = ("arrival", "duration", "demand")
+def cluster_size(vt: VmTrace, paper: int) -> int:
+    """The number of servers standing for the paper's ``paper``: itself on the paper's own
+    trace; on a stand-in, scaled so that the paper's smallest cluster (800 servers) has
+    offered load FIG8_TOP_LOAD (the engine's load: offered work / servers), the others in
+    proportion (load 0.95 x 800 / paper)."""
+    if vt.natural:
+        return paper
+    return max(1, round(vt.offered / FIG8_TOP_LOAD * paper / FIG8_SERVERS[0]))
 
 
 def trace_spec(vt: VmTrace, servers: int, policy: str, replications: int = 1) -> SimulationSpec:
@@ -612,7 +508,7 @@ def trace_spec(vt: VmTrace, servers: int, policy: str, replications: int = 1) ->
 
 
 def run_fig7(ctx: Context) -> Outcome:
-    vt = vm_trace(ctx, TRACE_JOBS)  # no simulation: the paper's window in both variants
+    vt = vm_trace(ctx.out, TRACE_JOBS)  # no simulation: the paper's window in both variants
     n_full = max(int(vt.arrival[-1] // FIG7_WINDOW_S), 1)  # windows inside the trace window
     edges = np.arange(n_full + 1) * FIG7_WINDOW_S
     full = np.histogram(vt.arrival, bins=edges)[0]
@@ -626,7 +522,7 @@ def run_fig7(ctx: Context) -> Outcome:
         x="time (hours)",
         y="arrivals per 20-minute window",
         hue="trace",
-        title=f"Paper 001 Fig. 7: arrivals per 20 minutes, {vt.label}",
+        title=f"psychas2018 Fig. 7: arrivals per 20 minutes, {vt.label}",
     )
     dispersion = float(full.var(ddof=1) / full.mean()) if full.size > 1 else math.nan
     p_value = (
@@ -650,16 +546,16 @@ def run_fig7(ctx: Context) -> Outcome:
 
 
 def run_fig8(ctx: Context) -> Outcome:
-    vt = vm_trace(ctx, TRACE_JOBS)
+    vt = vm_trace(ctx.out, TRACE_JOBS)
     paper_l = FIG8_QUICK_SERVERS if ctx.quick else FIG8_SERVERS
     runs = 1 if ctx.quick else FIG8_RUNS
     deterministic = ("vm-stalling", "m14")
     grid = [(p, n) for n in paper_l for p in deterministic]
     records = ctx.run(
-        [trace_spec(vt, vt.servers(n), p) for p, n in grid], experiment="psychas2018-fig8"
+        [trace_spec(vt, cluster_size(vt, n), p) for p, n in grid], experiment="psychas2018-fig8"
     )
     g16 = ctx.run(
-        [trace_spec(vt, vt.servers(n), "g16") for n in paper_l],
+        [trace_spec(vt, cluster_size(vt, n), "g16") for n in paper_l],
         replications=runs,
         experiment="psychas2018-fig8",
     )
@@ -673,7 +569,7 @@ def run_fig8(ctx: Context) -> Outcome:
             lo, hi = est.ci95
         mean = float(values.mean())
         pts[(policy, n)] = Point(
-            _name(policy), float(vt.servers(n)), mean, lo, hi, stable=not math.isnan(mean)
+            label(policy), float(cluster_size(vt, n)), mean, lo, hi, stable=not math.isnan(mean)
         )
     figures = line_plot(
         list(pts.values()),
@@ -681,13 +577,13 @@ def run_fig8(ctx: Context) -> Outcome:
         x="number of servers" + ("" if vt.natural else " (stand-in trace)"),
         y="mean queue size",
         hue="algorithm",
-        title="Paper 001 Fig. 8: trace replay, " + vt.label,
+        title="psychas2018 Fig. 8: trace replay, " + vt.label,
         logy=True,
     )
     q = {k: v.mean for k, v in pts.items()}
     table = "; ".join(
-        f"{n} ({vt.servers(n)} servers): "
-        + ", ".join(f"{_name(p)} {_fmt_trace(q[(p, n)])}" for p in POLICIES)
+        f"{n} ({cluster_size(vt, n)} servers): "
+        + ", ".join(f"{label(p)} {_fmt_trace(q[(p, n)])}" for p in POLICIES)
         for n in paper_l
     )
     small, large = paper_l[0], paper_l[-1]
@@ -700,19 +596,20 @@ def run_fig8(ctx: Context) -> Outcome:
         ),
         Claim(
             "G16 deteriorates as the number of servers scales up (taken as: its mean queue at "
-            f"{vt.servers(large)} servers at least its mean queue at {vt.servers(small)})",
+            f"{cluster_size(vt, large)} servers at least its mean queue at "
+            f"{cluster_size(vt, small)})",
             q[("g16", large)] >= q[("g16", small)],
-            f"G16 {_fmt_trace(q[('g16', small)])} at {vt.servers(small)}, "
-            f"{_fmt_trace(q[('g16', large)])} at {vt.servers(large)} servers",
+            f"G16 {_fmt_trace(q[('g16', small)])} at {cluster_size(vt, small)}, "
+            f"{_fmt_trace(q[('g16', large)])} at {cluster_size(vt, large)} servers",
         ),
         Claim(
             "M14 deteriorates as the number of servers scales down (taken as: its excess over "
-            f"Algorithm 1's mean queue is larger at {vt.servers(small)} than at "
-            f"{vt.servers(large)} servers)",
+            f"Algorithm 1's mean queue is larger at {cluster_size(vt, small)} than at "
+            f"{cluster_size(vt, large)} servers)",
             _excess(q, "m14", small) > _excess(q, "m14", large),
             f"M14 - Algorithm 1: {_fmt_trace(_excess(q, 'm14', small))} at "
-            f"{vt.servers(small)}, {_fmt_trace(_excess(q, 'm14', large))} at {vt.servers(large)} "
-            "servers",
+            f"{cluster_size(vt, small)}, {_fmt_trace(_excess(q, 'm14', large))} at "
+            f"{cluster_size(vt, large)} servers",
         ),
     ]
     notes = [
@@ -729,7 +626,7 @@ def run_fig8(ctx: Context) -> Outcome:
             f"server counts: the paper's {paper_l[0]}..{paper_l[-1]} scaled so that "
             f"{FIG8_SERVERS[0]} stands for offered load {FIG8_TOP_LOAD} (INFERRED: the paper "
             "does not give its trace's load): loads "
-            + ", ".join(f"{vt.offered / vt.servers(n):.3g}" for n in paper_l)
+            + ", ".join(f"{vt.offered / cluster_size(vt, n):.3g}" for n in paper_l)
         )
     return Outcome(figures, claims, notes)
 

@@ -1,4 +1,4 @@
-"""Paper 000 (Psychas & Ghaderi, "Scheduling Jobs with Random Resource Requirements in Computing
+"""psychas2019 (Psychas & Ghaderi, "Scheduling Jobs with Random Resource Requirements in Computing
 Clusters", INFOCOM 2019): Figs 3(a), 3(b), 4(a), 4(b) and 5.
 
 * ``psychas2019-fig3a`` (§VII-A1): one server, sizes 0.4 and 0.6 equally likely, Poisson arrivals
@@ -34,10 +34,8 @@ and 5 go through Context.run (parallel, cached).
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -59,16 +57,21 @@ from schedlab.reproduce.registry import (
     Outcome,
     Reproduction,
     judged,
+    label,
     register,
 )
-from schedlab.workloads.trace_table import job_sizes
+from schedlab.workloads.traces.single_resource import (
+    ALIBABA,
+    TraceSource,
+    trace_sizes,
+    trace_source,
+)
 
 SEED = 2019
 FIG3_POLICIES = ("vqs", "bf-js", "vqs-bf")
 FIG4_POLICIES = ("vqs", "bf-js", "vqs-bf")
 FIG5_POLICIES = ("fifo-ff", "vqs", "bf-js", "vqs-bf")
 LONG_RUNS = "long_runs"  # result store of the Fig. 3 runs with their time series
-NAMES = {"vqs": "VQS", "bf-js": "BF-J/S", "vqs-bf": "VQS-BF", "fifo-ff": "FIFO-FF"}
 FIG4_ALPHAS = (0.85, 0.87, 0.89, 0.91, 0.93, 0.95, 0.97, 0.99)
 FIG4_QUICK_ALPHAS = (0.85, 0.91, 0.95, 0.99)
 FIG5_SCALINGS = (1.0, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6)
@@ -76,16 +79,10 @@ FIG5_QUICK_SCALINGS = (1.0, 1.3, 1.6)
 FIG5_JOBS = 1_000_000  # "approximately 1,000,000 tasks" (§VII-B)
 FIG5_QUICK_JOBS = 1_000_000  # shorter windows end before the cluster fills (mean duration 733 s)
 FIG5_BASE_LOAD = 0.6  # Alibaba replay: offered load at scaling 1 (inferred, see run_fig5)
-TRACE_ENV = "SCHEDLAB_PSYCHAS2019_TRACE"
-ALIBABA = "alibaba/batch_task_v2017.csv.gz"  # in the data folder (schedlab.datasets)
 COMPARABLE = (
     1.5  # "comparable": within a factor 1.5; a "clear advantage" needs more (and CIs apart)
 )
 LOCKED = 0.9  # "locks into (2,1)": at least 90% of the second half spent in configuration (2,1)
-
-
-def _name(policy: str) -> str:
-    return NAMES.get(policy, policy)
 
 
 # ------------------------------------------------------------------------- single long runs
@@ -101,7 +98,7 @@ def run_long(
 
 
 def _series_points(run: LongRun) -> list[Point]:
-    return timeseries_points(_name(run.policy), run.time, run.queue)
+    return timeseries_points(label(run.policy), run.time, run.queue)
 
 
 def _long_row(series: str, run: LongRun) -> Point:
@@ -171,7 +168,7 @@ def run_fig3a(ctx: Context) -> Outcome:
         x="time slot",
         y="total queue size",
         hue="policy",
-        title="Paper 000 Fig. 3(a): sizes 0.4/0.6, one server, 0.014 arrivals/slot",
+        title="psychas2019 Fig. 3(a): sizes 0.4/0.6, one server, 0.014 arrivals/slot",
     )
     lp = max_workload([0.4, 0.6], [0.5, 0.5])
     rows = [
@@ -179,9 +176,9 @@ def run_fig3a(ctx: Context) -> Outcome:
         _value(
             "lambda over VQS's packings", lp_over_configurations([[2, 0], [0, 1]], [0.5, 0.5]) / 100
         ),
-        *(_long_row(_name(p), runs[p]) for p in FIG3_POLICIES),
+        *(_long_row(label(p), runs[p]) for p in FIG3_POLICIES),
         *(
-            _value(f"{_name(p)} 0.4+0.6 together", runs[p].extras["co_located_04_06"])
+            _value(f"{label(p)} 0.4+0.6 together", runs[p].extras["co_located_04_06"])
             for p in FIG3_POLICIES
         ),
     ]
@@ -191,7 +188,7 @@ def run_fig3a(ctx: Context) -> Outcome:
         at = _rows(rows)
         lam_star, lam_vqs = at["lambda*"].mean, at["lambda over VQS's packings"].mean
         vqs = at["VQS"]
-        together = {p: at[f"{_name(p)} 0.4+0.6 together"].mean for p in FIG3_POLICIES}
+        together = {p: at[f"{label(p)} 0.4+0.6 together"].mean for p in FIG3_POLICIES}
         return [
             Claim(
                 "configuration (1,1) makes any arrival rate below 0.02 per slot supportable: "
@@ -228,7 +225,7 @@ def run_fig3a(ctx: Context) -> Outcome:
         figures,
         rows,
         judge,
-        [f"{_name(p)}: {runs[p].seconds:.1f} s" for p in FIG3_POLICIES]
+        [f"{label(p)}: {runs[p].seconds:.1f} s" for p in FIG3_POLICIES]
         + ["time series stored in " + str(ctx.out / LONG_RUNS)],
     )
 
@@ -286,7 +283,7 @@ def run_fig3b(ctx: Context) -> Outcome:
         x="time slot",
         y="total queue size",
         hue="policy",
-        title="Paper 000 Fig. 3(b): capacity 10, sizes 2/5, fixed service, 0.0306/slot",
+        title="psychas2019 Fig. 3(b): capacity 10, sizes 2/5, fixed service, 0.0306/slot",
     )
     lp = max_workload([2, 5], [2 / 3, 1 / 3], capacity=10)
     mix = {
@@ -298,14 +295,14 @@ def run_fig3b(ctx: Context) -> Outcome:
         _value("lambda*", lp.arrival_rate(100)),
         _value("LP weight of (5,0)", mix.get((5, 0), 0.0)),
         _value("LP weight of (0,2)", mix.get((0, 2), 0.0)),
-        *(_long_row(_name(p), runs[p]) for p in FIG3_POLICIES),
+        *(_long_row(label(p), runs[p]) for p in FIG3_POLICIES),
         _long_row(stall, stalled),
         *(
-            _value(f"{_name(p)} 2+5 together", runs[p].extras["co_located_2_5"])
+            _value(f"{label(p)} 2+5 together", runs[p].extras["co_located_2_5"])
             for p in FIG3_POLICIES
         ),
         *(
-            _value(f"{_name(p)} time in (2,1)", runs[p].extras["time_in_2_1_second_half"])
+            _value(f"{label(p)} time in (2,1)", runs[p].extras["time_in_2_1_second_half"])
             for p in FIG3_POLICIES
         ),
     ]
@@ -356,7 +353,7 @@ def run_fig3b(ctx: Context) -> Outcome:
         rows,
         judge,
         [f"{slots:.0f} slots (the quick variant keeps the paper-scale horizon)"]
-        + [f"{_name(p)}: {runs[p].seconds:.1f} s" for p in FIG3_POLICIES],
+        + [f"{label(p)}: {runs[p].seconds:.1f} s" for p in FIG3_POLICIES],
     )
 
 
@@ -409,7 +406,7 @@ def _record_point(policy: str, x: float, rec: dict[str, Any], interval: bool = T
         if interval
         else (math.nan, math.nan)
     )
-    return Point(_name(policy), x, _num(rec["mean_number_in_queue"]), lo, hi, stable, growth=growth)
+    return Point(label(policy), x, _num(rec["mean_number_in_queue"]), lo, hi, stable, growth=growth)
 
 
 def _ratio_text(at: dict[tuple[str, float], Point], xs: Sequence[float], a: str, b: str) -> str:
@@ -442,7 +439,7 @@ def fig4_judge(which: str, alphas: Sequence[float]) -> Judge:
         star = at[("alpha*", 0.0)]
         table = "; ".join(
             f"alpha={a}: "
-            + ", ".join(f"{_name(p)} {describe(at[(_name(p), a)])}" for p in FIG4_POLICIES)
+            + ", ".join(f"{label(p)} {describe(at[(label(p), a)])}" for p in FIG4_POLICIES)
             for a in alphas
         )
         others = ("BF-J/S", "VQS-BF")
@@ -527,7 +524,7 @@ def run_fig4(ctx: Context, which: str) -> Outcome:
         y="mean queue size",
         hue="algorithm",
         title=(
-            f"Paper 000 Fig. 4({which}): 5 servers, sizes ~ Unif[{setup.low}, {setup.high}], "
+            f"psychas2019 Fig. 4({which}): 5 servers, sizes ~ Unif[{setup.low}, {setup.high}], "
             "service ~ Geom(mean 100)"
         ),
         logy=True,
@@ -544,40 +541,6 @@ def run_fig4(ctx: Context, which: str) -> Outcome:
 
 
 # ------------------------------------------------------------------------------------ Fig. 5
-
-
-@dataclass(frozen=True)
-class TraceSource:
-    path: Path
-    label: str
-    natural: bool  # True: the paper's axis (arrival times x 1/scaling); False: load-anchored
-
-
-def trace_source(ctx: Context) -> TraceSource:
-    """The canonical single-resource job table to replay (converted once into ``ctx.out``)."""
-    env = os.environ.get(TRACE_ENV)
-    if env:
-        return TraceSource(Path(env), f"{env} (${TRACE_ENV})", True)
-    jobs = FIG5_QUICK_JOBS if ctx.quick else FIG5_JOBS
-    target = ctx.out / f"alibaba2017_max_resource_{jobs}.parquet"
-    if not target.exists():
-        from schedlab.datasets import data_file
-        from schedlab.workloads.traces import Transforms, convert
-
-        source = data_file(ALIBABA, "the Alibaba 2017 batch_task table")
-
-        target.parent.mkdir(parents=True, exist_ok=True)
-        convert(
-            source,
-            "alibaba2017",
-            target,
-            transforms=Transforms(max_resource=True, window_jobs=(0, jobs)),
-        )
-    return TraceSource(
-        target,
-        f"{Path(ALIBABA).name}: alibaba2017, first {jobs:,} jobs, max of normalized CPU and memory",
-        False,
-    )
 
 
 def fig5_spec(src: TraceSource, policy: str, scaling: float, J: int) -> SimulationSpec:
@@ -605,16 +568,6 @@ def fig5_spec(src: TraceSource, policy: str, scaling: float, J: int) -> Simulati
     )
 
 
-def trace_sizes(path: Path, eps: float = 0.01) -> tuple[int, np.ndarray, np.ndarray]:
-    """The sizes and durations of a job table, and Corollary 1's J: the smallest J with
-    F_R(1/2^J) < eps (at least 2)."""
-    size, dur = job_sizes(path)
-    j = 2
-    while j < 24 and np.mean(size <= 2.0**-j) >= eps:
-        j += 1
-    return j, size, dur
-
-
 def _trace_point(policy: str, scaling: float, rec: dict[str, Any]) -> Point:
     """A trace replay is one deterministic sample path: its time-average queue over the replayed
     window is exact for that trace (no interval); a replay whose queue grows through its second
@@ -623,7 +576,7 @@ def _trace_point(policy: str, scaling: float, rec: dict[str, Any]) -> Point:
 
 
 def run_fig5(ctx: Context) -> Outcome:
-    src = trace_source(ctx)
+    src = trace_source(ctx.out, FIG5_QUICK_JOBS if ctx.quick else FIG5_JOBS)
     J, size, dur = trace_sizes(src.path)
     scalings = FIG5_QUICK_SCALINGS if ctx.quick else FIG5_SCALINGS
     grid = [(p, s) for s in scalings for p in FIG5_POLICIES]
@@ -647,7 +600,7 @@ def run_fig5(ctx: Context) -> Outcome:
         x="traffic scaling 1/beta",
         y="time-average queue size",
         hue="algorithm",
-        title=f"Paper 000 Fig. 5 method: {src.path.stem}, 1000 servers, 100 ms",
+        title=f"psychas2019 Fig. 5 method: {src.path.stem}, 1000 servers, 100 ms",
         logy=True,
         vlines=[(a_lo / per_scaling, "capacity bound (rounded-bound LP)")],
     )
@@ -663,7 +616,7 @@ def run_fig5(ctx: Context) -> Outcome:
         at = {(pt.series, pt.x): pt for pt in rows}
         table = "; ".join(
             f"x{s} (load {loads[s]:.3f}): "
-            + ", ".join(f"{_name(p)} {describe(at[(_name(p), s)])}" for p in FIG5_POLICIES)
+            + ", ".join(f"{label(p)} {describe(at[(label(p), s)])}" for p in FIG5_POLICIES)
             for s in scalings
         )
         advantage = [
@@ -693,7 +646,7 @@ def run_fig5(ctx: Context) -> Outcome:
         ]
 
     growing = [
-        f"{_name(p)} x{s}" for (p, s), recs in zip(grid, main, strict=True) if not recs[0]["stable"]
+        f"{label(p)} x{s}" for (p, s), recs in zip(grid, main, strict=True) if not recs[0]["stable"]
     ]
     notes = [
         f"trace: {src.label}; {size.size:,} jobs replayed (deterministic: no randomness)",
@@ -713,7 +666,7 @@ def run_fig5(ctx: Context) -> Outcome:
         f"J = {J} for VQS/VQS-BF (Corollary 1: F_R(1/2^J) < 1%)",
         f"utilization at x{scalings[-1]} (work served / capacity over the replay): "
         + ", ".join(
-            f"{_name(p)} {_num(recs[0].get('utilization[resource]')):.4f}"
+            f"{label(p)} {_num(recs[0].get('utilization[resource]')):.4f}"
             for (p, sc), recs in zip(grid, main, strict=True)
             if sc == scalings[-1]
         ),
@@ -723,7 +676,7 @@ def run_fig5(ctx: Context) -> Outcome:
             "at the table's own rate (scaling 1, load "
             f"{float(nat[0][0]['load']):.3f}): "
             + ", ".join(
-                f"{_name(p)} {describe(_record_point(p, 1.0, r[0], interval=False))}"
+                f"{label(p)} {describe(_record_point(p, 1.0, r[0], interval=False))}"
                 for p, r in zip(FIG5_POLICIES, nat, strict=True)
             )
             + " (overloaded: counts of waiting jobs then favour policies that serve small jobs)"

@@ -1,4 +1,4 @@
-"""Paper 002 (Psychas & Ghaderi, "A Theory of Auto-Scaling for Resource Reservation in Cloud
+"""psychas2022 (Psychas & Ghaderi, "A Theory of Auto-Scaling for Resource Reservation in Cloud
 Services", Stochastic Systems 2022, key ``psychas2022``): Table 1 statistics, Figs 2 to 6.
 
 * ``psychas2022-table1`` (§7.1): random collections of 3 small and 3 large VM types from Table 1
@@ -25,7 +25,8 @@ of collections and workload range (rho_j ~ U[0, RHO_MAX]); the worst-case subset
 (WORST_RHO, the worst ratio a Nelder-Mead search over rho found: F^g/F* = 0.872, close to the
 paper's "86%"); Fig. 2's scale range; Figs 3/4's L values, run lengths and seeds; r(L) =
 ceil(sqrt(L)) (DRA's default); Figs 5/6's priority groups (PRIORITY_BOUNDS), reward factors
-(PRIORITY_FACTOR), size floor (POW2_FLOOR), L values and "almost all" (ALMOST_ALL).
+(PRIORITY_FACTOR) and size floor (POW2_FLOOR) of :mod:`schedlab.workloads.traces.priority_types`,
+L values and "almost all" (ALMOST_ALL).
 """
 
 from __future__ import annotations
@@ -34,18 +35,23 @@ import csv
 import json
 import math
 import time
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from schedlab.datasets import data_file
 from schedlab.experiments.stats import summarize
 from schedlab.model.spec import SimulationSpec, parse_spec
 from schedlab.optim.reward import StaticProblem, upper_bound
 from schedlab.report.figures import Point, line_plot
 from schedlab.reproduce.registry import Claim, Context, Outcome, Reproduction, register
+from schedlab.workloads.traces.priority_types import (
+    ALIBABA,
+    PRIORITY_FACTOR,
+    TRACE_ENV,
+    TRACE_JOBS,
+    TypedTrace,
+    typed_trace,
+)
 
 SERVER = {"cpu": 80.0, "mem": 640.0}
 SMALL_CPU = (2, 4, 8)
@@ -250,7 +256,7 @@ def run_fig2(ctx: Context) -> Outcome:
         x="workload scale factor",
         y="normalized reward (per server)",
         hue="assignment",
-        title="Paper 002 Fig. 2: worst-case subset (1,1), (4,16), (2,32), (32,256)",
+        title="psychas2022 Fig. 2: worst-case subset (1,1), (4,16), (2,32), (32,256)",
         vlines=[v for v in vlines if v[1] or crit],
     )
     below = above = True
@@ -328,7 +334,7 @@ def run_fig3(ctx: Context) -> Outcome:
         x="number of servers L",
         y="reward per server",
         hue="series",
-        title="Paper 002 Fig. 3: DRA's time-average reward per server vs L (worst-case subset)",
+        title="psychas2022 Fig. 3: DRA's time-average reward per server vs L (worst-case subset)",
     )
     gaps = {L: abs(by_l[L].mean - f_g) / f_g for L in sizes}
     big = sizes[-1]
@@ -394,7 +400,7 @@ def run_fig4(ctx: Context) -> Outcome:
         x="time (mean service times)",
         y="reward per server",
         hue="series",
-        title=f"Paper 002 Fig. 4: DRA's reward per server over time, L = {servers}",
+        title=f"psychas2022 Fig. 4: DRA's reward per server over time, L = {servers}",
     )
     late = per[t >= t[-1] / 2]
     gap = abs(late.mean() - f_g) / f_g
@@ -457,15 +463,6 @@ register(
 
 # ------------------------------------------------------------------------------ Figs 5 and 6
 
-TRACE_ENV = "SCHEDLAB_PSYCHAS2022_TRACE"
-ALIBABA = "alibaba/batch_task_v2017.csv.gz"  # in the data folder (schedlab.datasets)
-TRACE_JOBS = 1_000_000  # "the first million" (§7.2)
-POW2_FLOOR = 10  # INFERRED: sizes below 1/2^10 count as 1/2^10
-PRIORITY_FACTOR = (1.0, 2.0, 4.0)  # INFERRED reward factor per priority group (values lost)
-PRIORITY_BOUNDS = (2, 9)
-"""INFERRED: the paper's three priorities 0, 1, 2 as groups of the Google 2011 trace's 0-11:
-"free" 0-1, "middle" 2-8, "production" 9-11 (the trace documentation's tiers); group g holds
-the priorities p with PRIORITY_BOUNDS[g-1] <= p < PRIORITY_BOUNDS[g]."""
 ALMOST_ALL = 0.9  # INFERRED: "in almost all parts of the trace" = at least 90% of sample times
 FIG5_L = (250, 500, 1000, 2000, 4000)
 FIG5_QUICK_L = (500, 2000)
@@ -473,112 +470,6 @@ FIG6_L = 1000
 FIG5_POLICIES = ("dra", "dra-preemption", "power-of-d")
 BOUND_TIMES = 200  # sample times of the upper bound's LP
 BOUND_QUICK_TIMES = 40
-
-
-@dataclass(frozen=True)
-class TypedTrace:
-    """A job table with one job class per (priority group, size) type (§7.2)."""
-
-    path: Path
-    label: str
-    sizes: np.ndarray  # per type
-    priority: np.ndarray  # per type (group index)
-    share: np.ndarray  # per type
-    mean_duration: np.ndarray  # per type
-    arrival: np.ndarray  # per job (sorted), for the upper bound
-    end: np.ndarray
-    job_class: np.ndarray
-
-    @property
-    def reward(self) -> np.ndarray:
-        return self.sizes * np.array(PRIORITY_FACTOR)[self.priority]
-
-
-def typed_trace(ctx: Context) -> TypedTrace:
-    """The trace as (priority, size) types: a user's canonical table ($SCHEDLAB_PSYCHAS2022_TRACE,
-    e.g. the Google 2011 trace converted with ``--max-resource --round-pow2``) or, by default,
-    the first million jobs of the shipped Alibaba 2017 batch_task table (max of normalized CPU
-    and memory, rounded up to powers of 1/2; it has no priorities: one priority group)."""
-    import os
-
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    env = os.environ.get(TRACE_ENV)
-    if env:
-        source, label = Path(env), f"{env} (${TRACE_ENV})"
-    else:
-        raw = Path(ALIBABA)
-        source = ctx.out / f"alibaba2017_pow2_{TRACE_JOBS}.parquet"
-        label = (
-            f"{raw.name} (Alibaba 2017 batch tasks, first {TRACE_JOBS:,} jobs) standing in for "
-            "the Google 2011 trace"
-        )
-        if not source.exists():
-            from schedlab.workloads.traces import Transforms, convert
-
-            source.parent.mkdir(parents=True, exist_ok=True)
-            convert(
-                data_file(ALIBABA, "the Alibaba 2017 batch_task table"),
-                "alibaba2017",
-                source,
-                transforms=Transforms(
-                    max_resource=True,
-                    round_pow2=True,
-                    pow2_floor=POW2_FLOOR,
-                    window_jobs=(0, TRACE_JOBS),
-                ),
-            )
-    table = pq.read_table(source)
-    size = table.column("demand").to_numpy(zero_copy_only=False).astype(float)
-    size = np.maximum(2.0 ** np.ceil(np.log2(size)), 2.0**-POW2_FLOOR)
-    if "priority" in table.column_names:
-        group = priority_group(table.column("priority").fill_null(0).to_numpy(zero_copy_only=False))
-    else:
-        group = np.zeros(size.size, dtype=np.int64)
-    keys, job_class = np.unique(
-        np.column_stack([group, -np.log2(size)]), axis=0, return_inverse=True
-    )
-    job_class = job_class.ravel().astype(np.int32)
-    arrival = table.column("arrival").to_numpy(zero_copy_only=False).astype(float)
-    duration = table.column("duration").to_numpy(zero_copy_only=False).astype(float)
-    order = np.argsort(arrival, kind="stable")
-    arrival, duration, job_class = (
-        arrival[order] - arrival[order][0],
-        duration[order],
-        job_class[order],
-    )
-    path = ctx.out / "psychas2022_typed_trace.parquet"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(
-        pa.table(
-            {
-                "arrival": arrival,
-                "duration": duration,
-                "demand": 2.0 ** -keys[job_class, 1],
-                "job_class": pa.array(job_class, type=pa.int32()),
-            }
-        ),
-        path,
-    )
-    n = keys.shape[0]
-    return TypedTrace(
-        path=path,
-        label=label,
-        sizes=2.0 ** -keys[:, 1],
-        priority=keys[:, 0].astype(np.int64),
-        share=np.bincount(job_class, minlength=n) / job_class.size,
-        mean_duration=np.array([duration[job_class == c].mean() for c in range(n)]),
-        arrival=arrival,
-        end=arrival + duration,
-        job_class=job_class,
-    )
-
-
-def priority_group(priority: np.ndarray) -> np.ndarray:
-    """The priority group (0, 1, 2: the paper's priorities, reward factors PRIORITY_FACTOR) of
-    each trace priority, by PRIORITY_BOUNDS (INFERRED for the Google 2011 trace's 0-11)."""
-    return np.searchsorted(np.array(PRIORITY_BOUNDS), np.asarray(priority), side="right")
 
 
 def trace_spec(tt: TypedTrace, servers: int, policy: str, timeseries: int = 0) -> SimulationSpec:
@@ -635,7 +526,7 @@ def _policies(tt: TypedTrace) -> tuple[str, ...]:
 
 
 def run_fig5(ctx: Context) -> Outcome:
-    tt = typed_trace(ctx)
+    tt = typed_trace(ctx.out)
     sizes = FIG5_QUICK_L if ctx.quick else FIG5_L
     policies = _policies(tt)
     grid = [(p, L) for L in sizes for p in policies]
@@ -655,7 +546,7 @@ def run_fig5(ctx: Context) -> Outcome:
         x="number of servers L",
         y="time-average reward per server",
         hue="algorithm",
-        title="Paper 002 Fig. 5 on a trace: reward per server vs L",
+        title="psychas2022 Fig. 5 on a trace: reward per server vs L",
     )
     table = "; ".join(
         f"L={L}: "
@@ -710,7 +601,7 @@ def run_fig5(ctx: Context) -> Outcome:
 def run_fig6(ctx: Context) -> Outcome:
     import schedlab
 
-    tt = typed_trace(ctx)
+    tt = typed_trace(ctx.out)
     servers = FIG6_L
     policies = _policies(tt)
     points: list[Point] = []
@@ -736,7 +627,7 @@ def run_fig6(ctx: Context) -> Outcome:
         x="time (s)",
         y="reward per server",
         hue="series",
-        title=f"Paper 002 Fig. 6 on a trace: reward over time, L = {servers}",
+        title=f"psychas2022 Fig. 6 on a trace: reward over time, L = {servers}",
     )
     edges = np.linspace(0.0, float(tt.arrival[-1]), 101)
     size_of_job = tt.sizes[tt.job_class]
@@ -755,7 +646,7 @@ def run_fig6(ctx: Context) -> Outcome:
         x="time (s)",
         y="arriving size per server per second",
         hue="priority",
-        title=f"Paper 002 Fig. 6 (lower panel): arriving work by priority, L = {servers}",
+        title=f"psychas2022 Fig. 6 (lower panel): arriving work by priority, L = {servers}",
     )
     above = float(np.mean(series["dra"][1] > series["power-of-d"][1]))
     below = float(np.mean(series["power-of-d"][1] > series["dra"][1]))

@@ -21,6 +21,7 @@ from schedlab.experiments.runner import Progress, run_specs
 from schedlab.experiments.store import ResultStore
 from schedlab.model.spec import SimulationSpec
 from schedlab.papers import PAPERS
+from schedlab.policies.registry import get_policy
 from schedlab.report.figures import Point
 
 PASS, FAIL, NOT_RESOLVED, NOT_CHECKED = "PASS", "FAIL", "NOT RESOLVED", "NOT CHECKED"
@@ -107,6 +108,12 @@ class Reproduction:
     run: Callable[[Context], Outcome]
     scale: str = ""  # what paper scale and --quick mean for this entry
     data: tuple[str, ...] = ()  # files it reads from the data folder (schedlab.datasets)
+
+
+def label(policy: str) -> str:
+    """A policy's name in a reproduction's figures, tables and claims: its registered label
+    (the paper's name for it where that differs from its title; ``Policy.label``)."""
+    return get_policy(policy).label
 
 
 _REGISTRY: dict[str, Reproduction] = {}

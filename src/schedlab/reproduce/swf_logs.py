@@ -1,6 +1,6 @@
-"""Paper 004's policies on real HPC logs: KTH-SP2 and HPC2N replayed on the pooled model.
+"""grosof2023's policies on real HPC logs: KTH-SP2 and HPC2N replayed on the pooled model.
 
-Not a figure of the paper: paper 004 (§1, §3.1) motivates multiserver jobs with supercomputing
+Not a figure of the paper: grosof2023 (§1, §3.1) motivates multiserver jobs with supercomputing
 workloads whose server needs are not powers of two; this experiment runs the policies that accept
 any need on two Parallel Workloads Archive logs (../shared/data/swf):
 
@@ -11,7 +11,7 @@ any need on two Parallel Workloads Archive logs (../shared/data/swf):
   and the durations are the log's;
 * policies: FCFS (head-of-line blocking), EASY backfilling with the users' estimates
   (non-preemptive, what KTH ran), preemptive FirstFit (FCFS order), MostServersFirst,
-  LeastServersFirst, FirstFit-SRPT and GreedySRPT (sizes known, §6), and SRPT-1, the
+  LeastServersFirst, FirstFitSRPT and GreedySRPT (sizes known, §6), and SRPT-1, the
   resource-pooled lower bound (§4.1) simulated on the same jobs.
 
 Each point is one replay of the whole log (``--quick``: its first QUICK_JOBS jobs); the interval is
@@ -38,6 +38,7 @@ from schedlab.reproduce.registry import (
     Outcome,
     Reproduction,
     judged,
+    label,
     register,
 )
 
@@ -48,16 +49,16 @@ LOGS = {
 LOADS = (0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95)
 QUICK_LOADS = (0.5, 0.7, 0.9)
 QUICK_JOBS = 5_000
-POLICIES = {
-    "fcfs": "FCFS",
-    "easy-backfill": "EASY backfilling (user estimates)",
-    "preemptive-first-fit": "preemptive FirstFit",
-    "most-servers-first": "MostServersFirst",
-    "least-servers-first": "LeastServersFirst",
-    "first-fit-srpt": "FirstFit-SRPT",
-    "greedy-srpt": "GreedySRPT",
-    "srpt-1": "SRPT-1 (resource-pooled bound)",
-}
+POLICIES = (
+    "fcfs",
+    "easy-backfill",
+    "preemptive-first-fit",
+    "most-servers-first",
+    "least-servers-first",
+    "first-fit-srpt",
+    "greedy-srpt",
+    "srpt-1",
+)
 
 
 def log_table(ctx: Context, log: str) -> tuple[Path, int]:
@@ -97,7 +98,7 @@ def _mean(rec: dict[str, Any]) -> float:
 def _point(policy: str, load: float, rec: dict[str, Any]) -> Point:
     lo, hi = rec["mean_response_time_lo"], rec["mean_response_time_hi"]
     return Point(
-        POLICIES[policy],
+        label(policy),
         load,
         _mean(rec),
         math.nan if lo is None else lo,
@@ -110,7 +111,7 @@ def _exact_row(log: str, policy: str, load: float, rec: dict[str, Any]) -> Point
     """A replay's E[T] as a claims row: one deterministic replay of the log's jobs, so an exact
     value (no interval); NaN when the replay's queue still grows."""
     value = _mean(rec)
-    return Point(f"{log}: {POLICIES[policy]}", load, value if math.isfinite(value) else math.nan,
+    return Point(f"{log}: {label(policy)}", load, value if math.isfinite(value) else math.nan,
                  math.nan, math.nan, bool(rec["stable"]))  # fmt: skip
 
 
@@ -124,9 +125,9 @@ def bound_judge(logs: list[str], loads: tuple[float, ...]) -> Judge:
         orders, evidence = [], []
         for log in logs:
             for load in loads:
-                bound = at[(f"{log}: {POLICIES['srpt-1']}", load)]
+                bound = at[(f"{log}: {label('srpt-1')}", load)]
                 here = [
-                    compare(bound, at[(f"{log}: {POLICIES[p]}", load)])
+                    compare(bound, at[(f"{log}: {label(p)}", load)])
                     for p in POLICIES
                     if p != "srpt-1"
                 ]
@@ -158,7 +159,7 @@ def _ranking(runs: dict, log: str, loads: tuple[float, ...]) -> str:
         rows.append(
             f"rho={load}: "
             + " < ".join(
-                f"{POLICIES[p]} "
+                f"{label(p)} "
                 + (f"{m:.3g}" if math.isfinite(m := _mean(runs[(log, p, load)])) else "growing")
                 for p in order
             )

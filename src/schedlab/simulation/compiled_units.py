@@ -1,6 +1,6 @@
 """Generation units drawn in compiled code, bit-identical to the NumPy path of
 :mod:`schedlab.simulation.generate` (issue 12 item 4: ~90 ns per job in Python, a fifth of a
-ServerFilling run on paper 004's Fig. 2 setting, most of it spent building the four
+ServerFilling run on grosof2023's Fig. 2 setting, most of it spent building the four
 ``SeedSequence``/``PCG64``/``Generator`` objects of each unit and in per-class fancy indexing).
 
 Two kernels, each the port of one step of the NumPy path, drawing from the same streams in the

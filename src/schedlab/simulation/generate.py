@@ -11,11 +11,11 @@ block is not. Memory is one unit per stream, whatever the run length (decision 0
 
 Arrival times carry over between units exactly: unit u's first arrival is the last arrival of unit
 u - 1 plus its first gap, summed in the same order as one long cumulative sum; a batch that
-straddles two units continues in the next one. With batch vectors (paper 001 Corollary 5.3) the
+straddles two units continues in the next one. With batch vectors (psychas2018 Corollary 5.3) the
 classes of a request's VMs are drawn with its time, from the "arrivals" stream, and carry over the
 same way, so a request is never split differently whatever the block size.
 
-Exponential arrival gaps and Fixed/Exponential class laws (paper 004's setting among others) are
+Exponential arrival gaps and Fixed/Exponential class laws (grosof2023's setting among others) are
 drawn by compiled kernels (:mod:`schedlab.simulation.compiled_units`), bit-identical to the NumPy
 path, which every other model uses (issue 12 item 4).
 """

@@ -32,8 +32,8 @@ from schedlab.engine.state import (
     grow,
 )
 from schedlab.errors import InvariantViolation, OutOfMemoryError, PolicyError, SchedlabError
-from schedlab.model.compile import CompiledModel, compile_model
-from schedlab.model.spec import SimulationSpec, errors_located_in, load_spec, parse_spec
+from schedlab.model.compile import CompiledModel
+from schedlab.model.spec import SimulationSpec, load_spec, parse_spec
 from schedlab.policies.pooled.ordering import need_values
 from schedlab.simulation.generate import Jobs, JobSource, concatenate
 from schedlab.simulation.result import Result, combine_replications
@@ -70,23 +70,6 @@ def with_run(spec: SimulationSpec, **changes: Any) -> SimulationSpec:
     run.update(changes)
     data["run"] = run
     return parse_spec(data)
-
-
-def simulate(
-    spec: SimulationSpec | dict[str, Any] | str | Path,
-    *,
-    progress: Progress | None = None,
-) -> Result:
-    """Run a simulation spec (object, dict or TOML path) and return its :class:`Result`.
-
-    With ``run.replications = R > 1`` the R independent replications are combined: each metric is
-    the mean of the replication means with a Student-t 95% interval; ``result.replications`` holds
-    the individual results.
-    """
-    path = spec if isinstance(spec, str | Path) else None
-    with errors_located_in(path):
-        model = compile_model(as_spec(spec))
-    return simulate_model(model, progress=progress)
 
 
 def simulate_model(model: CompiledModel, *, progress: Progress | None = None) -> Result:
@@ -409,7 +392,7 @@ def timeseries_table(st: State, model: CompiledModel) -> pa.Table:
         "number_in_system": values[:, K.TS_SYSTEM],
         "number_in_queue": values[:, K.TS_QUEUE],
     }
-    if model.family == "loss":  # rewards are defined in the loss family only (paper 002)
+    if model.family == "loss":  # rewards are defined in the loss family only (psychas2022)
         columns["reward_rate"] = values[:, K.TS_REWARD]
     total = st.capacity.sum(axis=0)
     for r, name in enumerate(model.resources):

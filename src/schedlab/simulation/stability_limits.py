@@ -6,10 +6,10 @@ docs/guarantees.md):
   capacity: no policy has a positive-recurrent queue, and at exactly 1 the queue is at best null
   recurrent);
 * FCFS in the pooled family with rigid jobs, discrete server needs and exponential durations: the
-  saturated-system CTMC limit rho* (:mod:`schedlab.analysis.saturated`, paper 004 §3.1, Baccelli &
+  saturated-system CTMC limit rho* (:mod:`schedlab.analysis.saturated`, grosof2023 §3.1, Baccelli &
   Foss 1995);
 * any policy of the packing family with one resource and finitely many job sizes: the capacity LP
-  of paper 000 eq. (4) (:mod:`schedlab.optim.capacity_lp`), the largest workload any policy
+  of psychas2019 eq. (4) (:mod:`schedlab.optim.capacity_lp`), the largest workload any policy
   supports.
 """
 
@@ -109,7 +109,7 @@ def _saturated_limit(
 
 
 def _capacity_lp(model) -> StabilityLimit | None:
-    """Paper 000 eq. (4) with the job types weighted by their mean work: type j needs
+    """psychas2019 eq. (4) with the job types weighted by their mean work: type j needs
     lambda p_j E[D_j] configurations-worth of capacity, so rho* bounds lambda sum_j p_j E[D_j]."""
     if len(model.resources) != 1:
         return None
@@ -132,7 +132,7 @@ def _capacity_lp(model) -> StabilityLimit | None:
     mean_size_work = sum(s * w for s, w in work.items())
     per_rate = mean_size_work / float(model.capacity[:, 0].sum())
     return StabilityLimit(
-        rho_star / total_work * per_rate, "capacity LP of paper 000 eq. (4), optim/capacity_lp.py"
+        rho_star / total_work * per_rate, "capacity LP of psychas2019 eq. (4), optim/capacity_lp.py"
     )
 
 

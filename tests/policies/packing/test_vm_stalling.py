@@ -7,12 +7,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from schedlab.api import simulate
 from schedlab.engine import constants as K
 from schedlab.errors import SpecError
 from schedlab.model.compile import compile_model
 from schedlab.model.spec import parse_spec
 from schedlab.optim.knapsack import maximal_configurations
-from schedlab.simulation.simulate import prepare, simulate, steps
+from schedlab.simulation.simulate import prepare, steps
 
 SIZES = [4.0, 1.0, 2.0]
 

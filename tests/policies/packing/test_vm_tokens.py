@@ -7,10 +7,11 @@ import math
 
 import numpy as np
 
+from schedlab.api import simulate
 from schedlab.engine import constants as K
 from schedlab.model.compile import compile_model
 from schedlab.model.spec import parse_spec
-from schedlab.simulation.simulate import prepare, simulate, steps
+from schedlab.simulation.simulate import prepare, steps
 
 
 def spec(seed=4, arrivals=3000):

@@ -1,4 +1,4 @@
-"""Paper 003 (Berg et al., SPAA 2020): analysis of Inelastic-First and Elastic-First.
+"""berg2020 (Berg et al., SPAA 2020): analysis of Inelastic-First and Elastic-First.
 
 * :func:`exact_response_time` — the 2D CTMC of §5.1, truncated, solved with scipy.sparse;
 * :func:`matrix_analytic_response_time` — the paper's method: busy-period transformation (§5.2,

@@ -8,7 +8,7 @@ the rate at which response time accrues. Transitions only lower i + j, so -Q_TT 
 states are ordered by i + j and back substitution solves it exactly; with integer or Fraction
 rates the arithmetic is rational and the result exact.
 
-Paper 003's E[T] in Theorem 6 is the expected **sum** of the jobs' response times: for k = 2,
+berg2020's E[T] in Theorem 6 is the expected **sum** of the jobs' response times: for k = 2,
 mu_E = 2 mu_I, two inelastic and one elastic job, 35/12/mu_I (IF) and 33/12/mu_I (EF) are sums
 over the three jobs (its first term 3/(2 mu_I) is three jobs waiting for the first departure at
 rate 2 mu_I). The per-job means are a third of that: 35/36/mu_I and 11/12/mu_I.

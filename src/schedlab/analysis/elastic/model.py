@@ -1,4 +1,4 @@
-"""The elastic/inelastic model of paper 003 §2: parameters, validation, IF/EF allocations, results.
+"""The elastic/inelastic model of berg2020 §2: parameters, validation, IF/EF allocations, results.
 
 k servers; inelastic jobs arrive Poisson(lambda_I) with Exp(mu_I) sizes and run on at most C
 servers (C = 1 in the paper; §2 allows any fixed C); elastic jobs arrive Poisson(lambda_E) with
@@ -89,7 +89,7 @@ def allocation(policy: PolicyName, k: int, cap: Number, i: int, j: int) -> tuple
 
 @dataclass(frozen=True)
 class ElasticSystem:
-    """Parameters of paper 003's model (§2). Raises ElasticModelError when invalid or rho >= 1."""
+    """Parameters of berg2020's model (§2). Raises ElasticModelError when invalid or rho >= 1."""
 
     k: int
     lambda_i: float
@@ -108,7 +108,7 @@ class ElasticSystem:
         if self.rho >= 1.0:
             raise ElasticModelError(
                 f"load rho = lambda_I/(k mu_I) + lambda_E/(k mu_E) = {self.rho:.6g} >= 1: no "
-                "policy has a steady state (paper 003 eq. 1, App. C)"
+                "policy has a steady state (berg2020 eq. 1, App. C)"
             )
 
     @classmethod

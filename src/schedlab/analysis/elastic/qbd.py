@@ -5,7 +5,7 @@ level (up U_n, local L_n, down D_n to level n-1); from level b on they repeat: u
 down A2. Local blocks carry only off-diagonal rates here; the diagonal is filled in so that every
 row of the generator sums to 0.
 
-Matrix-geometric solution (Neuts 1981; Latouche & Ramaswami 1999, refs [34, 43] of paper 003):
+Matrix-geometric solution (Neuts 1981; Latouche & Ramaswami 1999, refs [34, 43] of berg2020):
 pi_n = pi_b R^(n-b) for n >= b, where R is the minimal non-negative solution of
 A0 + R A1 + R^2 A2 = 0. R is obtained from G (the minimal solution of A2 + A1 G + A0 G^2 = 0),
 computed by Latouche & Ramaswami's logarithmic reduction (quadratically convergent), as

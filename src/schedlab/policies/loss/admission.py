@@ -1,4 +1,4 @@
-"""Load-based admission baselines of paper 002's experiments: power-of-d choices and best fit.
+"""Load-based admission baselines of psychas2022's experiments: power-of-d choices and best fit.
 
 Paper: Psychas & Ghaderi 2022 (``psychas2022``), §7.2: "Power-of-d-choices: upon an arrival, it
 picks d servers and attempts to schedule the job arrived in the least loaded server if it fits

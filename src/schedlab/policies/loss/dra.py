@@ -1,4 +1,4 @@
-"""GPA-driven reservation: DRA (Algorithm 2) and DRA+preemption (§7.2) of paper 002.
+"""GPA-driven reservation: DRA (Algorithm 2) and DRA+preemption (§7.2) of psychas2022.
 
 Paper: Psychas & Ghaderi, "A Theory of Auto-Scaling for Resource Reservation in Cloud Services",
 Stochastic Systems 2022 (key ``psychas2022``), §3.1 (GPA, Algorithm 1), §4 (DRA, Algorithm 2),
@@ -712,7 +712,7 @@ def init(st: Any, model: Any, config: DraConfig) -> Any:
 
 def check(model: Any, config: DraConfig) -> None:
     if model.family != "loss":
-        raise SpecError("DRA is a loss-family policy (paper 002)", field="model.family")
+        raise SpecError("DRA is a loss-family policy (psychas2022)", field="model.family")
     if model.trace is not None and not model.spec.workload.classes:
         raise SpecError(
             "DRA needs VM types: declare one class per type and give the trace a job_class "
@@ -728,7 +728,7 @@ def check(model: Any, config: DraConfig) -> None:
         if any(d.support[0] != d.support[1] for d in cls.demand):
             raise SpecError("a VM type needs a fixed demand", field=f"workload.classes[{i}].demand")
     if np.any(model.capacity != model.capacity[0]):
-        raise SpecError("DRA assumes identical servers (paper 002 §2)", field="cluster")
+        raise SpecError("DRA assumes identical servers (psychas2022 §2)", field="cluster")
     if config.priorities is not None and len(config.priorities) != len(model.classes):
         raise SpecError("give one priority per job class", field="policy.priorities")
 

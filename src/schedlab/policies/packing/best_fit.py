@@ -411,7 +411,7 @@ def scalar_sizes(demand: np.ndarray, capacity: np.ndarray) -> tuple[np.ndarray, 
     """Scalar job sizes and server capacities for the single-resource algorithms.
 
     One resource: the demands and capacities themselves. Several: the max-of-resources mapping
-    (paper 000 §VII-B, §VIII): size = max_r demand_r / C_r, server = min_r capacity_r / C_r with
+    (psychas2019 §VII-B, §VIII): size = max_r demand_r / C_r, server = min_r capacity_r / C_r with
     C_r = max_l capacity_{l,r}; a set of jobs whose scalar sizes fit a server also fits it in
     every resource. Returns (sizes, capacities, mapped)."""
     if capacity.shape[1] == 1:

@@ -1,4 +1,4 @@
-"""Compiled search structures for the best-fit and virtual-queue policies (paper 000 §IV-A, §VI).
+"""Compiled search structures for the best-fit and virtual-queue policies (psychas2019 §IV-A, §VI).
 
 BF-J/S needs, at every decision, "the largest waiting job that fits in server s" (BF-S) and "the
 server with the least residual capacity that fits job j" (BF-J). Both are threshold searches in a

@@ -207,6 +207,7 @@ register(
         name="g16",
         family="packing",
         title="G16 (randomized sampling with tokens)",
+        paper_label="G16",
         paper="psychas2018",
         section="§1.1, §7 (baseline [11], Ghaderi INFOCOM 2016)",
         summary="queues sample random servers at a queue-dependent rate and place tokens",

@@ -1,4 +1,4 @@
-"""VQS and VQS-BF: virtual-queue scheduling over the universal partition I (paper 000 §V, §VI).
+"""VQS and VQS-BF: virtual-queue scheduling over the universal partition I (psychas2019 §V, §VI).
 
 psychas2019 (Psychas & Ghaderi, INFOCOM 2019).
 

@@ -257,6 +257,7 @@ register(
     Policy(
         name="inelastic-first",
         title="Inelastic-First (IF)",
+        paper_label="IF",
         section="§2; optimal when mu_I >= mu_E (§4.2, Thm 5)",
         summary="preemptive priority to inelastic jobs (one server each, FCFS); the servers left "
         "go to the earliest elastic job",
@@ -268,6 +269,7 @@ register(
     Policy(
         name="elastic-first",
         title="Elastic-First (EF)",
+        paper_label="EF",
         section="§2",
         summary="preemptive priority to elastic jobs (earliest elastic job takes all k servers); "
         "inelastic jobs FCFS on one server each when no elastic job is present",

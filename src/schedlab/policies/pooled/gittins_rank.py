@@ -1,7 +1,7 @@
-"""Compiled Gittins rank of paper 004 §5.1, for ServerFilling-Gittins and simulated Gittins-1.
+"""Compiled Gittins rank of grosof2023 §5.1, for ServerFilling-Gittins and simulated Gittins-1.
 
 A job with server need i and age a (attained SIZE, i.e. need * attained duration / k: ages and
-ranks are in size units, paper 004 §3.1) has rank
+ranks are in size units, grosof2023 §3.1) has rank
 
     rank_i(a) = inf_{b > a} E[min(S_i, b) - a | S_i > a] / P(S_i <= b | S_i > a)
 

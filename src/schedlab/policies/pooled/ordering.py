@@ -8,7 +8,7 @@ need heaps let first-fit style policies look only at the needs that still fit. A
 a prefix of the order (ServerFilling's M) holds the waiting jobs of its last draw out of the heaps
 and merges them with the running jobs and the arrivals first (held_draw, docs/decisions/0007).
 
-Orders (``ORDER_*``): FCFS (paper 004 §6, ServerFilling), SRPT — least remaining size
+Orders (``ORDER_*``): FCFS (grosof2023 §6, ServerFilling), SRPT — least remaining size
 s = need * remaining duration / k (§3.2), ranked by k * s —, and server need descending/ascending
 (MostServersFirst, LeastServersFirst; ties FCFS).
 """
@@ -208,7 +208,7 @@ def remaining_work(st, j):
 
 @njit(cache=True, inline="always")
 def remaining_size(st, j, k):
-    """Remaining size of job j now: need * remaining duration / k (paper 004 §3.1)."""
+    """Remaining size of job j now: need * remaining duration / k (grosof2023 §3.1)."""
     return remaining_work(st, j) / k
 
 
@@ -230,7 +230,7 @@ def rank_of(st, ps, j, k):
 
 @njit(cache=True)
 def age(st, j, k):
-    """Attained size of job j: need * attained duration / k (paper 004 §5.2)."""
+    """Attained size of job j: need * attained duration / k (grosof2023 §5.2)."""
     return st.demand[j, 0] * st.work[j] / k - remaining_size(st, j, k)
 
 
@@ -238,7 +238,7 @@ def age(st, j, k):
 def wake_at_rank_change(st, ps, k, quantum):
     """Gittins ranks may rise with age (e.g. hyperexponential sizes). Ask for a decision epoch
     when a served job's rank has risen by the relative ``quantum`` and reached the smallest
-    waiting rank (paper 004 §5.1 re-orders jobs by rank). The quantum stands for the sharing
+    waiting rank (grosof2023 §5.1 re-orders jobs by rank). The quantum stands for the sharing
     between equal ranks that exact Gittins would do; without it, jobs of equal age would swap
     at every infinitesimal step."""
     threshold = math.inf

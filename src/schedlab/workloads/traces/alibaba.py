@@ -40,6 +40,7 @@ from schedlab.workloads.traces.csvparse import Col, Layout, Parsed, parse_block
 from schedlab.workloads.traces.report import ReadReport
 from schedlab.workloads.traces.source import Block, iter_blocks
 
+SHIPPED_2017 = "alibaba/batch_task_v2017.csv.gz"  # in the data folder (schedlab.datasets)
 TERMINATED = "Terminated"
 EXPAND_ROWS = 1 << 20  # jobs per output table when tasks are expanded into instances
 MAX_INSTANCES = 1_000_000

@@ -13,11 +13,11 @@ with event types SUBMIT=0, SCHEDULE=1, EVICT=2, FAIL=3, FINISH=4, KILL=5, LOST=6
 UPDATE_PENDING=7, UPDATE_RUNNING=8. Requests are normalized by the largest machine's capacity
 (so a server of the largest kind has capacity 1 in each resource).
 
-Tasks are built as papers 000 (§VII-B), 001 (§7.3) and 002 (§7.2) did: keep the tasks that ran
-once and finished without eviction, failure, kill or loss (:mod:`.lifecycle`), with
-arrival = SUBMIT time, duration = FINISH - SCHEDULE, demand = the (CPU, memory) request in force
-when the task was scheduled, and its priority and scheduling class. Times are converted to
-seconds.
+Tasks are built as psychas2019 (§VII-B), psychas2018 (§7.3) and psychas2022 (§7.2) did: keep
+the tasks that ran once and finished without eviction, failure, kill or loss
+(:mod:`.lifecycle`), with arrival = SUBMIT time, duration = FINISH - SCHEDULE, demand = the
+(CPU, memory) request in force when the task was scheduled, and its priority and scheduling class.
+Times are converted to seconds.
 
 ``machine_events`` (6 columns: time, machine ID, event type ADD=0/REMOVE=1/UPDATE=2, platform ID,
 CPUs, memory) gives the server capacities: :func:`read_machines`.

@@ -3,8 +3,8 @@
 Both Google traces (clusterdata-2011 ``task_events`` and the 2019 Borg ``instance_events``) log
 one row per state transition of a task: it is submitted, (queued, enabled,) scheduled on a
 machine, and then finishes, or is evicted, fails, is killed or is lost — after which it may be
-resubmitted. The papers kept the tasks that completed without interruption (paper 000 §VII-B:
-"tasks that were completed without interruptions/errors"; paper 001 §7.3; paper 002 §7.2:
+resubmitted. The papers kept the tasks that completed without interruption (psychas2019 §VII-B:
+"tasks that were completed without interruptions/errors"; psychas2018 §7.3; psychas2022 §7.2:
 "tasks which were completed within the time window of the trace"), with arrival = SUBMIT time,
 service time = FINISH - SCHEDULE, and the resource request as demand. This module replays the
 events in file order through a per-task state machine and emits exactly those tasks.

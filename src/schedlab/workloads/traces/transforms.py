@@ -10,14 +10,14 @@ after sorting by arrival, ``window_jobs`` / ``window_time`` and ``time_scale``.
   already normalized by the largest machine; Alibaba requests are in cores, SWF in processors).
 * :func:`server_need` — the pooled family's integer server need, from SWF processors (or nodes)
   or from the demand.
-* :func:`max_resource` — one resource per job, the maximum of its normalized resources (paper 000
-  §VII-B: "we used the maximum of the two requirements"; paper 002 §7.2).
-* :func:`round_pow2` — demands rounded up to powers of 1/2, i.e. job types (paper 002 §7.2:
-  "rounding it up to the closest power of 1/2"; paper 000 §V: sizes in (0, 1/2^J] rounded up to
+* :func:`max_resource` — one resource per job, the maximum of its normalized resources (psychas2019
+  §VII-B: "we used the maximum of the two requirements"; psychas2022 §7.2).
+* :func:`round_pow2` — demands rounded up to powers of 1/2, i.e. job types (psychas2022 §7.2:
+  "rounding it up to the closest power of 1/2"; psychas2019 §V: sizes in (0, 1/2^J] rounded up to
   1/2^J).
-* :func:`window_jobs`, :func:`window_time` — a contiguous part of the trace (paper 000 §VII-B and
-  paper 001 §7.3: about a million tasks, ~1.5 days; paper 002 §7.2: the first million).
-* :func:`time_scale` — arrival times multiplied by beta; 1/beta is paper 000's "traffic scaling"
+* :func:`window_jobs`, :func:`window_time` — a contiguous part of the trace (psychas2019 §VII-B and
+  psychas2018 §7.3: about a million tasks, ~1.5 days; psychas2022 §7.2: the first million).
+* :func:`time_scale` — arrival times multiplied by beta; 1/beta is psychas2019's "traffic scaling"
   (§VII-B, Fig. 5: 1/beta from 1 to 1.6).
 """
 
@@ -204,7 +204,7 @@ def window_time(table: pa.Table, end: float, start: float = 0.0) -> pa.Table:
 
 
 def time_scale(table: pa.Table, beta: float) -> pa.Table:
-    """Multiply arrival times by ``beta`` (> 0); durations are unchanged. 1/beta is paper 000's
+    """Multiply arrival times by ``beta`` (> 0); durations are unchanged. 1/beta is psychas2019's
     traffic scaling (§VII-B): beta < 1 compresses arrivals and raises the load by 1/beta."""
     if not (beta > 0 and math.isfinite(beta)):
         raise TraceError(f"time_scale: beta must be a positive number, not {beta}")
