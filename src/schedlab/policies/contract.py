@@ -11,7 +11,7 @@ one short real policy, :mod:`schedlab.policies.packing.fifo_ff`):
   fields (``size=None``) carry the compiled configuration (``ps.blocking``, ``ps.beta_bar``) and
   mutable counters. There are no positional tuples and no float-coded flags: every value has a
   name and its own type;
-* **an init function** ``init(st, model, config) -> handle`` that allocates the state with
+* **an init function** ``init(st, context, config) -> handle`` that allocates the state with
   :meth:`PolicyState.allocate`, usually ``STATE.allocate(engine_sizes(st), {"blocking": ...})``;
 * **a compiled runner** ``run(st, ps, max_events)`` calling
   :func:`schedlab.engine.loop.run_engine` with the policy's ``decide(st, ps)``;
@@ -366,39 +366,50 @@ def _load_generated(name: str, source: str, struct_type: PolicyStructType) -> An
 # registration
 
 
-def _no_check(model: Any, config: PolicyConfig) -> None:
+def _no_check(context: Any, config: PolicyConfig) -> None:
     return None
+
+
+def _no_tables(config: PolicyConfig) -> tuple[str, ...]:
+    return ()
 
 
 @dataclass(frozen=True)
 class Policy:
-    """A registered policy name.
+    """A registered policy name: what it is, how it runs, and what it asks of the pipeline.
 
-    ``paper``: author-year key of :data:`schedlab.papers.PAPERS` (e.g. "grosof2023"; every
-    built-in policy uses one, tests/test_policy_contract.py checks it), or for a user's plugin
-    policy any citation text (shown as it is);
-    ``section``: where that paper defines (or, for a baseline, uses) the policy ("§3.2",
-    "App. C.1"). ``family``: the model family the name belongs to; ``families``: every
-    family it may run in (default: just ``family``). ``config``: its settings; ``preset``:
-    settings fixed by this name. ``state``/``init``: the policy state layout and
-    ``init(st, model, config) -> handle``. ``runner``: the cached compiled
-    ``run(st, ps, max_events)``. ``check(model, config)``: raise SpecError for a model the policy
-    does not support (called by compile_model). ``resource_pooled``: (pooled family) run every
-    job as elastic with allocation up to k (the resource-pooled single server, paper 004 §3.1).
-    ``report(ps, st) -> dict``: the policy's own counters after a run (sums over the run, e.g.
-    configuration changes), added to the result's ``counters`` (summed over replications).
-    ``whole_run``: the policy's state is built from every job of the run at ``init`` and its job
-    ids are arrival numbers (no slot reuse); the engine then holds the whole run in memory and
-    refuses, in one line, a run that does not fit (docs/decisions/0003-streaming-jobs.md §4).
-    ``ranks_by_gittins(config)``: true when the policy, with these settings, orders jobs by the
-    Gittins rank of their age (grosof2023 §5.1); the simulation pipeline then builds the model's
-    rank tables (from the size laws of analysis/, a layer above policies/) and passes them to
-    ``init`` as the keyword ``gittins``
-    (:class:`~schedlab.policies.pooled.gittins_rank.GittinsTables`).
-    ``waiting_list``: the policy reads the engine's arrival-ordered list of waiting jobs
-    (``st.ctr[Q_HEAD]``, ``st.q_next``); a policy that never does sets False, and the engine
-    saves a list update at every arrival, start and preemption (the loss family keeps the list:
-    the engine drops the unadmitted jobs by walking it).
+    What it is. ``name``: the spec's ``policy.name``; ``title``: its display name; ``paper``:
+    author-year key of :data:`schedlab.papers.PAPERS` (e.g. "grosof2023"; every built-in policy
+    uses one, tests/test_policy_contract.py checks it), or for a user's plugin policy any
+    citation text (shown as it is); ``section``: where that paper defines (or, for a baseline,
+    uses) the policy ("§3.2", "App. C.1"); ``summary``: one line. ``family``: the model family the
+    name belongs to; ``families``: every family it may run in (default: just ``family``).
+
+    How it runs. ``config``: its settings; ``preset``: settings fixed by this name.
+    ``state``/``init``: the policy state layout and ``init(st, context, config, **tables) ->
+    handle`` (``context``: :class:`~schedlab.policies.context.PolicyContext`). ``runner``: the
+    cached compiled ``run(st, ps, max_events)``. ``check(context, config)``: raise SpecError for
+    a model the policy does not support (called when the spec is compiled). ``report(ps, st) ->
+    dict``: the policy's own counters after a run (sums over the run, e.g. configuration
+    changes), added to the result's ``counters`` (summed over replications).
+
+    What it asks of the pipeline (hooks; the pipeline never names a policy):
+    ``resource_pooled``: (pooled family) run every job as elastic with allocation up to k (the
+    resource-pooled single server, grosof2023 §3.1). ``whole_run``: the policy's state is built
+    from every job of the run at ``init`` and its job ids are arrival numbers (no slot reuse); the
+    engine then holds the whole run in memory and refuses, in one line, a run that does not fit
+    (docs/decisions/0003-streaming-jobs.md §4). ``tables(config)``: names of the tables the
+    pipeline must build from the model's size laws and pass to ``init`` as keywords (e.g.
+    ``"gittins"``: the Gittins rank tables of grosof2023 §5.1,
+    :class:`~schedlab.policies.pooled.gittins_rank.GittinsTables`; built by simulation/, since
+    policies/ may not import analysis/). ``waiting_list``: the policy reads the engine's
+    arrival-ordered list of waiting jobs (:func:`~schedlab.engine.accessors.first_waiting`,
+    ``st.q_next``); a policy that never does sets False, and the engine saves a list update at
+    every arrival, start and preemption (the loss family keeps the list: the engine drops the
+    unadmitted jobs by walking it). ``event_cost``: its time per event relative to the simplest
+    policies (1.0), measured (benchmarks/); sweeps start the costliest runs first.
+    ``ranks_by_gittins(config)``: the policy API v1 form of ``tables`` (true: ``("gittins",)``),
+    kept so that plugins written against it run unchanged.
     """
 
     name: str
@@ -408,7 +419,7 @@ class Policy:
     section: str
     summary: str
     state: PolicyState
-    init: Callable[[Any, Any, Any], Any]
+    init: Callable[..., Any]
     runner: Any
     config: type[PolicyConfig] = NoConfig
     preset: dict[str, Any] = field(default_factory=dict)
@@ -417,11 +428,15 @@ class Policy:
     resource_pooled: bool = False
     report: Callable[[Any, Any], dict[str, float]] | None = None
     whole_run: bool = False
-    ranks_by_gittins: Callable[[Any], bool] | None = None
+    tables: Callable[[Any], tuple[str, ...]] = _no_tables
     waiting_list: bool = True
+    event_cost: float = 1.0
+    ranks_by_gittins: Callable[[Any], bool] | None = None
 
     def __post_init__(self) -> None:
-
+        if self.ranks_by_gittins is not None and self.tables is _no_tables:
+            by_gittins = self.ranks_by_gittins
+            object.__setattr__(self, "tables", lambda c: ("gittins",) if by_gittins(c) else ())
         if not self.families:
             object.__setattr__(self, "families", (self.family,))
         if not self.paper.strip():
