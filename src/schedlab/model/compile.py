@@ -122,6 +122,7 @@ class CompiledModel:
             ),
             classes_declared=bool(declared),
             rate=self.rate,
+            load=self.load,
             seed=self.spec.run.seed,
             trace=trace,
         )

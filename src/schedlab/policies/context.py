@@ -77,7 +77,8 @@ class PolicyContext:
     ``resources``: the resource names; ``capacity``: (servers x resources); ``classes``: the
     job classes; ``classes_declared``: the spec declares classes (with a trace: the trace's
     jobs take the declared classes' demands); ``trace``: the replayed trace, or None; ``rate``:
-    arrivals per time unit; ``seed``: the run's seed (a policy's own random draws start from it).
+    arrivals per time unit; ``load``: the offered load of the bottleneck resource; ``seed``:
+    the run's seed (a policy's own random draws start from it).
     """
 
     policy_name: str
@@ -90,6 +91,7 @@ class PolicyContext:
     classes: tuple[JobClass, ...]
     classes_declared: bool
     rate: float
+    load: float
     seed: int
     trace: TraceView | None = None
 

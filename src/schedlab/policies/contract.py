@@ -1,7 +1,8 @@
 """The policy contract: what a policy declares, and the state it gets.
 
-A policy module declares four things and registers them (docs/writing-policies.md walks through
-one short real policy, :mod:`schedlab.policies.packing.fifo_ff`):
+A policy imports all of this from :mod:`schedlab.policy_api`, never from here. A policy module
+declares four things and registers them (docs/writing-policies.md walks through one short real
+policy, :mod:`schedlab.policies.packing.fifo_ff`):
 
 * **its settings**, a :class:`PolicyConfig` (pydantic, validated at the spec boundary: a bad value
   is a one-line ``SpecError`` naming ``policy.<field>``);
@@ -11,7 +12,8 @@ one short real policy, :mod:`schedlab.policies.packing.fifo_ff`):
   fields (``size=None``) carry the compiled configuration (``ps.blocking``, ``ps.beta_bar``) and
   mutable counters. There are no positional tuples and no float-coded flags: every value has a
   name and its own type;
-* **an init function** ``init(st, context, config) -> handle`` that allocates the state with
+* **an init function** ``init(st, context, config) -> handle`` (``context``: the
+  :class:`~schedlab.policies.context.PolicyContext` of the run) that allocates the state with
   :meth:`PolicyState.allocate`, usually ``STATE.allocate(engine_sizes(st), {"blocking": ...})``;
 * **a compiled runner** ``run(st, ps, max_events)`` calling
   :func:`schedlab.engine.loop.run_engine` with the policy's ``decide(st, ps)``;
@@ -371,6 +373,7 @@ def _no_check(context: Any, config: PolicyConfig) -> None:
 
 
 def _no_tables(config: PolicyConfig) -> tuple[str, ...]:
+    """No table (or no known limit) asked for."""
     return ()
 
 
@@ -408,6 +411,10 @@ class Policy:
     every arrival, start and preemption (the loss family keeps the list: the engine drops the
     unadmitted jobs by walking it). ``event_cost``: its time per event relative to the simplest
     policies (1.0), measured (benchmarks/); sweeps start the costliest runs first.
+    ``known_limits(config)``: names of the stability limits known for the policy with these
+    settings, which the pipeline computes for the model (``"fcfs-saturated"``: FCFS with
+    head-of-line blocking in the pooled family: the saturated-system limit, Baccelli & Foss 1995;
+    simulation/stability_limits.py); a run at a load above one is marked unstable.
     ``ranks_by_gittins(config)``: the policy API v1 form of ``tables`` (true: ``("gittins",)``),
     kept so that plugins written against it run unchanged.
     """
@@ -431,6 +438,7 @@ class Policy:
     tables: Callable[[Any], tuple[str, ...]] = _no_tables
     waiting_list: bool = True
     event_cost: float = 1.0
+    known_limits: Callable[[Any], tuple[str, ...]] = _no_tables
     ranks_by_gittins: Callable[[Any], bool] | None = None
 
     def __post_init__(self) -> None:

@@ -68,7 +68,18 @@ def run(st, ps, max_events):
     return run_engine(st, ps, decide, max_events)
 
 
-_COMMON = {"runner": run, "state": STATE, "init": init, "config": FifoFirstFitConfig}
+def known_limits(config: FifoFirstFitConfig) -> tuple[str, ...]:
+    """With head-of-line blocking this is FCFS: its saturated-system limit (pooled family)."""
+    return ("fcfs-saturated",) if config.blocking else ()
+
+
+_COMMON = {
+    "runner": run,
+    "state": STATE,
+    "init": init,
+    "config": FifoFirstFitConfig,
+    "known_limits": known_limits,
+}
 
 register(
     Policy(
