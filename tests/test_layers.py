@@ -36,6 +36,7 @@ LAYER = {
     "cli_support": 9,
     "api": 8,
     "plugins": 4,
+    "policy_api": 3,  # the policy author's API: a face of policies/
     "spec_kind": 1,
     "datasets": 1,
     "streams": 1,

@@ -54,3 +54,13 @@ def configure() -> None:
         from numba.core import config
 
         config.CACHE_DIR = directory
+
+
+def kernel(function=None, /, *, wraparound: bool = True, **options):
+    """PLACEHOLDER until the h29jit branch merges: ``numba.njit(cache=True, **options)``."""
+    from numba import njit
+
+    options.setdefault("cache", True)
+    if function is None:
+        return lambda f: njit(**options)(f)
+    return njit(**options)(function)

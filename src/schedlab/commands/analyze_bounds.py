@@ -253,7 +253,7 @@ def _vm_capacity(path: Path, as_json: bool) -> None:
     counts = np.bincount(index, minlength=len(caps))
     try:
         res = max_scaling(
-            vm_types(model),
+            vm_types(model.context),
             [ServerType(int(n), tuple(c)) for n, c in zip(counts, caps, strict=True)],
             rho,
         )

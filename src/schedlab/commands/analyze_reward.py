@@ -51,7 +51,7 @@ def reward(
     if model.family != "loss":
         fail(f"{spec}: analyze reward needs a loss-family spec (model.family = 'loss')")
     try:
-        wl = workload_of_model(model)
+        wl = workload_of_model(model.context)
         opt = wl.problem.optimum(wl.rho)
         greedy = wl.problem.global_greedy(wl.rho)
     except ValueError as exc:

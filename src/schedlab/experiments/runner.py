@@ -140,24 +140,21 @@ def default_workers() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-# Reciprocal throughput (µs per event) of the policies measured in issue 12 (paper 004's Fig. 2
-# setting, 10^7 arrivals); other policies count as 1. Only the ranking of runs uses it.
-POLICY_EVENT_COST = {"server-filling": 1.3, "server-filling-srpt": 2.9, "max-weight": 2.2}
 EVENTS_PER_ARRIVAL = 2  # an arrival and a departure (or a loss)
 
 
 def estimated_cost(task: Task) -> tuple[float, float]:
-    """Relative CPU cost of a run: arrivals x events per arrival x the policy's cost per event;
-    ties (e.g. the loads of one policy) go to the higher load, which keeps more jobs present
-    per decision. Used to start the longest runs first, so that no long run starts last and
-    leaves the other workers idle (the stragglers of issue 12 item 5)."""
-    data = json.loads(task.spec_json)
-    run = data.get("run", {})
-    workload = data.get("workload", {})
-    arrivals = run.get("arrivals") or (run.get("horizon") or 1.0) * (workload.get("rate") or 1.0)
-    policy = data.get("policy", {}).get("name", "")
-    cost = float(arrivals) * EVENTS_PER_ARRIVAL * POLICY_EVENT_COST.get(policy, 1.0)
-    return cost, float(workload.get("load") or 0.0)
+    """Relative CPU cost of a run: arrivals x events per arrival x the policy's cost per event
+    (``Policy.event_cost``); ties (e.g. the loads of one policy) go to the higher load, which
+    keeps more jobs present per decision. Used to start the longest runs first, so that no long
+    run starts last and leaves the other workers idle (the stragglers of issue 12 item 5)."""
+    from schedlab.policies.registry import get_policy
+
+    spec = _parse(task.spec_json)
+    workload = spec.workload
+    arrivals = spec.run.arrivals or (spec.run.horizon or 1.0) * (workload.rate or 1.0)
+    cost = float(arrivals) * EVENTS_PER_ARRIVAL * get_policy(spec.policy.name).event_cost
+    return cost, float(workload.load or 0.0)
 
 
 def run_tasks(

@@ -14,6 +14,7 @@ for the loss family it is the offered resource load (psychas2022's sum_j rho_j b
 from __future__ import annotations
 
 import difflib
+import functools
 import math
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -30,6 +31,9 @@ from schedlab.model.spec import (
     SimulationSpec,
     _format_loc,
 )
+from schedlab.policies.context import JobClass, PolicyContext, TraceView
+from schedlab.policies.contract import Policy
+from schedlab.policies.user_code import call_policy
 from schedlab.workloads.batch_vectors import BatchVector, class_shares, vector_table
 from schedlab.workloads.trace_table import TraceTable, read_trace_table
 
@@ -62,7 +66,7 @@ class CompiledModel:
     rate: float  # arrivals per time unit
     load: float  # bottleneck offered load
     load_by_resource: dict[str, float]
-    policy: Any  # schedlab.policies.registry.Policy
+    policy: Policy
     config: BaseModel  # the policy's validated settings (PolicyConfig)
     trace: TraceTable | None = None
     notes: list[str] = field(default_factory=list)
@@ -84,6 +88,45 @@ class CompiledModel:
             keep = min(keep, before)
         return keep
 
+    @functools.cached_property
+    def context(self) -> PolicyContext:
+        """What the policy is told about this model (built once; policies/context.py)."""
+        declared = self.spec.workload.classes  # compiled in this order
+        trace = None
+        if self.trace is not None:
+            trace = TraceView(
+                needs=self.trace.needs,
+                has_job_class=self.trace.has_job_class,
+                replayed_demand=functools.partial(replayed_demand, self),
+            )
+        return PolicyContext(
+            policy_name=self.policy.name,
+            preset=dict(self.policy.preset),
+            family=self.family,
+            slotted=self.slotted,
+            decision_interval=self.delta,
+            resources=self.resources,
+            capacity=self.capacity,
+            classes=tuple(
+                JobClass(
+                    name=c.name,
+                    probability=c.probability,
+                    demand=c.demand,
+                    duration=c.duration,
+                    elastic=c.elastic,
+                    max_alloc=c.max_alloc,
+                    reward=c.reward,
+                    declared_inelastic=i < len(declared) and declared[i].speedup == "inelastic",
+                )
+                for i, c in enumerate(self.classes)
+            ),
+            classes_declared=bool(declared),
+            rate=self.rate,
+            load=self.load,
+            seed=self.spec.run.seed,
+            trace=trace,
+        )
+
     @property
     def n_servers(self) -> int:
         return int(self.capacity.shape[0])
@@ -92,6 +135,13 @@ class CompiledModel:
     def pooled_k(self) -> float:
         """Total capacity of the pooled server (k unit servers)."""
         return float(self.capacity[0, 0])
+
+
+def replayed_demand(model: CompiledModel) -> np.ndarray:
+    """The demand rows of the trace jobs a run of ``model`` replays."""
+    assert model.trace is not None
+    n = model.trace_jobs()
+    return np.concatenate([cols.demand for cols in model.trace.batches()])[:n]
 
 
 def _cluster(spec: SimulationSpec, family: Family) -> tuple[tuple[str, ...], np.ndarray]:
@@ -246,7 +296,7 @@ def _check_trace_classes(trace: TraceTable, classes: tuple[CompiledClass, ...]) 
             )
 
 
-def _policy(spec: SimulationSpec) -> tuple[Any, BaseModel]:
+def _policy(spec: SimulationSpec) -> tuple[Policy, BaseModel]:
     from schedlab.policies.registry import get_policy
 
     policy = get_policy(spec.policy.name)
@@ -471,5 +521,5 @@ def compile_model(spec: SimulationSpec) -> CompiledModel:
     )
     if trace is not None and model.trace_jobs() == 0:
         raise SpecError("no trace job arrives within run.horizon", field="run.horizon")
-    policy.check(model, params)
+    call_policy(policy.name, policy.check, model.context, params)
     return model

@@ -41,7 +41,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from numba import njit
@@ -459,30 +459,32 @@ class ModelWorkload:
     type_names: tuple[str, ...]
 
 
-def workload_of_model(model) -> ModelWorkload:  # model: schedlab.model.compile.CompiledModel
-    """(StaticProblem, rho) of a loss model: one VM type per job class with a fixed demand,
-    identical servers; rho_j = rate * p_j * E[duration_j] / L (§2: arrivals at rate lambda_j L).
+def workload_of_model(context: Any) -> ModelWorkload:
+    """(StaticProblem, rho) of a loss model (``context``: its
+    :class:`~schedlab.policies.context.PolicyContext`, duck-typed: optim/ sits below policies/):
+    one VM type per job class with a fixed demand, identical servers;
+    rho_j = rate * p_j * E[duration_j] / L (§2: arrivals at rate lambda_j L).
     Raises ValueError naming the class when a demand is random or the servers differ."""
-    capacity = np.asarray(model.capacity, dtype=float)
+    capacity = np.asarray(context.capacity, dtype=float)
     if np.any(capacity != capacity[0]):
         raise ValueError("the static problem of §3 needs identical servers")
-    if model.trace is not None and not model.spec.workload.classes:
+    if context.demands_from_trace:
         raise ValueError("give job classes (a trace without declared classes has no VM types)")
     demand, reward, rho, names = [], [], [], []
     servers = int(capacity.shape[0])
-    for i, cls in enumerate(model.classes):
+    for i, cls in enumerate(context.classes):
         row = []
         for r, dist in enumerate(cls.demand):
             lo, hi = dist.support
             if lo != hi:
                 raise ValueError(
-                    f"workload.classes[{i}].demand.{model.resources[r]}: a VM type needs a "
+                    f"workload.classes[{i}].demand.{context.resources[r]}: a VM type needs a "
                     "fixed demand"
                 )
             row.append(lo)
         demand.append(row)
         reward.append(cls.reward)
-        rho.append(model.rate * cls.probability * cls.duration.mean / servers)
+        rho.append(context.rate * cls.probability * cls.duration.mean / servers)
         names.append(cls.name)
     problem = StaticProblem(np.array(demand), capacity[0], np.array(reward))
     return ModelWorkload(problem, np.array(rho), servers, tuple(names))

@@ -1,7 +1,8 @@
 """The policy contract: what a policy declares, and the state it gets.
 
-A policy module declares four things and registers them (docs/writing-policies.md walks through
-one short real policy, :mod:`schedlab.policies.packing.fifo_ff`):
+A policy imports all of this from :mod:`schedlab.policy_api`, never from here. A policy module
+declares four things and registers them (docs/writing-policies.md walks through one short real
+policy, :mod:`schedlab.policies.packing.fifo_ff`):
 
 * **its settings**, a :class:`PolicyConfig` (pydantic, validated at the spec boundary: a bad value
   is a one-line ``SpecError`` naming ``policy.<field>``);
@@ -11,7 +12,8 @@ one short real policy, :mod:`schedlab.policies.packing.fifo_ff`):
   fields (``size=None``) carry the compiled configuration (``ps.blocking``, ``ps.beta_bar``) and
   mutable counters. There are no positional tuples and no float-coded flags: every value has a
   name and its own type;
-* **an init function** ``init(st, model, config) -> handle`` that allocates the state with
+* **an init function** ``init(st, context, config) -> handle`` (``context``: the
+  :class:`~schedlab.policies.context.PolicyContext` of the run) that allocates the state with
   :meth:`PolicyState.allocate`, usually ``STATE.allocate(engine_sizes(st), {"blocking": ...})``;
 * **a compiled runner** ``run(st, ps, max_events)`` calling
   :func:`schedlab.engine.loop.run_engine` with the policy's ``decide(st, ps)``;
@@ -366,42 +368,58 @@ def _load_generated(name: str, source: str, struct_type: PolicyStructType) -> An
 # registration
 
 
-def _no_check(model: Any, config: PolicyConfig) -> None:
+def _no_check(context: Any, config: PolicyConfig) -> None:
     return None
+
+
+def _no_tables(config: PolicyConfig) -> tuple[str, ...]:
+    """No table (or no known limit) asked for."""
+    return ()
 
 
 @dataclass(frozen=True)
 class Policy:
-    """A registered policy name.
+    """A registered policy name: what it is, how it runs, and what it asks of the pipeline.
 
-    ``paper``: author-year key of :data:`schedlab.papers.PAPERS` (e.g. "grosof2023"; every
-    built-in policy uses one, tests/policies/test_policy_contract.py checks it), or for a user's
-    plugin policy any citation text (shown as it is);
-    ``section``: where that paper defines (or, for a baseline, uses) the policy ("§3.2",
-    "App. C.1"). ``family``: the model family the name belongs to; ``families``: every
-    family it may run in (default: just ``family``). ``config``: its settings; ``preset``:
-    settings fixed by this name. ``state``/``init``: the policy state layout and
-    ``init(st, model, config) -> handle``. ``runner``: the cached compiled
-    ``run(st, ps, max_events)``. ``check(model, config)``: raise SpecError for a model the policy
-    does not support (called by compile_model). ``resource_pooled``: (pooled family) run every
-    job as elastic with allocation up to k (the resource-pooled single server, grosof2023 §3.1).
-    ``report(ps, st) -> dict``: the policy's own counters after a run (sums over the run, e.g.
-    configuration changes), added to the result's ``counters`` (summed over replications).
-    ``whole_run``: the policy's state is built from every job of the run at ``init`` and its job
-    ids are arrival numbers (no slot reuse); the engine then holds the whole run in memory and
-    refuses, in one line, a run that does not fit (docs/decisions/0003-streaming-jobs.md §4).
-    ``ranks_by_gittins(config)``: true when the policy, with these settings, orders jobs by the
-    Gittins rank of their age (grosof2023 §5.1); the simulation pipeline then builds the model's
-    rank tables (from the size laws of analysis/, a layer above policies/) and passes them to
-    ``init`` as the keyword ``gittins``
-    (:class:`~schedlab.policies.pooled.gittins_rank.GittinsTables`).
-    ``waiting_list``: the policy reads the engine's arrival-ordered list of waiting jobs
-    (``st.ctr[Q_HEAD]``, ``st.q_next``); a policy that never does sets False, and the engine
-    saves a list update at every arrival, start and preemption (the loss family keeps the list:
-    the engine drops the unadmitted jobs by walking it).
-    ``title``: the display name (tables, reports, ``schedlab policies``); ``paper_label``: the name
-    the paper's figures give it where that differs from the title ("Algorithm 1" for
-    ``vm-stalling`` in psychas2018); :attr:`label` is the one reproductions use.
+    What it is. ``name``: the spec's ``policy.name``; ``title``: its display name (tables,
+    reports, ``schedlab policies``); ``paper_label``: the name the paper's figures give it where
+    that differs from the title ("Algorithm 1" for ``vm-stalling`` in psychas2018; :attr:`label`
+    is the one reproductions use); ``paper``:
+    author-year key of :data:`schedlab.papers.PAPERS` (e.g. "grosof2023"; every built-in policy
+    uses one, tests/policies/test_policy_contract.py checks it), or for a user's plugin policy any
+    citation text (shown as it is); ``section``: where that paper defines (or, for a baseline,
+    uses) the policy ("§3.2", "App. C.1"); ``summary``: one line. ``family``: the model family the
+    name belongs to; ``families``: every family it may run in (default: just ``family``).
+
+    How it runs. ``config``: its settings; ``preset``: settings fixed by this name.
+    ``state``/``init``: the policy state layout and ``init(st, context, config, **tables) ->
+    handle`` (``context``: :class:`~schedlab.policies.context.PolicyContext`). ``runner``: the
+    cached compiled ``run(st, ps, max_events)``. ``check(context, config)``: raise SpecError for
+    a model the policy does not support (called when the spec is compiled). ``report(ps, st) ->
+    dict``: the policy's own counters after a run (sums over the run, e.g. configuration
+    changes), added to the result's ``counters`` (summed over replications).
+
+    What it asks of the pipeline (hooks; the pipeline never names a policy):
+    ``resource_pooled``: (pooled family) run every job as elastic with allocation up to k (the
+    resource-pooled single server, grosof2023 §3.1). ``whole_run``: the policy's state is built
+    from every job of the run at ``init`` and its job ids are arrival numbers (no slot reuse); the
+    engine then holds the whole run in memory and refuses, in one line, a run that does not fit
+    (docs/decisions/0003-streaming-jobs.md §4). ``tables(config)``: names of the tables the
+    pipeline must build from the model's size laws and pass to ``init`` as keywords (e.g.
+    ``"gittins"``: the Gittins rank tables of grosof2023 §5.1,
+    :class:`~schedlab.policies.pooled.gittins_rank.GittinsTables`; built by simulation/, since
+    policies/ may not import analysis/). ``waiting_list``: the policy reads the engine's
+    arrival-ordered list of waiting jobs (:func:`~schedlab.engine.accessors.first_waiting`,
+    ``st.q_next``); a policy that never does sets False, and the engine saves a list update at
+    every arrival, start and preemption (the loss family keeps the list: the engine drops the
+    unadmitted jobs by walking it). ``event_cost``: its time per event relative to the simplest
+    policies (1.0), measured (benchmarks/); sweeps start the costliest runs first.
+    ``known_limits(config)``: names of the stability limits known for the policy with these
+    settings, which the pipeline computes for the model (``"fcfs-saturated"``: FCFS with
+    head-of-line blocking in the pooled family: the saturated-system limit, Baccelli & Foss 1995;
+    simulation/stability_limits.py); a run at a load above one is marked unstable.
+    ``ranks_by_gittins(config)``: the policy API v1 form of ``tables`` (true: ``("gittins",)``),
+    kept so that plugins written against it run unchanged.
     """
 
     name: str
@@ -411,7 +429,7 @@ class Policy:
     section: str
     summary: str
     state: PolicyState
-    init: Callable[[Any, Any, Any], Any]
+    init: Callable[..., Any]
     runner: Any
     config: type[PolicyConfig] = NoConfig
     preset: dict[str, Any] = field(default_factory=dict)
@@ -420,12 +438,17 @@ class Policy:
     resource_pooled: bool = False
     report: Callable[[Any, Any], dict[str, float]] | None = None
     whole_run: bool = False
-    ranks_by_gittins: Callable[[Any], bool] | None = None
+    tables: Callable[[Any], tuple[str, ...]] = _no_tables
     waiting_list: bool = True
     paper_label: str | None = None
+    event_cost: float = 1.0
+    known_limits: Callable[[Any], tuple[str, ...]] = _no_tables
+    ranks_by_gittins: Callable[[Any], bool] | None = None
 
     def __post_init__(self) -> None:
-
+        if self.ranks_by_gittins is not None and self.tables is _no_tables:
+            by_gittins = self.ranks_by_gittins
+            object.__setattr__(self, "tables", lambda c: ("gittins",) if by_gittins(c) else ())
         if not self.families:
             object.__setattr__(self, "families", (self.family,))
         if not self.paper.strip():

@@ -9,7 +9,6 @@ is full (write a Parquet row group), and resumes where it stopped (decision 0003
 from __future__ import annotations
 
 import time
-import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,10 +30,10 @@ from schedlab.engine.state import (
     engine_handle,
     grow,
 )
-from schedlab.errors import InvariantViolation, OutOfMemoryError, PolicyError, SchedlabError
+from schedlab.errors import InvariantViolation, OutOfMemoryError, PolicyError
 from schedlab.model.compile import CompiledModel
 from schedlab.model.spec import SimulationSpec, load_spec, parse_spec
-from schedlab.policies.pooled.ordering import need_values
+from schedlab.policies.user_code import call_policy
 from schedlab.simulation.generate import Jobs, JobSource, concatenate
 from schedlab.simulation.result import Result, combine_replications
 from schedlab.simulation.stability_limits import limit_verdict
@@ -108,7 +107,7 @@ def few_running(model: CompiledModel) -> bool:
         return False
     if any(c.elastic for c in model.classes):
         return False
-    smallest = float(need_values(model).min(initial=np.inf))  # the needs the policies see
+    smallest = float(model.context.need_values().min(initial=np.inf))  # the needs policies see
     return smallest > 0 and model.pooled_k / smallest <= FEW_RUNNING
 
 
@@ -203,7 +202,7 @@ def prepare(
         units = iter([jobs])
     elastic = np.array([c.elastic for c in model.classes], dtype=np.int8)
     max_alloc = np.array([c.max_alloc for c in model.classes])
-    if model.policy.resource_pooled:  # one server of capacity k (paper 004 §3.1)
+    if model.policy.resource_pooled:  # one server of capacity k (grosof2023 §3.1)
         elastic[:] = 1
         max_alloc[:] = model.pooled_k
     everything = None
@@ -235,15 +234,29 @@ def prepare(
     return run
 
 
-def init_policy(st: State, model: CompiledModel) -> Any:
-    """The policy's initial state; a policy ordering jobs by Gittins rank gets the model's rank
-    tables, built here from the size laws (policies/ may not import analysis/)."""
-    policy = model.policy
-    if policy.ranks_by_gittins is not None and policy.ranks_by_gittins(model.config):
-        from schedlab.analysis.gittins import gittins_tables  # scipy.optimize: import on use
+def _gittins_tables(model: CompiledModel) -> Any:
+    from schedlab.analysis.gittins import gittins_tables  # scipy.optimize: import on use
 
-        return policy.init(st, model, model.config, gittins=gittins_tables(model))
-    return policy.init(st, model, model.config)
+    return gittins_tables(model)
+
+
+# The tables a policy may ask for (Policy.tables), built from the model's size laws: policies/
+# may not import analysis/.
+TABLE_BUILDERS: dict[str, Callable[[CompiledModel], Any]] = {"gittins": _gittins_tables}
+
+
+def init_policy(st: State, model: CompiledModel) -> Any:
+    """The policy's initial state, given the model's context and the tables it asks for."""
+    policy = model.policy
+    names = call_policy(policy.name, policy.tables, model.config)
+    unknown = [n for n in names if n not in TABLE_BUILDERS]
+    if unknown:
+        raise PolicyError(
+            f"policy '{policy.name}' asks for table(s) {', '.join(map(repr, unknown))}; the "
+            f"pipeline builds {', '.join(map(repr, TABLE_BUILDERS))}"
+        )
+    tables = {name: TABLE_BUILDERS[name](model) for name in names}
+    return call_policy(policy.name, policy.init, st, model.context, model.config, **tables)
 
 
 def run_loop(run: Run, progress: Progress | None = None) -> float:
@@ -263,14 +276,7 @@ def steps(run: Run, max_events: int = EVENTS_PER_CHUNK) -> Iterator[None]:
     runner = run.model.policy.runner
     handle = engine_handle(run.st)
     while True:
-        try:
-            code = runner(handle, run.ps, max_events)
-        except (SchedlabError, MemoryError):
-            raise
-        except Exception as exc:
-            if _is_built_in(runner):  # schedlab's own bug: the traceback is what to report
-                raise
-            raise _policy_raised(run.model.policy.name, runner, exc) from None
+        code = call_policy(run.model.policy.name, runner, handle, run.ps, max_events)
         if code == K.R_FINISHED:
             return
         if code == K.R_NEED_JOBS:
@@ -281,35 +287,6 @@ def steps(run: Run, max_events: int = EVENTS_PER_CHUNK) -> Iterator[None]:
         elif code == K.R_FLUSH:
             run.flush()
         yield
-
-
-def _is_built_in(runner: Any) -> bool:
-    return getattr(runner, "py_func", runner).__module__.startswith("schedlab.")
-
-
-def _policy_raised(name: str, runner: Any, exc: Exception) -> PolicyError:
-    """One line for an exception raised by a user's policy (a plugin) while deciding or while
-    being compiled: the policy, the innermost place in the user's code, the error's first line.
-    (Numba adds the compiled function's file and line to the traceback of what it raises.)"""
-    own = Path(__file__).resolve().parents[1]  # schedlab's package: not the user's code
-    frames = [
-        f
-        for f in traceback.extract_tb(exc.__traceback__)
-        if not Path(f.filename).resolve().is_relative_to(own)
-        and "numba" not in Path(f.filename).parts
-    ]
-    where = f"{frames[-1].filename}:{frames[-1].lineno}" if frames else _source_file(runner)
-    text = (str(exc).strip().splitlines() or [""])[0]
-    return PolicyError(
-        f"policy '{name}' ({where}) raised {type(exc).__name__}: {text}".rstrip(": ")
-    )
-
-
-def _source_file(runner: Any) -> str:
-    """The file that defines a policy's runner."""
-    import inspect
-
-    return inspect.getsourcefile(getattr(runner, "py_func", runner)) or "?"
 
 
 def _run_loop(run: Run, progress: Progress | None) -> float:

@@ -5,7 +5,8 @@ docs/guarantees.md):
 * any policy of the pooled or packing family at load >= 1 (the offered work is at least the
   capacity: no policy has a positive-recurrent queue, and at exactly 1 the queue is at best null
   recurrent);
-* FCFS in the pooled family with rigid jobs, discrete server needs and exponential durations: the
+* FCFS (a policy declaring the limit "fcfs-saturated", Policy.known_limits) in the pooled family
+  with rigid jobs, discrete server needs and exponential durations: the
   saturated-system CTMC limit rho* (:mod:`schedlab.analysis.saturated`, grosof2023 §3.1, Baccelli &
   Foss 1995);
 * any policy of the packing family with one resource and finitely many job sizes: the capacity LP
@@ -41,8 +42,8 @@ def known_limit(model) -> StabilityLimit | None:
     if model.family == "loss":
         return None
     limits = [StabilityLimit(1.0, "offered load >= capacity")]
-    if model.trace is None and model.family == "pooled" and model.policy.name == "fcfs":
-        limits.append(_fcfs_saturated(model))
+    for name in model.policy.known_limits(model.config):
+        limits.append(POLICY_LIMITS[name](model))
     if model.trace is None and model.family == "packing":
         limits.append(_capacity_lp(model))
     return min((lim for lim in limits if lim is not None), key=lambda lim: lim.load)
@@ -80,6 +81,8 @@ def _types(model, resource: int) -> list[tuple[float, float, object]] | None:
 def _fcfs_saturated(model) -> StabilityLimit | None:
     from schedlab.model.distributions import Exponential
 
+    if model.trace is not None or model.family != "pooled":
+        return None
     if any(c.elastic or not isinstance(c.duration, Exponential) for c in model.classes):
         return None
     types = _types(model, 0)
@@ -106,6 +109,10 @@ def _saturated_limit(
     from schedlab.analysis.saturated import fcfs_saturated
 
     return fcfs_saturated(k, list(needs), list(probs), list(rates)).load_limit
+
+
+# The limits a policy may declare it has (Policy.known_limits), computed from the model.
+POLICY_LIMITS = {"fcfs-saturated": _fcfs_saturated}
 
 
 def _capacity_lp(model) -> StabilityLimit | None:

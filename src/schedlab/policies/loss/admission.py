@@ -23,17 +23,19 @@ import numpy as np
 from numba import njit
 from pydantic import Field
 
-from schedlab.engine.actions import fits, start
-from schedlab.engine.constants import N_ARRIVED_NEW
-from schedlab.engine.loop import run_engine
-from schedlab.errors import SpecError
-from schedlab.policies.contract import (
+from schedlab.policy_api import (
     Policy,
     PolicyConfig,
+    PolicyContext,
     PolicyState,
+    SpecError,
     StateField,
     engine_sizes,
+    fits,
+    n_arrived_new,
     register,
+    run_engine,
+    start,
 )
 
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -131,7 +133,7 @@ def best_fit_server(st, j):
 
 @njit(cache=True)
 def decide(st, ps):
-    for q in range(st.ctr[N_ARRIVED_NEW]):
+    for q in range(n_arrived_new(st)):
         j = st.arrived_buf[q]
         s = best_fit_server(st, j) if ps.best_fit else power_of_d_server(st, ps, j)
         if s >= 0:
@@ -143,17 +145,17 @@ def run(st, ps, max_events):
     return run_engine(st, ps, decide, max_events)
 
 
-def init(st: Any, model: Any, config: AdmissionConfig) -> Any:
+def init(st: Any, context: PolicyContext, config: AdmissionConfig) -> Any:
     """The policy state of one run; the random stream is seeded from the run's seed."""
-    seed = np.random.SeedSequence([model.spec.run.seed, 0x706F77]).generate_state(1, np.uint64)
+    seed = np.random.SeedSequence([context.seed, 0x706F77]).generate_state(1, np.uint64)
     return STATE.allocate(
         engine_sizes(st, d=config.d),
         {"best_fit": config.choice == "best-fit", "d": config.d, "rng": seed.view(np.int64)},
     )
 
 
-def check(model: Any, config: AdmissionConfig) -> None:
-    if model.family != "loss":
+def check(context: PolicyContext, config: AdmissionConfig) -> None:
+    if context.family != "loss":
         raise SpecError("admission baselines belong to the loss family", field="model.family")
 
 

@@ -64,11 +64,6 @@ import numpy as np
 from numba import njit
 from pydantic import Field
 
-from schedlab.engine.actions import migrate, preempt, start, wake_at
-from schedlab.engine.constants import N_ARRIVED_NEW, N_COMPLETED_NEW, NOW
-from schedlab.engine.loop import run_engine
-from schedlab.engine.structures import list_insert_after, list_remove
-from schedlab.errors import SpecError
 from schedlab.optim.reward import (
     VALUE_TOL,
     StaticProblem,
@@ -76,13 +71,25 @@ from schedlab.optim.reward import (
     lexicographic_argmax,
     workload_of_model,
 )
-from schedlab.policies.contract import (
+from schedlab.policy_api import (
     Policy,
     PolicyConfig,
+    PolicyContext,
     PolicyState,
+    SpecError,
     StateField,
     engine_sizes,
+    list_insert_after,
+    list_remove,
+    migrate,
+    n_arrived_new,
+    n_completed_new,
+    now,
+    preempt,
     register,
+    run_engine,
+    start,
+    wake_at,
 )
 
 EAGER_TYPES = 12  # up to this many types, MaxReward of all 2^J subsets is precomputed
@@ -491,7 +498,7 @@ def _preempt_for(st, ps, j):
 def decide(st, ps):
     n_types = ps.n_types
     periodic = ps.periodic
-    n_done = st.ctr[N_COMPLETED_NEW]
+    n_done = n_completed_new(st)
     for q in range(n_done):  # simultaneous departures leave together: none may be migrated
         job = st.done_buf[q]
         j = st.job_class[job]
@@ -515,7 +522,7 @@ def decide(st, ps):
                 ps.migrations += 1
         if not periodic:
             update(ps)
-    for q in range(st.ctr[N_ARRIVED_NEW]):
+    for q in range(n_arrived_new(st)):
         job = st.arrived_buf[q]
         j = st.job_class[job]
         s = accept_server(ps, j)
@@ -527,9 +534,9 @@ def decide(st, ps):
                 update(ps)
         elif ps.preemption:
             _preempt_for(st, ps, j)
-    if periodic and st.clk[NOW] >= ps.next_update:
+    if periodic and now(st) >= ps.next_update:
         update(ps)
-        ps.next_update = st.clk[NOW] + ps.period
+        ps.next_update = now(st) + ps.period
         wake_at(st, ps.next_update)
 
 
@@ -705,31 +712,31 @@ def build_state(
     return ps
 
 
-def init(st: Any, model: Any, config: DraConfig) -> Any:
+def init(st: Any, context: PolicyContext, config: DraConfig) -> Any:
     """The policy state of one run (the engine starts with empty servers)."""
-    return build_state(workload_of_model(model).problem, engine_sizes(st), config)
+    return build_state(workload_of_model(context).problem, engine_sizes(st), config)
 
 
-def check(model: Any, config: DraConfig) -> None:
-    if model.family != "loss":
+def check(context: PolicyContext, config: DraConfig) -> None:
+    if context.family != "loss":
         raise SpecError("DRA is a loss-family policy (psychas2022)", field="model.family")
-    if model.trace is not None and not model.spec.workload.classes:
+    if context.demands_from_trace:
         raise SpecError(
             "DRA needs VM types: declare one class per type and give the trace a job_class "
             "column (docs/auto-scaling.md)",
             field="workload.classes",
         )
-    if len(model.classes) > MAX_TYPES:
+    if len(context.classes) > MAX_TYPES:
         raise SpecError(
             f"DRA keeps subsets of job classes as 64-bit masks: at most {MAX_TYPES} classes",
             field="workload.classes",
         )
-    for i, cls in enumerate(model.classes):
+    for i, cls in enumerate(context.classes):
         if any(d.support[0] != d.support[1] for d in cls.demand):
             raise SpecError("a VM type needs a fixed demand", field=f"workload.classes[{i}].demand")
-    if np.any(model.capacity != model.capacity[0]):
+    if np.any(context.capacity != context.capacity[0]):
         raise SpecError("DRA assumes identical servers (psychas2022 §2)", field="cluster")
-    if config.priorities is not None and len(config.priorities) != len(model.classes):
+    if config.priorities is not None and len(config.priorities) != len(context.classes):
         raise SpecError("give one priority per job class", field="policy.priorities")
 
 

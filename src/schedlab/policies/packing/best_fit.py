@@ -56,18 +56,6 @@ import numpy as np
 from numba import njit
 from pydantic import Field
 
-from schedlab.engine.actions import activate, fits, stall, start
-from schedlab.engine.constants import ARRIVED, EPS, N_ARRIVED_NEW, N_COMPLETED_NEW, Q_HEAD, WAITING
-from schedlab.engine.loop import run_engine
-from schedlab.errors import SpecError
-from schedlab.policies.contract import (
-    Policy,
-    PolicyConfig,
-    PolicyState,
-    StateField,
-    engine_sizes,
-    register,
-)
 from schedlab.policies.packing.indexes import (
     JOB_INDEX,
     NEG_INF,
@@ -85,6 +73,27 @@ from schedlab.policies.packing.indexes import (
     seg_set,
 )
 from schedlab.policies.packing.sweep import SWEEP_FIELDS, departed_servers, next_server
+from schedlab.policy_api import (
+    Policy,
+    PolicyConfig,
+    PolicyContext,
+    PolicyState,
+    SpecError,
+    StateField,
+    activate,
+    engine_sizes,
+    first_waiting,
+    fits,
+    is_waiting,
+    n_arrived,
+    n_arrived_new,
+    n_completed_new,
+    register,
+    run_engine,
+    stall,
+    start,
+    tolerance,
+)
 
 MODES = {"bf-js": 0, "bf-j": 1, "bf-s": 2}
 MODE_JS, MODE_J, MODE_S = 0, 1, 2
@@ -218,7 +227,7 @@ def _fill_dot(st, s, lo, hi):
         best = -1
         best_score = NEG_INF
         if lo < 0:
-            j = st.ctr[Q_HEAD]
+            j = first_waiting(st)
             while j != -1:
                 if fits(st, j, s, 1.0):
                     sc = dot_score(st, j, s)
@@ -228,7 +237,7 @@ def _fill_dot(st, s, lo, hi):
                 j = st.q_next[j]
         else:
             for j in range(lo, hi):
-                if st.status[j] == WAITING and fits(st, j, s, 1.0):
+                if is_waiting(st, j) and fits(st, j, s, 1.0):
                     sc = dot_score(st, j, s)
                     if sc > best_score:
                         best_score = sc
@@ -242,7 +251,7 @@ def _fill_dot(st, s, lo, hi):
 @njit(cache=True)
 def _fits_empty(st, j, s):
     for r in range(st.capacity.shape[1]):
-        if st.demand[j, r] > st.capacity[s, r] + st.clk[EPS]:
+        if st.demand[j, r] > st.capacity[s, r] + tolerance(st):
             return False
     return True
 
@@ -258,20 +267,20 @@ def decide(st, ps):
     u = ps.u
     # arrivals since the last decision are the contiguous ids a0..a1-1 while job ids are
     # arrival indices (seq[j] == j); engine v2's slot reuse needs the arrived_buf form
-    a0 = st.ctr[ARRIVED] - st.ctr[N_ARRIVED_NEW]
-    a1 = st.ctr[ARRIVED]
+    a0 = n_arrived(st) - n_arrived_new(st)
+    a1 = n_arrived(st)
 
     # new arrivals join the size index (scalar mode)
     if not dot:
         for j in range(a0, a1):
-            if st.status[j] == WAITING:
+            if is_waiting(st, j):
                 ix_insert(ps.jix, x, ps.jscale, j, True)
                 if ps.use_jtree:
                     seg_set(ps.j_tree, j, -x[j])
 
     # departures: release capacity, collect the servers that had them, activate empty stalled ones
     if not dot:
-        for i in range(st.ctr[N_COMPLETED_NEW]):
+        for i in range(n_completed_new(st)):
             j = st.done_buf[i]
             s = st.server[j]
             u[s] -= x[j]
@@ -297,7 +306,7 @@ def decide(st, ps):
                 else:
                     _fill_scalar(st, ps, s)
         for j in range(a0, a1):
-            if st.status[j] == WAITING:
+            if is_waiting(st, j):
                 if dot:
                     s = _best_server_dot(st, j, dirty, -1)
                     if s >= 0:
@@ -308,7 +317,7 @@ def decide(st, ps):
         if dot:
             # old jobs can only fit servers that had departures; new jobs anywhere
             if nd > 0:
-                j = st.ctr[Q_HEAD]
+                j = first_waiting(st)
                 while j != -1 and j < a0:
                     nxt = st.q_next[j]
                     s = _best_server_dot(st, j, dirty, nd)
@@ -316,7 +325,7 @@ def decide(st, ps):
                         start(st, j, s, 1.0)
                     j = nxt
             for j in range(a0, a1):
-                if st.status[j] == WAITING:
+                if is_waiting(st, j):
                     s = _best_server_dot(st, j, dirty, -1)
                     if s >= 0:
                         start(st, j, s, 1.0)
@@ -334,14 +343,14 @@ def decide(st, ps):
                 prev = j
         else:
             for j in range(a0, a1):
-                if st.status[j] == WAITING:
+                if is_waiting(st, j):
                     _place_scalar(st, ps, j)
     else:
         # BF-S: servers in index order; those without departures can only take new arrivals
         n_srv = st.capacity.shape[0]
         thr_new = np.inf
         for j in range(a0, a1):
-            if st.status[j] == WAITING:
+            if is_waiting(st, j):
                 if dot:
                     thr_new = 0.0
                 elif x[j] - ps.eps < thr_new:
@@ -360,7 +369,7 @@ def decide(st, ps):
                 if placed == 0 and not is_dirty and not dot:
                     thr_new = np.inf  # tighten: the smallest new job still waiting
                     for j in range(a0, a1):
-                        if st.status[j] == WAITING and x[j] - ps.eps < thr_new:
+                        if is_waiting(st, j) and x[j] - ps.eps < thr_new:
                             thr_new = x[j] - ps.eps
             cur = s
 
@@ -381,7 +390,7 @@ def decide(st, ps):
                 if not half:
                     continue
                 waiting = False
-                j = st.ctr[Q_HEAD]
+                j = first_waiting(st)
                 while j != -1:
                     if _fits_empty(st, j, s):
                         waiting = True
@@ -420,7 +429,7 @@ def scalar_sizes(demand: np.ndarray, capacity: np.ndarray) -> tuple[np.ndarray, 
     return (demand / top).max(axis=1), (capacity / top).min(axis=1), True
 
 
-def init(st: Any, model: Any, config: BestFitConfig) -> Any:
+def init(st: Any, context: PolicyContext, config: BestFitConfig) -> Any:
     n_jobs = st.arrival.shape[0]
     n_srv = st.capacity.shape[0]
     n_res = st.capacity.shape[1]
@@ -432,7 +441,7 @@ def init(st: Any, model: Any, config: BestFitConfig) -> Any:
         eps = 0.0
     else:
         x, cap, mapped = scalar_sizes(st.demand, st.capacity)
-        eps = 0.25e-9 if mapped else 0.5 * float(st.clk[EPS])
+        eps = 0.25e-9 if mapped else 0.5 * float(tolerance(st))
     xmax = float(cap.max()) if not dot else 1.0
     s_buckets = min(JOB_BUCKETS, next_pow2(2 * n_srv))
     use_jt = mode == MODE_J and not dot
@@ -475,8 +484,8 @@ def _init_servers(ps):
         _server_key(ps, s, True)
 
 
-def check(model: Any, config: BestFitConfig) -> None:
-    if model.family != "packing":
+def check(context: PolicyContext, config: BestFitConfig) -> None:
+    if context.family != "packing":
         raise SpecError(
             "best-fit policies are packing-family policies (psychas2019)", field="model.family"
         )

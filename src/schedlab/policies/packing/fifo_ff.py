@@ -19,18 +19,19 @@ from __future__ import annotations
 
 from numba import njit
 
-from schedlab.engine.actions import start
-from schedlab.engine.constants import Q_HEAD
-from schedlab.engine.loop import run_engine
-from schedlab.policies.contract import (
+from schedlab.policy_api import (
     Policy,
     PolicyConfig,
+    PolicyContext,
     PolicyState,
     StateField,
     engine_sizes,
+    first_fit,
+    first_waiting,
     register,
+    run_engine,
+    start,
 )
-from schedlab.policies.placement import first_fit
 
 
 class FifoFirstFitConfig(PolicyConfig):
@@ -43,7 +44,7 @@ class FifoFirstFitConfig(PolicyConfig):
 STATE = PolicyState("fifo_ff", [StateField("blocking", "b1")])
 
 
-def init(st, model, config: FifoFirstFitConfig):
+def init(st, context: PolicyContext, config: FifoFirstFitConfig):
     """The policy state of one run: the compiled configuration."""
     return STATE.allocate(engine_sizes(st), {"blocking": config.blocking})
 
@@ -51,7 +52,7 @@ def init(st, model, config: FifoFirstFitConfig):
 @njit(cache=True)
 def decide(st, ps):
     """Walk the queue in arrival order; start each job on the first server with room."""
-    j = st.ctr[Q_HEAD]
+    j = first_waiting(st)
     while j != -1:
         nxt = st.q_next[j]  # read before acting: start() unlinks j from the queue
         s = first_fit(st, j, 1.0)
@@ -67,7 +68,18 @@ def run(st, ps, max_events):
     return run_engine(st, ps, decide, max_events)
 
 
-_COMMON = {"runner": run, "state": STATE, "init": init, "config": FifoFirstFitConfig}
+def known_limits(config: FifoFirstFitConfig) -> tuple[str, ...]:
+    """With head-of-line blocking this is FCFS: its saturated-system limit (pooled family)."""
+    return ("fcfs-saturated",) if config.blocking else ()
+
+
+_COMMON = {
+    "runner": run,
+    "state": STATE,
+    "init": init,
+    "config": FifoFirstFitConfig,
+    "known_limits": known_limits,
+}
 
 register(
     Policy(

@@ -27,8 +27,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from schedlab.engine.structures import list_insert_after, list_remove
-from schedlab.policies.contract import PolicyState, StateField
+from schedlab.policy_api import (
+    PolicyState,
+    StateField,
+    list_insert_after,
+    list_remove,
+)
 
 NEG_INF = -np.inf
 

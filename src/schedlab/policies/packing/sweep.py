@@ -13,9 +13,11 @@ from __future__ import annotations
 
 from numba import njit
 
-from schedlab.engine.constants import N_COMPLETED_NEW
-from schedlab.policies.contract import StateField
 from schedlab.policies.packing.indexes import seg_first_ge
+from schedlab.policy_api import (
+    StateField,
+    n_completed_new,
+)
 
 SWEEP_FIELDS = (
     StateField("mark", "i8", "servers"),
@@ -33,7 +35,7 @@ def departed_servers(st, ps):
     mark = ps.mark
     dirty = ps.dirty
     nd = 0
-    for i in range(st.ctr[N_COMPLETED_NEW]):
+    for i in range(n_completed_new(st)):
         s = st.server[st.done_buf[i]]
         if mark[s] != epoch:
             mark[s] = epoch

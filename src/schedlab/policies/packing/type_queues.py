@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from numba import njit
 
-from schedlab.policies.contract import StateField
+from schedlab.policy_api import (
+    StateField,
+)
 
 QUEUE_FIELDS = (  # the queues' fields, spliced into a policy's state: *QUEUE_FIELDS
     StateField("q_head", "i8", "classes", fill=-1),

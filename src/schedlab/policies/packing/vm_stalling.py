@@ -81,10 +81,6 @@ import numpy as np
 from numba import njit
 from pydantic import Field
 
-from schedlab.engine.actions import activate, stall, start
-from schedlab.engine.constants import N_ARRIVED_NEW, N_COMPLETED_NEW, NOW, WAITING
-from schedlab.engine.loop import run_engine
-from schedlab.errors import SpecError
 from schedlab.optim.knapsack import (
     check_enumerable,
     dp_kernel,
@@ -94,15 +90,25 @@ from schedlab.optim.knapsack import (
     maximal_configurations,
     resource_units,
 )
-from schedlab.policies.contract import (
+from schedlab.policies.packing.type_queues import QUEUE_FIELDS, queue_pop, queue_push
+from schedlab.policy_api import (
     Policy,
     PolicyConfig,
+    PolicyContext,
     PolicyState,
+    SpecError,
     StateField,
+    activate,
     engine_sizes,
+    is_waiting,
+    n_arrived_new,
+    n_completed_new,
+    now,
     register,
+    run_engine,
+    stall,
+    start,
 )
-from schedlab.policies.packing.type_queues import QUEUE_FIELDS, queue_pop, queue_push
 
 SUB_ENUMERATION = 0
 SUB_DP = 1
@@ -177,9 +183,9 @@ STATE = PolicyState(
 )
 
 
-def vm_types(model) -> np.ndarray:
+def vm_types(context: PolicyContext) -> np.ndarray:
     """The (J, R) resource vectors of the VM types (one per job class)."""
-    return np.array([[d.mean for d in c.demand] for c in model.classes], dtype=float)
+    return np.array([[d.mean for d in c.demand] for c in context.classes], dtype=float)
 
 
 def server_types(capacity: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -188,24 +194,24 @@ def server_types(capacity: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return caps, index.ravel()
 
 
-def check_vm_model(model) -> None:
+def check_vm_model(context: PolicyContext) -> None:
     """The VM model of §2: VM types (fixed demand vectors per class; a trace only with a type per
     job, §7.3), continuous time and a decision at every event."""
-    if model.trace is not None and not (model.trace.has_job_class and model.spec.workload.classes):
+    if context.trace is not None and not (context.trace.has_job_class and context.classes_declared):
         raise SpecError(
             "VM scheduling needs VM types: replay a typed trace (a job_class column and declared "
             "classes with fixed demands), not a raw one",
             field="workload.arrivals.path",
         )
-    if model.family != "packing":
+    if context.family != "packing":
         raise SpecError("Algorithm 1 runs in the packing family", field="model.family")
-    if model.slotted or model.delta != 0:
+    if context.slotted or context.decision_interval != 0:
         raise SpecError(
             "Algorithm 1 reacts to every arrival and departure: continuous time, no "
             "decision_interval",
-            field="model.decision_interval" if model.delta else "model.time",
+            field="model.decision_interval" if context.decision_interval else "model.time",
         )
-    for i, c in enumerate(model.classes):
+    for i, c in enumerate(context.classes):
         if not all(d.support[0] == d.support[1] for d in c.demand):  # one value each
             raise SpecError(
                 "a VM type has a fixed resource vector: give fixed demands",
@@ -213,26 +219,26 @@ def check_vm_model(model) -> None:
             )
 
 
-def check(model, config: VmStallingConfig) -> None:
+def check(context: PolicyContext, config: VmStallingConfig) -> None:
     """The VM model, and integer resource units for the DP subroutine."""
-    check_vm_model(model)
-    w = vm_types(model)
-    for cap in server_types(model.capacity)[0]:
+    check_vm_model(context)
+    w = vm_types(context)
+    for cap in server_types(context.capacity)[0]:
         try:
             check_enumerable(w[np.all(w <= cap * (1 + 1e-9), axis=1)], cap)
         except ValueError as exc:
             raise SpecError(str(exc), field="workload.classes") from None
     if config.subroutine == "dp":
         try:
-            resource_units(vm_types(model), server_types(model.capacity)[0])
+            resource_units(vm_types(context), server_types(context.capacity)[0])
         except ValueError as exc:
             raise SpecError(str(exc), field="policy.subroutine") from None
 
 
-def init(st, model, config: VmStallingConfig):
+def init(st, context: PolicyContext, config: VmStallingConfig):
     """Cache the maximal configurations of each server type (§6.1(i)) and the DP units."""
-    w = vm_types(model)
-    caps, stype = server_types(model.capacity)
+    w = vm_types(context)
+    caps, stype = server_types(context.capacity)
     J = w.shape[0]
     blocks = []
     for cap in caps:
@@ -262,7 +268,7 @@ def init(st, model, config: VmStallingConfig):
         "local_refresh": config.refresh == "local",
         "recheck_empty": config.recheck_when_empty,
         "sync_start": config.start == "synchronized",
-        "n_unconfigured": model.n_servers,
+        "n_unconfigured": context.n_servers,
         "w": w,
         "server_type": stype.astype(np.int64),
         "type_cap": caps,
@@ -479,11 +485,11 @@ def _departure(st, ps, s, c):
 
 @njit(cache=True)
 def decide(st, ps):
-    now = st.clk[NOW]
+    t_now = now(st)
     if ps.started:
-        ps.stall_area += ps.n_stalled * (now - ps.t_last)
-    ps.t_last = now
-    for i in range(st.ctr[N_ARRIVED_NEW]):
+        ps.stall_area += ps.n_stalled * (t_now - ps.t_last)
+    ps.t_last = t_now
+    for i in range(n_arrived_new(st)):
         j = st.arrived_buf[i]
         queue_push(ps.q_head, ps.q_tail, ps.q_next, st.job_class[j], j)
     if not ps.started:
@@ -497,15 +503,15 @@ def decide(st, ps):
         if ps.free[c] > 0 and ps.q_head[c] != -1:
             _fill_free_slots(st, ps, c)
     if ps.recheck_empty or ps.n_unconfigured > 0:
-        for i in range(st.ctr[N_ARRIVED_NEW]):
+        for i in range(n_arrived_new(st)):
             j = st.arrived_buf[i]
-            if st.status[j] == WAITING:
+            if is_waiting(st, j):
                 _recheck_empty_servers(st, ps)
                 break
-    for i in range(st.ctr[N_COMPLETED_NEW]):  # all departures of the epoch leave first
+    for i in range(n_completed_new(st)):  # all departures of the epoch leave first
         j = st.done_buf[i]
         _release(st, ps, st.server[j], st.job_class[j])
-    for i in range(st.ctr[N_COMPLETED_NEW]):
+    for i in range(n_completed_new(st)):
         j = st.done_buf[i]
         _departure(st, ps, st.server[j], st.job_class[j])
 
@@ -521,7 +527,7 @@ def report(ps, st) -> dict[str, float]:
     of stalled servers over time (``stalled_server_time``; divided by L times the run's length it
     is the time-average fraction of servers stalled, ``stalled_fraction``; configurations per unit
     time: ``config_change_rate``; both over the whole run, warm-up included)."""
-    length = float(st.clk[NOW])
+    length = float(now(st))
     servers = st.capacity.shape[0]
     return {
         "config_changes": int(ps.config_changes),

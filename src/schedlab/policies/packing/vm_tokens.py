@@ -39,20 +39,22 @@ import numpy as np
 from numba import njit
 from pydantic import Field
 
-from schedlab.engine.actions import start, wake_at
-from schedlab.engine.constants import N_ARRIVED_NEW, NOW
-from schedlab.engine.loop import run_engine
-from schedlab.policies.contract import (
+from schedlab.policies.packing.type_queues import QUEUE_FIELDS, queue_pop, queue_push
+from schedlab.policies.packing.vm_stalling import check_vm_model, vm_types
+from schedlab.policy_api import (
     Policy,
     PolicyConfig,
+    PolicyContext,
     PolicyState,
     StateField,
     engine_sizes,
+    n_arrived_new,
+    now,
     register,
+    run_engine,
+    start,
+    wake_at,
 )
-from schedlab.policies.packing.type_queues import QUEUE_FIELDS, queue_pop, queue_push
-from schedlab.policies.packing.vm_stalling import check_vm_model, vm_types
-from schedlab.streams import stream
 
 
 class TokensConfig(PolicyConfig):
@@ -82,16 +84,16 @@ STATE = PolicyState(
 )
 
 
-def init(st, model, config: TokensConfig):
-    means = np.array([c.duration.mean for c in model.classes], dtype=float)
-    seed = int(stream(model.spec.run.seed, 0, "policy").integers(0, 2**62))
+def init(st, context: PolicyContext, config: TokensConfig):
+    means = np.array([c.duration.mean for c in context.classes], dtype=float)
+    seed = int(context.random_stream().integers(0, 2**62))
     return STATE.allocate(
         engine_sizes(st),
         {
             "alpha": config.alpha,
             "seed": seed,
             "t_next": np.inf,
-            "w": vm_types(model),
+            "w": vm_types(context),
             "expiry_rate": 1.0 / (config.token_life * means),
         },
     )
@@ -166,11 +168,11 @@ def _random_event(st, ps):
 
 @njit(cache=True)
 def decide(st, ps):
-    now = st.clk[NOW]
+    t_now = now(st)
     if not ps.started:
         ps.started = True
         np.random.seed(ps.seed)
-    for i in range(st.ctr[N_ARRIVED_NEW]):
+    for i in range(n_arrived_new(st)):
         j = st.arrived_buf[i]
         queue_push(ps.q_head, ps.q_tail, ps.q_next, st.job_class[j], j)
     for c in range(ps.w.shape[0]):  # arrivals take tokens of their type
@@ -181,10 +183,10 @@ def decide(st, ps):
             _remove_token(ps, s, c)
             ps.tokens_used += 1
             start(st, queue_pop(ps.q_head, ps.q_tail, ps.q_next, c), s, 1.0)
-    if now >= ps.t_next:
+    if t_now >= ps.t_next:
         _random_event(st, ps)
     sample, expire = _rates(st, ps)
-    ps.t_next = now + np.random.exponential(1.0 / (sample + expire))
+    ps.t_next = t_now + np.random.exponential(1.0 / (sample + expire))
     wake_at(st, ps.t_next)
 
 
@@ -215,7 +217,7 @@ register(
         state=STATE,
         init=init,
         runner=run,
-        check=lambda model, _config: check_vm_model(model),
+        check=lambda context, _config: check_vm_model(context),
         report=report,
     )
 )

@@ -60,20 +60,7 @@ import numpy as np
 from numba import njit
 from pydantic import Field
 
-from schedlab.engine.actions import activate, stall, start
-from schedlab.engine.constants import ARRIVED, EPS, N_ARRIVED_NEW, N_COMPLETED_NEW, WAITING
-from schedlab.engine.loop import run_engine
-from schedlab.engine.structures import list_append, list_remove
-from schedlab.errors import SpecError
 from schedlab.optim.configurations import reduced_compact, universal_partition
-from schedlab.policies.contract import (
-    Policy,
-    PolicyConfig,
-    PolicyState,
-    StateField,
-    engine_sizes,
-    register,
-)
 from schedlab.policies.packing.best_fit import JOB_BUCKETS, scalar_sizes
 from schedlab.policies.packing.indexes import (
     JOB_INDEX,
@@ -88,6 +75,27 @@ from schedlab.policies.packing.indexes import (
     seg_set,
 )
 from schedlab.policies.packing.sweep import SWEEP_FIELDS, departed_servers, next_server
+from schedlab.policy_api import (
+    Policy,
+    PolicyConfig,
+    PolicyContext,
+    PolicyState,
+    SpecError,
+    StateField,
+    activate,
+    engine_sizes,
+    is_waiting,
+    list_append,
+    list_remove,
+    n_arrived,
+    n_arrived_new,
+    n_completed_new,
+    register,
+    run_engine,
+    stall,
+    start,
+    tolerance,
+)
 
 MAX_J = 24
 # role of a job started by VQS
@@ -317,14 +325,14 @@ def _vqs_renew(ps, s):
 def decide_vqs(st, ps):
     # arrivals since the last decision are the contiguous ids a0..a1-1 while job ids are
     # arrival indices (seq[j] == j); engine v2's slot reuse needs the arrived_buf form
-    a0 = st.ctr[ARRIVED] - st.ctr[N_ARRIVED_NEW]
-    a1 = st.ctr[ARRIVED]
+    a0 = n_arrived(st) - n_arrived_new(st)
+    a1 = n_arrived(st)
     vq_nxt, vq_prv, vq_head, vq_tail = ps.vq_nxt, ps.vq_prv, ps.vq_head, ps.vq_tail
     for j in range(a0, a1):  # arrivals join their virtual queue
         t = ps.typ[j]
         list_append(vq_nxt, vq_prv, vq_head, vq_tail, t, t, j)
         ps.q[t] += 1
-    for i in range(st.ctr[N_COMPLETED_NEW]):
+    for i in range(n_completed_new(st)):
         j = st.done_buf[i]
         s = st.server[j]
         if ps.role_of[j] == ROLE_RESERVED:
@@ -355,7 +363,7 @@ def decide_vqs(st, ps):
                 _vqs_fill(st, ps, s)
     # new arrivals: to a server whose active configuration serves their virtual queue
     for j in range(a0, a1):
-        if st.status[j] != WAITING:
+        if not is_waiting(st, j):
             continue
         t = ps.typ[j]
         s = ps.r_head[t]
@@ -462,15 +470,15 @@ def decide_vqs_bf(st, ps):
     x = ps.x
     # arrivals since the last decision are the contiguous ids a0..a1-1 while job ids are
     # arrival indices (seq[j] == j); engine v2's slot reuse needs the arrived_buf form
-    a0 = st.ctr[ARRIVED] - st.ctr[N_ARRIVED_NEW]
-    a1 = st.ctr[ARRIVED]
+    a0 = n_arrived(st) - n_arrived_new(st)
+    a1 = n_arrived(st)
     thr_new = np.inf
     for j in range(a0, a1):
         ix_insert(ps.jix, x, ps.jscale, j, True)
         ps.q[ps.typ[j]] += 1
         if x[j] - eps < thr_new:
             thr_new = x[j] - eps
-    for i in range(st.ctr[N_COMPLETED_NEW]):
+    for i in range(n_completed_new(st)):
         j = st.done_buf[i]
         s = st.server[j]
         ps.u[s] -= x[j]
@@ -513,7 +521,7 @@ def decide_vqs_bf(st, ps):
         if placed == 0 and not is_dirty:
             thr_new = np.inf
             for j in range(a0, a1):
-                if st.status[j] == WAITING and x[j] - eps < thr_new:
+                if is_waiting(st, j) and x[j] - eps < thr_new:
                     thr_new = x[j] - eps
 
 
@@ -546,18 +554,18 @@ def j_for_min_size(min_size: float, top: float) -> int:
     return int(min(MAX_J, max(2, math.ceil(math.log2(top / min_size) - 1e-12))))
 
 
-def resolve_j(model: Any, config: VqsConfig, x: np.ndarray | None = None) -> int:
+def resolve_j(context: PolicyContext, config: VqsConfig, x: np.ndarray | None = None) -> int:
     """J of the run: the parameter, or (``auto``) from the smallest possible job size."""
     if config.J != "auto":
         return int(config.J)
-    _, cap, _ = scalar_sizes(np.ones((1, model.capacity.shape[1])), model.capacity)
+    _, cap, _ = scalar_sizes(np.ones((1, context.capacity.shape[1])), context.capacity)
     top = float(cap.max())
     if x is not None and x.size:
         return j_for_min_size(float(x.min()), top)
     # the smallest scalar size the classes can produce
     lows = []
-    caps_top = model.capacity.max(axis=0)
-    for c in model.classes:
+    caps_top = context.capacity.max(axis=0)
+    for c in context.classes:
         lo = np.array([d.support[0] for d in c.demand])
         lows.append(lo[0] if lo.size == 1 else float((lo / caps_top).max()))
     return j_for_min_size(min(lows), top)
@@ -577,11 +585,13 @@ def config_table(J: int, classes: np.ndarray) -> np.ndarray:
     return cfg
 
 
-def _common(st: Any, model: Any, config: VqsConfig) -> tuple[dict[str, Any], dict[str, int]]:
+def _common(
+    st: Any, context: PolicyContext, config: VqsConfig
+) -> tuple[dict[str, Any], dict[str, int]]:
     """Values and sizes shared by the VQS and VQS-BF states."""
     x, cap, mapped = scalar_sizes(st.demand, st.capacity)
     classes = server_classes(cap)
-    J = resolve_j(model, config, x if model.trace is not None else None)  # checked by check()
+    J = resolve_j(context, config, x if context.trace is not None else None)  # checked by check()
     top = float(cap.max())
     part = universal_partition(J)
     lo_abs = top * part.lower
@@ -596,7 +606,7 @@ def _common(st: Any, model: Any, config: VqsConfig) -> tuple[dict[str, Any], dic
         assigned |= hit
     cfg = config_table(J, classes)
     values = {
-        "eps": 0.25e-9 if mapped else 0.5 * float(st.clk[EPS]),
+        "eps": 0.25e-9 if mapped else 0.5 * float(tolerance(st)),
         "jscale": JOB_BUCKETS / top,
         "stalling": config.stalling,
         "stall_beta": config.stall_beta,
@@ -623,8 +633,8 @@ def _common(st: Any, model: Any, config: VqsConfig) -> tuple[dict[str, Any], dic
     return values, sizes
 
 
-def init_vqs(st: Any, model: Any, config: VqsConfig) -> Any:
-    values, sizes = _common(st, model, config)
+def init_vqs(st: Any, context: PolicyContext, config: VqsConfig) -> Any:
+    values, sizes = _common(st, context, config)
     cap, classes = values["cap"], values["cls"]
     del values["hi_abs"]
     n_srv = cap.shape[0]
@@ -649,8 +659,8 @@ def _rebuild(tree: np.ndarray) -> None:
         tree[k] = max(tree[2 * k], tree[2 * k + 1])
 
 
-def init_vqs_bf(st: Any, model: Any, config: VqsConfig) -> Any:
-    values, sizes = _common(st, model, config)
+def init_vqs_bf(st: Any, context: PolicyContext, config: VqsConfig) -> Any:
+    values, sizes = _common(st, context, config)
     cap, x = values["cap"], values["x"]
     del values["lo_abs"]
     n_srv = cap.shape[0]
@@ -668,19 +678,17 @@ def init_vqs_bf(st: Any, model: Any, config: VqsConfig) -> Any:
     return VQS_BF_STATE.allocate(sizes, values)
 
 
-def check(model: Any, config: VqsConfig) -> None:
-    if model.family != "packing":
+def check(context: PolicyContext, config: VqsConfig) -> None:
+    if context.family != "packing":
         raise SpecError(
             "VQS policies are packing-family policies (psychas2019)", field="model.family"
         )
-    _, cap, _ = scalar_sizes(np.ones((1, model.capacity.shape[1])), model.capacity)
+    _, cap, _ = scalar_sizes(np.ones((1, context.capacity.shape[1])), context.capacity)
     classes = server_classes(cap)
     x = None
-    if model.trace is not None:  # J = "auto" follows the smallest job of the run
-        n = model.trace_jobs()
-        kept = np.concatenate([c.demand for c in model.trace.batches()])[:n]
-        x, _, _ = scalar_sizes(kept, model.capacity)
-    J = resolve_j(model, config, x)
+    if context.trace is not None:  # J = "auto" follows the smallest job of the run
+        x, _, _ = scalar_sizes(context.trace.replayed_demand(), context.capacity)
+    J = resolve_j(context, config, x)
     if J - int(classes.max()) < 2:
         raise SpecError(
             f"J = {J} is too small for servers {2 ** int(classes.max())} times smaller than the "

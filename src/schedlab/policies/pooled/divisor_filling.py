@@ -8,14 +8,9 @@ preempted. Theorem C.1: all k servers are busy whenever at least k jobs are pres
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 from numba import njit
 
-from schedlab.engine.loop import run_engine
-from schedlab.errors import SpecError
-from schedlab.policies.contract import PolicyConfig
 from schedlab.policies.pooled.needs import GittinsConfig, server_needs
 from schedlab.policies.pooled.ordered_policy import decide_ordered, draw_prefix, register_ordered
 from schedlab.policies.pooled.ordering import (
@@ -25,6 +20,12 @@ from schedlab.policies.pooled.ordering import (
     remember_boundary,
 )
 from schedlab.policies.pooled.server_filling import need_descending
+from schedlab.policy_api import (
+    PolicyConfig,
+    PolicyContext,
+    SpecError,
+    run_engine,
+)
 
 
 class DivisorFillingConfig(PolicyConfig):
@@ -217,10 +218,10 @@ def run(st, ps, max_events):
     return run_engine(st, ps, decide, max_events)
 
 
-def check_divisors(model: Any, config: PolicyConfig) -> None:
+def check_divisors(context: PolicyContext, config: PolicyConfig) -> None:
     """The divisible setting (grosof2023 §3.2, App. C): every need divides k."""
-    k = model.pooled_k
-    for need in server_needs(model):
+    k = context.pooled_k
+    for need in server_needs(context):
         if k % need != 0:
             raise SpecError(
                 f"DivisorFilling needs server needs that divide k (grosof2023 App. C): "

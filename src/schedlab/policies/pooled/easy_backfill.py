@@ -42,26 +42,24 @@ from typing import Literal
 import numpy as np
 from numba import njit
 
-from schedlab.engine.actions import start
-from schedlab.engine.constants import (
-    EPS,
-    N_ARRIVED_NEW,
-    N_COMPLETED_NEW,
-    N_RUNNING,
-    NOW,
-    Q_HEAD,
-)
-from schedlab.engine.loop import run_engine
-from schedlab.errors import SpecError
-from schedlab.policies.contract import (
+from schedlab.policy_api import (
     Policy,
     PolicyConfig,
+    PolicyContext,
     PolicyState,
+    SpecError,
     StateField,
     engine_sizes,
+    first_waiting,
+    n_arrived_new,
+    n_completed_new,
+    n_running,
+    now,
     register,
+    run_engine,
+    start,
+    tolerance,
 )
-from schedlab.policies.pooled.ordering import need_values
 
 
 class EasyBackfillConfig(PolicyConfig):
@@ -117,7 +115,7 @@ def _try_backfill(st, j, free, extra, shadow, first, now, use_estimate, eps):
 @njit(cache=True)
 def _reservation(st, need, free, now, use_estimate, due):
     """(shadow time, extra servers, earliest expected finish) for a head job needing ``need``."""
-    n = st.ctr[N_RUNNING]
+    n = n_running(st)
     first = math.inf
     for i in range(n):
         j = st.running[i]
@@ -133,7 +131,7 @@ def _reservation(st, need, free, now, use_estimate, due):
         if t > shadow:
             break
         avail += st.demand[st.running[idx[i]], 0]  # every job due by the shadow time counts
-        if shadow == math.inf and avail >= need - st.clk[EPS]:
+        if shadow == math.inf and avail >= need - tolerance(st):
             shadow = t
     return shadow, avail - need, first
 
@@ -142,28 +140,28 @@ def _reservation(st, need, free, now, use_estimate, due):
 def decide(st, ps):
     use_estimate = ps.use_estimate
     min_need = ps.min_need
-    eps = st.clk[EPS]
-    now = st.clk[NOW]
+    eps = tolerance(st)
+    t_now = now(st)
     k = st.capacity[0, 0]
-    head = st.ctr[Q_HEAD]
+    head = first_waiting(st)
     if (
         ps.valid
-        and st.ctr[N_COMPLETED_NEW] == 0
+        and n_completed_new(st) == 0
         and head != -1
         and head == ps.head
-        and now <= ps.first_due
+        and t_now <= ps.first_due
     ):
         # Only arrivals since the last decision: try the new jobs against the same reservation.
         free = ps.free
         extra = ps.extra
         shadow = ps.shadow
         first = ps.first_due
-        for ia in range(st.ctr[N_ARRIVED_NEW]):
+        for ia in range(n_arrived_new(st)):
             j = st.arrived_buf[ia]
             if free < min_need - eps:
                 break
             free, extra, first = _try_backfill(
-                st, j, free, extra, shadow, first, now, use_estimate, eps
+                st, j, free, extra, shadow, first, t_now, use_estimate, eps
             )
         ps.free = free
         ps.extra = extra
@@ -179,12 +177,12 @@ def decide(st, ps):
     if head == -1:
         ps.valid = False
         return
-    shadow, extra, first = _reservation(st, st.demand[head, 0], free, now, use_estimate, ps.due)
+    shadow, extra, first = _reservation(st, st.demand[head, 0], free, t_now, use_estimate, ps.due)
     j = st.q_next[head]
     while j != -1 and free >= min_need - eps:
         nxt = st.q_next[j]
         free, extra, first = _try_backfill(
-            st, j, free, extra, shadow, first, now, use_estimate, eps
+            st, j, free, extra, shadow, first, t_now, use_estimate, eps
         )
         j = nxt
     ps.valid = True
@@ -199,16 +197,16 @@ def run(st, ps, max_events):
     return run_engine(st, ps, decide, max_events)
 
 
-def init(st, model, config: EasyBackfillConfig):
+def init(st, context: PolicyContext, config: EasyBackfillConfig):
     values = {
         "use_estimate": config.durations == "estimate",
-        "min_need": float(need_values(model).min()),
+        "min_need": float(context.need_values().min()),
     }
     return STATE.allocate(engine_sizes(st), values)
 
 
-def check_rigid(model, config: EasyBackfillConfig) -> None:
-    for i, cls in enumerate(model.classes):
+def check_rigid(context: PolicyContext, config: EasyBackfillConfig) -> None:
+    for i, cls in enumerate(context.classes):
         if cls.elastic:
             raise SpecError(
                 "EASY backfilling serves rigid jobs (a fixed server need) only",

@@ -43,18 +43,26 @@ import numpy as np
 from numba import njit
 from pydantic import Field
 
-from schedlab.engine.actions import preempt, set_allocation, start
-from schedlab.engine.constants import EPS, N_ARRIVED_NEW, N_COMPLETED_NEW, N_RUNNING, WAITING
-from schedlab.engine.loop import run_engine
-from schedlab.engine.structures import list_append, list_remove
-from schedlab.errors import SpecError
-from schedlab.policies.contract import (
+from schedlab.policy_api import (
     Policy,
     PolicyConfig,
+    PolicyContext,
     PolicyState,
+    SpecError,
     StateField,
     engine_sizes,
+    is_waiting,
+    list_append,
+    list_remove,
+    n_arrived_new,
+    n_completed_new,
+    n_running,
+    preempt,
     register,
+    run_engine,
+    set_allocation,
+    start,
+    tolerance,
 )
 
 PRESET_ORDERS = ("inelastic-first", "elastic-first")
@@ -81,16 +89,16 @@ def decide(st, ps):
     level_of, cap_of, nxt, prv = ps.level_of, ps.cap_of, ps.nxt, ps.prv
     head, tail, chosen, share, target = ps.head, ps.tail, ps.chosen, ps.share, ps.target
     # Keep the per-level FCFS lists current: drop completed jobs, append new arrivals.
-    for q in range(st.ctr[N_COMPLETED_NEW]):
+    for q in range(n_completed_new(st)):
         j = st.done_buf[q]
         level = level_of[st.job_class[j]]
         list_remove(nxt, prv, head, tail, level, level, j)
-    for i in range(st.ctr[N_ARRIVED_NEW]):
+    for i in range(n_arrived_new(st)):
         j = st.arrived_buf[i]
         level = level_of[st.job_class[j]]
         list_append(nxt, prv, head, tail, level, level, j)
     # Target allocation: level by level, FCFS within a level, min(cap, servers left) per job.
-    eps = st.clk[EPS]
+    eps = tolerance(st)
     free = st.capacity[0, 0]
     m = 0
     for level in range(head.shape[0]):
@@ -107,7 +115,7 @@ def decide(st, ps):
             break
     # Release first (preemptions, shrinking allocations), then grow and start: never over k.
     i = 0
-    while i < st.ctr[N_RUNNING]:
+    while i < n_running(st):
         j = st.running[i]
         if target[j] == 0.0:
             preempt(st, j)  # swap-removes j: running[i] now holds another job
@@ -118,7 +126,7 @@ def decide(st, ps):
     for q in range(m):
         j = chosen[q]
         a = share[q]
-        if st.status[j] == WAITING:
+        if is_waiting(st, j):
             start(st, j, 0, a)
         elif a > st.alloc[j] + eps:
             set_allocation(st, j, a)
@@ -130,27 +138,29 @@ def run(st, ps, max_events):
     return run_engine(st, ps, decide, max_events)
 
 
-def _class_names(model) -> list[str]:
-    return [c.name for c in model.classes]
+def _class_names(context: PolicyContext) -> list[str]:
+    return [c.name for c in context.classes]
 
 
-def _is_elastic_kind(model, index: int) -> bool:
+def _is_elastic_kind(context: PolicyContext, index: int) -> bool:
     """berg2020 kind of a class for the presets: elastic iff it is declared elastic and can use
     all k servers (so at k = 1 an inelastic class is still the inelastic one)."""
-    if model.spec.workload.classes[index].speedup == "inelastic":
+    if context.classes[index].declared_inelastic:
         return False
-    return model.classes[index].max_alloc >= model.pooled_k
+    return context.classes[index].max_alloc >= context.pooled_k
 
 
-def levels_and_caps(model, config: ClassPriorityConfig) -> tuple[np.ndarray, np.ndarray]:
+def levels_and_caps(
+    context: PolicyContext, config: ClassPriorityConfig
+) -> tuple[np.ndarray, np.ndarray]:
     """Priority level and per-job cap of every class (raises SpecError on a bad setting)."""
-    names = _class_names(model)
+    names = _class_names(context)
     n = len(names)
     order = config.order
     if order is None:
         level = np.zeros(n, dtype=np.int32)
     elif isinstance(order, str):
-        elastic = np.array([_is_elastic_kind(model, c) for c in range(n)])
+        elastic = np.array([_is_elastic_kind(context, c) for c in range(n)])
         first_elastic = order == "elastic-first"
         level = np.where(elastic == first_elastic, 0, 1).astype(np.int32)
         if level.min() == 1:  # only one kind present: a single level
@@ -178,7 +188,7 @@ def levels_and_caps(model, config: ClassPriorityConfig) -> tuple[np.ndarray, np.
                 f"every class needs a priority level; missing: {', '.join(missing)}",
                 field="policy.order",
             )
-    cap = np.array([c.max_alloc for c in model.classes], dtype=np.float64)
+    cap = np.array([c.max_alloc for c in context.classes], dtype=np.float64)
     for name, value in config.caps.items():
         if name not in names:
             raise SpecError(
@@ -195,28 +205,28 @@ def levels_and_caps(model, config: ClassPriorityConfig) -> tuple[np.ndarray, np.
     return level, cap
 
 
-def check(model, config: ClassPriorityConfig) -> None:
+def check(context: PolicyContext, config: ClassPriorityConfig) -> None:
     """Refuse rigid jobs, traces, bad class names and presets whose order was overridden."""
-    if model.trace is not None:
+    if context.trace is not None:
         raise SpecError(
             "class-priority allocation needs elastic/inelastic job classes, not a rigid trace",
             field="workload.arrivals",
         )
-    for i, cls in enumerate(model.classes):
+    for i, cls in enumerate(context.classes):
         if not cls.elastic:
             raise SpecError(
-                f"policy '{model.policy.name}' allocates servers to elastic and inelastic jobs "
+                f"policy '{context.policy_name}' allocates servers to elastic and inelastic jobs "
                 "(berg2020 §2); this class is rigid: give speedup = 'elastic' or 'inelastic'",
                 field=f"workload.classes[{i}].speedup",
             )
-    preset = model.policy.preset.get("order")
+    preset = context.preset.get("order")
     if preset is not None and config.order != preset:
         raise SpecError(
-            f"policy '{model.policy.name}' fixes order = '{preset}'; use policy 'class-priority' "
+            f"policy '{context.policy_name}' fixes order = '{preset}'; use policy 'class-priority' "
             "to choose the priority order",
             field="policy.order",
         )
-    levels_and_caps(model, config)
+    levels_and_caps(context, config)
 
 
 STATE = PolicyState(
@@ -235,9 +245,9 @@ STATE = PolicyState(
 )
 
 
-def init(st, model, config: ClassPriorityConfig):
-    level, cap = levels_and_caps(model, config)
-    k = model.pooled_k
+def init(st, context: PolicyContext, config: ClassPriorityConfig):
+    level, cap = levels_and_caps(context, config)
+    k = context.pooled_k
     served = math.ceil(k / float(cap.min())) + 2  # jobs holding servers at once
     sizes = engine_sizes(st, levels=int(level.max()) + 1, served=served)
     return STATE.allocate(sizes, {"level_of": level, "cap_of": cap})

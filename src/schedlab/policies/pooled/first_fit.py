@@ -15,7 +15,6 @@ import math
 
 from numba import njit
 
-from schedlab.engine.loop import run_engine
 from schedlab.policies.pooled.ordered_policy import decide_ordered, register_ordered
 from schedlab.policies.pooled.ordering import (
     ORDER_FCFS,
@@ -26,6 +25,9 @@ from schedlab.policies.pooled.ordering import (
     first_position,
     next_candidate,
     remember_boundary,
+)
+from schedlab.policy_api import (
+    run_engine,
 )
 
 

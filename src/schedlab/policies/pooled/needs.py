@@ -3,23 +3,26 @@ grosof2023 that order jobs by Gittins rank."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 import numpy as np
 from pydantic import Field
 
-from schedlab.errors import SpecError
-from schedlab.policies.contract import PolicyConfig
+from schedlab.policy_api import (
+    PolicyConfig,
+    PolicyContext,
+    SpecError,
+)
 
 
-def server_needs(model: Any) -> np.ndarray:
+def server_needs(context: PolicyContext) -> np.ndarray:
     """The finite set of server needs of a pooled model (SpecError otherwise): a trace's distinct
     needs (its one compiled class only carries the trace's mean demand), else the union of the
     declared classes' need distributions."""
-    if model.trace is not None and not model.spec.workload.classes:
-        return np.asarray(model.trace.needs, dtype=float)
+    if context.demands_from_trace:
+        return context.need_values()
     needs: set[float] = set()
-    for i, cls in enumerate(model.classes):
+    for i, cls in enumerate(context.classes):
         if cls.elastic:
             raise SpecError(
                 "this policy serves rigid multiserver jobs only",
@@ -36,9 +39,9 @@ def server_needs(model: Any) -> np.ndarray:
     return np.array(sorted(needs))
 
 
-def check_rigid(model: Any, config: PolicyConfig) -> None:
+def check_rigid(context: PolicyContext, config: PolicyConfig) -> None:
     """Rigid jobs with a finite set of server needs."""
-    server_needs(model)
+    server_needs(context)
 
 
 class GittinsConfig(PolicyConfig):
@@ -49,6 +52,12 @@ class GittinsConfig(PolicyConfig):
 
     sizes: Literal["unknown", "known"] = "unknown"
     quantum: Annotated[float, Field(gt=0, le=1)] = 0.01
+
+
+def gittins_tables_needed(config: PolicyConfig) -> tuple[str, ...]:
+    """``Policy.tables`` of a policy ordering jobs by Gittins rank: the model's rank tables
+    (``"gittins"``) when its sizes are unknown."""
+    return ("gittins",) if ranks_by_gittins(config) else ()
 
 
 def ranks_by_gittins(config: PolicyConfig) -> bool:

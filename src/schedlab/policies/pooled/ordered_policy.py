@@ -18,8 +18,7 @@ from typing import Any
 
 from numba import njit
 
-from schedlab.policies.contract import NoConfig, Policy, PolicyConfig, register
-from schedlab.policies.pooled.needs import check_rigid, ranks_by_gittins
+from schedlab.policies.pooled.needs import check_rigid, gittins_tables_needed
 from schedlab.policies.pooled.ordering import (
     ORDER_GITTINS,
     POOLED_STATE,
@@ -30,6 +29,12 @@ from schedlab.policies.pooled.ordering import (
     held_draw,
     init_order,
     next_candidate,
+)
+from schedlab.policy_api import (
+    NoConfig,
+    Policy,
+    PolicyConfig,
+    register,
 )
 
 
@@ -79,9 +84,10 @@ def register_ordered(
     heaps: bool = False,
     prefix: bool = False,
     resource_pooled: bool = False,
+    event_cost: float = 1.0,
 ) -> Policy:
     """Register a grosof2023 pooled policy ordering jobs by ``order`` (ORDER_*; a Gittins order
-    gets the model's rank tables from the pipeline, see :func:`ranks_by_gittins`); ``heaps``:
+    gets the model's rank tables from the pipeline, see :func:`gittins_tables_needed`); ``heaps``:
     its placement rule draws from per-need heaps even in FCFS order; ``prefix``: its placement
     rule draws only with :func:`draw_prefix` (the order then holds a draw's waiting candidates
     out of the heaps, ordering.held_draw)."""
@@ -99,7 +105,8 @@ def register_ordered(
             config=config,
             check=check,
             resource_pooled=resource_pooled,
-            ranks_by_gittins=ranks_by_gittins if order == ORDER_GITTINS else None,
+            **({"tables": gittins_tables_needed} if order == ORDER_GITTINS else {}),
+            event_cost=event_cost,
             waiting_list=False,  # candidates come from heaps or the list of all jobs present
         )
     )

@@ -20,16 +20,6 @@ import math
 import numpy as np
 from numba import njit
 
-from schedlab.engine.actions import preempt, rate_of, start, wake_at
-from schedlab.engine.constants import (
-    N_ARRIVED_NEW,
-    N_COMPLETED_NEW,
-    N_RUNNING,
-    NOW,
-    P_HEAD,
-    WAITING,
-)
-from schedlab.policies.contract import PolicyState, StateField, engine_sizes
 from schedlab.policies.pooled.gittins_rank import (
     GittinsTables,
     gittins_rank,
@@ -37,6 +27,22 @@ from schedlab.policies.pooled.gittins_rank import (
     gittins_rank_packed,
 )
 from schedlab.policies.pooled.needs import ranks_by_gittins
+from schedlab.policy_api import (
+    PolicyContext,
+    PolicyState,
+    StateField,
+    engine_sizes,
+    first_present,
+    is_waiting,
+    n_arrived_new,
+    n_completed_new,
+    n_running,
+    now,
+    preempt,
+    rate_of,
+    start,
+    wake_at,
+)
 
 ORDER_FCFS = 0
 ORDER_SRPT = 1
@@ -201,8 +207,8 @@ def heap_remove(ps, j):
 def remaining_work(st, j):
     """need * remaining duration of job j now: k times its remaining size."""
     left = st.remaining[j]
-    if st.status[j] != WAITING:
-        left -= rate_of(st, j, st.alloc[j]) * (st.clk[NOW] - st.t_update[j])
+    if not is_waiting(st, j):
+        left -= rate_of(st, j, st.alloc[j]) * (now(st) - st.t_update[j])
     return st.demand[j, 0] * max(left, 0.0)
 
 
@@ -248,7 +254,7 @@ def wake_at_rank_change(st, ps, k, quantum):
     if threshold == math.inf:
         return
     soonest = math.inf
-    for i in range(st.ctr[N_RUNNING]):
+    for i in range(n_running(st)):
         j = st.running[i]
         c = ps.job_class[j]
         lo = ps.g_offset[c]
@@ -261,7 +267,7 @@ def wake_at_rank_change(st, ps, k, quantum):
         if cross < math.inf and cross > now_age:
             soonest = min(soonest, (cross - now_age) / speed)
     if soonest < math.inf:
-        wake_at(st, st.clk[NOW] + soonest)
+        wake_at(st, now(st) + soonest)
 
 
 @njit(cache=True, inline="always")
@@ -283,8 +289,8 @@ def sync(st, ps, k):
     boundary_rank = ps.boundary_rank
     order = ps.order
     kept = order != ORDER_GITTINS and (order != ORDER_SRPT or ps.reorder_safe)
-    unchanged = kept and ps.saturated and st.ctr[N_COMPLETED_NEW] == 0
-    n_new = st.ctr[N_ARRIVED_NEW]
+    unchanged = kept and ps.saturated and n_completed_new(st) == 0
+    n_new = n_arrived_new(st)
     pending = ps.hold and n_new <= POOL_ARRIVALS
     push = not ps.listed and not pending
     need_class_of = ps.need_class_of
@@ -303,7 +309,7 @@ def sync(st, ps, k):
             key[j] > boundary_rank or (key[j] == boundary_rank and st.seq[j] > boundary_seq)
         ):
             unchanged = False
-    for i in range(st.ctr[N_COMPLETED_NEW]):
+    for i in range(n_completed_new(st)):
         count[ps.job_class[st.done_buf[i]]] -= 1
     if pending and unchanged:  # no draw takes them: they rank after its candidates
         for ia in range(n_new):
@@ -330,7 +336,7 @@ def sort_running(st, ps, k):
     """Rank the running jobs now and sort them (insertion sort: at most k of them)."""
     run = ps.run
     key = ps.key
-    n = st.ctr[N_RUNNING]
+    n = n_running(st)
     if ps.listed:  # next_candidate walks the engine's FCFS list instead
         return n
     seq = ps.seq
@@ -353,7 +359,7 @@ def first_position(st, ps):
     order itself, no heaps needed), else the first sorted running job, each heap's walk at its
     top."""
     if ps.listed:
-        return st.ctr[P_HEAD]
+        return first_present(st)
     n_front = ps.n_front
     front = ps.front
     front_best = ps.front_best
@@ -403,13 +409,13 @@ def held_draw(st, ps, k, n_run, by_need):
     cand = ps.cand
     for i in range(ps.drawn):
         j = cand[i]
-        if st.status[j] == WAITING:
+        if is_waiting(st, j):
             n = _insert_sorted(pool, n, j, key, seq)
     fresh = ps.pending
     if fresh:
-        for i in range(st.ctr[N_ARRIVED_NEW]):
+        for i in range(n_arrived_new(st)):
             n = _insert_sorted(pool, n, st.arrived_buf[i], key, seq)
-    heads = st.ctr[N_COMPLETED_NEW] != 0 or (not fresh and st.ctr[N_ARRIVED_NEW] != 0)
+    heads = n_completed_new(st) != 0 or (not fresh and n_arrived_new(st) != 0)
     size = ps.size
     heap = ps.heap
     m = 0
@@ -437,7 +443,7 @@ def held_draw(st, ps, k, n_run, by_need):
             break
     for r in range(i, n):  # left out of this draw: back to the heaps (running ones when
         j = pool[r]  # apply_choice preempts them)
-        if st.status[j] == WAITING:
+        if is_waiting(st, j):
             heap_push(ps, j)
     ps.drawn = m
     return m, total
@@ -547,7 +553,7 @@ def apply_choice(st, ps, m, allocation):
     heaps = not ps.listed
     hold = ps.hold
     i = 0
-    while i < st.ctr[N_RUNNING]:
+    while i < n_running(st):
         j = st.running[i]
         if mark[j] == MARK_CHOSEN:
             i += 1
@@ -557,7 +563,7 @@ def apply_choice(st, ps, m, allocation):
                 heap_push(ps, j)
     for c in range(m):
         j = cand[c]
-        if st.status[j] == WAITING:
+        if is_waiting(st, j):
             if mark[j] == MARK_CHOSEN:
                 if ps.hpos[j] != -1:
                     heap_remove(ps, j)
@@ -567,21 +573,9 @@ def apply_choice(st, ps, m, allocation):
         mark[j] = 0
 
 
-def need_values(model) -> np.ndarray:
-    """Every server need a job of this model can have, sorted: the trace's needs (unless the spec
-    declares classes, whose fixed demands the trace's jobs take), or the union of the classes'
-    need distributions (whole numbers 1..k when a distribution does not list its values)."""
-    if model.trace is not None and not model.spec.workload.classes:
-        return model.trace.needs
-    values = [c.demand[0].values() for c in model.classes]
-    if any(v is None for v in values):
-        return np.arange(1.0, float(model.pooled_k) + 1.0)
-    return np.unique(np.concatenate(values)).astype(np.float64)
-
-
 def init_ordering(
     st,
-    model,
+    context: PolicyContext,
     order: int,
     *,
     fill_idle: bool = False,
@@ -595,11 +589,11 @@ def init_ordering(
     keep a draw's waiting candidates out of the heaps (held_draw: a placement rule that draws
     only with draw_prefix, in an order whose ranks never rise);
     ``gittins``: the model's rank tables (required by the Gittins order). The need classes come
-    from the model (:func:`need_values`), not from the jobs of the run; per-job arrays have one
-    entry per engine job slot and are set when a job arrives (sync)."""
-    class_need = need_values(model)
+    from the context (:meth:`PolicyContext.need_values`), not from the jobs of the run; per-job
+    arrays have one entry per engine job slot and are set when a job arrives (sync)."""
+    class_need = context.need_values()
     ranks = _gittins(gittins, class_need, order)
-    k = int(model.pooled_k)
+    k = int(context.pooled_k)
     sizes = engine_sizes(
         st,
         needs=class_need.size,
@@ -613,7 +607,7 @@ def init_ordering(
         gittins_params=ranks.params_a.size,
     )
     values = {
-        "need_class_of": _need_class_of(model, class_need),
+        "need_class_of": _need_class_of(context, class_need),
         "order": order,
         "listed": listed,
         "hold": hold,
@@ -628,13 +622,13 @@ def init_ordering(
     return POOLED_STATE.allocate(sizes, values)
 
 
-def _need_class_of(model, class_need: np.ndarray) -> np.ndarray:
+def _need_class_of(context: PolicyContext, class_need: np.ndarray) -> np.ndarray:
     """Per engine class, the index in ``class_need`` of its one need, or -1 when its jobs' needs
     vary (a trace without declared classes, a need distribution)."""
-    if model.trace is not None and not model.spec.workload.classes:
-        return np.full(len(model.classes), -1, dtype=np.int32)
-    out = np.full(len(model.classes), -1, dtype=np.int32)
-    for i, cls in enumerate(model.classes):
+    if context.demands_from_trace:
+        return np.full(len(context.classes), -1, dtype=np.int32)
+    out = np.full(len(context.classes), -1, dtype=np.int32)
+    for i, cls in enumerate(context.classes):
         values = cls.demand[0].values()
         if values is not None and len(values) == 1:
             out[i] = np.searchsorted(class_need, float(values[0]))
@@ -643,7 +637,7 @@ def _need_class_of(model, class_need: np.ndarray) -> np.ndarray:
 
 def init_order(
     st,
-    model,
+    context: PolicyContext,
     config,
     *,
     order: int,
@@ -663,7 +657,7 @@ def init_order(
     listed = order == ORDER_FCFS and not heaps
     return init_ordering(
         st,
-        model,
+        context,
         order,
         fill_idle=getattr(config, "fill_idle", False),
         quantum=getattr(config, "quantum", 0.0),
@@ -686,7 +680,7 @@ def _gittins(tables: GittinsTables | None, class_need: np.ndarray, order: int) -
     if tables is None:
         raise ValueError(
             "a Gittins order needs the model's rank tables (init keyword gittins): the "
-            "simulation pipeline builds them for policies registered with ranks_by_gittins"
+            "simulation pipeline builds them for policies whose tables() name 'gittins'"
         )
     return tables.for_needs(class_need)
 

@@ -13,7 +13,6 @@ import math
 
 from numba import njit
 
-from schedlab.engine.loop import run_engine
 from schedlab.policies.pooled.needs import GittinsConfig
 from schedlab.policies.pooled.ordered_policy import decide_ordered, register_ordered
 from schedlab.policies.pooled.ordering import (
@@ -22,6 +21,9 @@ from schedlab.policies.pooled.ordering import (
     add_candidate,
     first_position,
     next_candidate,
+)
+from schedlab.policy_api import (
+    run_engine,
 )
 
 

@@ -12,13 +12,9 @@ ServerFilling fills all k servers whenever M needs k (Corollary 3.1).
 from __future__ import annotations
 
 import math
-from typing import Any
 
 from numba import njit
 
-from schedlab.engine.loop import run_engine
-from schedlab.errors import SpecError
-from schedlab.policies.contract import PolicyConfig
 from schedlab.policies.pooled.needs import GittinsConfig, server_needs
 from schedlab.policies.pooled.ordered_policy import decide_ordered, draw_prefix, register_ordered
 from schedlab.policies.pooled.ordering import (
@@ -26,6 +22,12 @@ from schedlab.policies.pooled.ordering import (
     ORDER_GITTINS,
     ORDER_SRPT,
     remember_boundary,
+)
+from schedlab.policy_api import (
+    PolicyConfig,
+    PolicyContext,
+    SpecError,
+    run_engine,
 )
 
 
@@ -113,10 +115,10 @@ def run(st, ps, max_events):
     return run_engine(st, ps, decide, max_events)
 
 
-def check_nested_divisors(model: Any, config: PolicyConfig) -> None:
+def check_nested_divisors(context: PolicyContext, config: PolicyConfig) -> None:
     """Lemma 3.1's condition (grosof2023 §3.2): every need divides k and every larger need."""
-    k = model.pooled_k
-    chain = [*server_needs(model).tolist(), k]
+    k = context.pooled_k
+    chain = [*server_needs(context).tolist(), k]
     for i, a in enumerate(chain):
         for b in chain[i + 1 :]:
             if b % a != 0:
@@ -130,6 +132,7 @@ def check_nested_divisors(model: Any, config: PolicyConfig) -> None:
 
 register_ordered(
     name="server-filling",
+    event_cost=1.3,  # µs per event in the grosof2023 Fig. 2 setting (benchmarks/)
     title="ServerFilling",
     section="§6",
     summary="FCFS order; smallest prefix needing >= k servers, placed largest need first",
@@ -140,6 +143,7 @@ register_ordered(
 )
 register_ordered(
     name="server-filling-srpt",
+    event_cost=2.9,  # µs per event in the grosof2023 Fig. 2 setting (benchmarks/)
     title="ServerFilling-SRPT",
     section="§3.2",
     summary="SRPT order; smallest prefix needing >= k servers, largest need first; "
