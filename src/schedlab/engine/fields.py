@@ -9,8 +9,9 @@ the growth of the per-slot arrays, the Numba struct type and its cached construc
 A shape rule (``size``) is None for a scalar, one length for a 1-D array or a pair of lengths for
 a 2-D array (C-contiguous in both cases). A length is an int, a size name ("jobs": one entry per
 job slot, grown with the slots; "classes", "servers", "resources", ... given at allocation), or a
-:class:`Length`, a sum of sizes (``Length(5, resources=1, classes=2)``). Growth is along the first
-axis only: "jobs" may appear only as the first length.
+:class:`Length`, a sum of sizes (``Length(5, classes=2, resources=1)``, shown as
+"5 + 2*classes + resources"). Growth is along the first axis only: "jobs" may appear only as the
+first length.
 """
 
 from __future__ import annotations
@@ -48,9 +49,6 @@ class Length:
         parts = [str(self.constant)] if self.constant else []
         parts += [name if c == 1 else f"{c}*{name}" for name, c in self.terms]
         return " + ".join(parts) or "0"
-
-    def names(self) -> tuple[str, ...]:
-        return tuple(name for name, _ in self.terms)
 
 
 Dim = int | str | Length
