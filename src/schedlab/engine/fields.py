@@ -101,9 +101,10 @@ class Field:
         """The array's shape for these sizes (every size name used must be given)."""
         return tuple(_length(d, sizes, owner, self.name) for d in self.dims)
 
-    def initial(self, sizes: Mapping[str, int], value: Any, owner: str) -> Any:
+    def initial(self, sizes: Mapping[str, int], value: Any, owner: str, copy: bool = True) -> Any:
         """The field's initial contents: ``value`` (converted to the dtype; an array must have
-        the field's shape and is copied), or ``fill`` everywhere when ``value`` is None."""
+        the field's shape and is copied unless ``copy`` is False and it has the field's dtype and
+        layout already), or ``fill`` everywhere when ``value`` is None."""
         dtype = DTYPES[self.dtype]
         if not self.dims:
             if value is None:
@@ -117,7 +118,7 @@ class Field:
             raise ValueError(
                 f"state {owner!r} field {self.name!r}: shape {array.shape}, expected {shape}"
             )
-        return array.copy() if array is value else array
+        return array.copy() if copy and array is value else array
 
     def grown(self, array: np.ndarray, rows: int) -> np.ndarray:
         """``array`` with at least ``rows`` rows: itself when it has them, else a new array whose
@@ -160,14 +161,18 @@ def sizes_of(fields: tuple[Field, ...], arrays: Any) -> dict[str, int]:
 
 
 def allocate(
-    fields: tuple[Field, ...], sizes: Mapping[str, int], values: Mapping[str, Any], owner: str
+    fields: tuple[Field, ...],
+    sizes: Mapping[str, int],
+    values: Mapping[str, Any],
+    owner: str,
+    copy: bool = True,
 ) -> list[Any]:
     """The initial contents of every field, in table order (:meth:`Field.initial`; ``values``
     by field name)."""
     unknown = set(values) - {f.name for f in fields}
     if unknown:
         raise ValueError(f"state {owner!r} has no field(s) {sorted(unknown)}")
-    return [f.initial(sizes, values.get(f.name), owner) for f in fields]
+    return [f.initial(sizes, values.get(f.name), owner, copy) for f in fields]
 
 
 def container(name: str, fields: tuple[Field, ...], doc: str) -> type:

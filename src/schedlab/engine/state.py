@@ -269,7 +269,8 @@ def build_state(
         "ts_times": np.linspace(0.0, window.t_end, n_samples) if n_samples else np.empty(0),
         "job_edges": job_edges,
     }
-    return State(*allocate(ENGINE_STATE, sizes, values, "engine"))
+    # the arrays above are used as they are (no copies), the caller's too (class_*, capacity)
+    return State(*allocate(ENGINE_STATE, sizes, values, "engine", copy=False))
 
 
 def grow(st: State, slots: int) -> State:

@@ -116,9 +116,9 @@ class StateField(Field):
             return self.dtype.numba_type
         return super().numba_type()
 
-    def initial(self, sizes: Mapping[str, int], value: Any, owner: str) -> Any:
+    def initial(self, sizes: Mapping[str, int], value: Any, owner: str, copy: bool = True) -> Any:
         if not self.nested:
-            return super().initial(sizes, value, owner)
+            return super().initial(sizes, value, owner, copy)
         if value is None:
             raise ValueError(f"state {owner!r}: give a handle for nested field {self.name!r}")
         return value
