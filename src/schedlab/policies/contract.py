@@ -21,15 +21,14 @@ policy, :mod:`schedlab.policies.packing.fifo_ff`):
 and registers a :class:`Policy` by keyword with :func:`register`, naming the paper by its
 author-year key (:mod:`schedlab.papers`) and the section that defines the policy.
 
-How the state reaches compiled code. The handle is a Numba ``StructRef`` (passed by reference:
-one pointer per call, see docs/decisions/0001-engine-architecture.md). Its constructor must be
-cached on disk, or every process would compile it again. The constructor and one field getter
-per field (``grow`` reads the fields, enlarges the "jobs" arrays with NumPy and constructs a new
-struct) are generated as source into a
-real module file in the Numba cache directory, named by a hash of that source, and compiled with
-``cache=True`` like any other module (docs/decisions/0002-policy-contract.md). With
-``SCHEDLAB_JIT=0`` no code is generated: the handle is a plain Python object with the same
-attribute names, so the same policy source runs as Python.
+How the state reaches compiled code. A policy state is a field table like the engine's
+(:mod:`schedlab.engine.fields`); its handle is a Numba ``StructRef`` (passed by reference: one
+pointer per call, see docs/decisions/0001-engine-architecture.md) whose constructor and one field
+getter per field (``grow`` reads the fields, enlarges the "jobs" arrays with NumPy and constructs
+a new struct) are generated as source and cached on disk (:mod:`schedlab.engine.generated`,
+docs/decisions/0002-policy-contract.md). With ``SCHEDLAB_JIT=0`` no code is generated: the
+handle is a plain Python object with the same attribute names, so the same policy source runs as
+Python.
 
 From Python, a JIT handle's fields are readable by name (``ps.key``; arrays are shared, not
 copied); writing a field from Python is not supported: give initial values to ``allocate``.
@@ -37,23 +36,18 @@ copied); writing a field from Python is not supported: give initial values to ``
 
 from __future__ import annotations
 
-import hashlib
-import importlib.util
-import os
-import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-import numpy as np
 from numba.core import config as numba_config
 from numba.core import types
 from numba.experimental import structref
 from pydantic import BaseModel, ConfigDict
 
-from schedlab._jit import cache_dir
-from schedlab.engine.state import ArrayStructType
+from schedlab.engine import generated
+from schedlab.engine.fields import Field, allocate, struct_fields
+from schedlab.engine.generated import ArrayStructType
 from schedlab.engine.structs import register_array_struct
 
 # --------------------------------------------------------------------------------------------
@@ -76,22 +70,12 @@ class NoConfig(PolicyConfig):
 # --------------------------------------------------------------------------------------------
 # state
 
-DTYPES = {"f8": np.float64, "i8": np.int64, "i4": np.int32, "i1": np.int8, "b1": np.bool_}
-_NUMBA_DTYPES = {
-    "f8": types.float64,
-    "i8": types.int64,
-    "i4": types.int32,
-    "i1": types.int8,
-    "b1": types.boolean,
-}
 ENGINE_SIZES = ("jobs", "classes", "servers", "resources")
-
-Size = None | int | str | tuple[int | str, ...]
 
 
 @dataclass(frozen=True)
-class StateField:
-    """One named field of a policy state.
+class StateField(Field):
+    """One named field of a policy state (an engine :class:`~schedlab.engine.fields.Field`).
 
     ``dtype``: "f8", "i8", "i4", "i1" or "b1" (float64, int64, int32, int8, bool).
     ``size``: None for a scalar; otherwise the length of a 1-D array, or a tuple of lengths for a
@@ -106,21 +90,15 @@ class StateField:
     growing the outer state grows the nested one too; otherwise ``size`` must be None.
     """
 
-    name: str
-    dtype: str | PolicyState
-    size: Size = None
-    fill: float = 0
+    dtype: str | PolicyState  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
-        if isinstance(self.dtype, PolicyState):
-            if self.size not in (None, "jobs"):
-                raise ValueError(f"nested field {self.name!r}: size must be None or 'jobs'")
-        elif self.dtype not in DTYPES:
-            raise ValueError(f"field {self.name!r}: dtype must be one of {sorted(DTYPES)}")
-        if not self.name.isidentifier() or self.name.startswith("_"):
-            raise ValueError(f"field name {self.name!r} must be a public identifier")
-        if isinstance(self.size, tuple) and (len(self.size) != 2 or "jobs" in self.size[1:]):
-            raise ValueError(f"field {self.name!r}: 2-D only, 'jobs' only as first dimension")
+        if not self.nested:
+            super().__post_init__()
+            return
+        if self.size not in (None, "jobs"):
+            raise ValueError(f"nested field {self.name!r}: size must be None or 'jobs'")
+        self._check_name_and_size()
 
     @property
     def nested(self) -> bool:
@@ -129,21 +107,23 @@ class StateField:
     @property
     def dims(self) -> tuple[int | str, ...]:
         """The lengths of the array's dimensions; () for a scalar or nested state."""
-        if self.size is None or self.nested:
-            return ()
-        return self.size if isinstance(self.size, tuple) else (self.size,)
+        return () if self.nested else super().dims
 
     @property
     def per_job(self) -> bool:
-        return self.size == "jobs" or (bool(self.dims) and self.dims[0] == "jobs")
+        return self.size == "jobs" or super().per_job
 
     def numba_type(self) -> types.Type:
         if isinstance(self.dtype, PolicyState):
             return self.dtype.numba_type
-        base = _NUMBA_DTYPES[self.dtype]
-        if not self.dims:
-            return base
-        return base[::1] if len(self.dims) == 1 else base[:, ::1]
+        return super().numba_type()
+
+    def initial(self, sizes: Mapping[str, int], value: Any, owner: str, copy: bool = True) -> Any:
+        if not self.nested:
+            return super().initial(sizes, value, owner, copy)
+        if value is None:
+            raise ValueError(f"state {owner!r}: give a handle for nested field {self.name!r}")
+        return value
 
 
 def engine_sizes(st: Any, **more: int) -> dict[str, int]:
@@ -225,7 +205,7 @@ class PolicyState:
 
     @property
     def numba_type(self) -> PolicyStructType:
-        return PolicyStructType([(f.name, f.numba_type()) for f in self.fields])
+        return PolicyStructType(struct_fields(self.fields))
 
     # ----------------------------------------------------------------------------- allocate
 
@@ -233,36 +213,10 @@ class PolicyState:
         """A new state handle. ``sizes`` maps every size name used by a field to its length (see
         :func:`engine_sizes`); ``values`` gives initial contents by field name (arrays must have
         the field's shape; scalars are converted to the field's dtype)."""
-        values = dict(values or {})
-        unknown = set(values) - {f.name for f in self.fields}
-        if unknown:
-            raise ValueError(f"state {self.name!r} has no field(s) {sorted(unknown)}")
-        contents = [self._initial(f, sizes, values.get(f.name)) for f in self.fields]
+        contents = allocate(self.fields, sizes, values or {}, self.name)
         if numba_config.DISABLE_JIT:
             return PlainState(**{f.name: v for f, v in zip(self.fields, contents, strict=True)})
         return self._module().new(*contents)
-
-    def _initial(self, f: StateField, sizes: Mapping[str, int], value: Any) -> Any:
-        if isinstance(f.dtype, PolicyState):
-            if value is None:
-                raise ValueError(f"state {self.name!r}: give a handle for nested field {f.name!r}")
-            return value
-        dtype = DTYPES[f.dtype]
-        if not f.dims:
-            if value is None:
-                value = f.fill
-            return dtype(value).item() if f.dtype != "b1" else bool(value)
-        shape = tuple(
-            d if isinstance(d, int) else _size(sizes, d, self.name, f.name) for d in f.dims
-        )
-        if value is None:
-            return np.full(shape, f.fill, dtype=dtype)
-        array = np.ascontiguousarray(value, dtype=dtype)
-        if array.shape != shape:
-            raise ValueError(
-                f"state {self.name!r} field {f.name!r}: shape {array.shape}, expected {shape}"
-            )
-        return array.copy() if array is value else array
 
     # ---------------------------------------------------------------------------------- grow
 
@@ -288,80 +242,21 @@ class PolicyState:
     def _grown_field(f: StateField, value: Any, n_slots: int) -> Any:
         if isinstance(f.dtype, PolicyState):
             return f.dtype.grow(value, n_slots)
-        return _grown(value, n_slots, f.fill)
+        return f.grown(value, n_slots)
 
     # ------------------------------------------------------------------- generated constructor
 
     def source(self) -> str:
         """The Python source of the cached constructor and field getters."""
-        args = ", ".join(f.name for f in self.fields)
-        lines = [
-            f"# Generated by schedlab.policies.contract for policy state {self.name!r}.",
-            "# Do not edit: the file name is a hash of this text, which names the field types:",
-            *[f"#   {f.name}: {f.numba_type()}" for f in self.fields],
-            "from numba import njit",
-            "from numba.experimental import structref",
-            "",
-            "",
-            "@njit(cache=True)",
-            f"def new({args}):",
-            "    s = structref.new(TYPE)",
-            *[f"    s.{f.name} = {f.name}" for f in self.fields],
-            "    return s",
-        ]
-        for f in self.fields:
-            lines += ["", "", "@njit(cache=True)", f"def get_{f.name}(s):"]
-            lines.append(f"    return s.{f.name}")
-        return "\n".join(lines) + "\n"
+        return generated.source(self.name, self.fields)
 
     def _module(self) -> Any:
         if self._compiled is None:
-            self._compiled = _load_generated(self.name, self.source(), self.numba_type)
+            self._compiled = generated.load(self.name, self.fields, self.numba_type)
             _GETTERS[self.numba_type] = {
                 f.name: getattr(self._compiled, f"get_{f.name}") for f in self.fields
             }
         return self._compiled
-
-
-def _size(sizes: Mapping[str, int], name: str, state: str, field_name: str) -> int:
-    if name not in sizes:
-        raise ValueError(f"state {state!r} field {field_name!r}: no size {name!r} given")
-    return int(sizes[name])
-
-
-def _grown(array: np.ndarray, n: int, fill: float) -> np.ndarray:
-    if array.shape[0] >= n:
-        return array
-    out = np.full((n, *array.shape[1:]), fill, dtype=array.dtype)
-    out[: array.shape[0]] = array
-    return out
-
-
-def generated_dir() -> Path:
-    """Where generated state modules live: inside the Numba cache directory."""
-    base = os.environ.get("NUMBA_CACHE_DIR") or str(cache_dir())
-    return Path(base) / "policy_states"
-
-
-def _load_generated(name: str, source: str, struct_type: PolicyStructType) -> Any:
-    digest = hashlib.sha1(source.encode()).hexdigest()[:16]
-    module_name = f"schedlab_state_{name.replace('-', '_')}_{digest}"
-    if module_name in sys.modules:
-        return sys.modules[module_name]
-    directory = generated_dir()
-    directory.mkdir(parents=True, exist_ok=True)
-    path = directory / f"{module_name}.py"
-    if not path.exists() or path.read_text() != source:
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(source)
-        os.replace(tmp, path)  # atomic: a concurrent process sees the old or the new file
-    spec = importlib.util.spec_from_file_location(module_name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    module.TYPE = struct_type  # type: ignore[attr-defined]
-    sys.modules[module_name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 # --------------------------------------------------------------------------------------------
