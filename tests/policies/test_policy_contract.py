@@ -181,3 +181,47 @@ def test_field_reads_and_borrowed_calls_count_no_references():
                 bodies.append(definition)
     assert len(bodies) >= 2
     assert not any("@NRT_incref" in body or "@NRT_decref" in body for body in bodies)
+
+
+INDEX_CHECK = """
+import importlib, json, sys
+from schedlab.policies import registry
+from schedlab.policies.contract import _REGISTRY
+registry.all_policies()
+built_in = sorted(
+    p.name for p in _REGISTRY.values()
+    if registry.source_file(p).startswith("schedlab/policies/")
+)
+found = {}
+for module in sorted(set(registry.BUILT_IN.values())):
+    for loaded in [m for m in sys.modules if m.startswith(("schedlab.policies.packing",
+            "schedlab.policies.pooled", "schedlab.policies.loss"))]:
+        del sys.modules[loaded]
+    _REGISTRY.clear()
+    importlib.import_module(module)
+    found[module] = sorted(_REGISTRY)
+print(json.dumps({"built_in": built_in, "found": found}))
+"""
+
+
+def test_the_index_of_built_in_policies_is_the_registry():
+    """registry.BUILT_IN (a run imports only its policy's module) names every built-in policy,
+    and importing the module it gives, alone, registers the name. On failure, regenerate the
+    table from the lines printed."""
+    import json
+    import subprocess
+    import sys
+
+    from schedlab.policies import registry
+
+    out = subprocess.run(
+        [sys.executable, "-c", INDEX_CHECK], capture_output=True, text=True, check=True
+    ).stdout
+    result = json.loads(out)
+    lines = [
+        f'    "{name}": "{registry.source_file(registry.get_policy(name))[:-3].replace("/", ".")}",'
+        for name in result["built_in"]
+    ]
+    assert sorted(registry.BUILT_IN) == result["built_in"], "\n".join(lines)
+    missing = [n for n, m in registry.BUILT_IN.items() if n not in result["found"][m]]
+    assert not missing, "\n".join(lines)

@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy import integrate, special
 
 TAIL_TRUNCATION = 1e-16  # tail mass dropped from geometric/Poisson atoms
 
@@ -99,6 +98,8 @@ class ExponentialComponent(Component):
 
     def partial_moment(self, n: int, x: np.ndarray) -> np.ndarray:
         # E[X^n 1{X <= x}] = n! / rate^n * P(n + 1, rate x) (regularized lower incomplete gamma)
+        from scipy import special  # on use: importing scipy takes ~0.5 s
+
         return (
             math.factorial(n) / self.rate**n * special.gammainc(n + 1, self.rate * np.maximum(x, 0))
         )
@@ -338,9 +339,13 @@ class LogNormalComponent(Component):
         return (logx - self.mu - shift) / self.sigma
 
     def cdf(self, x: np.ndarray) -> np.ndarray:
+        from scipy import special  # on use: importing scipy takes ~0.5 s
+
         return special.ndtr(self._z(x))
 
     def sf(self, x: np.ndarray) -> np.ndarray:
+        from scipy import special  # on use: importing scipy takes ~0.5 s
+
         return special.ndtr(-self._z(x))
 
     def pdf(self, x: np.ndarray) -> np.ndarray:
@@ -351,6 +356,8 @@ class LogNormalComponent(Component):
 
     def partial_moment(self, n: int, x: np.ndarray) -> np.ndarray:
         # E[X^n 1{X <= x}] = exp(n mu + n^2 sigma^2 / 2) Phi((ln x - mu - n sigma^2) / sigma)
+        from scipy import special  # on use: importing scipy takes ~0.5 s
+
         return self.moment(n) * special.ndtr(self._z(x, n * self.sigma**2))
 
     def moment(self, n: int) -> float:
@@ -364,6 +371,8 @@ class LogNormalComponent(Component):
         return LogNormalComponent(self.mu + math.log(c), self.sigma)
 
     def isf(self, q: float) -> float:
+        from scipy import special  # on use: importing scipy takes ~0.5 s
+
         if q >= 1:
             return 0.0
         return math.exp(self.mu - self.sigma * float(special.ndtri(q)))
@@ -434,6 +443,8 @@ class NumericComponent(Component):
 
 
 def _quad(fun: Callable[[float], float], lo: float, hi: float) -> float:
+    from scipy import integrate  # on use: importing scipy takes ~0.5 s
+
     value, _ = integrate.quad(fun, lo, hi, limit=200, epsabs=0.0, epsrel=1e-11)
     return float(value)
 

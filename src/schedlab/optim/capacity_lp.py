@@ -35,8 +35,6 @@ from fractions import Fraction
 
 import numpy as np
 from numba import njit
-from scipy import sparse
-from scipy.optimize import linprog
 
 from schedlab.optim.configurations import TooManyConfigurations, feasible_configurations
 
@@ -207,6 +205,9 @@ class _Master:
 
     def solve(self) -> tuple[float, list[np.ndarray], np.ndarray, np.ndarray]:
         """Solve; returns (rho, p per pool, y >= 0 duals of the type rows, v pool duals)."""
+        from scipy import sparse  # on use: importing scipy takes ~0.5 s
+        from scipy.optimize import linprog  # on use: importing scipy takes ~0.5 s
+
         n_types = self.probs.size
         n_cols = len(self.eq_cols) + 1
         a_ub = sparse.csc_matrix((self.vals, (self.rows, self.cols)), shape=(n_types, n_cols))

@@ -29,8 +29,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import sparse
-from scipy.optimize import linprog
 
 from schedlab.errors import SchedlabError
 
@@ -140,6 +138,9 @@ def lp_primal_lower_bound(
     slots: int = 200,
 ) -> LPBound:
     """LP_primal (App. A) on ``slots`` + 1 slots of width sum(x) / (k slots), solved by HiGHS."""
+    from scipy import sparse  # on use: importing scipy takes ~0.5 s
+    from scipy.optimize import linprog  # on use: importing scipy takes ~0.5 s
+
     x, c = _check(np.asarray(sizes, dtype=float), np.asarray(caps, dtype=float), float(k))
     if slots < 1:
         raise ParallelJobsError("slots must be >= 1")

@@ -45,8 +45,6 @@ from typing import Any, Literal
 
 import numpy as np
 from numba import njit
-from scipy import sparse
-from scipy.optimize import linprog
 
 from schedlab.optim.capacity_lp import common_grid
 
@@ -494,6 +492,9 @@ def _solve_reward_lp(
     columns: list[np.ndarray], rho: np.ndarray, reward: np.ndarray, servers: float
 ) -> tuple[float, np.ndarray, np.ndarray, np.ndarray, float]:
     """LP (3) over the given configuration columns: (value, y, x, duals of the slot rows, mu)."""
+    from scipy import sparse  # on use: importing scipy takes ~0.5 s
+    from scipy.optimize import linprog  # on use: importing scipy takes ~0.5 s
+
     n = rho.size
     m = len(columns)
     confs = np.array(columns, dtype=float)  # (m, J)

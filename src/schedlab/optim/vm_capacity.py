@@ -22,7 +22,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import linprog
 
 from schedlab.optim.knapsack import maximal_configurations
 
@@ -55,6 +54,8 @@ def max_scaling(
     direction: np.ndarray | Sequence[float],
 ) -> CapacityScaling:
     """The largest s with s * direction in C (eq. (2)); ``demands`` is (J, R)."""
+    from scipy.optimize import linprog  # on use: importing scipy takes ~0.5 s
+
     w = np.atleast_2d(np.asarray(demands, dtype=float))
     d = np.asarray(direction, dtype=float).ravel()
     if d.size != w.shape[0] or np.any(d < 0) or not np.any(d > 0):

@@ -1,7 +1,10 @@
 """Looking policies up: every registered policy by name, and the table of docs/policies.md.
 
-Policy modules declare and register themselves through :mod:`schedlab.policies.contract`; every
-module under ``schedlab.policies`` is imported on first lookup.
+Policy modules declare and register themselves through :mod:`schedlab.policies.contract`.
+Looking one built-in name up imports only the module that registers it (``BUILT_IN``, checked
+against the registry by tests/policies/test_policy_contract.py): a run loads its own policy, not
+all of them (issue 33). Listing every policy, or a name not built in, imports every module under
+``schedlab.policies`` and the installed plugins' entry points.
 """
 
 from __future__ import annotations
@@ -32,6 +35,46 @@ def _load_builtins() -> None:
     load_entry_points()
 
 
+# The module that registers each built-in policy name (regenerate: tests/policies/
+# test_policy_contract.py::test_the_index_of_built_in_policies_is_the_registry prints it).
+BUILT_IN = {
+    "best-fit-admission": "schedlab.policies.loss.admission",
+    "bf-j": "schedlab.policies.packing.best_fit",
+    "bf-js": "schedlab.policies.packing.best_fit",
+    "bf-s": "schedlab.policies.packing.best_fit",
+    "class-priority": "schedlab.policies.pooled.elastic_inelastic",
+    "divisor-filling": "schedlab.policies.pooled.divisor_filling",
+    "divisor-filling-gittins": "schedlab.policies.pooled.divisor_filling",
+    "divisor-filling-srpt": "schedlab.policies.pooled.divisor_filling",
+    "dra": "schedlab.policies.loss.dra",
+    "dra-preemption": "schedlab.policies.loss.dra",
+    "easy-backfill": "schedlab.policies.pooled.easy_backfill",
+    "elastic-first": "schedlab.policies.pooled.elastic_inelastic",
+    "fcfs": "schedlab.policies.packing.fifo_ff",
+    "fifo-ff": "schedlab.policies.packing.fifo_ff",
+    "first-fit": "schedlab.policies.packing.fifo_ff",
+    "first-fit-srpt": "schedlab.policies.pooled.first_fit",
+    "g16": "schedlab.policies.packing.vm_tokens",
+    "gittins-1": "schedlab.policies.pooled.resource_pooled",
+    "greedy-srpt": "schedlab.policies.pooled.first_fit",
+    "inelastic-first": "schedlab.policies.pooled.elastic_inelastic",
+    "least-servers-first": "schedlab.policies.pooled.first_fit",
+    "m14": "schedlab.policies.packing.vm_stalling",
+    "max-weight": "schedlab.policies.pooled.max_weight",
+    "max-weight-greedy": "schedlab.policies.pooled.max_weight",
+    "most-servers-first": "schedlab.policies.pooled.first_fit",
+    "power-of-d": "schedlab.policies.loss.admission",
+    "preemptive-first-fit": "schedlab.policies.pooled.first_fit",
+    "server-filling": "schedlab.policies.pooled.server_filling",
+    "server-filling-gittins": "schedlab.policies.pooled.server_filling",
+    "server-filling-srpt": "schedlab.policies.pooled.server_filling",
+    "srpt-1": "schedlab.policies.pooled.resource_pooled",
+    "vm-stalling": "schedlab.policies.packing.vm_stalling",
+    "vqs": "schedlab.policies.packing.vqs",
+    "vqs-bf": "schedlab.policies.packing.vqs",
+}
+
+
 def registered_names() -> list[str]:
     """Names registered so far (built-in or plugin), without loading anything."""
     return list(_REGISTRY)
@@ -43,6 +86,10 @@ def all_policies() -> list[Policy]:
 
 
 def get_policy(name: str) -> Policy:
+    if name not in _REGISTRY and name in BUILT_IN:
+        importlib.import_module(BUILT_IN[name])
+    if name in _REGISTRY:
+        return _REGISTRY[name]
     _load_builtins()
     if name in _REGISTRY:
         return _REGISTRY[name]

@@ -1,0 +1,45 @@
+"""A first result imports only what the run needs (issue 33 item 1): simulating the quickstart
+loads neither the statistics, optimisation and integration parts of SciPy, nor pandas, DuckDB,
+matplotlib or Dask, nor the modules of other policies. (The time itself is measured by
+benchmarks/bench_first_result.py, not asserted.)"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from tests.helpers.paths import ROOT
+
+PROGRAM = """
+import json, sys
+import schedlab
+spec = schedlab.load_spec(sys.argv[1])
+result = schedlab.simulate(spec.model_copy(update={"run": spec.run.model_copy(update={"arrivals": 500})}))
+print(json.dumps(sorted(sys.modules)))
+"""
+NOT_NEEDED = (
+    "scipy.stats",
+    "scipy.optimize",
+    "scipy.integrate",
+    "scipy.sparse",
+    "pandas",
+    "duckdb",
+    "matplotlib",
+    "dask",
+    "distributed",
+    "schedlab.policies.loss.dra",
+    "schedlab.policies.packing.vqs",
+    "schedlab.policies.pooled.max_weight",
+)
+
+
+def test_simulating_the_quickstart_imports_only_what_the_run_needs():
+    quickstart = ROOT / "src" / "schedlab" / "examples" / "quickstart.toml"
+    done = subprocess.run(
+        [sys.executable, "-c", PROGRAM, str(quickstart)], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    modules = set(json.loads(done.stdout.splitlines()[-1]))
+    loaded = sorted(m for m in NOT_NEEDED if m in modules)
+    assert not loaded, f"imported without need: {loaded}"
