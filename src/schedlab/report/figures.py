@@ -3,10 +3,15 @@
 What a reader sees, and why:
 
 * simulated series: markers joined by a thin line, with the 95% interval as a shaded band;
-* analytic series (``Point.analytic``: formulas, bounds): neutral-coloured lines without markers,
-  so they never read as simulated data;
-* one fixed colour per policy across every figure of an experiment: :func:`policy_colors` maps the
+* analytic series (``Point.analytic``: formulas, bounds): neutral-coloured dashed lines without
+  markers, so they never read as simulated data;
+* one fixed style per policy across every figure of an experiment: :func:`policy_colors` maps the
   sorted set of the experiment's series to a fixed palette, and every figure takes that mapping;
+  a colour comes with its own marker and line style (:func:`series_style`), so that up to 16
+  series stay distinct without colour (colour-blind readers, grey-scale prints:
+  tests/report/test_figure_styles.py);
+* on a log axis an interval band reaching 0 or below is clipped at the bottom of the data, not
+  dropped;
 * unstable points (no steady state) estimate nothing and are never drawn as values: each unstable
   series gets its own row of ``x`` markers in a strip reserved above the data (never clipped at the
   edge, never on top of another series' markers);
@@ -40,33 +45,44 @@ from matplotlib.ticker import FuncFormatter
 from schedlab import outputs
 from schedlab.report.labels import label
 
-# Colour-blind-safe first (Okabe-Ito), then the tab20 hues that are not grey.
+# Colour-blind-safe first: the seven Okabe-Ito hues and Tol's indigo, which stay apart under the
+# three dichromacies (tests/report/test_figure_styles.py); then Tol's wine and brown and the tab20
+# hues that are not grey, told apart by marker and line style (series_style).
 PALETTE = (
     "#0072B2",
     "#D55E00",
     "#009E73",
     "#CC79A7",
     "#E69F00",
-    "#8C564B",
-    "#9467BD",
     "#56B4E9",
-    "#BCBD22",
+    "#332288",
+    "#F0E442",
+    "#882255",
+    "#661100",
+    "#8C564B",
+    "#98DF8A",
     "#17BECF",
-    "#1F77B4",
-    "#FF7F0E",
-    "#2CA02C",
+    "#9467BD",
+    "#BCBD22",
     "#D62728",
+    "#2CA02C",
     "#AEC7E8",
     "#FFBB78",
-    "#98DF8A",
-    "#FF9896",
-    "#C5B0D5",
     "#C49C94",
 )
 NEUTRAL = "#555555"
-ANALYTIC_STYLES = (("black", "-"), ("#444444", "--"), ("#444444", "-."), ("#777777", ":"))
+# The i-th palette colour goes with MARKERS[i % 8] and LINESTYLES[(i // 8) % 2]: 16 series differ
+# in marker or line style alone. No "x": it marks unstable points.
+MARKERS = ("o", "s", "^", "D", "v", "P", "h", "*")
+LINESTYLES = ("-", "--")
+ANALYTIC_STYLES = (
+    ("black", "--"),
+    ("#444444", "-."),
+    ("#444444", ":"),
+    ("#777777", (0, (6, 2, 1, 2, 1, 2))),
+)
 UNSTABLE_LABEL = "unstable: no steady state (marked above the data)"
-UNRELIABLE_LABEL = "unreliable estimate (interval not trustworthy)"
+UNRELIABLE_LABEL = "hollow marker: unreliable estimate (interval not trustworthy)"
 _STRIP_ROW = 0.045  # height of one unstable-marker row, as a fraction of the axes
 
 
@@ -87,6 +103,19 @@ def policy_colors(names: Iterable[str]) -> dict[str, str]:
     """One colour per name, from the sorted set of names (the same set gives the same colours in
     every figure; names beyond the palette's 20 reuse it in order)."""
     return {n: PALETTE[i % len(PALETTE)] for i, n in enumerate(sorted(set(names)))}
+
+
+@dataclass(frozen=True)
+class SeriesStyle:
+    color: str
+    marker: str
+    linestyle: str
+
+
+def series_style(color: str) -> SeriesStyle:
+    """The marker and line style that go with a palette colour (any other colour: the first)."""
+    i = PALETTE.index(color) if color in PALETTE else 0
+    return SeriesStyle(color, MARKERS[i % len(MARKERS)], LINESTYLES[(i // len(MARKERS)) % 2])
 
 
 def _minor_label(value: float, _: object) -> str:
@@ -183,6 +212,8 @@ def line_plot(
     positive = [p.mean for p in points if _finite(p.mean) and p.mean > 0]
     symlog = logy and not ratio and any(_finite(p.mean) and p.mean <= 0 for p in points)
     positive_only = logy and not symlog
+    # the bottom of the data on a log axis: bands reaching 0 or below are clipped there
+    log_floor = min(positive, default=1.0) / 2
     unstable_rows: list[tuple[str, list[float]]] = []
     unreliable_drawn = False
     for name in simulated:
@@ -192,37 +223,37 @@ def line_plot(
         ]
         color = colors.get(name) or PALETTE[len(colors) % len(PALETTE)]
         colors.setdefault(name, color)
+        style = series_style(color)
         ax.plot(
             [p.x for p in good],
             [p.mean for p in good],
             color=color,
             lw=1.2,
+            ls=style.linestyle,
+            marker=style.marker,
+            ms=4.5,
+            markevery=[i for i, p in enumerate(good) if p.reliable],
             label=names.get(name, name),
         )
         solid = [p for p in good if p.reliable]
-        ax.plot(
-            [p.x for p in solid], [p.mean for p in solid], "o", ms=4, color=color, linestyle="none"
-        )
         shaky = [p for p in good if not p.reliable]
         if shaky:
             ax.plot(
                 [p.x for p in shaky],
                 [p.mean for p in shaky],
-                "D",
-                ms=6,
+                style.marker,
+                ms=6.5,
                 mfc="white",
                 mec=color,
                 mew=1.5,
                 linestyle="none",
             )
             unreliable_drawn = True
-        band = [
-            p for p in solid if _finite(p.lo) and _finite(p.hi) and (p.lo > 0 or not positive_only)
-        ]
+        band = [p for p in solid if _finite(p.lo) and _finite(p.hi)]
         if band:
             ax.fill_between(
                 [p.x for p in band],
-                [p.lo for p in band],
+                [max(p.lo, log_floor) if positive_only else p.lo for p in band],
                 [p.hi for p in band],
                 color=color,
                 alpha=0.18,
@@ -284,7 +315,7 @@ def line_plot(
         labels.append(UNSTABLE_LABEL)
     if unreliable_drawn:
         handles.append(
-            Line2D([], [], ls="none", marker="D", ms=6, mfc="white", mec=NEUTRAL, mew=1.5)
+            Line2D([], [], ls="none", marker="o", ms=6.5, mfc="white", mec=NEUTRAL, mew=1.5)
         )
         labels.append(UNRELIABLE_LABEL)
     ax.set_xlabel(xlabel or label(x))
@@ -333,6 +364,7 @@ def errorbar_plot(
     for name in series:
         mine = sorted((p for p in points if p.series == name), key=lambda p: p.x)
         color = colors.get(name)
+        style = series_style(color) if color else series_style(PALETTE[0])
         good = [p for p in mine if p.stable and _finite(p.mean)]
         if any(p.analytic for p in mine):
             ax.plot([p.x for p in good], [p.mean for p in good], color=color, lw=1.6, label=name)
@@ -341,7 +373,7 @@ def errorbar_plot(
             [p.x for p in good],
             [p.mean for p in good],
             yerr=[[p.mean - p.lo for p in good], [p.hi - p.mean for p in good]],
-            fmt="o",
+            fmt=style.marker,
             ms=4.5,
             mfc="white",
             color=color,
