@@ -83,6 +83,7 @@ def test_reproduction_stores_axes_claims_and_figures(tiny_fig2):
     assert record["figures"] == ["grosof2023-fig2.png"]  # relative, never an absolute path
     assert record["provenance"]["code_hash"] and record["provenance"]["wall_s"] > 0
     assert not any(str(tiny_fig2) in note for note in record["notes"])
+    assert (tiny_fig2 / "report.html").is_file()  # written by reproduce, as compare does
 
 
 def test_reproduction_report_shows_figure_and_claims_and_never_pools(tiny_fig2, tmp_path):

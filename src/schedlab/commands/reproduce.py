@@ -112,7 +112,9 @@ def reproduce(
         out.print(f"[dim]note:[/] {escape(note)}")
     for path in outcome.figures:
         out.print(f"figure: {path}")
-    out.print(f"report: schedlab report {target}", highlight=False)
+    from schedlab.report.html import write_report
+
+    out.print(f"report: {write_report(target)}", highlight=False)
     if not outcome.passed:
         raise typer.Exit(1)
 
