@@ -14,11 +14,11 @@ from collections import namedtuple
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 from numba.core import config as numba_config
 from numba.core import types
 from numba.experimental import structref
 
+from schedlab._jit import kernel
 from schedlab.engine import constants as K
 from schedlab.engine import sketch
 from schedlab.engine.structs import register_array_struct
@@ -194,7 +194,7 @@ ENGINE_FIELDS = (
 ENGINE_STATE_TYPE = new_struct_type(ENGINE_FIELDS)
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _new_engine_state(
     arrival,
     job_class,

@@ -17,8 +17,7 @@ This module is the example of docs/writing-policies.md.
 
 from __future__ import annotations
 
-from numba import njit
-
+from schedlab._jit import kernel
 from schedlab.engine.actions import start
 from schedlab.engine.constants import Q_HEAD
 from schedlab.engine.loop import run_engine
@@ -48,7 +47,7 @@ def init(st, model, config: FifoFirstFitConfig):
     return STATE.allocate(engine_sizes(st), {"blocking": config.blocking})
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def decide(st, ps):
     """Walk the queue in arrival order; start each job on the first server with room."""
     j = st.ctr[Q_HEAD]
@@ -62,7 +61,7 @@ def decide(st, ps):
         j = nxt
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def run(st, ps, max_events):
     return run_engine(st, ps, decide, max_events)
 

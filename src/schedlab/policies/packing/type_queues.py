@@ -4,8 +4,7 @@ j). Used by the VM-stalling policies (vm_stalling.py) and the token policy (vm_t
 
 from __future__ import annotations
 
-from numba import njit
-
+from schedlab._jit import kernel
 from schedlab.policies.contract import StateField
 
 QUEUE_FIELDS = (  # the queues' fields, spliced into a policy's state: *QUEUE_FIELDS
@@ -15,7 +14,7 @@ QUEUE_FIELDS = (  # the queues' fields, spliced into a policy's state: *QUEUE_FI
 )
 
 
-@njit(cache=True, inline="always")
+@kernel(wraparound=False, inline="always")
 def queue_push(head, tail, nxt, c, j):
     """Append job j to the queue of type c."""
     nxt[j] = -1
@@ -26,7 +25,7 @@ def queue_push(head, tail, nxt, c, j):
     tail[c] = j
 
 
-@njit(cache=True, inline="always")
+@kernel(wraparound=False, inline="always")
 def queue_pop(head, tail, nxt, c):
     """Remove and return the first job of the (non-empty) queue of type c."""
     j = head[c]

@@ -78,9 +78,9 @@ import math
 from typing import Annotated, Literal
 
 import numpy as np
-from numba import njit
 from pydantic import Field
 
+from schedlab._jit import kernel
 from schedlab.engine.actions import activate, stall, start
 from schedlab.engine.constants import N_ARRIVED_NEW, N_COMPLETED_NEW, NOW, WAITING
 from schedlab.engine.loop import run_engine
@@ -275,7 +275,7 @@ def init(st, model, config: VmStallingConfig):
     return STATE.allocate(sizes, values)
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def rmax_configuration(ps, t, q, k):
     """An r-max-weight (maximal, non-zero) configuration of server type t for queues q, into k;
     returns its weight (§6.1)."""
@@ -294,7 +294,7 @@ def rmax_configuration(ps, t, q, k):
     return total
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _queues(st, ps):
     total = 0.0
     for j in range(ps.qf.shape[0]):
@@ -303,7 +303,7 @@ def _queues(st, ps):
     return total
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def stall_beta(ps, total_q, n_servers):
     """beta of condition (5): constant, or h(||Q||_1) q(s) (eq. (29), §6.4)."""
     if not ps.adaptive:
@@ -315,7 +315,7 @@ def stall_beta(ps, total_q, n_servers):
     return h * (1.0 - s) if ps.linear_q else h
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _place(st, ps, s, c):
     """Start the head of queue c on active server s, in one of its type-c slots."""
     j = queue_pop(ps.q_head, ps.q_tail, ps.q_next, c)
@@ -324,7 +324,7 @@ def _place(st, ps, s, c):
     ps.free[c] -= 1
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _set_configuration(st, ps, s, k):
     """Server s (empty, or holding a subset of k) becomes active with configuration k, fills it
     from the queues and registers empty slots for the rest (Algorithm 1, lines 9-14)."""
@@ -349,7 +349,7 @@ def _set_configuration(st, ps, s, k):
         ps.first_empty = min(ps.first_empty, s)
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _stall(st, ps, s):
     stall(st, s)
     ps.n_stalled += 1
@@ -357,7 +357,7 @@ def _stall(st, ps, s):
         ps.free[c] -= ps.cfg[s, c] - ps.occ[s, c]
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _fill_free_slots(st, ps, c):
     """Arrivals of type c go to the first empty slots of type c (servers in index order)."""
     s = ps.first_free[c]
@@ -372,7 +372,7 @@ def _fill_free_slots(st, ps, c):
     ps.first_free[c] = s if s < L else 0
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _refresh_if_better(st, ps, s):
     """``recheck_when_empty``: empty active server s takes an r-max-weight configuration when its
     own weighs less (it holds no VM, so the change preempts nothing and needs no stalled
@@ -387,7 +387,7 @@ def _refresh_if_better(st, ps, s):
         _set_configuration(st, ps, s, k)
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _idle(st, ps, s):
     """Server s is active and holds no VM, none of them leaving at this epoch either (a server
     whose last VM leaves now is handled by the departure rule of §3, after the arrivals)."""
@@ -399,7 +399,7 @@ def _idle(st, ps, s):
     return held == 0
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _recheck_empty_servers(st, ps):
     """Idle servers (:func:`_idle`), in index order, take an r-max-weight configuration when it
     weighs more than theirs (``recheck_when_empty``; else only servers never configured, ``start
@@ -421,7 +421,7 @@ def _recheck_empty_servers(st, ps):
     ps.first_empty = first
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _release(st, ps, s, c):
     """A type-c VM left server s: its slot is free again (an empty slot of an active server)."""
     ps.occ[s, c] -= 1
@@ -432,7 +432,7 @@ def _release(st, ps, s, c):
         ps.first_empty = min(ps.first_empty, s)
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _departure(st, ps, s, c):
     """Algorithm 1, "when a job of type j in server l is completed" (its slot was already
     released by :func:`_release`)."""
@@ -477,7 +477,7 @@ def _departure(st, ps, s, c):
                 _set_configuration(st, ps, s, k)
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def decide(st, ps):
     now = st.clk[NOW]
     if ps.started:
@@ -510,7 +510,7 @@ def decide(st, ps):
         _departure(st, ps, st.server[j], st.job_class[j])
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def run(st, ps, max_events):
     return run_engine(st, ps, decide, max_events)
 

@@ -36,9 +36,9 @@ from __future__ import annotations
 from typing import Annotated
 
 import numpy as np
-from numba import njit
 from pydantic import Field
 
+from schedlab._jit import kernel
 from schedlab.engine.actions import start, wake_at
 from schedlab.engine.constants import N_ARRIVED_NEW, NOW
 from schedlab.engine.loop import run_engine
@@ -97,7 +97,7 @@ def init(st, model, config: TokensConfig):
     )
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _fits(st, ps, s, c):
     for r in range(ps.w.shape[1]):
         left = st.capacity[s, r] - st.used[s, r] - ps.token_used[s, r]
@@ -106,7 +106,7 @@ def _fits(st, ps, s, c):
     return True
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _remove_token(ps, s, c):
     ps.tokens[s, c] -= 1
     ps.n_tokens[c] -= 1
@@ -114,7 +114,7 @@ def _remove_token(ps, s, c):
         ps.token_used[s, r] -= ps.w[c, r]
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _rates(st, ps):
     sample = 0.0
     expire = 0.0
@@ -124,7 +124,7 @@ def _rates(st, ps):
     return sample, expire
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _random_event(st, ps):
     """One sampling or token-expiry event, chosen in proportion to the current rates."""
     sample, expire = _rates(st, ps)
@@ -164,7 +164,7 @@ def _random_event(st, ps):
         k -= ps.tokens[s, c]
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def decide(st, ps):
     now = st.clk[NOW]
     if not ps.started:
@@ -188,7 +188,7 @@ def decide(st, ps):
     wake_at(st, ps.t_next)
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def run(st, ps, max_events):
     return run_engine(st, ps, decide, max_events)
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from numba import njit
 
+from schedlab._jit import kernel
 from schedlab.engine.loop import run_engine
 from schedlab.errors import SpecError
 from schedlab.policies.contract import PolicyConfig
@@ -40,7 +40,7 @@ class DivisorFillingGittinsConfig(GittinsConfig, DivisorFillingConfig):
     """Both the Gittins and the DivisorFilling settings."""
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def largest_prime_factor(n):
     n = int(n)
     p = 1
@@ -57,7 +57,7 @@ _NEW = 0
 _LOOP = 1
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def divisor_filling_select(needs, m, k, chosen):
     """DivisorFilling (grosof2023 App. C.1) on candidates whose needs divide k.
 
@@ -190,7 +190,7 @@ def divisor_filling_select(needs, m, k, chosen):
     return served
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def choose(st, ps, k, n_run):
     """The first k candidates (M), then App. C.1's rule; with ``fill_idle`` also the jobs of M
     that still fit, by priority."""
@@ -207,12 +207,12 @@ def choose(st, ps, k, n_run):
     return m
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def decide(st, ps):
     decide_ordered(st, ps, choose, False)
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def run(st, ps, max_events):
     return run_engine(st, ps, decide, max_events)
 

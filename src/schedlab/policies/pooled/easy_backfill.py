@@ -40,8 +40,8 @@ import math
 from typing import Literal
 
 import numpy as np
-from numba import njit
 
+from schedlab._jit import kernel
 from schedlab.engine.actions import start
 from schedlab.engine.constants import (
     EPS,
@@ -88,7 +88,7 @@ STATE = PolicyState(
 )
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def expected_duration(st, j, use_estimate):
     """The duration EASY assumes for job j: its estimate when asked and known, else its work."""
     if use_estimate:
@@ -98,7 +98,7 @@ def expected_duration(st, j, use_estimate):
     return st.work[j]
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _try_backfill(st, j, free, extra, shadow, first, now, use_estimate, eps):
     """Start waiting job j if EASY allows it; returns the new (free, extra, first due time)."""
     need = st.demand[j, 0]
@@ -114,7 +114,7 @@ def _try_backfill(st, j, free, extra, shadow, first, now, use_estimate, eps):
     return free, extra, first
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _reservation(st, need, free, now, use_estimate, due):
     """(shadow time, extra servers, earliest expected finish) for a head job needing ``need``."""
     n = st.ctr[N_RUNNING]
@@ -138,7 +138,7 @@ def _reservation(st, need, free, now, use_estimate, due):
     return shadow, avail - need, first
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def decide(st, ps):
     use_estimate = ps.use_estimate
     min_need = ps.min_need
@@ -194,7 +194,7 @@ def decide(st, ps):
     ps.first_due = first
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def run(st, ps, max_events):
     return run_engine(st, ps, decide, max_events)
 

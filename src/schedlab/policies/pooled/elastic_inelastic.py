@@ -40,9 +40,9 @@ import math
 from typing import Annotated, Literal
 
 import numpy as np
-from numba import njit
 from pydantic import Field
 
+from schedlab._jit import kernel
 from schedlab.engine.actions import preempt, set_allocation, start
 from schedlab.engine.constants import EPS, N_ARRIVED_NEW, N_COMPLETED_NEW, N_RUNNING, WAITING
 from schedlab.engine.loop import run_engine
@@ -76,7 +76,7 @@ class ClassPriorityConfig(PolicyConfig):
     )
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def decide(st, ps):
     level_of, cap_of, nxt, prv = ps.level_of, ps.cap_of, ps.nxt, ps.prv
     head, tail, chosen, share, target = ps.head, ps.tail, ps.chosen, ps.share, ps.target
@@ -125,7 +125,7 @@ def decide(st, ps):
         target[j] = 0.0
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def run(st, ps, max_events):
     return run_engine(st, ps, decide, max_events)
 

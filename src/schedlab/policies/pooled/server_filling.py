@@ -14,8 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from numba import njit
-
+from schedlab._jit import kernel
 from schedlab.engine.loop import run_engine
 from schedlab.errors import SpecError
 from schedlab.policies.contract import PolicyConfig
@@ -29,7 +28,7 @@ from schedlab.policies.pooled.ordering import (
 )
 
 
-@njit(cache=True, inline="always")
+@kernel(wraparound=False, inline="always")
 def need_descending(needs, m, order):
     """order[0:m] = candidate indices sorted by decreasing need, ties by priority (stable)."""
     for i in range(m):
@@ -43,7 +42,7 @@ def need_descending(needs, m, order):
         order[h + 1] = x
 
 
-@njit(cache=True, inline="always")
+@kernel(wraparound=False, inline="always")
 def server_filling_prefix(needs, m, k):
     """Length of M: the smallest prefix with total need >= k, or m (grosof2023 §3.2)."""
     total = 0.0
@@ -54,7 +53,7 @@ def server_filling_prefix(needs, m, k):
     return m
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def server_filling_select(needs, m, k, chosen):
     """ServerFilling (grosof2023 §3.2) on candidates needs[0:m] in priority order: place M's jobs
     (place_prefix). Marks chosen[i] = 1; returns the servers used."""
@@ -62,7 +61,7 @@ def server_filling_select(needs, m, k, chosen):
     return served
 
 
-@njit(cache=True, inline="always")
+@kernel(wraparound=False, inline="always")
 def place_prefix(needs, size, k, chosen):
     """ServerFilling's placement (grosof2023 §3.2) of M = needs[0:size], in priority order: place
     jobs in decreasing order of need (ties by priority) until no servers remain or the next job
@@ -89,7 +88,7 @@ def place_prefix(needs, size, k, chosen):
     return min(total, k), smallest
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def choose(st, ps, k, n_run):
     """Draw candidates in priority order until their needs reach k (M), then place them.
 
@@ -103,12 +102,12 @@ def choose(st, ps, k, n_run):
     return m
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def decide(st, ps):
     decide_ordered(st, ps, choose, False)
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def run(st, ps, max_events):
     return run_engine(st, ps, decide, max_events)
 
