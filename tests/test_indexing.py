@@ -106,10 +106,11 @@ sys.modules[spec.name] = probe
 spec.loader.exec_module(probe)
 a = np.array([1.0, 2.0, 4.0])
 out = {"last": probe.plain(a, -1), "second": probe.fast(a, 1)}
-out["cached"] = sum(probe.plain.stats.cache_hits.values()) + sum(probe.fast.stats.cache_hits.values())
+kernels = {"plain": probe.plain, "fast": probe.fast}
+out["cached"] = sum(sum(k.stats.cache_hits.values()) for k in kernels.values())
 if not out["cached"]:
     wraps = re.compile(r"icmp slt i64 %arg[.]i, 0")
-    ir = {f: getattr(probe, f).inspect_llvm(getattr(probe, f).signatures[0]) for f in ("plain", "fast")}
+    ir = {f: k.inspect_llvm(k.signatures[0]) for f, k in kernels.items()}
     out["wraps"] = {f: bool(wraps.search(text)) for f, text in ir.items()}
 print(json.dumps(out))
 """

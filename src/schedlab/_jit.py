@@ -105,6 +105,7 @@ def _mangled_prefix(func: Callable) -> str:
     """The start of the LLVM name of every specialisation of ``func``: ``_ZN`` and the
     length-prefixed parts of its module and qualified name (closures included:
     ``outer.<locals>.inner``). Numba appends the specialisation's ABI tags and argument types."""
+    # private: Numba's own mangler, so that the prefix is what it names the function
     from numba.core.itanium_mangler import mangle_identifier
 
     return "_Z" + mangle_identifier(f"{func.__module__}.{func.__qualname__}")[:-1]
@@ -150,7 +151,7 @@ def _is_constant(value: Any) -> bool:
 
 def _install_indexing() -> None:
     """Wrap ``numba.np.arrayobj.fix_integer_index`` (private; the step every integer index of
-    ``a[i]`` goes through when Numba lowers it; present with this signature in Numba 0.59-0.68):
+    ``a[i]`` goes through when Numba lowers it; checked with this signature on Numba 0.68.1):
     a signed, non-constant index in a function that opted in is used as it is. Installed when the
     first opted-in function is decorated, so before any of them compiles. Raises when this Numba
     has no such function, rather than compiling slower code silently."""
