@@ -4,6 +4,7 @@ schedlab is declared with ``kernel``, and no other module imports a private Numb
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import schedlab
@@ -24,10 +25,10 @@ PUBLIC_MODULES = {
 }
 
 
-def _modules():
-    for path in sorted(PACKAGE.rglob("*.py")):
-        if path != DOOR:
-            yield path.relative_to(PACKAGE), ast.parse(path.read_text())
+@functools.cache
+def _modules() -> list[tuple[Path, ast.Module]]:
+    paths = [p for p in sorted(PACKAGE.rglob("*.py")) if p != DOOR]
+    return [(p.relative_to(PACKAGE), ast.parse(p.read_text())) for p in paths]
 
 
 def _private_uses(tree: ast.Module) -> list[str]:
