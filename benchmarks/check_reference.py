@@ -115,6 +115,25 @@ PACKING_2R = {
     },
 }
 LOSS = {**PACKING, "model": {"family": "loss"}, "workload": {**PACKING["workload"], "load": 1.5}}
+VM = {  # VM types: fixed resource vectors (psychas2018, psychas2019)
+    "cluster": {"servers": 4, "capacity": {"cpu": 1.0, "mem": 1.0}},
+    "workload": {
+        "load": 0.8,
+        "classes": [
+            {
+                "probability": 0.6,
+                "demand": {"cpu": 0.25, "mem": 0.125},
+                "duration": {"dist": "exponential", "mean": 1.0},
+            },
+            {
+                "probability": 0.4,
+                "demand": {"cpu": 0.5, "mem": 0.5},
+                "duration": {"dist": "exponential", "mean": 1.0},
+            },
+        ],
+    },
+}
+VM_LOSS = {**VM, "model": {"family": "loss"}, "workload": {**VM["workload"], "load": 1.5}}
 
 # (policy, base spec, policy parameters)
 CASES: list[tuple[str, dict, dict]] = [
@@ -156,6 +175,32 @@ CASES: list[tuple[str, dict, dict]] = [
     ("elastic-first", ELASTIC, {}),
     ("class-priority", ELASTIC, {"order": ["e", "i"], "caps": {"e": 2.0}}),
 ]
+
+BASE_BY_FAMILY = {"packing": PACKING, "loss": LOSS, "pooled": POOLED}
+VM_POLICIES = {"dra": VM_LOSS, "dra-preemption": VM_LOSS, "g16": VM, "m14": VM, "vm-stalling": VM}
+
+
+def family_of(base: dict) -> str:
+    return base.get("model", {}).get("family") or (
+        "packing" if "capacity" in base["cluster"] else "pooled"
+    )
+
+
+def registry_cases() -> list[tuple[str, str, dict, dict]]:
+    """One case (policy, family, base spec, parameters) per registered policy and each of its
+    families: the first of CASES in that family, else the family's (or VM policy's) base spec."""
+    from schedlab.policies.registry import all_policies
+
+    cases = []
+    for policy in all_policies():
+        for family in policy.families:
+            base, params = next(
+                ((b, p) for name, b, p in CASES if name == policy.name and family_of(b) == family),
+                (VM_POLICIES.get(policy.name, BASE_BY_FAMILY[family]), {}),
+            )
+            model = {**base.get("model", {}), "family": family}
+            cases.append((policy.name, family, {**base, "model": model}, params))
+    return cases
 
 
 def case_key(policy: str, base: dict, params: dict) -> str:

@@ -1,13 +1,24 @@
-"""Numba configuration, applied before numba is first imported.
+"""The one door to Numba: configuration, the :func:`kernel` decorator, and every private Numba
+name schedlab uses (docs/decisions/0010-one-door-to-numba.md).
 
-* ``SCHEDLAB_JIT=0`` runs every engine and policy function as plain Python (for debugging and for
+* Every compiled function of schedlab is declared with :func:`kernel` (``numba.njit`` with
+  ``cache=True``). ``@kernel(wraparound=False)`` compiles the function's array indexing without
+  negative-index wraparound (the engine and the policies' hot kernels); every other function keeps
+  Python's meaning of ``a[-1]``, whatever was imported first.
+* ``SCHEDLAB_JIT=0`` runs every compiled function as plain Python (for debugging and for
   policies that are not Numba-compatible); it sets ``NUMBA_DISABLE_JIT``.
-* Compiled code is cached on disk (``cache=True``) in a directory keyed by a hash of the sources
-  that compiled code is built from (the engine, the policies and the job generation's kernels in
-  ``simulation``). Numba's cache only checks the
-  timestamp of the file that defines a cached function, not of the functions it calls in other
-  modules; keying the directory by those sources makes any edit to the engine or a policy
-  invalidate every cached runner. See docs/decisions/0001-engine-architecture.md.
+* Compiled code is cached on disk in a directory keyed by the Numba and llvmlite versions and by a
+  hash of the sources that compiled code is built from (this module, the engine, the policies and
+  the job generation's kernels in ``simulation``). Numba's cache only checks the timestamp of the
+  file that defines a cached function, not of the functions it calls in other modules; keying the
+  directory by those sources makes any edit to the engine or a policy invalidate every cached
+  runner. See docs/decisions/0001-engine-architecture.md.
+
+Private Numba names (anything not exported by ``numba``, ``numba.extending``, ``numba.types``,
+``numba.core.errors``, ``numba.config`` or the public names of ``numba.experimental.structref``)
+are imported here only, each with its reason, and checked on Numba 0.68.1 / llvmlite 0.50.0 (the
+pinned range, docs/testing.md). Importing this module does not import Numba: ``import schedlab``
+stays light, and the private names load on first use (:func:`__getattr__`).
 """
 
 from __future__ import annotations
@@ -16,7 +27,10 @@ import functools
 import hashlib
 import os
 import sys
+from collections.abc import Callable
+from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
 COMPILED_PACKAGES = ("engine", "policies", "simulation")
@@ -25,7 +39,7 @@ COMPILED_PACKAGES = ("engine", "policies", "simulation")
 def _source_hash() -> str:
     digest = hashlib.sha1()
     paths = [p for pkg in COMPILED_PACKAGES for p in (_PACKAGE_DIR / pkg).rglob("*.py")]
-    for path in sorted(paths):
+    for path in [Path(__file__).resolve(), *sorted(paths)]:
         digest.update(str(path.relative_to(_PACKAGE_DIR)).encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
@@ -33,14 +47,24 @@ def _source_hash() -> str:
 
 @functools.cache
 def code_hash() -> str:
-    """Hash of the engine, policy and simulation sources: identifies the code that produced a
-    result."""
+    """Hash of the engine, policy and simulation sources and of this module: identifies the code
+    that produced a result."""
     return _source_hash()
 
 
+def _version(distribution: str) -> str:
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        return "none"
+
+
 def cache_dir() -> Path:
+    """``$XDG_CACHE_HOME/schedlab/numba-<numba>-llvmlite-<llvmlite>-<code hash>``: code compiled
+    by another Numba, llvmlite or schedlab source never mixes with this one's."""
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "schedlab" / f"numba-{code_hash()}"
+    versions = f"numba-{_version('numba')}-llvmlite-{_version('llvmlite')}"
+    return Path(base) / "schedlab" / f"{versions}-{code_hash()}"
 
 
 def configure() -> None:
@@ -56,11 +80,154 @@ def configure() -> None:
         config.CACHE_DIR = directory
 
 
-def kernel(function=None, /, *, wraparound: bool = True, **options):
-    """PLACEHOLDER until the h29jit branch merges: ``numba.njit(cache=True, **options)``."""
-    from numba import njit
+# ------------------------------------------------------------------------------ the decorator
 
-    options.setdefault("cache", True)
-    if function is None:
-        return lambda f: njit(**options)(f)
-    return njit(**options)(function)
+_NO_WRAPAROUND: set[str] = set()  # mangled-name prefixes of the functions that opted in
+
+
+def kernel(func: Callable | None = None, /, *, wraparound: bool = True, **options: Any) -> Any:
+    """``numba.njit(cache=True, **options)``. With ``wraparound=False`` a signed index computed at
+    run time is used as it is (no ``i < 0 ? i + n : i``): the function must never index with a
+    negative value, which then reads outside the array (``NUMBA_BOUNDSCHECK=1`` raises
+    IndexError instead). Constant indices (``a[-1]``, ``a[0, -1]``) keep Python's meaning.
+    Usable bare (``@kernel``) or with options (``@kernel(wraparound=False, inline="always")``)."""
+    if func is None:
+        return functools.partial(kernel, wraparound=wraparound, **options)
+    import numba
+
+    if not wraparound:
+        _install_indexing()
+        _NO_WRAPAROUND.add(_mangled_prefix(func))
+    return numba.njit(**{"cache": True, **options})(func)
+
+
+def _mangled_prefix(func: Callable) -> str:
+    """The start of the LLVM name of every specialisation of ``func``: ``_ZN`` and the
+    length-prefixed parts of its module and qualified name (closures included:
+    ``outer.<locals>.inner``). Numba appends the specialisation's ABI tags and argument types."""
+    # private: Numba's own mangler, so that the prefix is what it names the function
+    from numba.core.itanium_mangler import mangle_identifier
+
+    return "_Z" + mangle_identifier(f"{func.__module__}.{func.__qualname__}")[:-1]
+
+
+def _name_prefix(llvm_name: str) -> str:
+    """The ``_ZN`` and length-prefixed parts at the start of a mangled LLVM function name."""
+    if not llvm_name.startswith("_ZN"):
+        return ""
+    i = 3
+    while i < len(llvm_name) and llvm_name[i].isdigit():
+        j = i
+        while j < len(llvm_name) and llvm_name[j].isdigit():
+            j += 1
+        i = j + int(llvm_name[i:j])
+    return llvm_name[:i]
+
+
+def opted_in(llvm_name: str) -> bool:
+    """The function named ``llvm_name`` was declared with ``kernel(wraparound=False)``."""
+    return _name_prefix(llvm_name) in _NO_WRAPAROUND
+
+
+def _is_constant(value: Any) -> bool:
+    """``value`` is known when compiling: a constant, or an element of a tuple of indices whose
+    element was a constant (``a[0, -1]``; Numba passes each index as an ``extractvalue``)."""
+    from llvmlite import ir
+
+    while isinstance(value, ir.CastInstr):
+        value = value.operands[0]
+    if isinstance(value, ir.Constant):
+        return True
+    if not isinstance(value, ir.ExtractValue) or len(value.indices) != 1:
+        return False
+    (k,) = value.indices
+    tuple_value = value.aggregate
+    while isinstance(tuple_value, ir.InsertValue):
+        if list(tuple_value.indices) == [k]:
+            return _is_constant(tuple_value.value)
+        tuple_value = tuple_value.aggregate
+    return isinstance(tuple_value, ir.Constant)
+
+
+def _install_indexing() -> None:
+    """Wrap ``numba.np.arrayobj.fix_integer_index`` (private; the step every integer index of
+    ``a[i]`` goes through when Numba lowers it; checked with this signature on Numba 0.68.1):
+    a signed, non-constant index in a function that opted in is used as it is. Installed when the
+    first opted-in function is decorated, so before any of them compiles. Raises when this Numba
+    has no such function, rather than compiling slower code silently."""
+    import numba  # noqa: F401  (whole first: numba.np.arrayobj alone is a circular import)
+    from numba.core import types
+    from numba.np import arrayobj
+
+    python_semantics = arrayobj.fix_integer_index
+    if getattr(python_semantics, "schedlab", False):
+        return
+
+    def fix_integer_index(context, builder, idxty, idx, size):
+        if idxty.signed and opted_in(builder.function.name) and not _is_constant(idx):
+            return context.cast(builder, idx, idxty, types.intp)
+        return python_semantics(context, builder, idxty, idx, size)
+
+    fix_integer_index.schedlab = True
+    arrayobj.fix_integer_index = fix_integer_index
+
+
+# ------------------------------------------------------------------- other private Numba names
+
+
+def struct_data(context: Any, builder: Any, struct_type: Any, value: Any) -> Any:
+    """The field proxy of a structref ``value`` (engine/structs.py, decision 0004):
+    ``numba.experimental.structref._Utils`` is private; Numba's own structref lowering uses it."""
+    from numba.experimental import structref
+
+    return structref._Utils(context, builder, struct_type).get_data_struct(value)
+
+
+def struct_data_pointer(context: Any, builder: Any, struct_type: Any, value: Any) -> Any:
+    """The typed pointer to the fields of a structref ``value`` (``structref._Utils``, private)."""
+    from numba.experimental import structref
+
+    return structref._Utils(context, builder, struct_type).get_data_pointer(value)
+
+
+def member_pointer(fields: Any, attr: str) -> Any:
+    """Pointer to member ``attr`` of a ``cgutils`` struct proxy, and (below) the value of that
+    member from what was loaded through it: the proxy's ``_datamodel``, ``_get_ptr_by_index`` and
+    ``_cast_member_to_value`` are private; engine/structs.py loads array fields with
+    ``!invariant.load`` through them (decision 0008, point 2)."""
+    return fields._get_ptr_by_index(fields._datamodel.get_field_position(attr))
+
+
+def member_value(fields: Any, attr: str, raw: Any) -> Any:
+    return fields._cast_member_to_value(fields._datamodel.get_field_position(attr), raw)
+
+
+_PRIVATE_MODULE_NAMES = {
+    # numba.core.cgutils: LLVM helpers of Numba's lowering (create_struct_proxy, null values),
+    # not in the documented extension API; engine/structs.py builds struct views with them.
+    "cgutils": ("numba.core", "cgutils"),
+    # numba.core.imputils: impl_ret_borrowed / impl_ret_untracked tell Numba's reference counting
+    # how a lowered value is owned (engine/structs.py, decision 0004).
+    "imputils": ("numba.core", "imputils"),
+    # AttributeTemplate: the typing template behind numba.extending.infer_getattr (structs.py).
+    "AttributeTemplate": ("numba.core.typing.templates", "AttributeTemplate"),
+    # NumPy's ziggurat tables for the exponential draw, which Numba ships identically in
+    # numba.np.random._constants (private; simulation/compiled_streams.py draws bit for bit as
+    # NumPy 2.x does, tests/test_compiled_units.py checks it).
+    "ke_double": ("numba.np.random._constants", "ke_double"),
+    "we_double": ("numba.np.random._constants", "we_double"),
+    "fe_double": ("numba.np.random._constants", "fe_double"),
+    "ziggurat_exp_r": ("numba.np.random._constants", "ziggurat_exp_r"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The private Numba names of :data:`_PRIVATE_MODULE_NAMES`, imported on first use."""
+    if name not in _PRIVATE_MODULE_NAMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    module, attr = _PRIVATE_MODULE_NAMES[name]
+    value = getattr(importlib.import_module(module), attr)
+    globals()[name] = value
+    return value

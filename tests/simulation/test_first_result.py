@@ -15,7 +15,8 @@ PROGRAM = """
 import json, sys
 import schedlab
 spec = schedlab.load_spec(sys.argv[1])
-result = schedlab.simulate(spec.model_copy(update={"run": spec.run.model_copy(update={"arrivals": 500})}))
+run = spec.run.model_copy(update={"arrivals": 500})
+schedlab.simulate(spec.model_copy(update={"run": run}))
 print(json.dumps(sorted(sys.modules)))
 """
 NOT_NEEDED = (

@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
-
+from schedlab._jit import kernel
 from schedlab.engine.constants import (
     ACTIVATIONS,
     CHECK,
@@ -80,7 +79,7 @@ from schedlab.engine.structures import (
 )
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def violation(st, code, j, s):
     """Record the first violation; the loop stops after the current decision."""
     if st.ctr[VIOLATION] == 0:
@@ -90,7 +89,7 @@ def violation(st, code, j, s):
     return False
 
 
-@njit(cache=True, inline="always")
+@kernel(wraparound=False, inline="always")
 def _slot_exists(st, j, code):
     """Whether j indexes a job slot; else record violation ``code`` (VIOL_JOB = j itself)."""
     if j >= 0 and j < st.status.shape[0]:
@@ -102,7 +101,7 @@ def _slot_exists(st, j, code):
     return False
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def fits(st, j, s, a):
     """Whether job j with allocation a fits on server s now (and s is not stalled)."""
     if st.stalled[s] != 0:
@@ -114,7 +113,7 @@ def fits(st, j, s, a):
     return True
 
 
-@njit(cache=True, inline="always")
+@kernel(wraparound=False, inline="always")
 def rate_of(st, j, a):
     """Progress rate of job j at allocation a: 1 for rigid jobs, a for elastic ones."""
     if st.class_elastic[st.job_class[j]] != 0:
@@ -122,7 +121,7 @@ def rate_of(st, j, a):
     return 1.0
 
 
-@njit(cache=True, inline="always")
+@kernel(wraparound=False, inline="always")
 def _occupy(st, j, s, a):
     """Add a * demand[j] to server s (a may be negative to release)."""
     for r in range(st.capacity.shape[1]):
@@ -131,7 +130,7 @@ def _occupy(st, j, s, a):
         st.used_total[r] += x
 
 
-@njit(cache=True, inline="always")
+@kernel(wraparound=False, inline="always")
 def _progress(st, j):
     """Bring remaining[j] up to now."""
     now = st.clk[NOW]
@@ -140,7 +139,7 @@ def _progress(st, j):
     st.t_update[j] = now
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _check_allocation(st, j, a):
     c = st.job_class[j]
     if st.class_elastic[c] == 0:
@@ -151,7 +150,7 @@ def _check_allocation(st, j, a):
     return True
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _check_waiting(st, j):
     status = st.status[j]
     if status == WAITING:
@@ -163,7 +162,7 @@ def _check_waiting(st, j):
     return violation(st, V_NOT_WAITING, j, -1)
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def start(st, j, s, a):
     """Put waiting job j into service on server s with allocation a (1 = its whole demand)."""
     if not _slot_exists(st, j, V_NO_SLOT_START) or not _check_waiting(st, j):
@@ -198,7 +197,7 @@ def start(st, j, s, a):
     return True
 
 
-@njit(cache=True, inline="always")
+@kernel(wraparound=False, inline="always")
 def release(st, j):
     """Take running job j out of service (engine-internal: completion, preemption)."""
     s = st.server[j]
@@ -215,14 +214,14 @@ def release(st, j):
         st.clk[REWARD_RATE] -= st.class_reward[st.job_class[j]]
 
 
-@njit(cache=True, inline="always")
+@kernel(wraparound=False, inline="always")
 def _leave_waiting_list(st, j):
     """Unlink waiting job j from the waiting list, when the engine keeps one (WAITING_LIST)."""
     if st.ctr[WAITING_LIST] != 0:
         list_remove(st.q_next, st.q_prev, st.ctr, st.ctr, Q_HEAD, Q_TAIL, j)
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _queue_insert_in_arrival_order(st, j):
     """Re-insert a preempted job into the queue at its arrival-order position.
 
@@ -237,7 +236,7 @@ def _queue_insert_in_arrival_order(st, j):
     list_insert_after(st.q_next, st.q_prev, st.ctr, st.ctr, Q_HEAD, Q_TAIL, before, j)
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def preempt(st, j):
     """Stop running job j. Pooled family: it keeps its progress and waits again (preempt-resume);
     loss family: it is lost. Forbidden in the packing family (non-preemptive)."""
@@ -268,7 +267,7 @@ def preempt(st, j):
     return True
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def migrate(st, j, s):
     """Move running job j to server s without loss of progress (loss family, psychas2022 DRA)."""
     if not _slot_exists(st, j, V_NO_SLOT_MIGRATE):
@@ -296,7 +295,7 @@ def migrate(st, j, s):
     return True
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def reject(st, j):
     """Turn away waiting job j for good: it is lost and never served."""
     if not _slot_exists(st, j, V_NO_SLOT_REJECT):
@@ -308,7 +307,7 @@ def reject(st, j):
     return True
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def reject_waiting(st, j):
     """Mark waiting job j lost (engine-internal; also used for loss-family drops)."""
     c = st.job_class[j]
@@ -322,7 +321,7 @@ def reject_waiting(st, j):
     job_left(st, j)
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def set_allocation(st, j, a):
     """Change the allocation of running elastic job j to a > 0 (berg2020: servers given to it)."""
     if not _slot_exists(st, j, V_NO_SLOT_ALLOCATION):
@@ -347,7 +346,7 @@ def set_allocation(st, j, a):
     return True
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def stall(st, s):
     """Stop server s from taking new jobs (psychas2018 stalled servers); running jobs continue."""
     if s < 0 or s >= st.capacity.shape[0]:
@@ -358,7 +357,7 @@ def stall(st, s):
     return True
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def activate(st, s):
     """Let stalled server s take jobs again."""
     if s < 0 or s >= st.capacity.shape[0]:
@@ -369,7 +368,7 @@ def activate(st, s):
     return True
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def wake_at(st, t):
     """Ask for a decision epoch at time t (> now) even if no job arrives or completes."""
     if t > st.clk[NOW] and t < st.clk[TIMER]:

@@ -16,8 +16,7 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
-
+from schedlab._jit import kernel
 from schedlab.engine.actions import reject_waiting, release
 from schedlab.engine.constants import (
     A_FIRST_RESOURCE,
@@ -81,7 +80,7 @@ from schedlab.engine.structs import borrow
 from schedlab.engine.structures import list_append, list_remove, next_departure
 
 
-@njit(cache=True, inline="always")
+@kernel(wraparound=False, inline="always")
 def _add_interval(st, b, dt):
     acc = st.acc
     n_res = st.used_total.shape[0]
@@ -98,7 +97,7 @@ def _add_interval(st, b, dt):
         acc[b, base + n_cls + c] += dt * st.class_in_queue[c]
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _accumulate(st, t0, t1):
     """Integrate the (constant) state over [t0, t1) into the metric batches and time series."""
     lo = max(t0, st.clk[T_WARM])
@@ -127,7 +126,7 @@ def _accumulate(st, t0, t1):
     st.ctr[TS_INDEX] = i
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _arrive(st, t):
     """The next job of the block arrives at t and takes a free slot (the caller checked one is
     free); its per-slot fields are reset."""
@@ -174,7 +173,7 @@ def _arrive(st, t):
     record_arrival(st, j)
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _complete(st, j, t):
     release(st, j)
     st.status[j] = DONE
@@ -190,7 +189,7 @@ def _complete(st, j, t):
     job_left(st, j)
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _release_slots(st):
     """Give back the slots of the jobs that left before this decision (or keep them, slot =
     arrival number, when the policy's state is not per-slot)."""
@@ -207,7 +206,7 @@ def _release_slots(st):
     st.ctr[N_LEAVE] = 0
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _drop_unadmitted(st):
     """Loss family: every job still waiting after a decision epoch is lost."""
     j = st.ctr[Q_HEAD]
@@ -218,7 +217,7 @@ def _drop_unadmitted(st):
         j = nxt
 
 
-@njit(cache=True, inline="always")
+@kernel(wraparound=False, inline="always")
 def _decision_time(st, t):
     delta = st.clk[DELTA]
     if delta <= 0.0:
@@ -229,14 +228,14 @@ def _decision_time(st, t):
     return td
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _schedule_decision(st, t):
     td = _decision_time(st, t)
     if td < st.clk[NEXT_DECISION]:
         st.clk[NEXT_DECISION] = td
 
 
-@njit(inline="always")
+@kernel(wraparound=False, inline="always", cache=False)
 def run_engine(engine_state, policy_state, decide, max_events):
     """Advance the simulation by up to ``max_events`` events. Returns R_FINISHED once the run is
     over, R_CONTINUE after max_events, or asks Python for something and returns: R_NEED_JOBS

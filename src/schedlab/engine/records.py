@@ -13,8 +13,7 @@ time batch (horizon).
 
 from __future__ import annotations
 
-from numba import njit
-
+from schedlab._jit import kernel
 from schedlab.engine.constants import (
     A_COMPLETIONS,
     ARRIVAL_BATCH,
@@ -55,7 +54,7 @@ from schedlab.engine.constants import (
 from schedlab.engine.sketch import N_BUCKETS, bucket_of
 
 
-@njit(cache=True, inline="always")
+@kernel(wraparound=False, inline="always")
 def find_job_batch(st, j):
     """The per-job batch of the job in slot j, which has just arrived, or -1 before the
     measurement window: the last batch whose first edge is <= its key (np.searchsorted's right
@@ -77,7 +76,7 @@ def find_job_batch(st, j):
     return b
 
 
-@njit(cache=True, inline="always")
+@kernel(wraparound=False, inline="always")
 def record_arrival(st, j):
     b = find_job_batch(st, j)
     st.job_batch[j] = b  # found once: job_left reads it
@@ -86,7 +85,7 @@ def record_arrival(st, j):
         st.jacc[b, J_FIRST_CLASS + J_PER_CLASS * st.job_class[j] + J_C_ARRIVED] += 1.0
 
 
-@njit(cache=True, inline="always")
+@kernel(wraparound=False, inline="always")
 def _sketch_add(st, sk, b, x):
     i = bucket_of(x)
     sk[b, i] += 1
@@ -94,7 +93,7 @@ def _sketch_add(st, sk, b, x):
         st.ctr[OVERFLOW] += 1
 
 
-@njit(cache=True, inline="always")
+@kernel(wraparound=False, inline="always")
 def _record_done(st, j, b):
     acc = st.jacc
     response = st.t_finish[j] - st.arrival[j]
@@ -112,7 +111,7 @@ def _record_done(st, j, b):
     _sketch_add(st, st.sk_waiting, b, waiting)
 
 
-@njit(cache=True, inline="always")
+@kernel(wraparound=False, inline="always")
 def _record_completion_time(st, t):
     """Throughput: completions in the time batch holding t (np.histogram's bins: the last one
     closed)."""
@@ -127,7 +126,7 @@ def _record_completion_time(st, t):
     st.acc[b, A_COMPLETIONS] += 1.0
 
 
-@njit(cache=True, inline="always")
+@kernel(wraparound=False, inline="always")
 def write_record(st, j):
     """Append the per-job record of slot j to the output buffer (when per-job output is on)."""
     if st.ctr[OUT_CHUNK] == 0:
@@ -148,7 +147,7 @@ def write_record(st, j):
     st.ctr[OUT_N] = i + 1
 
 
-@njit(cache=True, inline="always")
+@kernel(wraparound=False, inline="always")
 def job_left(st, j):
     """Job j has just completed or been lost (status DONE or LOST set): record it and queue its
     slot for release after the current decision."""

@@ -19,7 +19,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+
+from schedlab._jit import kernel
 
 ALPHA = 0.005  # relative error of every reported quantile
 GAMMA = (1.0 + ALPHA) / (1.0 - ALPHA)
@@ -30,7 +31,7 @@ _OFFSET = math.floor(math.log(MIN_VALUE) / LOG_GAMMA)  # index of the bucket end
 N_BUCKETS = math.ceil(math.log(MAX_VALUE) / LOG_GAMMA) - _OFFSET + 1
 
 
-@njit(cache=True, inline="always")
+@kernel(wraparound=False, inline="always")
 def bucket_of(x):
     """The bucket of a value (0 for values below MIN_VALUE, N_BUCKETS - 1 for the largest)."""
     if not x >= MIN_VALUE:  # also NaN

@@ -20,19 +20,27 @@ they took a fifth of the event loop's time (17-21% of its perf samples). Here:
 from __future__ import annotations
 
 from llvmlite import ir
-from numba.core import cgutils, imputils, types
-from numba.core.datamodel import default_manager, models
+from numba.core import types
 from numba.core.errors import TypingError
-from numba.core.extending import (
+from numba.extending import (
     infer_getattr,
     intrinsic,
     lower_getattr_generic,
     lower_setattr_generic,
+    models,
     overload,
     register_model,
 )
-from numba.core.typing.templates import AttributeTemplate
-from numba.experimental import structref
+
+from schedlab._jit import (
+    AttributeTemplate,
+    cgutils,
+    imputils,
+    member_pointer,
+    member_value,
+    struct_data,
+    struct_data_pointer,
+)
 
 
 class BorrowedStruct(types.Type):
@@ -66,7 +74,7 @@ def _fields(context, builder, struct_type, pointer):
 
 def _pointer(context, builder, struct_type, value):
     """The untyped pointer to the fields of the struct ``value``."""
-    typed = structref._Utils(context, builder, struct_type).get_data_pointer(value)
+    typed = struct_data_pointer(context, builder, struct_type, value)
     return builder.bitcast(typed, cgutils.voidptr_t)
 
 
@@ -94,9 +102,8 @@ def _read(context, builder, struct_type, fields, attr, invariant=False):
     Numba's structref does."""
     field_type = struct_type.field_dict[attr]
     if invariant and isinstance(field_type, types.Array):
-        index = fields._datamodel.get_field_position(attr)
-        raw = _load_invariant(builder, fields._get_ptr_by_index(index))
-        value = fields._cast_member_to_value(index, raw)
+        raw = _load_invariant(builder, member_pointer(fields, attr))
+        value = member_value(fields, attr, raw)
     else:
         value = getattr(fields, attr)
     if isinstance(field_type, types.Array):
@@ -133,7 +140,7 @@ def _check_assignable(struct_type, attr):
 def register_array_struct(struct_typeclass):
     """``structref.register`` for a struct type whose array fields are read without reference
     counting (set them only in a constructor called from Python)."""
-    default_manager.register(struct_typeclass, models.StructRefModel)
+    register_model(struct_typeclass)(models.StructRefModel)
     _REGISTERED.add(struct_typeclass)
 
     @infer_getattr
@@ -145,13 +152,13 @@ def register_array_struct(struct_typeclass):
 
     @lower_getattr_generic(struct_typeclass)
     def _get_owned(context, builder, typ, val, attr):
-        fields = structref._Utils(context, builder, typ).get_data_struct(val)
+        fields = struct_data(context, builder, typ, val)
         return _read(context, builder, typ, fields, attr)
 
     @lower_setattr_generic(struct_typeclass)
     def _set_owned(context, builder, sig, args, attr):
         inst_type, val_type = sig.args
-        fields = structref._Utils(context, builder, inst_type).get_data_struct(args[0])
+        fields = struct_data(context, builder, inst_type, args[0])
         _write(context, builder, inst_type, fields, attr, args[1], val_type)
 
     return struct_typeclass

@@ -4,12 +4,11 @@ All O(1), O(log n) or O(jobs running); no allocation in the hot loop."""
 
 from __future__ import annotations
 
-from numba import njit
-
+from schedlab._jit import kernel
 from schedlab.engine.constants import DEP_SCAN, HEAP_SIZE, N_RUNNING, NEXT_DEP
 
 
-@njit(cache=True, inline="always")
+@kernel(wraparound=False, inline="always")
 def list_append(nxt, prv, heads, tails, h, t, j):
     """Append item j to a doubly linked list (links nxt/prv) whose first and last items are
     heads[h] and tails[t]: the engine keeps them in its counters (heads = tails = ctr), policies
@@ -24,7 +23,7 @@ def list_append(nxt, prv, heads, tails, h, t, j):
     tails[t] = j
 
 
-@njit(cache=True, inline="always")
+@kernel(wraparound=False, inline="always")
 def list_insert_after(nxt, prv, heads, tails, h, t, after, j):
     """Insert item j after item `after` (at the head when after == -1)."""
     if after == -1:
@@ -47,7 +46,7 @@ def list_insert_after(nxt, prv, heads, tails, h, t, after, j):
         prv[follow] = j
 
 
-@njit(cache=True, inline="always")
+@kernel(wraparound=False, inline="always")
 def list_remove(nxt, prv, heads, tails, h, t, j):
     """Unlink item j (which must be in the list)."""
     before = prv[j]
@@ -64,7 +63,7 @@ def list_remove(nxt, prv, heads, tails, h, t, j):
     prv[j] = -1
 
 
-@njit(cache=True, inline="always")
+@kernel(wraparound=False, inline="always")
 def running_add(st, j):
     n = st.ctr[N_RUNNING]
     st.running[n] = j
@@ -72,7 +71,7 @@ def running_add(st, j):
     st.ctr[N_RUNNING] = n + 1
 
 
-@njit(cache=True, inline="always")
+@kernel(wraparound=False, inline="always")
 def running_remove(st, j):
     n = st.ctr[N_RUNNING] - 1
     i = st.run_pos[j]
@@ -84,14 +83,14 @@ def running_remove(st, j):
     st.ctr[N_RUNNING] = n
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _before(st, a, b):
     ta = st.t_complete[a]
     tb = st.t_complete[b]
     return ta < tb or (ta == tb and st.seq[a] < st.seq[b])
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _sift_up(st, i):
     heap = st.heap
     j = heap[i]
@@ -107,7 +106,7 @@ def _sift_up(st, i):
     st.hpos[j] = i
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _sift_down(st, i):
     heap = st.heap
     n = st.ctr[HEAP_SIZE]
@@ -128,7 +127,7 @@ def _sift_down(st, i):
     st.hpos[j] = i
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def heap_push(st, j):
     n = st.ctr[HEAP_SIZE]
     st.heap[n] = j
@@ -137,7 +136,7 @@ def heap_push(st, j):
     _sift_up(st, n)
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def heap_remove(st, j):
     i = st.hpos[j]
     n = st.ctr[HEAP_SIZE] - 1
@@ -152,7 +151,7 @@ def heap_remove(st, j):
         _sift_up(st, st.hpos[last])
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def heap_update(st, j):
     """Restore heap order after t_complete[j] changed."""
     _sift_up(st, st.hpos[j])
@@ -166,7 +165,7 @@ def heap_update(st, j):
 # less than the heap's sifts at every start and preemption. Both give the same job.
 
 
-@njit(cache=True, inline="always")
+@kernel(wraparound=False, inline="always")
 def _offer(st, j):
     """Scan mode: running job j becomes the first departure when it completes before it."""
     first = st.ctr[NEXT_DEP]
@@ -174,7 +173,7 @@ def _offer(st, j):
         st.ctr[NEXT_DEP] = j
 
 
-@njit(cache=True, inline="always")
+@kernel(wraparound=False, inline="always")
 def departure_add(st, j):
     """Running job j (t_complete set) joins the departure order."""
     if st.ctr[DEP_SCAN] == 0:
@@ -183,7 +182,7 @@ def departure_add(st, j):
         _offer(st, j)
 
 
-@njit(cache=True, inline="always")
+@kernel(wraparound=False, inline="always")
 def departure_remove(st, j):
     """Job j leaves the running jobs."""
     if st.ctr[DEP_SCAN] == 0:
@@ -192,7 +191,7 @@ def departure_remove(st, j):
         st.ctr[NEXT_DEP] = -2
 
 
-@njit(cache=True, inline="always")
+@kernel(wraparound=False, inline="always")
 def departure_update(st, j):
     """Running job j's t_complete changed."""
     if st.ctr[DEP_SCAN] == 0:
@@ -203,7 +202,7 @@ def departure_update(st, j):
         _offer(st, j)
 
 
-@njit(cache=True, inline="always")
+@kernel(wraparound=False, inline="always")
 def next_departure(st):
     """The running job that completes first, or -1 when none runs."""
     if st.ctr[DEP_SCAN] == 0:
@@ -215,7 +214,7 @@ def next_departure(st):
     return first
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _first_running(st):
     running = st.running
     first = -1

@@ -34,8 +34,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 import numpy as np
-from numba import njit
 
+from schedlab._jit import kernel
 from schedlab.optim.configurations import TooManyConfigurations, feasible_configurations
 
 MAX_GRID = 1 << 20  # largest capacity in grid units for the DP pricing
@@ -126,7 +126,7 @@ def common_grid(values: Sequence[float], max_units: int = MAX_GRID) -> int | Non
     return g
 
 
-@njit(cache=True)
+@kernel
 def knapsack_table(weights: np.ndarray, values: np.ndarray, capacity: int):
     """Unbounded-knapsack DP: best[c] = max sum_j values_j k_j s.t. sum_j weights_j k_j <= c, for
     every c <= capacity (weights >= 1), and the item chosen last at each c (-1: none). Exact,
@@ -149,7 +149,7 @@ def knapsack_table(weights: np.ndarray, values: np.ndarray, capacity: int):
     return best, choice
 
 
-@njit(cache=True)
+@kernel
 def knapsack_solution(weights: np.ndarray, choice: np.ndarray, capacity: int) -> np.ndarray:
     """The configuration behind best[capacity] of :func:`knapsack_table`."""
     k = np.zeros(weights.shape[0], dtype=np.int64)

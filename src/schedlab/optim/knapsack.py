@@ -32,7 +32,8 @@ from __future__ import annotations
 from functools import lru_cache
 
 import numpy as np
-from numba import njit
+
+from schedlab._jit import kernel
 
 TOL = 1e-9  # relative tolerance of capacity comparisons
 
@@ -51,7 +52,7 @@ def _as_problem(demands, capacity) -> tuple[np.ndarray, np.ndarray]:
     return w, cap
 
 
-@njit(cache=True)
+@kernel
 def fit_count(w, room):
     """How many VMs of demand vector w fit in the residual capacity ``room`` (the least ratio
     over the resources, taken before the conversion to an integer: a huge ratio on one resource
@@ -89,7 +90,7 @@ def check_enumerable(demands, capacity) -> None:
         )
 
 
-@njit(cache=True)
+@kernel
 def _enumerate(w, cap):
     """Depth-first over types in order, the largest count first; the last type always takes as
     many as fit (fewer would leave room for it), so a leaf is a candidate and is kept when no type
@@ -145,7 +146,7 @@ def maximal_configurations(demands, capacity) -> np.ndarray:
     return _maximal_cached(tuple(w.ravel()), tuple(cap), w.shape[0], w.shape[1])
 
 
-@njit(cache=True)
+@kernel
 def max_weight_index(configs, q):
     """Row of ``configs`` with the largest <k, q> (eq. (3)); ties go to the first row."""
     best = 0
@@ -167,7 +168,7 @@ def max_weight_configuration(configs: np.ndarray, q) -> tuple[np.ndarray, float]
     return np.asarray(configs[i]).copy(), float(weights[i])
 
 
-@njit(cache=True)
+@kernel
 def fill_maximal_kernel(w, cap, k, order):
     """Add VMs to k, type by type in ``order``, as many of each as fit (k becomes maximal)."""
     room = cap.copy()
@@ -181,7 +182,7 @@ def fill_maximal_kernel(w, cap, k, order):
             room -= n * w[j]
 
 
-@njit(cache=True)
+@kernel
 def dp_kernel(units, cap_units, q, k):
     """§6.1(ii): G[u] = max(0, max_j G[u - w_j] + Q_j) over integer u <= U (all resources), the
     max weight of a configuration using at most u; writes a max-weight configuration into k
@@ -266,7 +267,7 @@ def dp_configuration(demands, capacity, q) -> tuple[np.ndarray, float]:
     return k, float(weight)
 
 
-@njit(cache=True)
+@kernel
 def greedy_kernel(w, cap, q, improved, k):
     """Lemma 6.1: the best single-type configuration argmax_j Q_j n_j (n_j = how many type-j VMs
     fit; ties: first type); then, with ``improved``, the other types in decreasing relative value

@@ -44,8 +44,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
-from numba import njit
 
+from schedlab._jit import kernel
 from schedlab.optim.capacity_lp import common_grid
 
 MAX_GRID_CELLS = 20_000_000
@@ -57,7 +57,7 @@ Rounding = Literal["ceil", "floor"]
 # Exact unbounded multidimensional knapsack on an integer grid
 
 
-@njit(cache=True)
+@kernel
 def _strides(cap: np.ndarray) -> np.ndarray:
     n_res = cap.shape[0]
     stride = np.ones(n_res, dtype=np.int64)
@@ -66,7 +66,7 @@ def _strides(cap: np.ndarray) -> np.ndarray:
     return stride
 
 
-@njit(cache=True)
+@kernel
 def knapsack_tables(w: np.ndarray, cap: np.ndarray, values: np.ndarray, allowed: np.ndarray):
     """Suffix value tables of the unbounded multidimensional knapsack.
 
@@ -111,7 +111,7 @@ def knapsack_tables(w: np.ndarray, cap: np.ndarray, values: np.ndarray, allowed:
     return tables
 
 
-@njit(cache=True)
+@kernel
 def lexicographic_argmax(
     w: np.ndarray,
     cap: np.ndarray,

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from numba import njit
-
+from schedlab._jit import kernel
 from schedlab.engine.actions import fits
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def first_fit(st, j, a):
     """The lowest-indexed server where job j (allocation a) fits now, or -1."""
     for s in range(st.capacity.shape[0]):

@@ -17,7 +17,7 @@ compiled code, so that a generation unit is drawn in one call without any Python
   ``Generator.exponential`` (``numpy/random/src/distributions/distributions.c``:
   ``random_standard_exponential``, ``standard_exponential_unlikely``, the ziggurat with NumPy's
   tables ``ke_double``, ``we_double``, ``fe_double``, ``ziggurat_exp_r``, which Numba ships
-  identically in ``numba.np.random._constants``).
+  identically in ``numba.np.random._constants``, imported through :mod:`schedlab._jit`).
 
 Every number equals NumPy 2.x's (tests/simulation/test_compiled_units.py checks it draw for
 draw), so every recorded seed keeps its results. A generator state is a uint64 array of 4 words:
@@ -30,10 +30,8 @@ All arithmetic is in uint64 with ``np.uint64`` constants: in Numba, uint64 mixed
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
-from numba.np.random._constants import fe_double, ke_double, we_double, ziggurat_exp_r
 
-import schedlab.engine  # noqa: F401  (compiled without index wraparound, engine/indexing.py)
+from schedlab._jit import fe_double, ke_double, kernel, we_double, ziggurat_exp_r
 from schedlab.streams import STREAMS
 
 _U64 = np.uint64
@@ -81,7 +79,7 @@ def stream_entropy(seed: int, replication: int, name: str) -> np.ndarray:
     return np.array(run + uint32_words(replication) + uint32_words(STREAMS[name]), np.uint64)
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _hashmix(value, hash_const):
     """``hashmix`` on 32-bit words held in uint64; returns (value, new hash_const)."""
     value ^= hash_const
@@ -91,13 +89,13 @@ def _hashmix(value, hash_const):
     return value, hash_const
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _mix(x, y):
     result = (_MIX_MULT_L * x - _MIX_MULT_R * y) & _M32
     return result ^ (result >> _XSHIFT)
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _pool(entropy):
     """``SeedSequence.mix_entropy`` into a pool of 4 words."""
     pool = np.zeros(_POOL_SIZE, np.uint64)
@@ -117,7 +115,7 @@ def _pool(entropy):
     return pool
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _generate_state(pool):
     """``SeedSequence.generate_state(4, np.uint64)``: 8 words of 32 bits, paired little-endian."""
     out = np.zeros(4, np.uint64)
@@ -134,7 +132,7 @@ def _generate_state(pool):
     return out
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _mulhi(a, b):
     """The high 64 bits of the 128-bit product a * b (NumPy's ``pcg64.h`` uses ``__uint128_t``;
     LLVM compiles this to the same single multiply)."""
@@ -145,7 +143,7 @@ def _mulhi(a, b):
     return p3 + (p1 >> _U64(32)) + (p2 >> _U64(32)) + (mid >> _U64(32))
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _step(st):
     """``pcg_setseq_128_step_r``: state = state * multiplier + inc (mod 2^128)."""
     hi, lo = st[0], st[1]
@@ -157,7 +155,7 @@ def _step(st):
     st[1] = sum_lo
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def seed_state(entropy, unit):
     """The PCG64 state of ``stream(...)`` for generation unit ``unit`` (>= 0), given
     :func:`stream_entropy`: the unit's 32-bit words appended, mixed, ``generate_state`` and
@@ -187,7 +185,7 @@ def seed_state(entropy, unit):
     return st
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def next_uint64(st):
     """``pcg64_next64``: step, then the XSL-RR output of the new state."""
     _step(st)
@@ -196,13 +194,13 @@ def next_uint64(st):
     return (x >> rot) | (x << ((_U64(64) - rot) & _U64(63)))
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def next_double(st):
     """``pcg64_next_double``: a uniform in [0, 1) from the top 53 bits."""
     return float(np.int64(next_uint64(st) >> _U64(11))) * _TO_DOUBLE  # < 2^53: exact
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def standard_exponential(st):
     """``random_standard_exponential`` (ziggurat) with ``standard_exponential_unlikely``
     written as the loop it recurses into."""
@@ -219,14 +217,14 @@ def standard_exponential(st):
             return x
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def fill_random(st, out):
     """``Generator.random(n)`` into out."""
     for i in range(out.shape[0]):
         out[i] = next_double(st)
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def fill_exponential(st, scale, out):
     """``Generator.exponential(scale, n)`` into out: ``scale * standard_exponential`` each."""
     for i in range(out.shape[0]):

@@ -26,8 +26,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
+from schedlab._jit import kernel
 from schedlab.model.compile import CompiledModel
 from schedlab.model.distributions import Exponential, Fixed
 from schedlab.simulation.compiled_streams import (
@@ -39,7 +39,7 @@ from schedlab.simulation.compiled_streams import (
 )
 
 
-@njit(cache=True)
+@kernel
 def exponential_arrivals(entropy, unit, t0, mean, n):
     """Unit ``unit``'s n arrival times: t0 + the running sum of exponential(mean) gaps."""
     st = seed_state(entropy, unit)
@@ -54,7 +54,7 @@ def exponential_arrivals(entropy, unit, t0, mean, n):
 _LINEAR_SEARCH = 32  # classes up to which the inverse CDF is a branch-free linear count
 
 
-@njit(cache=True)
+@kernel
 def _class_of(u, cdf):
     """``cdf.searchsorted(u, side="right")`` for u < cdf[-1] = 1: the number of cumulative
     probabilities <= u, counted without branches for few classes (a data-dependent branch per
@@ -68,7 +68,7 @@ def _class_of(u, cdf):
     return np.int32(np.searchsorted(cdf[:last], u, side="right"))
 
 
-@njit(cache=True)
+@kernel
 def classes_demand_work(
     class_entropy, duration_entropy, unit, n, cdf, random_duration, duration, demand
 ):

@@ -20,7 +20,6 @@ from __future__ import annotations
 from typing import Any, Literal
 
 import numpy as np
-from numba import njit
 from pydantic import Field
 
 from schedlab.policy_api import (
@@ -32,6 +31,7 @@ from schedlab.policy_api import (
     StateField,
     engine_sizes,
     fits,
+    kernel,
     n_arrived_new,
     register,
     run_engine,
@@ -61,7 +61,7 @@ STATE = PolicyState(
 )
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def splitmix64(ps):
     """Next 64-bit value of the policy's SplitMix64 stream (state ``ps.rng``)."""
     state = ps.rng.view(np.uint64)
@@ -72,13 +72,13 @@ def splitmix64(ps):
     return z ^ (z >> np.uint64(31))
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def uniform_index(ps, n):
     """Uniform integer in [0, n) (Lemire's multiply-shift; bias < n / 2^32)."""
     return np.int64((splitmix64(ps) >> np.uint64(32)) * np.uint64(n) >> np.uint64(32))
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def load_after(st, j, s, with_job):
     """max_r (used_r [+ demand_r]) / capacity_r of server s."""
     worst = 0.0
@@ -90,7 +90,7 @@ def load_after(st, j, s, with_job):
     return worst
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def power_of_d_server(st, ps, j):
     """Least-loaded server among d sampled distinct ones where job j fits, or -1."""
     n_srv = st.capacity.shape[0]
@@ -118,7 +118,7 @@ def power_of_d_server(st, ps, j):
     return best
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def best_fit_server(st, j):
     """The feasible server that is fullest after placing job j, or -1."""
     best = -1
@@ -131,7 +131,7 @@ def best_fit_server(st, j):
     return best
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def decide(st, ps):
     for q in range(n_arrived_new(st)):
         j = st.arrived_buf[q]
@@ -140,7 +140,7 @@ def decide(st, ps):
             start(st, j, s, 1.0)
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def run(st, ps, max_events):
     return run_engine(st, ps, decide, max_events)
 

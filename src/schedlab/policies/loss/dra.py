@@ -61,7 +61,6 @@ import math
 from typing import Any, Literal
 
 import numpy as np
-from numba import njit
 from pydantic import Field
 
 from schedlab.optim.reward import (
@@ -79,6 +78,7 @@ from schedlab.policy_api import (
     SpecError,
     StateField,
     engine_sizes,
+    kernel,
     list_insert_after,
     list_remove,
     migrate,
@@ -171,7 +171,7 @@ STATE = PolicyState(
 # ------------------------------------------------------------------------------ free-server sets
 
 
-@njit(cache=True, inline="always")
+@kernel(wraparound=False, inline="always")
 def _free_add(ps, j, s):
     n_srv = ps.n_servers
     if ps.free_pos[j * n_srv + s] >= 0:
@@ -182,7 +182,7 @@ def _free_add(ps, j, s):
     ps.nfree[j] = n + 1
 
 
-@njit(cache=True, inline="always")
+@kernel(wraparound=False, inline="always")
 def _free_remove(ps, j, s):
     n_srv = ps.n_servers
     p = ps.free_pos[j * n_srv + s]
@@ -199,7 +199,7 @@ def _free_remove(ps, j, s):
 # ------------------------------------------------------------------------------ configurations
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def assign(ps, s, c):
     """Give empty server s configuration c; it becomes index 1 of c."""
     n_types = ps.n_types
@@ -222,13 +222,13 @@ def assign(ps, s, c):
             _free_add(ps, j, s)
 
 
-@njit(cache=True, inline="always")
+@kernel(wraparound=False, inline="always")
 def _cache_slot(mask, n_slots):
     """Home slot of a bit mask in the MaxReward cache (n_slots a power of 2)."""
     return (mask ^ (mask >> 16) ^ (mask >> 32)) & (n_slots - 1)
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _conf_row(ps, k):
     """The row of configuration k, added to the table if new."""
     n_types = ps.n_types
@@ -249,7 +249,7 @@ def _conf_row(ps, k):
     return c
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def max_reward_conf(ps, mask):
     """Row of MaxReward(J') (Definition 2.3) for the types in bit mask J': from the cache, else
     solved now by the exact knapsack of optim.reward and cached (J > EAGER_TYPES)."""
@@ -274,7 +274,7 @@ def max_reward_conf(ps, mask):
     return c
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def gpa(ps):
     """GPA (Algorithm 1) on Yhat = Y + r and L servers: sets target, gpa_pos, order, S_M."""
     n_types = ps.n_types
@@ -320,14 +320,14 @@ def gpa(ps):
     ps.m = m
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _surplus(ps, c):
     """Servers of c beyond its GPA target (all of them when GPA does not use c)."""
     extra = ps.count[c] - ps.target[c]
     return extra if extra > 0 else 0
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _reassignable(ps, i):
     """An empty server of maximum rank while CRA processes GPA position i (0-based), or -1.
     Search order (INFERRED, module docstring): empty configuration, configurations unused by GPA,
@@ -355,7 +355,7 @@ def _reassignable(ps, i):
     return -1
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def head_rank(ps, c):
     """Rank of the newest server of configuration c after CRA."""
     if ps.gpa_pos[c] == 0 or _surplus(ps, c) > 0:
@@ -363,7 +363,7 @@ def head_rank(ps, c):
     return ps.gpa_pos[c]
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def cra(ps):
     """Classification and reassignment (§4): reassign, find i*, rebuild the Reject Group."""
     m = ps.m
@@ -392,7 +392,7 @@ def cra(ps):
     ps.updates += 1
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def update(ps):
     gpa(ps)
     cra(ps)
@@ -401,7 +401,7 @@ def update(ps):
 # ------------------------------------------------------------------------------ jobs
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _place(ps, job, j, s):
     """Bookkeeping of job (type j) entering server s."""
     n_types = ps.n_types
@@ -417,7 +417,7 @@ def _place(ps, job, j, s):
     list_insert_after(ps.jnext, ps.jprev, ps.jhead, ps.jtail, x, x, -1, job)
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _unplace(ps, job, j, s):
     """Bookkeeping of job (type j) leaving server s."""
     n_types = ps.n_types
@@ -432,7 +432,7 @@ def _unplace(ps, job, j, s):
         ps.nempty[c] += 1
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def accept_server(ps, j):
     """An Accept-Group server with an empty type-j slot, or -1."""
     n_srv = ps.n_servers
@@ -446,7 +446,7 @@ def accept_server(ps, j):
     return -1
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def reject_source(ps, j):
     """The highest-rank Reject-Group server holding a type-j job, or -1."""
     n_types = ps.n_types
@@ -461,7 +461,7 @@ def reject_source(ps, j):
     return best
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _preempt_for(st, ps, j):
     """DRA+preemption (§7.2): free lowest-priority jobs, smallest first (INFERRED stop rule)."""
     n_types = ps.n_types
@@ -494,7 +494,7 @@ def _preempt_for(st, ps, j):
             update(ps)
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def decide(st, ps):
     n_types = ps.n_types
     periodic = ps.periodic
@@ -540,12 +540,12 @@ def decide(st, ps):
         wake_at(st, ps.next_update)
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def run(st, ps, max_events):
     return run_engine(st, ps, decide, max_events)
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def initialize(ps, conf_idx, placement):
     """Initialization (§4): server s gets configuration ``conf_idx[s]`` (its placement's row)
     holding ``placement[s, j]`` jobs of each type (counted in Y), then CRA runs."""

@@ -53,7 +53,6 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 import numpy as np
-from numba import njit
 from pydantic import Field
 
 from schedlab.policies.packing.indexes import (
@@ -85,6 +84,7 @@ from schedlab.policy_api import (
     first_waiting,
     fits,
     is_waiting,
+    kernel,
     n_arrived,
     n_arrived_new,
     n_completed_new,
@@ -138,7 +138,7 @@ STATE = PolicyState(
 # ------------------------------------------------------------------------------ scalar helpers
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _server_key(ps, s, active):
     """Re-key server s in the residual index (or take it out when not active)."""
     ix_remove(ps.six, s)
@@ -153,7 +153,7 @@ def _server_key(ps, s, active):
         seg_set(ps.s_tree, s, NEG_INF)
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _start_scalar(st, ps, j, s):
     if not start(st, j, s, 1.0):
         return False
@@ -165,7 +165,7 @@ def _start_scalar(st, ps, j, s):
     return True
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _fill_scalar(st, ps, s):
     """BF-S on server s: repeatedly the largest waiting job that fits. Returns jobs placed."""
     n = 0
@@ -179,7 +179,7 @@ def _fill_scalar(st, ps, s):
     return n
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _place_scalar(st, ps, j):
     """BF-J for job j: the server with the least residual capacity that holds it."""
     s = ix_smallest_ge(ps.six, ps.res, ps.sscale, ps.x[j] - ps.eps)
@@ -191,7 +191,7 @@ def _place_scalar(st, ps, j):
 # --------------------------------------------------------------------------------- dot helpers
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def dot_score(st, j, s):
     """< d_j / c_s, (used_s + d_j) / c_s > (§VIII dot-product best-fit score)."""
     sc = 0.0
@@ -202,7 +202,7 @@ def dot_score(st, j, s):
     return sc
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _best_server_dot(st, j, servers, n_servers):
     """Highest-score server where j fits, among servers[:n_servers] (all when n_servers < 0)."""
     best = -1
@@ -218,7 +218,7 @@ def _best_server_dot(st, j, servers, n_servers):
     return best
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _fill_dot(st, s, lo, hi):
     """BF-S (dot score) on server s over waiting jobs: the whole queue when lo < 0, else only jobs
     lo..hi-1. Returns jobs placed."""
@@ -248,7 +248,7 @@ def _fill_dot(st, s, lo, hi):
     return n
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _fits_empty(st, j, s):
     for r in range(st.capacity.shape[1]):
         if st.demand[j, r] > st.capacity[s, r] + tolerance(st):
@@ -259,7 +259,7 @@ def _fits_empty(st, j, s):
 # ------------------------------------------------------------------------------------ decide
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def decide(st, ps):
     mode = ps.mode
     dot = ps.dot
@@ -408,7 +408,7 @@ def decide(st, ps):
             ps.n_stalled += 1
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def run(st, ps, max_events):
     return run_engine(st, ps, decide, max_events)
 
@@ -478,7 +478,7 @@ def init(st: Any, context: PolicyContext, config: BestFitConfig) -> Any:
     return ps
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _init_servers(ps):
     for s in range(ps.cap.shape[0]):
         _server_key(ps, s, True)

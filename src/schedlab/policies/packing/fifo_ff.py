@@ -17,8 +17,6 @@ This module is the example of docs/writing-policies.md.
 
 from __future__ import annotations
 
-from numba import njit
-
 from schedlab.policy_api import (
     Policy,
     PolicyConfig,
@@ -28,6 +26,7 @@ from schedlab.policy_api import (
     engine_sizes,
     first_fit,
     first_waiting,
+    kernel,
     register,
     run_engine,
     start,
@@ -49,7 +48,7 @@ def init(st, context: PolicyContext, config: FifoFirstFitConfig):
     return STATE.allocate(engine_sizes(st), {"blocking": config.blocking})
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def decide(st, ps):
     """Walk the queue in arrival order; start each job on the first server with room."""
     j = first_waiting(st)
@@ -63,7 +62,7 @@ def decide(st, ps):
         j = nxt
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def run(st, ps, max_events):
     return run_engine(st, ps, decide, max_events)
 

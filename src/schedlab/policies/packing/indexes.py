@@ -25,11 +25,11 @@ increasing key (servers: the tightest first); ties by item id (jobs: the oldest 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from schedlab.policy_api import (
     PolicyState,
     StateField,
+    kernel,
     list_insert_after,
     list_remove,
 )
@@ -114,7 +114,7 @@ def population_bounds(
 # --------------------------------------------------------------------------- segment trees
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def seg_set(tree, i, v):
     """Set leaf i to v and update its ancestors (max)."""
     p = tree.shape[0] >> 1
@@ -128,14 +128,14 @@ def seg_set(tree, i, v):
         k >>= 1
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def seg_add(tree, i, dv):
     """Add dv to leaf i (a count tree) and update its ancestors (max)."""
     p = tree.shape[0] >> 1
     seg_set(tree, i, tree[i + p] + dv)
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def seg_first_ge(tree, lo, thr):
     """The smallest leaf index >= lo whose value is >= thr, or -1."""
     p = tree.shape[0] >> 1
@@ -156,7 +156,7 @@ def seg_first_ge(tree, lo, thr):
         k += 1
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def seg_last_ge(tree, hi, thr):
     """The largest leaf index <= hi whose value is >= thr, or -1."""
     p = tree.shape[0] >> 1
@@ -180,7 +180,7 @@ def seg_last_ge(tree, hi, thr):
 # --------------------------------------------------------------------------- bucket index
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def bucket_of(bounds, key, scale, n_buckets):
     """The bucket of a key: by boundaries when given, else of width 1/scale. Non-decreasing."""
     if bounds.shape[0] > 0:
@@ -192,7 +192,7 @@ def bucket_of(bounds, key, scale, n_buckets):
     return b if b < n_buckets else n_buckets - 1
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _before(keys, a, b, descending):
     ka = keys[a]
     kb = keys[b]
@@ -201,7 +201,7 @@ def _before(keys, a, b, descending):
     return ka > kb if descending else ka < kb
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def ix_insert(ix, keys, scale, i, descending):
     """Insert item i with key keys[i]."""
     nxt, prv, bk, head, tail, counts = ix.nxt, ix.prv, ix.bucket, ix.head, ix.tail, ix.counts
@@ -216,7 +216,7 @@ def ix_insert(ix, keys, scale, i, descending):
     seg_add(counts, b, 1.0)
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def ix_remove(ix, i):
     """Remove item i (no-op when absent)."""
     nxt, prv, bk, head, tail, counts = ix.nxt, ix.prv, ix.bucket, ix.head, ix.tail, ix.counts
@@ -228,7 +228,7 @@ def ix_remove(ix, i):
     seg_add(counts, b, -1.0)
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def ix_largest_le(ix, keys, scale, thr):
     """Descending index: the item with the largest key <= thr (ties: smallest id), or -1."""
     nxt, head, tail, counts, bounds = ix.nxt, ix.head, ix.tail, ix.counts, ix.bounds
@@ -248,7 +248,7 @@ def ix_largest_le(ix, keys, scale, thr):
     return head[b2]
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def ix_smallest_ge(ix, keys, scale, thr):
     """Ascending index: the item with the smallest key >= thr (ties: smallest id), or -1."""
     nxt, head, tail, counts, bounds = ix.nxt, ix.head, ix.tail, ix.counts, ix.bounds
@@ -268,7 +268,7 @@ def ix_smallest_ge(ix, keys, scale, thr):
     return head[b2]
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def ix_max_item(ix):
     """Ascending index: the item with the largest key (the last of the top bucket), or -1."""
     head, tail, counts = ix.head, ix.tail, ix.counts

@@ -11,11 +11,10 @@ over server index; see indexes.py).
 
 from __future__ import annotations
 
-from numba import njit
-
 from schedlab.policies.packing.indexes import seg_first_ge
 from schedlab.policy_api import (
     StateField,
+    kernel,
     n_completed_new,
 )
 
@@ -26,7 +25,7 @@ SWEEP_FIELDS = (
 )
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def departed_servers(st, ps):
     """Start a decision epoch; put the servers with departures since the last decision, in index
     order, in ``ps.dirty[:nd]`` and return nd."""
@@ -45,7 +44,7 @@ def departed_servers(st, ps):
     return nd
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def next_server(ps, nd, di, cur, thr_new, every, n_srv):
     """The next server after ``cur`` in index order that a sweep visits: the next dirty one, or
     the next whose residual capacity reaches ``thr_new`` (the smallest new arrival's size; inf

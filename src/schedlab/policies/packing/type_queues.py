@@ -4,10 +4,9 @@ j). Used by the VM-stalling policies (vm_stalling.py) and the token policy (vm_t
 
 from __future__ import annotations
 
-from numba import njit
-
 from schedlab.policy_api import (
     StateField,
+    kernel,
 )
 
 QUEUE_FIELDS = (  # the queues' fields, spliced into a policy's state: *QUEUE_FIELDS
@@ -17,7 +16,7 @@ QUEUE_FIELDS = (  # the queues' fields, spliced into a policy's state: *QUEUE_FI
 )
 
 
-@njit(cache=True, inline="always")
+@kernel(wraparound=False, inline="always")
 def queue_push(head, tail, nxt, c, j):
     """Append job j to the queue of type c."""
     nxt[j] = -1
@@ -28,7 +27,7 @@ def queue_push(head, tail, nxt, c, j):
     tail[c] = j
 
 
-@njit(cache=True, inline="always")
+@kernel(wraparound=False, inline="always")
 def queue_pop(head, tail, nxt, c):
     """Remove and return the first job of the (non-empty) queue of type c."""
     j = head[c]

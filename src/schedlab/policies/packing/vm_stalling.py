@@ -78,7 +78,6 @@ import math
 from typing import Annotated, Literal
 
 import numpy as np
-from numba import njit
 from pydantic import Field
 
 from schedlab.optim.knapsack import (
@@ -101,6 +100,7 @@ from schedlab.policy_api import (
     activate,
     engine_sizes,
     is_waiting,
+    kernel,
     n_arrived_new,
     n_completed_new,
     now,
@@ -281,7 +281,7 @@ def init(st, context: PolicyContext, config: VmStallingConfig):
     return STATE.allocate(sizes, values)
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def rmax_configuration(ps, t, q, k):
     """An r-max-weight (maximal, non-zero) configuration of server type t for queues q, into k;
     returns its weight (§6.1)."""
@@ -300,7 +300,7 @@ def rmax_configuration(ps, t, q, k):
     return total
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _queues(st, ps):
     total = 0.0
     for j in range(ps.qf.shape[0]):
@@ -309,7 +309,7 @@ def _queues(st, ps):
     return total
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def stall_beta(ps, total_q, n_servers):
     """beta of condition (5): constant, or h(||Q||_1) q(s) (eq. (29), §6.4)."""
     if not ps.adaptive:
@@ -321,7 +321,7 @@ def stall_beta(ps, total_q, n_servers):
     return h * (1.0 - s) if ps.linear_q else h
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _place(st, ps, s, c):
     """Start the head of queue c on active server s, in one of its type-c slots."""
     j = queue_pop(ps.q_head, ps.q_tail, ps.q_next, c)
@@ -330,7 +330,7 @@ def _place(st, ps, s, c):
     ps.free[c] -= 1
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _set_configuration(st, ps, s, k):
     """Server s (empty, or holding a subset of k) becomes active with configuration k, fills it
     from the queues and registers empty slots for the rest (Algorithm 1, lines 9-14)."""
@@ -355,7 +355,7 @@ def _set_configuration(st, ps, s, k):
         ps.first_empty = min(ps.first_empty, s)
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _stall(st, ps, s):
     stall(st, s)
     ps.n_stalled += 1
@@ -363,7 +363,7 @@ def _stall(st, ps, s):
         ps.free[c] -= ps.cfg[s, c] - ps.occ[s, c]
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _fill_free_slots(st, ps, c):
     """Arrivals of type c go to the first empty slots of type c (servers in index order)."""
     s = ps.first_free[c]
@@ -378,7 +378,7 @@ def _fill_free_slots(st, ps, c):
     ps.first_free[c] = s if s < L else 0
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _refresh_if_better(st, ps, s):
     """``recheck_when_empty``: empty active server s takes an r-max-weight configuration when its
     own weighs less (it holds no VM, so the change preempts nothing and needs no stalled
@@ -393,7 +393,7 @@ def _refresh_if_better(st, ps, s):
         _set_configuration(st, ps, s, k)
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _idle(st, ps, s):
     """Server s is active and holds no VM, none of them leaving at this epoch either (a server
     whose last VM leaves now is handled by the departure rule of §3, after the arrivals)."""
@@ -405,7 +405,7 @@ def _idle(st, ps, s):
     return held == 0
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _recheck_empty_servers(st, ps):
     """Idle servers (:func:`_idle`), in index order, take an r-max-weight configuration when it
     weighs more than theirs (``recheck_when_empty``; else only servers never configured, ``start
@@ -427,7 +427,7 @@ def _recheck_empty_servers(st, ps):
     ps.first_empty = first
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _release(st, ps, s, c):
     """A type-c VM left server s: its slot is free again (an empty slot of an active server)."""
     ps.occ[s, c] -= 1
@@ -438,7 +438,7 @@ def _release(st, ps, s, c):
         ps.first_empty = min(ps.first_empty, s)
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _departure(st, ps, s, c):
     """Algorithm 1, "when a job of type j in server l is completed" (its slot was already
     released by :func:`_release`)."""
@@ -483,7 +483,7 @@ def _departure(st, ps, s, c):
                 _set_configuration(st, ps, s, k)
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def decide(st, ps):
     t_now = now(st)
     if ps.started:
@@ -516,7 +516,7 @@ def decide(st, ps):
         _departure(st, ps, st.server[j], st.job_class[j])
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def run(st, ps, max_events):
     return run_engine(st, ps, decide, max_events)
 

@@ -36,7 +36,6 @@ from __future__ import annotations
 from typing import Annotated
 
 import numpy as np
-from numba import njit
 from pydantic import Field
 
 from schedlab.policies.packing.type_queues import QUEUE_FIELDS, queue_pop, queue_push
@@ -48,6 +47,7 @@ from schedlab.policy_api import (
     PolicyState,
     StateField,
     engine_sizes,
+    kernel,
     n_arrived_new,
     now,
     register,
@@ -99,7 +99,7 @@ def init(st, context: PolicyContext, config: TokensConfig):
     )
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _fits(st, ps, s, c):
     for r in range(ps.w.shape[1]):
         left = st.capacity[s, r] - st.used[s, r] - ps.token_used[s, r]
@@ -108,7 +108,7 @@ def _fits(st, ps, s, c):
     return True
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _remove_token(ps, s, c):
     ps.tokens[s, c] -= 1
     ps.n_tokens[c] -= 1
@@ -116,7 +116,7 @@ def _remove_token(ps, s, c):
         ps.token_used[s, r] -= ps.w[c, r]
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _rates(st, ps):
     sample = 0.0
     expire = 0.0
@@ -126,7 +126,7 @@ def _rates(st, ps):
     return sample, expire
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _random_event(st, ps):
     """One sampling or token-expiry event, chosen in proportion to the current rates."""
     sample, expire = _rates(st, ps)
@@ -166,7 +166,7 @@ def _random_event(st, ps):
         k -= ps.tokens[s, c]
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def decide(st, ps):
     t_now = now(st)
     if not ps.started:
@@ -190,7 +190,7 @@ def decide(st, ps):
     wake_at(st, ps.t_next)
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def run(st, ps, max_events):
     return run_engine(st, ps, decide, max_events)
 

@@ -57,7 +57,6 @@ import math
 from typing import Annotated, Any, Literal
 
 import numpy as np
-from numba import njit
 from pydantic import Field
 
 from schedlab.optim.configurations import reduced_compact, universal_partition
@@ -85,6 +84,7 @@ from schedlab.policy_api import (
     activate,
     engine_sizes,
     is_waiting,
+    kernel,
     list_append,
     list_remove,
     n_arrived,
@@ -185,7 +185,7 @@ VQS_BF_STATE = PolicyState(
 # ------------------------------------------------------------------------ linked lists (servers)
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _list_push(nxt, prv, head, tail, inlist, lst, s):
     """Append s to list lst (each item in at most one list of this family)."""
     if inlist[s] >= 0:
@@ -194,7 +194,7 @@ def _list_push(nxt, prv, head, tail, inlist, lst, s):
     inlist[s] = lst
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _list_drop(nxt, prv, head, tail, inlist, s):
     lst = inlist[s]
     if lst < 0:
@@ -203,12 +203,12 @@ def _list_drop(nxt, prv, head, tail, inlist, s):
     inlist[s] = -1
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _drop_open(ps, s):
     _list_drop(ps.o_nxt, ps.o_prv, ps.o_head, ps.o_tail, ps.o_in, s)
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _drop_reserved(ps, s):
     _list_drop(ps.r_nxt, ps.r_prv, ps.r_head, ps.r_tail, ps.r_in, s)
 
@@ -216,7 +216,7 @@ def _drop_reserved(ps, s):
 # ----------------------------------------------------------------------------- configurations
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def argmax_config(ps, a):
     """Max-weight configuration of class a (eq. (8)): (index, weight); ties: first in eq. (7)."""
     q = ps.q
@@ -233,7 +233,7 @@ def argmax_config(ps, a):
     return best, best_w
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def config_weight(ps, a, c):
     q = ps.q
     return (
@@ -241,7 +241,7 @@ def config_weight(ps, a, c):
     )
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _should_stall(ps, s):
     """psychas2018 condition (5) with K_RED: weight(active) < beta * max weight."""
     if not ps.stalling or ps.n_stalled + 1 > ps.max_stalled:
@@ -254,7 +254,7 @@ def _should_stall(ps, s):
 # ------------------------------------------------------------------------------------- VQS
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _vqs_start(st, ps, j, s, role):
     """Start job j on server s as its VQ_1 job (role 1) or a main-queue job (role 2)."""
     if not start(st, j, s, 1.0):
@@ -273,7 +273,7 @@ def _vqs_start(st, ps, j, s, role):
     return True
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _vqs_open(ps, s):
     """Put server s (active, non-empty) in the lists of the virtual queues it can serve now."""
     c = ps.conf[s]
@@ -285,7 +285,7 @@ def _vqs_open(ps, s):
         _list_push(ps.o_nxt, ps.o_prv, ps.o_head, ps.o_tail, ps.o_in, t, s)
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _vqs_fill(st, ps, s):
     """VQS step 2 on server s: (i) the head of VQ_1 into the reserved part; (ii) jobs of VQ_jm in
     FIFO order, each that fits, until no job of I_jm can fit. Returns jobs placed."""
@@ -308,7 +308,7 @@ def _vqs_fill(st, ps, s):
     return n
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _vqs_renew(ps, s):
     """Set the max-weight configuration of empty server s (eq. (8)); returns its weight."""
     a = ps.cls[s]
@@ -321,7 +321,7 @@ def _vqs_renew(ps, s):
     return w
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def decide_vqs(st, ps):
     # arrivals since the last decision are the contiguous ids a0..a1-1 while job ids are
     # arrival indices (seq[j] == j); engine v2's slot reuse needs the arrived_buf form
@@ -396,7 +396,7 @@ def decide_vqs(st, ps):
             _vqs_open(ps, s)
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def run_vqs(st, ps, max_events):
     return run_engine(st, ps, decide_vqs, max_events)
 
@@ -404,7 +404,7 @@ def run_vqs(st, ps, max_events):
 # ----------------------------------------------------------------------------------- VQS-BF
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _bf_start(st, ps, j, s):
     if not start(st, j, s, 1.0):
         return False
@@ -424,7 +424,7 @@ def _bf_start(st, ps, j, s):
     return True
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _largest_of_type(ps, thr, t):
     """The largest waiting job of virtual queue t with size <= thr, or -1."""
     lim = thr if thr < ps.hi_abs[t] else ps.hi_abs[t]
@@ -434,7 +434,7 @@ def _largest_of_type(ps, thr, t):
     return -1
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _bf_visit(st, ps, s):
     """VQS-BF on server s: renew the configuration if empty, then steps (i), (ii), (iii)."""
     eps = ps.eps
@@ -464,7 +464,7 @@ def _bf_visit(st, ps, s):
     return n
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def decide_vqs_bf(st, ps):
     eps = ps.eps
     x = ps.x
@@ -525,7 +525,7 @@ def decide_vqs_bf(st, ps):
                     thr_new = x[j] - eps
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def run_vqs_bf(st, ps, max_events):
     return run_engine(st, ps, decide_vqs_bf, max_events)
 

@@ -9,7 +9,6 @@ preempted. Theorem C.1: all k servers are busy whenever at least k jobs are pres
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from schedlab.policies.pooled.needs import GittinsConfig, server_needs
 from schedlab.policies.pooled.ordered_policy import decide_ordered, draw_prefix, register_ordered
@@ -24,6 +23,7 @@ from schedlab.policy_api import (
     PolicyConfig,
     PolicyContext,
     SpecError,
+    kernel,
     run_engine,
 )
 
@@ -41,7 +41,7 @@ class DivisorFillingGittinsConfig(GittinsConfig, DivisorFillingConfig):
     """Both the Gittins and the DivisorFilling settings."""
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def largest_prime_factor(n):
     n = int(n)
     p = 1
@@ -58,7 +58,7 @@ _NEW = 0
 _LOOP = 1
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def divisor_filling_select(needs, m, k, chosen):
     """DivisorFilling (grosof2023 App. C.1) on candidates whose needs divide k.
 
@@ -191,7 +191,7 @@ def divisor_filling_select(needs, m, k, chosen):
     return served
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def choose(st, ps, k, n_run):
     """The first k candidates (M), then App. C.1's rule; with ``fill_idle`` also the jobs of M
     that still fit, by priority."""
@@ -208,12 +208,12 @@ def choose(st, ps, k, n_run):
     return m
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def decide(st, ps):
     decide_ordered(st, ps, choose, False)
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def run(st, ps, max_events):
     return run_engine(st, ps, decide, max_events)
 

@@ -40,7 +40,6 @@ import math
 from typing import Literal
 
 import numpy as np
-from numba import njit
 
 from schedlab.policy_api import (
     Policy,
@@ -51,6 +50,7 @@ from schedlab.policy_api import (
     StateField,
     engine_sizes,
     first_waiting,
+    kernel,
     n_arrived_new,
     n_completed_new,
     n_running,
@@ -86,7 +86,7 @@ STATE = PolicyState(
 )
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def expected_duration(st, j, use_estimate):
     """The duration EASY assumes for job j: its estimate when asked and known, else its work."""
     if use_estimate:
@@ -96,7 +96,7 @@ def expected_duration(st, j, use_estimate):
     return st.work[j]
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _try_backfill(st, j, free, extra, shadow, first, now, use_estimate, eps):
     """Start waiting job j if EASY allows it; returns the new (free, extra, first due time)."""
     need = st.demand[j, 0]
@@ -112,7 +112,7 @@ def _try_backfill(st, j, free, extra, shadow, first, now, use_estimate, eps):
     return free, extra, first
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _reservation(st, need, free, now, use_estimate, due):
     """(shadow time, extra servers, earliest expected finish) for a head job needing ``need``."""
     n = n_running(st)
@@ -136,7 +136,7 @@ def _reservation(st, need, free, now, use_estimate, due):
     return shadow, avail - need, first
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def decide(st, ps):
     use_estimate = ps.use_estimate
     min_need = ps.min_need
@@ -192,7 +192,7 @@ def decide(st, ps):
     ps.first_due = first
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def run(st, ps, max_events):
     return run_engine(st, ps, decide, max_events)
 

@@ -40,7 +40,6 @@ import math
 from typing import Annotated, Literal
 
 import numpy as np
-from numba import njit
 from pydantic import Field
 
 from schedlab.policy_api import (
@@ -52,6 +51,7 @@ from schedlab.policy_api import (
     StateField,
     engine_sizes,
     is_waiting,
+    kernel,
     list_append,
     list_remove,
     n_arrived_new,
@@ -84,7 +84,7 @@ class ClassPriorityConfig(PolicyConfig):
     )
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def decide(st, ps):
     level_of, cap_of, nxt, prv = ps.level_of, ps.cap_of, ps.nxt, ps.prv
     head, tail, chosen, share, target = ps.head, ps.tail, ps.chosen, ps.share, ps.target
@@ -133,7 +133,7 @@ def decide(st, ps):
         target[j] = 0.0
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def run(st, ps, max_events):
     return run_engine(st, ps, decide, max_events)
 

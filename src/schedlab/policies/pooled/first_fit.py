@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
-
 from schedlab.policies.pooled.ordered_policy import decide_ordered, register_ordered
 from schedlab.policies.pooled.ordering import (
     ORDER_FCFS,
@@ -27,11 +25,12 @@ from schedlab.policies.pooled.ordering import (
     remember_boundary,
 )
 from schedlab.policy_api import (
+    kernel,
     run_engine,
 )
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def serve_while_fits(st, ps, k, n_run, skip):
     """In priority order, serve each job that fits; stop at the first that does not (greedy) or
     only consider the needs that still fit (``skip``: first fit). Returns the candidates drawn."""
@@ -53,32 +52,32 @@ def serve_while_fits(st, ps, k, n_run, skip):
     return m
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def choose_greedy(st, ps, k, n_run):
     return serve_while_fits(st, ps, k, n_run, False)
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def choose_first_fit(st, ps, k, n_run):
     return serve_while_fits(st, ps, k, n_run, True)
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def decide_greedy(st, ps):
     decide_ordered(st, ps, choose_greedy, False)
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def decide_first_fit(st, ps):
     decide_ordered(st, ps, choose_first_fit, False)
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def run_greedy(st, ps, max_events):
     return run_engine(st, ps, decide_greedy, max_events)
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def run_first_fit(st, ps, max_events):
     return run_engine(st, ps, decide_first_fit, max_events)
 

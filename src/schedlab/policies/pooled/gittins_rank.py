@@ -42,7 +42,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
+
+from schedlab.policy_api import kernel
 
 KIND_CONSTANT = 0
 KIND_HYPEREXPONENTIAL = 1
@@ -51,7 +52,7 @@ KIND_DISCRETE = 3
 KIND_TABLE = 4
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _hyperexponential(probs, rates, age):
     low = rates[0]
     for i in range(1, rates.shape[0]):
@@ -65,7 +66,7 @@ def _hyperexponential(probs, rates, age):
     return num / den
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _discrete(values, probs, age):
     n = values.shape[0]
     j = np.searchsorted(values, age, side="right")  # first atom > age
@@ -90,7 +91,7 @@ def _discrete(values, probs, age):
     return best
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _table(ages, ranks, age):
     n = ages.shape[0]
     if age <= ages[0]:
@@ -105,7 +106,7 @@ def _table(ages, ranks, age):
     return ranks[i] + (ranks[i + 1] - ranks[i]) * (age - a0) / (a1 - a0)
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def gittins_rank(kind, params_a, params_b, age):
     """Gittins rank at ``age`` (size units) of a need class given as (kind, params_a, params_b)."""
     if kind == KIND_CONSTANT:
@@ -120,7 +121,7 @@ def gittins_rank(kind, params_a, params_b, age):
     return _table(params_a, params_b, age)
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def gittins_rank_packed(kinds, offsets, params_a, params_b, c, age):
     """Rank of need class c from packed tables: its parameters are
     ``params_a[offsets[c]:offsets[c + 1]]`` (and the same slice of ``params_b``)."""
@@ -129,7 +130,7 @@ def gittins_rank_packed(kinds, offsets, params_a, params_b, c, age):
     return gittins_rank(kinds[c], params_a[lo:hi], params_b[lo:hi], age)
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def gittins_rank_crossing(kind, params_a, params_b, age, target):
     """Smallest age' >= age with rank(age') >= target (inf if the rank never gets there)."""
     if gittins_rank(kind, params_a, params_b, age) >= target:

@@ -20,19 +20,19 @@ keys.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from schedlab.policies.pooled.ordered_policy import decide_ordered, register_ordered
 from schedlab.policies.pooled.ordering import ORDER_FCFS, add_candidate, heap_pop
 from schedlab.policy_api import (
     first_present,
+    kernel,
     n_running,
     n_waiting,
     run_engine,
 )
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def max_weight_counts(class_need, counts, k, take):
     """MaxWeight (grosof2023 §6): choose how many jobs of each need class to serve, at most
     counts[c], total need <= k, maximizing sum take[c] * counts[c] (weight of a job = the number
@@ -44,7 +44,7 @@ def max_weight_counts(class_need, counts, k, take):
     return knapsack(class_need, counts, k, take, best, pick)
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def knapsack(class_need, counts, k, take, best, pick):
     """max_weight_counts with caller-provided tables best, pick of shape (classes + 1, k + 1)
     (the policy's scratch: nothing allocated per decision)."""
@@ -71,7 +71,7 @@ def knapsack(class_need, counts, k, take, best, pick):
     return best[n_cls, cap]
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def max_weight_greedy_select(needs, m, k, chosen):
     """The authors' greedy MaxWeight rule (module docstring) on the jobs present, needs[0:m] in
     arrival order (integer needs); marks chosen[i] = 1 and returns the servers used."""
@@ -132,7 +132,7 @@ def max_weight_greedy_select(needs, m, k, chosen):
     return used
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def choose_exact(st, ps, k, n_run):
     """Serve take[c] jobs of each need class c (max-weight knapsack); running ones first, then
     the earliest waiting ones."""
@@ -156,7 +156,7 @@ def choose_exact(st, ps, k, n_run):
     return m
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def choose_greedy(st, ps, k, n_run):
     """The greedy rule over every job present (the engine's arrival-ordered list)."""
     n = n_waiting(st) + n_running(st)
@@ -179,22 +179,22 @@ def choose_greedy(st, ps, k, n_run):
     return c
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def decide_exact(st, ps):
     decide_ordered(st, ps, choose_exact, False)
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def decide_greedy(st, ps):
     decide_ordered(st, ps, choose_greedy, False)
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def run_exact(st, ps, max_events):
     return run_engine(st, ps, decide_exact, max_events)
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def run_greedy(st, ps, max_events):
     return run_engine(st, ps, decide_greedy, max_events)
 

@@ -16,8 +16,6 @@ import functools
 import math
 from typing import Any
 
-from numba import njit
-
 from schedlab.policies.pooled.needs import check_rigid, gittins_tables_needed
 from schedlab.policies.pooled.ordering import (
     ORDER_GITTINS,
@@ -34,11 +32,12 @@ from schedlab.policy_api import (
     NoConfig,
     Policy,
     PolicyConfig,
+    kernel,
     register,
 )
 
 
-@njit(inline="always")
+@kernel(wraparound=False, inline="always", cache=False)
 def decide_ordered(st, ps, choose, all_servers):
     """One decision: ``choose`` marks the candidates to serve; each gets its need, or with
     ``all_servers`` all k servers (the resource-pooled single server, grosof2023 §3.1).
@@ -50,7 +49,7 @@ def decide_ordered(st, ps, choose, all_servers):
         end_decision(st, ps, k, choose(st, ps, k, n_run), k if all_servers else 0.0)
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def draw_prefix(st, ps, k, n_run, by_need):
     """Draw candidates in priority order: the first k of them, or with ``by_need`` the smallest
     prefix whose total need reaches k (ServerFilling's M, grosof2023 §3.2); fewer when fewer jobs

@@ -18,7 +18,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
 from schedlab.policies.pooled.gittins_rank import (
     GittinsTables,
@@ -34,6 +33,7 @@ from schedlab.policy_api import (
     engine_sizes,
     first_present,
     is_waiting,
+    kernel,
     n_arrived_new,
     n_completed_new,
     n_running,
@@ -114,13 +114,13 @@ POOLED_STATE = PolicyState(
 )
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _before(key, seq, a, b):
     """a ranks before b: smaller key, ties to the earlier arrival."""
     return key[a] < key[b] or (key[a] == key[b] and seq[a] < seq[b])
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _sift_up(ps, c, i):
     key = ps.key
     seq = ps.seq
@@ -139,7 +139,7 @@ def _sift_up(ps, c, i):
     hpos[j] = i
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def _sift_down(ps, c, i):
     key = ps.key
     seq = ps.seq
@@ -163,7 +163,7 @@ def _sift_down(ps, c, i):
     hpos[j] = i
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def heap_push(ps, j):
     c = ps.job_class[j]
     n = ps.size[c]
@@ -173,7 +173,7 @@ def heap_push(ps, j):
     _sift_up(ps, c, n)
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def heap_pop(ps, c):
     heap = ps.heap
     j = heap[0, c]
@@ -187,7 +187,7 @@ def heap_pop(ps, c):
     return j
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def heap_remove(ps, j):
     """Take waiting job j out of its class heap (wherever it is)."""
     c = ps.job_class[j]
@@ -203,7 +203,7 @@ def heap_remove(ps, j):
         _sift_down(ps, c, ps.hpos[last])
 
 
-@njit(cache=True, inline="always")
+@kernel(wraparound=False, inline="always")
 def remaining_work(st, j):
     """need * remaining duration of job j now: k times its remaining size."""
     left = st.remaining[j]
@@ -212,13 +212,13 @@ def remaining_work(st, j):
     return st.demand[j, 0] * max(left, 0.0)
 
 
-@njit(cache=True, inline="always")
+@kernel(wraparound=False, inline="always")
 def remaining_size(st, j, k):
     """Remaining size of job j now: need * remaining duration / k (grosof2023 §3.1)."""
     return remaining_work(st, j) / k
 
 
-@njit(cache=True, inline="always")
+@kernel(wraparound=False, inline="always")
 def rank_of(st, ps, j, k):
     order = ps.order
     if order == ORDER_FCFS:
@@ -234,13 +234,13 @@ def rank_of(st, ps, j, k):
     )
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def age(st, j, k):
     """Attained size of job j: need * attained duration / k (grosof2023 §5.2)."""
     return st.demand[j, 0] * st.work[j] / k - remaining_size(st, j, k)
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def wake_at_rank_change(st, ps, k, quantum):
     """Gittins ranks may rise with age (e.g. hyperexponential sizes). Ask for a decision epoch
     when a served job's rank has risen by the relative ``quantum`` and reached the smallest
@@ -270,7 +270,7 @@ def wake_at_rank_change(st, ps, k, quantum):
         wake_at(st, now(st) + soonest)
 
 
-@njit(cache=True, inline="always")
+@kernel(wraparound=False, inline="always")
 def sync(st, ps, k):
     """Put the new arrivals into their heaps (with ``hold``, only when the previous decision
     stands or too many arrive at once: else the draw takes them from its pool, ``pending``);
@@ -318,7 +318,7 @@ def sync(st, ps, k):
     return unchanged
 
 
-@njit(cache=True, inline="always")
+@kernel(wraparound=False, inline="always")
 def remember_boundary(ps, m, saturated, reorder_safe):
     """Record the last candidate considered, for sync's test at the next decision;
     ``reorder_safe``: the choice is the same for any order of the candidates that keeps the
@@ -331,7 +331,7 @@ def remember_boundary(ps, m, saturated, reorder_safe):
         ps.boundary_seq = ps.seq[j]
 
 
-@njit(cache=True, inline="always")
+@kernel(wraparound=False, inline="always")
 def sort_running(st, ps, k):
     """Rank the running jobs now and sort them (insertion sort: at most k of them)."""
     run = ps.run
@@ -352,7 +352,7 @@ def sort_running(st, ps, k):
     return n
 
 
-@njit(cache=True, inline="always")
+@kernel(wraparound=False, inline="always")
 def first_position(st, ps):
     """Start a walk of the order: returns where next_candidate starts, the head of the engine's
     arrival-ordered list of present jobs when the policy is listed (FCFS order: that list is the
@@ -377,7 +377,7 @@ def first_position(st, ps):
     return 0
 
 
-@njit(cache=True, inline="always")
+@kernel(wraparound=False, inline="always")
 def _insert_sorted(items, n, j, key, seq):
     """Insert j into items[0:n], sorted in priority order; returns n + 1."""
     h = n - 1
@@ -388,7 +388,7 @@ def _insert_sorted(items, n, j, key, seq):
     return n + 1
 
 
-@njit(cache=True, inline="always")
+@kernel(wraparound=False, inline="always")
 def held_draw(st, ps, k, n_run, by_need):
     """draw_prefix with ``hold`` (orders whose waiting ranks never change and whose running
     ranks never rise: FCFS, SRPT, server need): the waiting candidates of the last draw stay out
@@ -449,7 +449,7 @@ def held_draw(st, ps, k, n_run, by_need):
     return m, total
 
 
-@njit(cache=True, inline="always")
+@kernel(wraparound=False, inline="always")
 def next_candidate(st, ps, n_run, r, max_need):
     """The best job not yet considered among running jobs run[r:] and the waiting jobs of the
     classes whose need is <= max_need. Waiting jobs are drawn in order from each class heap
@@ -494,7 +494,7 @@ def next_candidate(st, ps, n_run, r, max_need):
     return best, r
 
 
-@njit(cache=True, inline="always")
+@kernel(wraparound=False, inline="always")
 def _advance_front(ps, c):
     """Class c's best frontier entry was drawn: its children join the walk's frontier, whose
     best entry is found again (each next_candidate then compares one entry per class)."""
@@ -529,7 +529,7 @@ def _advance_front(ps, c):
     ps.front_key[c] = key[best_job]
 
 
-@njit(cache=True, inline="always")
+@kernel(wraparound=False, inline="always")
 def add_candidate(st, ps, m, j):
     ps.cand[m] = j
     ps.cand_need[m] = st.demand[j, 0]
@@ -537,7 +537,7 @@ def add_candidate(st, ps, m, j):
     return m + 1
 
 
-@njit(cache=True, inline="always")
+@kernel(wraparound=False, inline="always")
 def apply_choice(st, ps, m, allocation):
     """Serve exactly the chosen candidates: preempt the other running jobs (back into their
     heaps at their current rank), start the chosen waiting ones with ``allocation`` (1 = their
@@ -685,7 +685,7 @@ def _gittins(tables: GittinsTables | None, class_need: np.ndarray, order: int) -
     return tables.for_needs(class_need)
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def begin_decision(st, ps, k):
     """Start a decision of a preemptive pooled policy: bring the order up to date (sync) and
     sort the running jobs. Returns the number of running jobs, or -1 when the previous decision
@@ -697,7 +697,7 @@ def begin_decision(st, ps, k):
     return sort_running(st, ps, k)
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def end_decision(st, ps, k, m, allocation):
     """Serve exactly the chosen candidates (apply_choice; ``allocation`` 0: each its need, k: all
     k servers, the resource-pooled single server of grosof2023 §3.1); Gittins orders ask for the

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
-
 from schedlab.policies.pooled.needs import GittinsConfig
 from schedlab.policies.pooled.ordered_policy import decide_ordered, register_ordered
 from schedlab.policies.pooled.ordering import (
@@ -23,11 +21,12 @@ from schedlab.policies.pooled.ordering import (
     next_candidate,
 )
 from schedlab.policy_api import (
+    kernel,
     run_engine,
 )
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def choose(st, ps, k, n_run):
     """The best job alone (it gets all k servers: allocation k in end_decision)."""
     j, _ = next_candidate(st, ps, n_run, first_position(st, ps), math.inf)
@@ -38,12 +37,12 @@ def choose(st, ps, k, n_run):
     return 1
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def decide(st, ps):
     decide_ordered(st, ps, choose, True)
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def run(st, ps, max_events):
     return run_engine(st, ps, decide, max_events)
 

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
-
 from schedlab.policies.pooled.needs import GittinsConfig, server_needs
 from schedlab.policies.pooled.ordered_policy import decide_ordered, draw_prefix, register_ordered
 from schedlab.policies.pooled.ordering import (
@@ -27,11 +25,12 @@ from schedlab.policy_api import (
     PolicyConfig,
     PolicyContext,
     SpecError,
+    kernel,
     run_engine,
 )
 
 
-@njit(cache=True, inline="always")
+@kernel(wraparound=False, inline="always")
 def need_descending(needs, m, order):
     """order[0:m] = candidate indices sorted by decreasing need, ties by priority (stable)."""
     for i in range(m):
@@ -45,7 +44,7 @@ def need_descending(needs, m, order):
         order[h + 1] = x
 
 
-@njit(cache=True, inline="always")
+@kernel(wraparound=False, inline="always")
 def server_filling_prefix(needs, m, k):
     """Length of M: the smallest prefix with total need >= k, or m (grosof2023 §3.2)."""
     total = 0.0
@@ -56,7 +55,7 @@ def server_filling_prefix(needs, m, k):
     return m
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def server_filling_select(needs, m, k, chosen):
     """ServerFilling (grosof2023 §3.2) on candidates needs[0:m] in priority order: place M's jobs
     (place_prefix). Marks chosen[i] = 1; returns the servers used."""
@@ -64,7 +63,7 @@ def server_filling_select(needs, m, k, chosen):
     return served
 
 
-@njit(cache=True, inline="always")
+@kernel(wraparound=False, inline="always")
 def place_prefix(needs, size, k, chosen):
     """ServerFilling's placement (grosof2023 §3.2) of M = needs[0:size], in priority order: place
     jobs in decreasing order of need (ties by priority) until no servers remain or the next job
@@ -91,7 +90,7 @@ def place_prefix(needs, size, k, chosen):
     return min(total, k), smallest
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def choose(st, ps, k, n_run):
     """Draw candidates in priority order until their needs reach k (M), then place them.
 
@@ -105,12 +104,12 @@ def choose(st, ps, k, n_run):
     return m
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def decide(st, ps):
     decide_ordered(st, ps, choose, False)
 
 
-@njit(cache=True)
+@kernel(wraparound=False)
 def run(st, ps, max_events):
     return run_engine(st, ps, decide, max_events)
 

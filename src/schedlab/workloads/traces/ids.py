@@ -11,17 +11,13 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from schedlab import _jit
-
-_jit.configure()
-
-import numba  # noqa: E402
+from schedlab._jit import kernel
 
 ID_PREFIX = "_id"
 SEP = ord("/")
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _digits(v: int) -> int:
     n = 1
     if v < 0:
@@ -33,7 +29,7 @@ def _digits(v: int) -> int:
     return n
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _part(j, i, p0, p1, p2):
     if j == 0:
         return p0[i]
@@ -42,7 +38,7 @@ def _part(j, i, p0, p1, p2):
     return p2[i]
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _format(k, p0, p1, p2, sep):
     """Offsets and UTF-8 bytes of ``a/b/c`` (the first ``k`` of the parts) for each row."""
     n = p0.shape[0]

@@ -24,11 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from schedlab import _jit
-
-_jit.configure()
-
-import numba  # noqa: E402
+from schedlab._jit import kernel
 
 # Event codes (Google 2019 numbering, clusterdata_trace_format_v3.proto EventType).
 SUBMIT, QUEUE, ENABLE, SCHEDULE, EVICT, FAIL, FINISH, KILL, LOST = range(9)
@@ -104,7 +100,7 @@ IDENTITY_CODES = np.arange(N_CODES, dtype=np.int64)  # 2019 codes map to themsel
 NEED_LIVE, NEED_DEAD = -1, -2
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _mix(a: int, b: int) -> np.uint64:
     h = np.uint64(a) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(b) * np.uint64(0xC2B2AE3D27D4EB4F)
     h ^= h >> np.uint64(29)
@@ -113,12 +109,12 @@ def _mix(a: int, b: int) -> np.uint64:
     return h
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _home(a, b, bits):
     return np.int64(_mix(a, b) >> np.uint64(64 - bits))
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _find(rec, a, b, bits):
     """Slot of (a, b) in the live table, or -(empty slot ending its probe path) - 1."""
     mask = np.int64((1 << bits) - 1)
@@ -131,7 +127,7 @@ def _find(rec, a, b, bits):
         i = (i + 1) & mask
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _delete(rec, req, slot, bits, meta):
     """Remove a live record by backward-shift deletion (linear probing stays tombstone-free)."""
     mask = np.int64((1 << bits) - 1)
@@ -153,7 +149,7 @@ def _delete(rec, req, slot, bits, meta):
     meta[M_USED] -= 1
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _dead_slot(dead, fp):
     """Slot of fingerprint ``fp`` in the interrupted-task set, or of the empty slot ending its
     probe path (fingerprints are never 0, the empty marker)."""
@@ -166,12 +162,12 @@ def _dead_slot(dead, fp):
         i = (i + 1) & mask
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _fingerprint(a, b):
     return np.int64(_mix(b, a) | np.uint64(1))
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _kill(rec, req, slot, bits, dead, meta, a, b):
     """Move a live task to the interrupted set."""
     _delete(rec, req, slot, bits, meta)
@@ -182,7 +178,7 @@ def _kill(rec, req, slot, bits, dead, meta, a, b):
         meta[M_DEAD] += 1
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def process_events(
     t,
     job,
@@ -365,7 +361,7 @@ def process_events(
     return n, 0
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _rehash_live(rec, req, new_bits):
     """The live records in a table of 2**new_bits slots."""
     size = 1 << new_bits
@@ -382,7 +378,7 @@ def _rehash_live(rec, req, new_bits):
     return nrec, nreq
 
 
-@numba.njit(cache=True, nogil=True)
+@kernel(nogil=True)
 def _rehash_dead(dead, size):
     new = np.zeros(size, np.int64)
     for v in dead:

@@ -1,0 +1,69 @@
+"""Every registered policy, in each of its families, runs cleanly with ``NUMBA_BOUNDSCHECK=1``:
+an index out of range, negative ones included (the opted-in kernels have no wraparound,
+docs/decisions/0010), raises IndexError instead of reading outside an array.
+
+One subprocess runs every case (benchmarks/check_reference.py's, one per policy and family) so
+that Numba is imported once; bounds checks change the compiled code, so it compiles into its own
+cache directory beside schedlab's (``<cache dir>-boundscheck``), once per machine and source."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from schedlab._jit import cache_dir
+from tests.helpers.paths import ROOT
+
+BENCHMARKS = ROOT / "benchmarks"
+sys.path.insert(0, str(BENCHMARKS))
+from check_reference import registry_cases  # noqa: E402
+
+sys.path.remove(str(BENCHMARKS))
+
+ARRIVALS = 2000
+
+CHECKED_RUNS = f"""
+import json, sys
+sys.path.insert(0, {str(BENCHMARKS)!r})
+import numba
+from check_reference import registry_cases, run_case
+assert numba.config.BOUNDSCHECK
+outcome = {{}}
+for policy, family, base, params in registry_cases():
+    try:
+        run_case(policy, base, params, {ARRIVALS})
+        outcome[policy + "/" + family] = "ok"
+    except Exception as error:
+        outcome[policy + "/" + family] = f"{{type(error).__name__}}: {{error}}"
+print(json.dumps(outcome))
+"""
+
+
+@pytest.fixture(scope="module")
+def outcomes() -> dict[str, str]:
+    env = {
+        **os.environ,
+        "NUMBA_BOUNDSCHECK": "1",
+        "NUMBA_CACHE_DIR": f"{cache_dir()}-boundscheck",
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(CHECKED_RUNS)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize(
+    ("policy", "family"), [(policy, family) for policy, family, _, _ in registry_cases()]
+)
+def test_policy_runs_with_bounds_checks(outcomes, policy, family):
+    assert outcomes[f"{policy}/{family}"] == "ok"
