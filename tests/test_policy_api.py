@@ -24,6 +24,7 @@ import numpy as np
 import pytest
 
 import schedlab
+from schedlab._jit import cache_dir
 from schedlab.errors import PolicyError
 from schedlab.model.compile import compile_model
 from schedlab.model.spec import parse_spec
@@ -199,7 +200,8 @@ def test_the_guide_s_plugin_runs_from_the_cli_under_bounds_checks(tmp_path: Path
     write_file_blocks(ROOT / "docs" / "writing-policies.md", tmp_path)
     imports = _imports(tmp_path / "my_policies.py")
     assert {m for m in imports if m.startswith("schedlab")} == {"schedlab.policy_api"}
-    env = {**os.environ, "NUMBA_BOUNDSCHECK": "1", "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    cache = f"{cache_dir()}-boundscheck"  # shared with tests/policies/test_boundscheck.py
+    env = {**os.environ, "NUMBA_BOUNDSCHECK": "1", "NUMBA_CACHE_DIR": cache}
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), env.get("PYTHONPATH", "")])
     done = subprocess.run(
         [*COMMAND, "simulate", "spec.toml", "--plugin", "my_policies.py", "--arrivals", "3000"],
