@@ -6,13 +6,14 @@ from __future__ import annotations
 import re
 
 import numpy as np
+from numba.core import types
 from numba.experimental import structref
 
 from schedlab._jit import kernel
-from schedlab.engine.state import new_struct_type
+from schedlab.engine.generated import ArrayStructType
 from schedlab.engine.structs import borrow
 
-TYPE = new_struct_type([("xs", "F1"), ("ns", "L1")])
+TYPE = ArrayStructType([("xs", types.float64[::1]), ("ns", types.int64[::1])])
 INVARIANT_LOAD = re.compile(r"= load [^\n]*!invariant\.load")
 
 
