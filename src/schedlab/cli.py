@@ -232,6 +232,7 @@ def simulate(
 
     from schedlab import outputs
     from schedlab.api import simulate as run_simulation
+    from schedlab.errors import SchedlabError
     from schedlab.model.compile import compile_model
     from schedlab.model.spec import load_spec
     from schedlab.report.jobs_formats import check_format
@@ -244,6 +245,10 @@ def simulate(
     if jobs_out is None and isinstance(loaded.run.jobs, str):  # a path in the spec: beside it
         jobs_out = outputs.inside(spec.parent, loaded.run.jobs)
     check_format(jobs_format)
+    if jobs_out is None and jobs_format != "parquet":
+        raise SchedlabError(
+            f"--jobs-format {jobs_format} needs --jobs-out FILE (or a run.jobs path)"
+        )
     if jobs_out is not None and jobs_format != "parquet":
         outputs.check_writable(jobs_out)
         check_format(jobs_format, compile_model(loaded).family)
