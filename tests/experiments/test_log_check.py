@@ -42,7 +42,7 @@ def test_logged_waits_by_hand(tmp_path: Path) -> None:
     assert got.mean_wait == pytest.approx(110 / 3)
     assert got.p95_wait == pytest.approx(91.0)
     assert got.mean_bounded_slowdown == pytest.approx(4.2)
-    assert "tau = 10 s" in got.line() and "1 jobs without a logged wait" in got.line()
+    assert "tau = 10 s" in got.line() and "1 job(s) without a logged wait" in got.line()
 
 
 def test_validation_matches_a_log_easy_would_have_made(tmp_path: Path) -> None:

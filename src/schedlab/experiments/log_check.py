@@ -47,7 +47,7 @@ class LoggedWaits:
             f"the log itself ({self.jobs:,} jobs as the machine ran them): mean wait "
             f"{self.mean_wait:.4g} s, p95 wait {self.p95_wait:.4g} s, mean bounded slowdown "
             f"{self.mean_bounded_slowdown:.4g} (tau = {self.tau:g} s)"
-            + (f"; {self.unknown:,} jobs without a logged wait left out" if self.unknown else "")
+            + (f"; {self.unknown:,} job(s) without a logged wait left out" if self.unknown else "")
         )
 
 

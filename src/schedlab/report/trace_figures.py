@@ -1,7 +1,8 @@
 """Figures of a trace comparison: a Gantt chart of a window of one replay, and utilization and
 queue length over time for the top policies (the engine's time series, ``run.timeseries``).
 
-Times are on the trace's clock, shifted to start at 0 (seconds for SWF logs), drawn in hours.
+Times are on the trace's clock, shifted to start at 0 (seconds for SWF logs), drawn in hours, or
+in days over a span longer than ``DAYS_FROM`` days.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from schedlab.report.jobs_formats import Finished
 from schedlab.report.labels import policy_label
 
 HOUR = 3600.0
+DAY = 24 * HOUR
+DAYS_FROM = 10  # days of span from which time axes are in days
 WINDOW_JOBS = 150  # job starts in the Gantt window
 
 
@@ -64,9 +67,13 @@ def gantt_figure(jobs: pa.Table, k: int, path: Path, title: str) -> list[Path]:
 def series_figure(series: dict[str, pa.Table], path: Path, title: str) -> list[Path]:
     """Utilization of the servers and the number of waiting jobs over time, one line per policy."""
     colors = policy_colors(series)
+    span = max(
+        (float(t.column("time").to_numpy().max(initial=0.0)) for t in series.values()), default=0.0
+    )
+    unit, name_of_unit = (DAY, "days") if span > DAYS_FROM * DAY else (HOUR, "hours")
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(10, 6), sharex=True, layout="constrained")
     for name, table in series.items():
-        t = table.column("time").to_numpy() / HOUR
+        t = table.column("time").to_numpy() / unit
         util = [c for c in table.column_names if c.startswith("utilization[")]
         kw = {"color": colors[name], "label": policy_label(name), "linewidth": 0.9}
         if util:
@@ -75,7 +82,7 @@ def series_figure(series: dict[str, pa.Table], path: Path, title: str) -> list[P
     top.set_ylabel("utilization of the servers (fraction)")
     top.set_ylim(0, 1.05)
     bottom.set_ylabel("jobs waiting (number)")
-    bottom.set_xlabel("time since the log's first arrival (hours)")
+    bottom.set_xlabel(f"time since the log's first arrival ({name_of_unit})")
     top.legend(fontsize=8)
     top.set_title(title, fontsize=10)
     return save_figure(fig, path, dpi=120)
