@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 from schedlab.cli import app
 from schedlab.workloads.traces import convert
 from tests.data import KTH
+from tests.helpers.experiment_files import write_experiment
 
 runner = CliRunner()
 VM = str(resources.files("schedlab") / "examples" / "vm-table1.toml")
@@ -67,3 +68,26 @@ def test_simulate_writes_the_evalys_csv(tmp_path: Path) -> None:
         "requested_number_of_resources",
     ]
     assert len(lines) == 301
+
+
+def test_run_writes_each_runs_jobs_as_swf(tmp_path: Path) -> None:
+    exp = write_experiment(tmp_path, loads="[0.5]", replications=1, arrivals=300)
+    base = tmp_path / "base.toml"
+    base.write_text(base.read_text().replace("seed = 7", 'seed = 7\njobs = "jobs.parquet"'))
+    out = tmp_path / "out"
+    args = ["run", str(exp), "--out", str(out), "--workers", "1", "--jobs-format", "swf"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    logs = sorted((out / "jobs").glob("*.swf"))
+    assert len(logs) == 2  # ServerFilling and FCFS at load 0.5
+    for log in logs:
+        lines = log.read_text().splitlines()
+        assert "; MaxProcs: 4" in lines
+        jobs = [x.split() for x in lines if not x.startswith(";")]
+        assert len(jobs) == 300 and {len(x) for x in jobs} == {18}
+
+
+def test_run_without_per_job_tables_is_one_line(tmp_path: Path) -> None:
+    exp = write_experiment(tmp_path, loads="[0.5]", replications=1, arrivals=300)
+    text = one_line_error("run", str(exp), "--out", str(tmp_path / "o"), "--jobs-format", "evalys")
+    assert "write no per-job table" in text

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
@@ -33,6 +34,10 @@ import pyarrow.csv as pacsv
 
 from schedlab import outputs
 from schedlab.errors import SchedlabError
+
+if TYPE_CHECKING:
+    from schedlab.experiments.runner import Task
+    from schedlab.model.spec import SimulationSpec
 
 FORMATS = ("parquet", "evalys", "swf")
 SUFFIX = {"parquet": ".parquet", "evalys": ".csv", "swf": ".swf"}
@@ -235,3 +240,45 @@ def write_jobs(table: pa.Table, target: Path, fmt: str, *, k: int, note: str) ->
     with outputs.atomic(target) as tmp:
         pacsv.write_csv(csv, tmp)
     return unplaced
+
+
+def run_family(spec: SimulationSpec) -> str:
+    """The model family of a spec: its own, else its policy's."""
+    from schedlab.policies.registry import get_policy
+
+    return spec.model.family or get_policy(spec.policy.name).family
+
+
+def servers_of(spec: SimulationSpec) -> int:
+    """k of a pooled model (the servers a job's need counts), else the number of servers."""
+    from schedlab.model.compile import compile_model
+
+    model = compile_model(spec)
+    return int(model.pooled_k) if model.family == "pooled" else model.n_servers
+
+
+def sweep_jobs(root: Path, tasks: list[Task], fmt: str) -> list[Path]:
+    """Each stored run's per-job table (``DIR/jobs/<run hash>[.replicationR].parquet``, runs
+    whose spec sets ``run.jobs`` to a path) also in ``fmt``, beside it."""
+    import json
+
+    import pyarrow.parquet as pq
+
+    from schedlab.engine.jobs_output import jobs_path
+    from schedlab.experiments.runner import jobs_target
+    from schedlab.model.spec import parse_spec
+
+    written: list[Path] = []
+    servers: dict[str, int] = {}
+    for task in tasks:
+        spec = parse_spec(json.loads(task.spec_json))
+        if not isinstance(spec.run.jobs, str):
+            continue
+        source = jobs_path(str(jobs_target(root, task)), task.replication)
+        if task.spec_json not in servers:
+            servers[task.spec_json] = servers_of(spec)
+        target = source.with_suffix(SUFFIX[fmt])
+        note = " ".join(f"{k}={v}" for k, v in task.axes.items()) or spec.policy.name
+        write_jobs(pq.read_table(source), target, fmt, k=servers[task.spec_json], note=note)
+        written.append(target)
+    return written
