@@ -22,9 +22,12 @@ def test_compare_on_an_swf_log(tmp_path: Path) -> None:
     out = tmp_path / "cmp"
     args = ["compare", str(table), "--loads", "0.5", "--replications", "1", "--workers", "1"]
     args += ["--policy", "fcfs", "--policy", "easy-backfill", "--out", str(out)]
-    args += ["--jobs-format", "evalys"]
+    args += ["--jobs-format", "evalys", "--format", "json"]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout.strip().splitlines()[-1])
+    (log,) = [r for r in rows if r["policy"] == "the log itself"]
+    assert log["rank"] is None and log["mean_response_time"] > 0
     record = json.loads((out / "experiment.json").read_text())
     log_line = next(x for x in record["summary"] if x.startswith("the log itself"))
     assert "300 jobs" in log_line and "tau = 10 s" in log_line

@@ -31,7 +31,7 @@ def swf(tmp_path: Path, rows: list[tuple[int, float, float, float, int, float]])
 def test_logged_waits_by_hand(tmp_path: Path) -> None:
     """Waits 0, 10, 100 and one unknown (-1); runs 5, 20, 1, 3; tau = 10. Mean wait 110/3; p95
     by linear interpolation 10 + 0.9 x 90 = 91; bounded slowdowns max(5/10, 1) = 1,
-    30/20 = 1.5, 101/10 = 10.1: mean 4.2."""
+    30/20 = 1.5, 101/10 = 10.1: mean 4.2; responses 5, 30, 101."""
     path = swf(
         tmp_path,
         [(1, 0, 0, 5, 1, 5), (2, 1, 10, 20, 1, 20), (3, 2, 100, 1, 1, 1), (4, 3, -1, 3, 1, 3)],
@@ -42,6 +42,7 @@ def test_logged_waits_by_hand(tmp_path: Path) -> None:
     assert got.mean_wait == pytest.approx(110 / 3)
     assert got.p95_wait == pytest.approx(91.0)
     assert got.mean_bounded_slowdown == pytest.approx(4.2)
+    assert got.mean_response_time == pytest.approx((5 + 30 + 101) / 3)
     assert "tau = 10 s" in got.line() and "1 job(s) without a logged wait" in got.line()
 
 

@@ -129,8 +129,9 @@ def compare(
     paths = figures(target, name, rows, the_plan.bounds, the_plan.limits, reference)
     if jobs_format is not None:
         _named_jobs(target, tasks, jobs_format, int(base["cluster"].get("servers") or 0))
+    log_rows: list[dict] = []
     if workload.suffix == ".parquet" and fam == "pooled":
-        lines, views = _log_check(base, workload, ranked, target, name)
+        lines, views, log_rows = _log_check(base, workload, ranked, target, name)
         findings += lines
         paths += views
     notes = [f"skipped {s.policy}: {s.reason}" for s in the_plan.skipped] + the_plan.notes
@@ -151,7 +152,7 @@ def compare(
     )
     write_record(target, record)
     page = write_report(target)
-    _print(ranked, fmt)
+    _print(ranked, fmt, log_rows)
     if fmt == "table":
         for line in findings:
             out.print(escape(line), highlight=False)
@@ -177,9 +178,10 @@ def _named_jobs(target: Path, tasks: list, fmt: str, k: int) -> None:
 
 def _log_check(
     base: dict, workload: Path, ranked: list, target: Path, name: str
-) -> tuple[list[str], list[Path]]:
-    """The log itself and the validation line (an SWF-derived trace: it keeps the logged
-    waits), with the report's Gantt chart and time series at the log's own load."""
+) -> tuple[list[str], list[Path], list[dict]]:
+    """The log itself (a line and a row of the table) and the validation line (an SWF-derived
+    trace: it keeps the logged waits), with the report's Gantt chart and time series at the
+    log's own load."""
     from schedlab.experiments.log_check import (
         logged_waits,
         series_at_native_load,
@@ -191,7 +193,7 @@ def _log_check(
     tau = float(base["run"].get("slowdown_threshold", 10.0))
     logged = logged_waits(workload, tau, base["run"].get("arrivals"))
     if logged is None:
-        return [], []
+        return [], [], []
     err.print(
         "replaying the log at its own load: EASY with requested times, top three", highlight=False
     )
@@ -211,14 +213,14 @@ def _log_check(
             folder / f"{name}-over-time",
             f"the top {len(top)} policies replaying the log at its own load {validation.load:.3g}",
         )
-    return [logged.line(), validation.line()], paths
+    return [logged.line(), validation.line()], paths, [logged.record(validation.load)]
 
 
 def _num(x: float) -> float | None:
     return x if math.isfinite(x) else None
 
 
-def _print(ranked, fmt: str) -> None:
+def _print(ranked, fmt: str, log_rows: list[dict]) -> None:
     from schedlab.report.labels import label
 
     fields = ["load", "rank", "policy", "mean_response_time", "lo", "hi", "stable", "reliable"]
@@ -238,6 +240,7 @@ def _print(ranked, fmt: str) -> None:
         }
         for r in ranked
     ]
+    records += log_rows
     if fmt == "json":
         sys.stdout.write(json.dumps(records) + "\n")
         return
@@ -265,4 +268,8 @@ def _print(ranked, fmt: str) -> None:
             ratio = f"{r.ratio_to_best:.3g}" if math.isfinite(r.ratio_to_best) else ""
         rank_cell = "bound" if r.bound else (str(r.rank) if r.rank else "-")
         table.add_row(f"{r.load:g}", rank_cell, escape(r.policy), cell, ratio)
+    for row in log_rows:  # the log as the machine ran it, at its own load (never ranked)
+        table.add_row(
+            f"{row['load']:.3g}", "log", row["policy"], f"{row['mean_response_time']:.4g}", ""
+        )
     print_table(table)

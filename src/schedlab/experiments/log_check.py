@@ -29,6 +29,7 @@ import pyarrow.parquet as pq
 
 VALIDATION_POLICY = {"name": "easy-backfill", "durations": "estimate"}
 SERIES_POINTS = 500  # time series samples of each view run
+LOG_ROW = "the log itself"  # its name in compare's table
 
 
 @dataclass(frozen=True)
@@ -41,10 +42,26 @@ class LoggedWaits:
     p95_wait: float
     mean_bounded_slowdown: float
     tau: float
+    mean_response_time: float  # wait + run
+
+    def record(self, load: float) -> dict[str, Any]:
+        """The log as a row of compare's table (at the log's own ``load``; never ranked)."""
+        return {
+            "load": load,
+            "rank": None,
+            "policy": LOG_ROW,
+            "mean_response_time": self.mean_response_time,
+            "lo": None,
+            "hi": None,
+            "stable": True,
+            "reliable": True,
+            "bound": False,
+            "ratio_to_best": None,
+        }
 
     def line(self) -> str:
         return (
-            f"the log itself ({self.jobs:,} jobs as the machine ran them): mean wait "
+            f"{LOG_ROW} ({self.jobs:,} jobs as the machine ran them): mean wait "
             f"{self.mean_wait:.4g} s, p95 wait {self.p95_wait:.4g} s, mean bounded slowdown "
             f"{self.mean_bounded_slowdown:.4g} (tau = {self.tau:g} s)"
             + (f"; {self.unknown:,} job(s) without a logged wait left out" if self.unknown else "")
@@ -78,6 +95,7 @@ def logged_waits(path: Path, tau: float, jobs: int | None = None) -> LoggedWaits
         p95_wait=float(np.percentile(wait, 95)),
         mean_bounded_slowdown=float(bounded_slowdown(wait, run, tau).mean()),
         tau=tau,
+        mean_response_time=float((wait + run).mean()),
     )
 
 
