@@ -157,15 +157,13 @@ def simulation_rows(result: Any) -> list[dict[str, Any]]:
 
 def write_converted_jobs(result: Any, target: Path, fmt: str) -> None:
     """The per-job table of the run (its first replication) in ``fmt`` at ``target``."""
-    from schedlab.model.compile import compile_model
-    from schedlab.report.jobs_formats import write_jobs
+    from schedlab.report.jobs_formats import servers_of, write_jobs
 
-    model = compile_model(result.spec)
     unplaced = write_jobs(
         result.jobs,
         target,
         fmt,
-        k=int(model.pooled_k) if model.family == "pooled" else model.n_servers,
+        k=servers_of(result.spec),
         note=f"{result.policy} at load {result.load:.4g}",
     )
     if result.spec.run.replications > 1:
@@ -233,9 +231,8 @@ def simulate(
     from schedlab import outputs
     from schedlab.api import simulate as run_simulation
     from schedlab.errors import SchedlabError
-    from schedlab.model.compile import compile_model
     from schedlab.model.spec import load_spec
-    from schedlab.report.jobs_formats import check_format
+    from schedlab.report.jobs_formats import check_format, run_family
     from schedlab.simulation.simulate import with_run
 
     spec = spec_argument(spec_arg, spec_opt)
@@ -251,7 +248,7 @@ def simulate(
         )
     if jobs_out is not None and jobs_format != "parquet":
         outputs.check_writable(jobs_out)
-        check_format(jobs_format, compile_model(loaded).family)
+        check_format(jobs_format, run_family(loaded))
     for target in (jobs_out if jobs_format == "parquet" else None, timeseries_out):
         if target is not None:  # checked before the run, not after it
             outputs.check_writable(target, parquet=target.suffix != ".csv")

@@ -75,11 +75,10 @@ def bounded_slowdown(wait: np.ndarray, run: np.ndarray, tau: float) -> np.ndarra
 
 def logged_waits(path: Path, tau: float, jobs: int | None = None) -> LoggedWaits | None:
     """The log's waits from a canonical table (its first ``jobs`` rows in arrival order, as a
-    run of that many arrivals replays), or None when the table keeps no logged wait (not an SWF
-    log)."""
-    schema = pq.read_schema(path)
-    if "trace_wait" not in schema.names:
-        return None
+    run of that many arrivals replays), or None when the table keeps no logged wait or no job id
+    (not an SWF log)."""
+    if not {"trace_wait", "source_id"} <= set(pq.read_schema(path).names):
+        return None  # the validation joins on the log's job id
     table = pq.read_table(path, columns=["arrival", "duration", "trace_wait"])
     order = np.argsort(table.column("arrival").to_numpy(), kind="stable")[:jobs]
     wait = table.column("trace_wait").to_numpy(zero_copy_only=False).astype(float)[order]

@@ -35,6 +35,8 @@ def gantt_figure(jobs: pa.Table, k: int, path: Path, title: str) -> list[Path]:
     """Each job of the window as bars over the servers it held (a pooled job's servers are
     reconstructed: :func:`schedlab.report.jobs_formats.placement`), coloured by job."""
     f = Finished.of(jobs)
+    if f.start.size == 0:  # no job ran to the end: nothing to draw
+        return []
     placed = f.servers(k)
     lo, hi = gantt_window(f.start)
     fig, ax = plt.subplots(figsize=(10, 5), layout="constrained")
