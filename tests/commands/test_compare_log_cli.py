@@ -16,7 +16,8 @@ from tests.data import KTH
 runner = CliRunner()
 
 
-def test_compare_on_an_swf_log(tmp_path: Path) -> None:
+def test_compare_on_an_swf_log(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)  # nothing is written outside --out (the log check's own runs)
     table = tmp_path / "kth.parquet"
     convert(KTH, "swf", table)
     out = tmp_path / "cmp"
@@ -40,3 +41,4 @@ def test_compare_on_an_swf_log(tmp_path: Path) -> None:
     assert "compare-kth-gantt.png" in (out / "report.html").read_text()
     named = sorted(p.name for p in (out / "jobs").glob("*.csv"))
     assert named == ["easy-backfill-load0.5.csv", "fcfs-load0.5.csv"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cmp", "kth.parquet"]

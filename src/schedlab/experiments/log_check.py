@@ -125,9 +125,11 @@ class Validation:
 
 def native_spec(base: dict[str, Any], policy: dict[str, Any], **run: Any) -> dict[str, Any]:
     """The comparison's workload replayed at the log's own arrival times (no load: the trace's
-    own rate) under ``policy``, with ``run`` fields set."""
+    own rate) under ``policy``, with ``run`` fields set (no per-job table unless asked: the
+    comparison's own ``run.jobs`` is for its sweep's runs)."""
     workload = {k: v for k, v in base["workload"].items() if k != "load"}
-    return {**base, "workload": workload, "policy": policy, "run": {**base["run"], **run}}
+    runs = {**base["run"], "jobs": False, **run}
+    return {**base, "workload": workload, "policy": policy, "run": runs}
 
 
 def _simulate(data: dict[str, Any]) -> Any:
