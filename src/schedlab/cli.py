@@ -155,6 +155,27 @@ def simulation_rows(result: Any) -> list[dict[str, Any]]:
     ]
 
 
+def write_converted_jobs(result: Any, target: Path, fmt: str) -> None:
+    """The per-job table of the run (its first replication) in ``fmt`` at ``target``."""
+    from schedlab.report.jobs_formats import servers_of, write_jobs
+
+    unplaced = write_jobs(
+        result.jobs,
+        target,
+        fmt,
+        k=servers_of(result.spec),
+        note=f"{result.policy} at load {result.load:.4g}",
+    )
+    if result.spec.run.replications > 1:
+        err.print(f"note: {target} holds the first replication's jobs", highlight=False)
+    if unplaced:
+        err.print(
+            f"note: {unplaced:,} jobs found too few free servers at their start (a preemptive "
+            "policy): their allocated_resources are empty",
+            highlight=False,
+        )
+
+
 @app.command()
 @user_errors
 def simulate(
@@ -186,8 +207,15 @@ def simulate(
         bool, typer.Option("--no-check", help="Skip action validation (faster; trusts the policy).")
     ] = False,
     jobs_out: Annotated[
-        Path | None, typer.Option(help="Write the per-job records to this Parquet file.")
+        Path | None, typer.Option(help="Write the per-job records to this file (--jobs-format).")
     ] = None,
+    jobs_format: Annotated[
+        str,
+        typer.Option(
+            help="Format of --jobs-out: parquet, evalys (the CSV evalys's JobSet.from_csv reads) "
+            "or swf (pooled family)."
+        ),
+    ] = "parquet",
     timeseries_out: Annotated[
         Path | None, typer.Option(help="Write the sampled time series to this Parquet or CSV file.")
     ] = None,
@@ -202,7 +230,9 @@ def simulate(
 
     from schedlab import outputs
     from schedlab.api import simulate as run_simulation
+    from schedlab.errors import SchedlabError
     from schedlab.model.spec import load_spec
+    from schedlab.report.jobs_formats import check_format, run_family
     from schedlab.simulation.simulate import with_run
 
     spec = spec_argument(spec_arg, spec_opt)
@@ -211,9 +241,18 @@ def simulate(
     loaded = load_spec(spec)
     if jobs_out is None and isinstance(loaded.run.jobs, str):  # a path in the spec: beside it
         jobs_out = outputs.inside(spec.parent, loaded.run.jobs)
-    for target in (jobs_out, timeseries_out):  # checked before the run, not after it
-        if target is not None:
+    check_format(jobs_format)
+    if jobs_out is None and jobs_format != "parquet":
+        raise SchedlabError(
+            f"--jobs-format {jobs_format} needs --jobs-out FILE (or a run.jobs path)"
+        )
+    if jobs_out is not None and jobs_format != "parquet":
+        outputs.check_writable(jobs_out)
+        check_format(jobs_format, run_family(loaded))
+    for target in (jobs_out if jobs_format == "parquet" else None, timeseries_out):
+        if target is not None:  # checked before the run, not after it
             outputs.check_writable(target, parquet=target.suffix != ".csv")
+    converted = jobs_out if jobs_format != "parquet" else None
     parsed = with_run(
         loaded,
         arrivals=arrivals,
@@ -221,7 +260,7 @@ def simulate(
         replications=replications,
         allow_unstable=True if allow_unstable else None,
         check=False if no_check else None,
-        jobs=str(jobs_out) if jobs_out else None,
+        jobs=True if converted else str(jobs_out) if jobs_out else None,
     )
     parallel = cluster is not None or (workers or 1) > 1
     total = parsed.run.arrivals and parsed.run.arrivals * parsed.run.replications
@@ -238,6 +277,8 @@ def simulate(
                 pacsv.write_csv(result.timeseries, tmp)
         else:
             outputs.write_parquet(result.timeseries, timeseries_out)
+    if converted is not None:
+        write_converted_jobs(result, converted, jobs_format)
     if fmt is OutputFormat.csv:
         emit_rows(simulation_rows(result), fmt)
     else:

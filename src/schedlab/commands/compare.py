@@ -72,6 +72,13 @@ def compare(
         Path | None, typer.Option("--out", help="Result directory (default: out/compare-NAME).")
     ] = None,
     fmt: Annotated[str, typer.Option("--format", help="table, csv or json.")] = "table",
+    jobs_format: Annotated[
+        str | None,
+        typer.Option(
+            help="Write each run's per-job table to OUT/jobs/POLICY-loadX: parquet, evalys (the "
+            "CSV evalys's JobSet.from_csv reads) or swf (pooled family)."
+        ),
+    ] = None,
     plugin: PluginOption = None,
 ) -> None:
     """Run every applicable policy (built-in, and the --plugin files' own) on a workload over a
@@ -81,6 +88,7 @@ def compare(
     from schedlab.experiments.runner import check_cluster_address, run_tasks
     from schedlab.experiments.store import ResultStore
     from schedlab.report.html import write_report
+    from schedlab.report.jobs_formats import check_format
     from schedlab.report.ranking import best_policy, figures, rank, summary
     from schedlab.report.record import ExperimentRecord, provenance, relative_figures, write_record
     from schedlab.report.sweep import swept_axes
@@ -93,6 +101,9 @@ def compare(
     started = datetime.datetime.now(datetime.UTC)
     base, stem, named = workload_base(workload, servers=servers, arrivals=arrivals, seed=seed)
     fam = family or default_family(base, named)
+    if jobs_format is not None:  # each run writes OUT/jobs/<run hash>.parquet (runner.jobs_target)
+        check_format(jobs_format, fam)
+        base["run"]["jobs"] = "jobs"
     name = f"compare-{stem}"
     the_plan = plan(name, base, fam, parse_loads(loads), policy)
     target = out_dir or Path("out") / name
@@ -116,6 +127,13 @@ def compare(
     findings = summary(ranked, the_plan.limits, "fcfs" if fcfs_stable else None)
     reference = best_policy(ranked)
     paths = figures(target, name, rows, the_plan.bounds, the_plan.limits, reference)
+    if jobs_format is not None:
+        _named_jobs(target, tasks, jobs_format, int(base["cluster"].get("servers") or 0))
+    log_rows: list[dict] = []
+    if workload.suffix == ".parquet" and fam == "pooled":
+        lines, views, log_rows = _log_check(base, workload, ranked, target, name)
+        findings += lines
+        paths += views
     notes = [f"skipped {s.policy}: {s.reason}" for s in the_plan.skipped] + the_plan.notes
     notes += [f"{b.name}: {b.meaning}" for b in the_plan.bounds]
     record = ExperimentRecord(
@@ -134,18 +152,75 @@ def compare(
     )
     write_record(target, record)
     page = write_report(target)
-    _print(ranked, fmt)
+    _print(ranked, fmt, log_rows)
     if fmt == "table":
         for line in findings:
             out.print(escape(line), highlight=False)
         out.print(f"report: {page}", highlight=False)
 
 
+def _named_jobs(target: Path, tasks: list, fmt: str, k: int) -> None:
+    """Each run's per-job table (``OUT/jobs/<run hash>.parquet``) as
+    ``OUT/jobs/POLICY-loadX[.replicationR].<fmt's suffix>``."""
+    import pyarrow.parquet as pq
+
+    from schedlab.engine.jobs_output import jobs_path
+    from schedlab.experiments.runner import jobs_target
+    from schedlab.report.jobs_formats import SUFFIX, write_jobs
+
+    for task in tasks:
+        source = jobs_path(str(jobs_target(target, task)), task.replication)
+        run = f"{task.axes['policy']}-load{task.axes['workload.load']:g}"
+        if task.replication:
+            run += f".replication{task.replication}"
+        write_jobs(pq.read_table(source), source.with_name(run + SUFFIX[fmt]), fmt, k=k, note=run)
+
+
+def _log_check(
+    base: dict, workload: Path, ranked: list, target: Path, name: str
+) -> tuple[list[str], list[Path], list[dict]]:
+    """The log itself (a line and a row of the table) and the validation line (an SWF-derived
+    trace: it keeps the logged waits), with the report's Gantt chart and time series at the
+    log's own load."""
+    from schedlab.experiments.log_check import (
+        logged_waits,
+        series_at_native_load,
+        top_policies,
+        validate,
+    )
+    from schedlab.report.trace_figures import gantt_figure, series_figure
+
+    tau = float(base["run"].get("slowdown_threshold", 10.0))
+    logged = logged_waits(workload, tau, base["run"].get("arrivals"))
+    if logged is None:
+        return [], [], []
+    err.print(
+        "replaying the log at its own load: EASY with requested times, top three", highlight=False
+    )
+    validation, result = validate(base, workload)
+    k = int(base["cluster"]["servers"])
+    folder = target / "figures"
+    paths = gantt_figure(
+        result.jobs,
+        k,
+        folder / f"{name}-gantt",
+        f"EASY with requested times at the log's own load {validation.load:.3g}",
+    )
+    top = top_policies(ranked, validation.load)
+    if top:
+        paths += series_figure(
+            series_at_native_load(base, top),
+            folder / f"{name}-over-time",
+            f"the top {len(top)} policies replaying the log at its own load {validation.load:.3g}",
+        )
+    return [logged.line(), validation.line()], paths, [logged.record(validation.load)]
+
+
 def _num(x: float) -> float | None:
     return x if math.isfinite(x) else None
 
 
-def _print(ranked, fmt: str) -> None:
+def _print(ranked, fmt: str, log_rows: list[dict]) -> None:
     from schedlab.report.labels import label
 
     fields = ["load", "rank", "policy", "mean_response_time", "lo", "hi", "stable", "reliable"]
@@ -165,6 +240,7 @@ def _print(ranked, fmt: str) -> None:
         }
         for r in ranked
     ]
+    records += log_rows
     if fmt == "json":
         sys.stdout.write(json.dumps(records) + "\n")
         return
@@ -192,4 +268,8 @@ def _print(ranked, fmt: str) -> None:
             ratio = f"{r.ratio_to_best:.3g}" if math.isfinite(r.ratio_to_best) else ""
         rank_cell = "bound" if r.bound else (str(r.rank) if r.rank else "-")
         table.add_row(f"{r.load:g}", rank_cell, escape(r.policy), cell, ratio)
+    for row in log_rows:  # the log as the machine ran it, at its own load (never ranked)
+        table.add_row(
+            f"{row['load']:.3g}", "log", row["policy"], f"{row['mean_response_time']:.4g}", ""
+        )
     print_table(table)

@@ -71,6 +71,14 @@ def run(
         ),
     ] = None,
     fmt: FormatOption = OutputFormat.table,
+    jobs_format: Annotated[
+        str | None,
+        typer.Option(
+            help="Also write each run's per-job table (runs whose spec sets run.jobs to a path: "
+            "DIR/jobs/<run hash>.parquet) beside it as evalys (the CSV evalys's JobSet.from_csv "
+            "reads) or swf (pooled family)."
+        ),
+    ] = None,
     plugin: PluginOption = None,
 ) -> None:
     """Run a sweep; finished runs are stored as they end, stored runs are never rerun.
@@ -92,6 +100,8 @@ def run(
     started = datetime.datetime.now(datetime.UTC)
     exp = load_experiment(experiment)
     target = out_dir or Path("out") / exp.spec.name
+    if jobs_format is not None:
+        _check_jobs_format(exp.tasks(), jobs_format, experiment)
     n_runs = len(exp.tasks())
     where = f"Dask cluster {cluster}" if cluster else f"{workers or 'all'} local worker(s)"
     err.print(
@@ -107,7 +117,31 @@ def run(
     by_other = f", {res.elsewhere} stored by another sweep" if res.elsewhere else ""
     err.print(f"{res.ran} runs done, {res.cached} already stored{by_other}")
     _record_sweep(target, exp.spec, res.rows, started)
+    if jobs_format is not None and jobs_format != "parquet":
+        from schedlab.report.jobs_formats import sweep_jobs
+
+        written = sweep_jobs(target, exp.tasks(), jobs_format)
+        err.print(f"{len(written)} per-job tables written as {jobs_format} in {target / 'jobs'}")
     print_summary(res.rows, res.metrics, fmt, option=f"{experiment}: outputs.metrics")
+
+
+def _check_jobs_format(tasks: list[Any], fmt: str, experiment: Path) -> None:
+    """--jobs-format: a known format that every run's family can take, and runs that write
+    their per-job table (one line otherwise, before anything runs)."""
+    import json
+
+    from schedlab.model.spec import parse_spec
+    from schedlab.report.jobs_formats import check_format, run_family
+
+    check_format(fmt)
+    specs = [parse_spec(json.loads(s)) for s in {t.spec_json for t in tasks}]
+    for spec in specs:
+        check_format(fmt, run_family(spec))
+    if not any(isinstance(s.run.jobs, str) for s in specs):
+        fail(
+            f"--jobs-format: the runs of {experiment} write no per-job table; set run.jobs to a "
+            'path (e.g. "jobs.parquet") in its spec'
+        )
 
 
 def _record_sweep(

@@ -9,6 +9,8 @@ temporary file renamed over it when the run ends; never a link, a special file o
 did not write). At the end the jobs still present
 (runs with ``drain = false``) are written with status ``waiting`` or ``running``. Rows are in the
 order jobs left; the ``job`` column is the arrival sequence number (sort by it for arrival order).
+A trace replay adds the log's own values of each job (``logged``: looked up by arrival number when
+the rows are written, e.g. ``log_job_id`` and ``log_wait`` of an SWF log, docs/traces.md).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import contextlib
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -52,11 +55,26 @@ def _temporary_path() -> Path:
     return folder / "jobs.parquet"
 
 
+class Logged(Protocol):
+    """Per-job values from outside the engine (a trace's own columns), by arrival number."""
+
+    fields: tuple[tuple[str, pa.DataType], ...]
+
+    def take(self, seq: np.ndarray) -> dict[str, pa.Array]: ...
+
+
 class JobsWriter:
     """Writes the engine's per-job output buffer to a Parquet file, one row group per flush
-    (``path`` None: kept in memory up to MEMORY_ROWS rows, then spilled to a temporary file)."""
+    (``path`` None: kept in memory up to MEMORY_ROWS rows, then spilled to a temporary file).
+    ``logged``: columns added to every row, looked up by the job's arrival number."""
 
-    def __init__(self, path: Path | None, class_names: tuple[str, ...], resources: tuple[str, ...]):
+    def __init__(
+        self,
+        path: Path | None,
+        class_names: tuple[str, ...],
+        resources: tuple[str, ...],
+        logged: Logged | None = None,
+    ):
         self.path = path  # where the table ends up
         self.file = (
             None if path is None else outputs.temporary(outputs.check_target(path, parquet=True))
@@ -76,7 +94,9 @@ class JobsWriter:
             ("response_time", pa.float64()),
             ("server", pa.int32()),
             ("status", pa.string()),
+            *(logged.fields if logged is not None else ()),
         ]
+        self.logged = logged
         self.schema = pa.schema(fields, metadata={outputs.MARK: b"jobs"})
         self.writer: pq.ParquetWriter | None = None
         self.finished = False  # the run ended normally: a given path gets the table
@@ -102,6 +122,8 @@ class JobsWriter:
         columns["response_time"] = f[:, K.O_FINISH] - f[:, K.O_ARRIVAL]
         columns["server"] = i[:, K.O_SERVER].astype(np.int32)
         columns["status"] = STATUS_NAMES[i[:, K.O_STATUS]]
+        if self.logged is not None:
+            columns.update(self.logged.take(i[:, K.O_SEQ]))
         self._add(pa.table(columns, schema=self.schema))
 
     def _add(self, table: pa.Table) -> None:

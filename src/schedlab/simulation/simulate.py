@@ -37,6 +37,7 @@ from schedlab.policies.user_code import call_policy
 from schedlab.simulation.generate import Jobs, JobSource, concatenate
 from schedlab.simulation.result import Result, combine_replications
 from schedlab.simulation.stability_limits import limit_verdict
+from schedlab.workloads.trace_table import LoggedJobs
 
 EVENTS_PER_CHUNK = 2_000_000
 BLOCK = 1 << 16  # jobs the engine holds ready to arrive (any value gives the same run)
@@ -230,7 +231,8 @@ def prepare(
     if model.spec.run.jobs:
         names = tuple(c.name for c in model.classes)
         target = jobs_path(model.spec.run.jobs, replication)
-        run.writer = JobsWriter(target, names, model.resources)
+        logged = LoggedJobs.of(model.trace) if model.trace is not None else None
+        run.writer = JobsWriter(target, names, model.resources, logged)
     return run
 
 

@@ -306,3 +306,83 @@ def job_sizes(path: Path) -> tuple[np.ndarray, np.ndarray]:
     (the size law of a trace: :meth:`schedlab.optim.rounded_bounds.SizeLaw.from_samples`)."""
     table = pq.read_table(path, columns=["demand", "duration"])
     return _column(table, "demand"), _column(table, "duration")
+
+
+LOGGED: dict[str, tuple[str, pa.DataType]] = {
+    "source_id": ("log_job_id", pa.string()),
+    "trace_wait": ("log_wait", pa.float64()),
+    "estimate": ("log_requested_time", pa.float64()),
+}
+"""Trace columns a replay's per-job table keeps, under their per-job names: the log's job id
+(SWF field 1), the wait the job had on the real machine (field 3) and its requested time
+(field 9), for comparing simulated and logged waits (docs/traces.md)."""
+
+CACHED_GROUPS = 2  # Parquet row groups of logged columns held at once
+
+
+class LoggedJobs:
+    """The log's own values (:data:`LOGGED`) of a trace's jobs, by arrival number: the engine
+    numbers jobs in arrival order, which is the table's row order (a sorted Parquet table: read
+    one row group at a time, at most ``CACHED_GROUPS`` held; a CSV or unsorted table: held whole,
+    sorted as :meth:`TraceTable.batches` sorts it)."""
+
+    def __init__(self, table: TraceTable, names: list[str]) -> None:
+        self.names = names
+        self.fields = tuple(LOGGED[n] for n in names)
+        self._cache: dict[int, pa.Table] = {}
+        self._file: pq.ParquetFile | None = None
+        self._whole: pa.Table | None = None
+        path = Path(table.path)
+        if table.in_memory is None:
+            self._file = pq.ParquetFile(path)
+            sizes = [
+                self._file.metadata.row_group(g).num_rows for g in range(self._file.num_row_groups)
+            ]
+            self._starts = np.concatenate([[0], np.cumsum(sizes)])
+            return
+        whole = pq.read_table(path) if path.suffix in (".parquet", ".pq") else pacsv.read_csv(path)
+        order = np.argsort(_column(whole, "arrival"), kind="stable")
+        self._whole = self._typed(whole.select(names).take(pa.array(order)))
+
+    @classmethod
+    def of(cls, table: TraceTable) -> LoggedJobs | None:
+        """The lookup for ``table``, or None when it has none of the logged columns."""
+        path = Path(table.path)
+        if path.suffix in (".parquet", ".pq"):
+            present = pq.ParquetFile(path).schema_arrow.names
+        else:
+            present = pacsv.read_csv(path).column_names
+        names = [n for n in LOGGED if n in present]
+        return cls(table, names) if names else None
+
+    def _typed(self, part: pa.Table) -> pa.Table:
+        return pa.table({n: part.column(n).cast(LOGGED[n][1]) for n in self.names})
+
+    def _group(self, g: int) -> pa.Table:
+        if g not in self._cache:
+            assert self._file is not None
+            if len(self._cache) >= CACHED_GROUPS:
+                self._cache.pop(next(iter(self._cache)))
+            self._cache[g] = self._typed(self._file.read_row_group(g, columns=self.names))
+        return self._cache[g]
+
+    def take(self, seq: np.ndarray) -> dict[str, pa.Array]:
+        """The logged columns of the jobs numbered ``seq`` (any order), by per-job name."""
+        seq = np.asarray(seq, dtype=np.int64)
+        if self._whole is not None:
+            part = self._whole.take(pa.array(seq))
+        else:
+            groups = np.searchsorted(self._starts, seq, side="right") - 1
+            pieces, where = [], []
+            for g in np.unique(groups):
+                rows = np.flatnonzero(groups == g)
+                local = seq[rows] - self._starts[g]
+                pieces.append(self._group(int(g)).take(pa.array(local)))
+                where.append(rows)
+            if not pieces:
+                part = self._typed(pa.table({n: pa.array([], LOGGED[n][1]) for n in self.names}))
+            else:
+                back = np.empty(seq.size, dtype=np.int64)
+                back[np.concatenate(where)] = np.arange(seq.size)
+                part = pa.concat_tables(pieces).take(pa.array(back))
+        return {LOGGED[n][0]: part.column(n).combine_chunks() for n in self.names}

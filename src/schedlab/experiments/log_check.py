@@ -1,0 +1,199 @@
+"""Simulated against what the cluster really did (``schedlab compare`` on an SWF-derived trace).
+
+* The log itself: the waits the jobs had on the real machine (SWF field 3, kept as ``trace_wait``
+  by ``schedlab trace convert``), summarized as the simulated policies are: mean and p95 wait and
+  the mean bounded slowdown max((wait + run) / max(run, tau), 1) with the same tau
+  (``run.slowdown_threshold``; Feitelson et al. 1997's bounded slowdown). Jobs whose logged wait
+  is unknown (-1) are left out, and counted.
+* Validation: EASY backfilling with the users' requested times (``easy-backfill``, durations =
+  "estimate"; Mu'alem & Feitelson 2001), the scheduler closest to what these machines ran,
+  replayed at the log's own arrival times: its mean wait against the logged mean wait, and the
+  correlation of the per-job waits, joined on the log's job id (Pearson on the waits, Spearman on
+  their ranks). A real scheduler does more than the replay (priorities, fair share, advance
+  reservations, downtime; docs/traces.md), so agreement is partial by nature: the line says how
+  far the model is from the machine, not which is right.
+* Views for the report: the validation run's per-job table (a Gantt chart of a window) and the
+  time series (utilization, queue length) of the top three policies at the log's own load.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+VALIDATION_POLICY = {"name": "easy-backfill", "durations": "estimate"}
+SERIES_POINTS = 500  # time series samples of each view run
+LOG_ROW = "the log itself"  # its name in compare's table
+
+
+@dataclass(frozen=True)
+class LoggedWaits:
+    """The log's own waits (time unit of the trace: seconds for SWF)."""
+
+    jobs: int  # with a known logged wait
+    unknown: int  # logged wait -1 (left out)
+    mean_wait: float
+    p95_wait: float
+    mean_bounded_slowdown: float
+    tau: float
+    mean_response_time: float  # wait + run
+
+    def record(self, load: float) -> dict[str, Any]:
+        """The log as a row of compare's table (at the log's own ``load``; never ranked)."""
+        return {
+            "load": load,
+            "rank": None,
+            "policy": LOG_ROW,
+            "mean_response_time": self.mean_response_time,
+            "lo": None,
+            "hi": None,
+            "stable": True,
+            "reliable": True,
+            "bound": False,
+            "ratio_to_best": None,
+        }
+
+    def line(self) -> str:
+        return (
+            f"{LOG_ROW} ({self.jobs:,} jobs as the machine ran them): mean wait "
+            f"{self.mean_wait:.4g} s, p95 wait {self.p95_wait:.4g} s, mean bounded slowdown "
+            f"{self.mean_bounded_slowdown:.4g} (tau = {self.tau:g} s)"
+            + (f"; {self.unknown:,} job(s) without a logged wait left out" if self.unknown else "")
+        )
+
+
+def bounded_slowdown(wait: np.ndarray, run: np.ndarray, tau: float) -> np.ndarray:
+    """max((wait + run) / max(run, tau), 1) per job (the engine's definition)."""
+    return np.maximum((wait + run) / np.maximum(run, tau), 1.0)
+
+
+def logged_waits(path: Path, tau: float, jobs: int | None = None) -> LoggedWaits | None:
+    """The log's waits from a canonical table (its first ``jobs`` rows in arrival order, as a
+    run of that many arrivals replays), or None when the table keeps no logged wait or no job id
+    (not an SWF log)."""
+    if not {"trace_wait", "source_id"} <= set(pq.read_schema(path).names):
+        return None  # the validation joins on the log's job id
+    table = pq.read_table(path, columns=["arrival", "duration", "trace_wait"])
+    order = np.argsort(table.column("arrival").to_numpy(), kind="stable")[:jobs]
+    wait = table.column("trace_wait").to_numpy(zero_copy_only=False).astype(float)[order]
+    run = table.column("duration").to_numpy().astype(float)[order]
+    known = np.isfinite(wait) & (wait >= 0)
+    if not known.any():
+        return None
+    wait, run = wait[known], run[known]
+    return LoggedWaits(
+        jobs=int(known.sum()),
+        unknown=int((~known).sum()),
+        mean_wait=float(wait.mean()),
+        p95_wait=float(np.percentile(wait, 95)),
+        mean_bounded_slowdown=float(bounded_slowdown(wait, run, tau).mean()),
+        tau=tau,
+        mean_response_time=float((wait + run).mean()),
+    )
+
+
+@dataclass(frozen=True)
+class Validation:
+    """EASY with requested times at the log's own load against the log."""
+
+    load: float  # the log's own load
+    simulated_mean_wait: float
+    logged_mean_wait: float
+    pearson: float
+    spearman: float
+    jobs: int  # joined on job id, both waits known
+
+    def line(self) -> str:
+        ratio = (
+            self.simulated_mean_wait / self.logged_mean_wait if self.logged_mean_wait else math.nan
+        )
+        return (
+            f"validation: EASY with requested times (easy-backfill, durations = estimate) at the "
+            f"log's own load {self.load:.3g}: mean wait {self.simulated_mean_wait:.4g} s against "
+            f"the logged {self.logged_mean_wait:.4g} s (x{ratio:.3g}); per-job waits, joined on "
+            f"the log's job id ({self.jobs:,} jobs): Pearson r = {self.pearson:.3f}, Spearman "
+            f"rho = {self.spearman:.3f} (a real scheduler also has priorities, fair share, "
+            "reservations and downtime: docs/traces.md)"
+        )
+
+
+def native_spec(base: dict[str, Any], policy: dict[str, Any], **run: Any) -> dict[str, Any]:
+    """The comparison's workload replayed at the log's own arrival times (no load: the trace's
+    own rate) under ``policy``, with ``run`` fields set (no per-job table unless asked: the
+    comparison's own ``run.jobs`` is for its sweep's runs)."""
+    workload = {k: v for k, v in base["workload"].items() if k != "load"}
+    runs = {**base["run"], "jobs": False, **run}
+    return {**base, "workload": workload, "policy": policy, "run": runs}
+
+
+def _simulate(data: dict[str, Any]) -> Any:
+    from schedlab.model.compile import compile_model
+    from schedlab.model.spec import parse_spec
+    from schedlab.simulation.simulate import simulate_model
+
+    return simulate_model(compile_model(parse_spec(data)))
+
+
+def waits_joined(jobs: pa.Table, trace: Path) -> tuple[np.ndarray, np.ndarray]:
+    """Simulated and logged waits of the jobs that ran to the end, joined on the log's job id
+    (``log_job_id`` of the per-job table against ``source_id`` of the trace table); jobs with an
+    unknown logged wait are left out."""
+    done = jobs.filter(pa.compute.equal(jobs.column("status"), "done"))
+    simulated = pa.table(
+        {
+            "id": done.column("log_job_id"),
+            "simulated": pa.compute.subtract(done.column("start"), done.column("arrival")),
+        }
+    )
+    logged = pq.read_table(trace, columns=["source_id", "trace_wait"]).rename_columns(
+        ["id", "logged"]
+    )
+    joined = simulated.join(logged, "id", join_type="inner")
+    sim = joined.column("simulated").to_numpy().astype(float)
+    log = joined.column("logged").to_numpy(zero_copy_only=False).astype(float)
+    known = np.isfinite(log) & (log >= 0)
+    return sim[known], log[known]
+
+
+def validate(base: dict[str, Any], trace: Path) -> tuple[Validation, Any]:
+    """Replay the log under EASY with requested times at its own load (module docstring); the
+    validation and the run's Result (its per-job table, for the Gantt chart)."""
+    from scipy.stats import pearsonr, spearmanr
+
+    result = _simulate(native_spec(base, VALIDATION_POLICY, jobs=True, check=False))
+    sim, log = waits_joined(result.jobs, trace)
+    varied = sim.size > 2 and np.ptp(sim) > 0 and np.ptp(log) > 0
+    validation = Validation(
+        load=float(result.load),
+        simulated_mean_wait=float(sim.mean()) if sim.size else math.nan,
+        logged_mean_wait=float(log.mean()) if log.size else math.nan,
+        pearson=float(pearsonr(sim, log).statistic) if varied else math.nan,
+        spearman=float(spearmanr(sim, log).statistic) if varied else math.nan,
+        jobs=int(sim.size),
+    )
+    return validation, result
+
+
+def top_policies(ranked: list[Any], load: float, count: int = 3) -> list[str]:
+    """The ``count`` best-ranked policies at the compared load nearest ``load`` (the log's own)."""
+    loads = sorted({r.load for r in ranked if r.rank and not r.bound})
+    if not loads:
+        return []
+    nearest = min(loads, key=lambda x: abs(x - load))
+    rows = sorted((r for r in ranked if r.load == nearest and r.rank), key=lambda r: r.rank)
+    return [r.policy for r in rows if not r.bound][:count]
+
+
+def series_at_native_load(base: dict[str, Any], policies: list[str]) -> dict[str, pa.Table]:
+    """The time series (utilization, queue length) of each policy replaying the log at its own
+    arrival times."""
+    return {
+        p: _simulate(native_spec(base, {"name": p}, timeseries=SERIES_POINTS)).timeseries
+        for p in policies
+    }

@@ -1,0 +1,44 @@
+"""`schedlab compare` on an SWF-derived table (issue 30 items 7, 8): the log itself and the
+validation line in the findings and the record, the Gantt chart and time series in the report,
+and each run's per-job table under its policy and load with --jobs-format."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from schedlab.cli import app
+from schedlab.workloads.traces import convert
+from tests.data import KTH
+
+runner = CliRunner()
+
+
+def test_compare_on_an_swf_log(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)  # nothing is written outside --out (the log check's own runs)
+    table = tmp_path / "kth.parquet"
+    convert(KTH, "swf", table)
+    out = tmp_path / "cmp"
+    args = ["compare", str(table), "--loads", "0.5", "--replications", "1", "--workers", "1"]
+    args += ["--policy", "fcfs", "--policy", "easy-backfill", "--out", str(out)]
+    args += ["--jobs-format", "evalys", "--format", "json"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout.strip().splitlines()[-1])
+    (log,) = [r for r in rows if r["policy"] == "the log itself"]
+    assert log["rank"] is None and log["mean_response_time"] > 0
+    record = json.loads((out / "experiment.json").read_text())
+    log_line = next(x for x in record["summary"] if x.startswith("the log itself"))
+    assert "300 jobs" in log_line and "tau = 10 s" in log_line
+    check = next(x for x in record["summary"] if x.startswith("validation:"))
+    assert "easy-backfill, durations = estimate" in check and "Pearson r =" in check
+    assert {Path(f).name for f in record["figures"]} >= {
+        "compare-kth-gantt.png",
+        "compare-kth-over-time.png",
+    }
+    assert "compare-kth-gantt.png" in (out / "report.html").read_text()
+    named = sorted(p.name for p in (out / "jobs").glob("*.csv"))
+    assert named == ["easy-backfill-load0.5.csv", "fcfs-load0.5.csv"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cmp", "kth.parquet"]

@@ -1,0 +1,79 @@
+"""The log itself and the validation line of `schedlab compare` on an SWF log (issue 30 item 7),
+on hand-made logs whose numbers are worked out here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from schedlab.experiments.compare import workload_base
+from schedlab.experiments.log_check import logged_waits, validate
+from schedlab.workloads.traces import convert
+
+REST = "-1 -1 {need} {req} -1 1 1 1 -1 1 -1 -1 -1"
+
+
+def swf(tmp_path: Path, rows: list[tuple[int, float, float, float, int, float]]) -> Path:
+    """A converted SWF log of (job, submit, wait, run, processors, requested time) rows on a
+    4-processor machine."""
+    lines = ["; MaxProcs: 4"] + [
+        f"{j} {s:g} {w:g} {r:g} {n} " + REST.format(need=n, req=f"{q:g}")
+        for j, s, w, r, n, q in rows
+    ]
+    (tmp_path / "log.swf").write_text("\n".join(lines) + "\n")
+    out = tmp_path / "log.parquet"
+    convert(tmp_path / "log.swf", "swf", out)
+    return out
+
+
+def test_logged_waits_by_hand(tmp_path: Path) -> None:
+    """Waits 0, 10, 100 and one unknown (-1); runs 5, 20, 1, 3; tau = 10. Mean wait 110/3; p95
+    by linear interpolation 10 + 0.9 x 90 = 91; bounded slowdowns max(5/10, 1) = 1,
+    30/20 = 1.5, 101/10 = 10.1: mean 4.2; responses 5, 30, 101."""
+    path = swf(
+        tmp_path,
+        [(1, 0, 0, 5, 1, 5), (2, 1, 10, 20, 1, 20), (3, 2, 100, 1, 1, 1), (4, 3, -1, 3, 1, 3)],
+    )
+    got = logged_waits(path, tau=10.0)
+    assert got is not None
+    assert (got.jobs, got.unknown) == (3, 1)
+    assert got.mean_wait == pytest.approx(110 / 3)
+    assert got.p95_wait == pytest.approx(91.0)
+    assert got.mean_bounded_slowdown == pytest.approx(4.2)
+    assert got.mean_response_time == pytest.approx((5 + 30 + 101) / 3)
+    assert "tau = 10 s" in got.line() and "1 job(s) without a logged wait" in got.line()
+
+
+def test_validation_matches_a_log_easy_would_have_made(tmp_path: Path) -> None:
+    """Four jobs each needing all 4 processors, requested times exact: the machine ran them one
+    after the other (waits 0, 9, 18) and so does EASY; the fourth job's logged wait is unknown
+    (its simulated wait 25 - 3 = 22 is left out of the join). Means 9 and 9, correlation 1."""
+    path = swf(
+        tmp_path,
+        [
+            (11, 0, 0, 10, 4, 10),
+            (12, 1, 9, 10, 4, 10),
+            (13, 2, 18, 5, 4, 5),
+            (14, 3, -1, 1, 4, 1),
+        ],
+    )
+    base, _, _ = workload_base(path, servers=None, arrivals=None, seed=1)
+    validation, result = validate(base, path)
+    assert validation.jobs == 3
+    assert validation.simulated_mean_wait == pytest.approx(9.0)
+    assert validation.logged_mean_wait == pytest.approx(9.0)
+    assert validation.pearson == pytest.approx(1.0)
+    assert validation.spearman == pytest.approx(1.0)
+    jobs = result.jobs
+    waits = dict(
+        zip(
+            jobs["log_job_id"].to_pylist(),
+            (jobs["start"].to_numpy() - jobs["arrival"].to_numpy()),
+            strict=True,
+        )
+    )
+    assert waits["14"] == pytest.approx(22.0)
+    assert np.isclose(validation.load, result.load)
+    assert "(x1)" in validation.line()
