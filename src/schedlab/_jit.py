@@ -213,7 +213,7 @@ _PRIVATE_MODULE_NAMES = {
     "AttributeTemplate": ("numba.core.typing.templates", "AttributeTemplate"),
     # NumPy's ziggurat tables for the exponential draw, which Numba ships identically in
     # numba.np.random._constants (private; simulation/compiled_streams.py draws bit for bit as
-    # NumPy 2.x does, tests/test_compiled_units.py checks it).
+    # NumPy 2.x does, tests/simulation/test_compiled_units.py checks it).
     "ke_double": ("numba.np.random._constants", "ke_double"),
     "we_double": ("numba.np.random._constants", "we_double"),
     "fe_double": ("numba.np.random._constants", "fe_double"),

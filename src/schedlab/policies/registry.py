@@ -35,8 +35,9 @@ def _load_builtins() -> None:
     load_entry_points()
 
 
-# The module that registers each built-in policy name (regenerate: tests/policies/
-# test_policy_contract.py::test_the_index_of_built_in_policies_is_the_registry prints it).
+# The module that registers each built-in policy name; on a change, the test
+# tests/policies/test_policy_contract.py::test_the_index_of_built_in_policies_is_the_registry
+# prints the table to paste here.
 BUILT_IN = {
     "best-fit-admission": "schedlab.policies.loss.admission",
     "bf-j": "schedlab.policies.packing.best_fit",
