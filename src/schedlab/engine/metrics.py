@@ -14,12 +14,16 @@ quantiles.
 Per-job metrics: response time (finish - arrival), waiting time (first start - arrival),
 slowdown response / work and bounded slowdown max(response / max(work, tau), 1) with tau =
 ``run.slowdown_threshold`` (10 time units by default: the usual 10 s of the HPC literature,
-Feitelson et al., "Theory and practice in parallel job scheduling", 1997), over completed
-measured jobs; the loss probability (loss family only) over measured arrivals.
+Feitelson et al., "Theory and practice in parallel job scheduling", 1997, when the time unit is
+the second, as in every converted trace), over completed measured jobs, with their p50, p90, p95
+and p99; the loss probability (loss family only) over measured arrivals. A finite log replay
+(``finite``) also has its makespan: from the first measured arrival to the last completion, a
+measured value of the one replay (no interval: it is not an estimate of a mean).
 
 Instability: :func:`schedlab.engine.stability.trend` (a regression of the number in system over
 the window); known stability limits are applied where the result is assembled
-(simulation/simulate.py).
+(simulation/simulate.py). A finite replay has no steady state to have or miss: a growing number in
+system is reported as a backlog note (``RunMetrics.backlog``), never as instability.
 """
 
 from __future__ import annotations
@@ -36,7 +40,8 @@ from schedlab.engine import sketch
 from schedlab.engine.stability import trend
 from schedlab.engine.state import State
 
-QUANTILES = (0.5, 0.9, 0.99)
+QUANTILES = (0.5, 0.9, 0.95, 0.99)
+BACKLOG = "backlog grew over the whole log: a transient, not a steady state"
 
 
 @dataclass(frozen=True)
@@ -135,6 +140,7 @@ class RunMetrics:
     counters: dict[str, int]
     instability: str | None
     warnings: list[str]
+    backlog: str | None = None  # a finite replay whose number in system grew (BACKLOG)
 
 
 def loss_rates(st: State) -> dict[str, Estimate]:
@@ -152,6 +158,7 @@ def compute_metrics(
     resources: tuple[str, ...],
     class_names: tuple[str, ...],
     loss: bool,
+    finite: bool = False,
 ) -> RunMetrics:
     """All metrics of one finished run (module docstring for the method)."""
     j = st.jacc
@@ -165,6 +172,8 @@ def compute_metrics(
         m[f"p{round(q * 100)}_response_time"] = _quantile_metric(st.sk_response, q)
     for q in QUANTILES:
         m[f"p{round(q * 100)}_waiting_time"] = _quantile_metric(st.sk_waiting, q)
+    for q in QUANTILES:
+        m[f"p{round(q * 100)}_bounded_slowdown"] = _quantile_metric(st.sk_bsld, q)
     acc = st.acc
     m["mean_number_in_system"] = _time_metric(acc, K.A_SYSTEM)
     m["mean_number_in_queue"] = _time_metric(acc, K.A_QUEUE)
@@ -216,7 +225,15 @@ def compute_metrics(
     }
     warnings: list[str] = []
     reason = trend(acc)
+    backlog = None
+    if finite and reason is not None:
+        level = acc[:, K.A_SYSTEM] / acc[:, K.A_TIME]
+        backlog = f"{BACKLOG} (number in system {level[0]:.4g} -> {level[-1]:.4g})"
+        reason = None
     stuck = ctr[K.N_WAITING] + ctr[K.N_RUNNING]
+    if finite and ctr[K.DRAIN] and not stuck and done.sum() > 0:
+        span = float(st.clk[K.NOW] - st.clk[K.T_WARM])
+        m["makespan"] = Estimate(span, (math.nan, math.nan))
     if stuck and ctr[K.DRAIN] and reason is None:
         reason = f"{stuck} jobs were never completed: the policy left them waiting forever"
     elif stuck and not ctr[K.DRAIN]:
@@ -234,4 +251,6 @@ def compute_metrics(
         warnings.append(
             f"only {measured} jobs measured after warm-up: confidence intervals are unreliable"
         )
-    return RunMetrics(metrics=m, counters=counters, instability=reason, warnings=warnings)
+    return RunMetrics(
+        metrics=m, counters=counters, instability=reason, warnings=warnings, backlog=backlog
+    )

@@ -78,6 +78,7 @@ State = namedtuple(
         "jacc",  # f8[B, 7 + 4C] per-job sums per batch (constants J_*)
         "sk_response",  # i8[B, sketch.N_BUCKETS] response-time sketch per batch
         "sk_waiting",  # i8[B, sketch.N_BUCKETS] waiting-time sketch per batch
+        "sk_bsld",  # i8[B, sketch.N_BUCKETS] bounded-slowdown sketch per batch
         "out_f",  # f8[O, 4 + R] per-job output records (constants O_*)
         "out_i",  # i8[O, 4]
     ],
@@ -188,6 +189,7 @@ ENGINE_FIELDS = (
     ("jacc", "F2"),
     ("sk_response", "L2"),
     ("sk_waiting", "L2"),
+    ("sk_bsld", "L2"),
     ("out_f", "F2"),
     ("out_i", "L2"),
 )
@@ -248,6 +250,7 @@ def _new_engine_state(
     jacc,
     sk_response,
     sk_waiting,
+    sk_bsld,
     out_f,
     out_i,
 ):
@@ -305,6 +308,7 @@ def _new_engine_state(
     st.jacc = jacc
     st.sk_response = sk_response
     st.sk_waiting = sk_waiting
+    st.sk_bsld = sk_bsld
     st.out_f = out_f
     st.out_i = out_i
     return st
@@ -517,6 +521,7 @@ def build_state(
         jacc=np.zeros((n_batches, K.J_FIRST_CLASS + K.J_PER_CLASS * n_cls)),
         sk_response=np.zeros((n_batches, sketch.N_BUCKETS), dtype=np.int64),
         sk_waiting=np.zeros((n_batches, sketch.N_BUCKETS), dtype=np.int64),
+        sk_bsld=np.zeros((n_batches, sketch.N_BUCKETS), dtype=np.int64),
         out_f=out_f,
         out_i=out_i,
     )

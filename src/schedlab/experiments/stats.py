@@ -191,14 +191,17 @@ def compare(
             xa = np.array([_value(a, metric) for a, _ in pairs])
             xb = np.array([_value(b, metric) for _, b in pairs])
             if len(pairs) >= 2:
-                mean, lo, hi = _t_interval(xa / xb if ratio else xa - xb)
+                with np.errstate(divide="ignore", invalid="ignore"):  # a zero: no ratio
+                    mean, lo, hi = _t_interval(xa / xb if ratio else xa - xb)
                 stat = PointStat(full_key, len(pairs), mean, lo, hi, True, "paired t")
                 out.append(replace(stat, **flag))
                 continue
             a, b = pairs[0]
             ha = (_value(a, f"{metric}_hi") - _value(a, f"{metric}_lo")) / 2
             hb = (_value(b, f"{metric}_hi") - _value(b, f"{metric}_lo")) / 2
-            if ratio:
+            if ratio and (xa[0] == 0 or xb[0] == 0):  # no ratio to a zero (e.g. a median wait)
+                mean = half = math.nan
+            elif ratio:
                 mean = xa[0] / xb[0]
                 half = abs(mean) * math.hypot(ha / xa[0], hb / xb[0])  # delta method
             else:
