@@ -117,11 +117,20 @@ def _ratio_metric(num: np.ndarray, den: np.ndarray) -> Estimate:
     return t_interval(float(num.sum() / total), per_batch)
 
 
-def _quantile_metric(sketches: np.ndarray, q: float) -> Estimate:
-    if sketches.sum() == 0:
-        return Estimate(math.nan, (math.nan, math.nan))
-    per_batch = np.array([sketch.quantile(row, q) for row in sketches])
-    return t_interval(sketch.quantile(sketches.sum(axis=0), q), per_batch)
+def _quantile_metrics(sketches: np.ndarray, name: str) -> dict[str, Estimate]:
+    """``p50_<name>`` ... for QUANTILES: the whole window's quantile with a sectioning interval
+    from the batches' quantiles."""
+    per_batch = np.cumsum(sketches, axis=1)
+    whole = np.cumsum(sketches.sum(axis=0))[None, :]
+    out = {}
+    for q in QUANTILES:
+        center = float(sketch.quantiles(whole, q)[0])
+        out[f"p{round(q * 100)}_{name}"] = (
+            t_interval(center, sketch.quantiles(per_batch, q))
+            if math.isfinite(center)
+            else Estimate(math.nan, (math.nan, math.nan))
+        )
+    return out
 
 
 def _time_metric(acc: np.ndarray, column: int, scale: float = 1.0) -> Estimate:
@@ -168,12 +177,9 @@ def compute_metrics(
     m["mean_waiting_time"] = _ratio_metric(j[:, K.J_WAITING], done)
     m["mean_slowdown"] = _ratio_metric(j[:, K.J_SLOWDOWN], done)
     m["mean_bounded_slowdown"] = _ratio_metric(j[:, K.J_BSLD], done)
-    for q in QUANTILES:
-        m[f"p{round(q * 100)}_response_time"] = _quantile_metric(st.sk_response, q)
-    for q in QUANTILES:
-        m[f"p{round(q * 100)}_waiting_time"] = _quantile_metric(st.sk_waiting, q)
-    for q in QUANTILES:
-        m[f"p{round(q * 100)}_bounded_slowdown"] = _quantile_metric(st.sk_bsld, q)
+    m.update(_quantile_metrics(st.sk_response, "response_time"))
+    m.update(_quantile_metrics(st.sk_waiting, "waiting_time"))
+    m.update(_quantile_metrics(st.sk_bsld, "bounded_slowdown"))
     acc = st.acc
     m["mean_number_in_system"] = _time_metric(acc, K.A_SYSTEM)
     m["mean_number_in_queue"] = _time_metric(acc, K.A_QUEUE)
