@@ -70,6 +70,16 @@ def test_quantiles_of_wait_and_bounded_slowdown_and_the_makespan_match_the_per_j
     assert 0 < r.metrics["utilization[servers]"].mean < 1
 
 
+def test_bounded_slowdown_percentiles_are_never_below_one(kth):
+    """Most jobs of a resource-pooled SRPT replay have bounded slowdown exactly 1; the sketch's
+    bucket holding 1 reports 2 / (g + 1) = 0.995, which no bounded slowdown can be."""
+    r = schedlab.simulate(replay(kth, "srpt-1", jobs=False))
+    for q in (50, 90, 95, 99):
+        est = r.metrics[f"p{q}_bounded_slowdown"]
+        assert est.mean >= 1.0, (q, est)
+    assert r.metrics["p50_bounded_slowdown"].mean == 1.0
+
+
 def test_a_replay_above_capacity_reports_its_numbers_with_a_backlog_note(kth):
     """Item 6: a finite replay at load 1.5 is not 'unstable': every number is reported, with the
     note; the same engine on a synthetic workload above its limit still yields no mean."""

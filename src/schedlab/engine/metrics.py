@@ -117,16 +117,17 @@ def _ratio_metric(num: np.ndarray, den: np.ndarray) -> Estimate:
     return t_interval(float(num.sum() / total), per_batch)
 
 
-def _quantile_metrics(sketches: np.ndarray, name: str) -> dict[str, Estimate]:
+def _quantile_metrics(sketches: np.ndarray, name: str, least: float = 0.0) -> dict[str, Estimate]:
     """``p50_<name>`` ... for QUANTILES: the whole window's quantile with a sectioning interval
-    from the batches' quantiles."""
+    from the batches' quantiles. ``least``: the smallest value the metric takes (1 for bounded
+    slowdowns: a bucket's representative may lie up to 0.5% below it, never the true value)."""
     per_batch = np.cumsum(sketches, axis=1)
     whole = np.cumsum(sketches.sum(axis=0))[None, :]
     out = {}
     for q in QUANTILES:
-        center = float(sketch.quantiles(whole, q)[0])
+        center = float(np.maximum(sketch.quantiles(whole, q)[0], least))
         out[f"p{round(q * 100)}_{name}"] = (
-            t_interval(center, sketch.quantiles(per_batch, q))
+            t_interval(center, np.maximum(sketch.quantiles(per_batch, q), least))
             if math.isfinite(center)
             else Estimate(math.nan, (math.nan, math.nan))
         )
@@ -179,7 +180,7 @@ def compute_metrics(
     m["mean_bounded_slowdown"] = _ratio_metric(j[:, K.J_BSLD], done)
     m.update(_quantile_metrics(st.sk_response, "response_time"))
     m.update(_quantile_metrics(st.sk_waiting, "waiting_time"))
-    m.update(_quantile_metrics(st.sk_bsld, "bounded_slowdown"))
+    m.update(_quantile_metrics(st.sk_bsld, "bounded_slowdown", least=1.0))
     acc = st.acc
     m["mean_number_in_system"] = _time_metric(acc, K.A_SYSTEM)
     m["mean_number_in_queue"] = _time_metric(acc, K.A_QUEUE)
