@@ -101,6 +101,19 @@ def test_a_replay_above_capacity_reports_its_numbers_with_a_backlog_note(kth):
     assert not synthetic.stable and math.isnan(synthetic.metrics["mean_response_time"].mean)
 
 
+def test_simulate_prints_the_backlog_the_units_and_the_makespan_without_interval(kth, tmp_path):
+    spec = tmp_path / "replay.toml"
+    spec.write_text(
+        f'[cluster]\nservers = 100\n[workload]\nload = 1.5\n[workload.arrivals]\nprocess = "trace"'
+        f'\npath = "{kth}"\n[policy]\nname = "fcfs"\n[run]\nallow_unstable = true\n'
+    )
+    result = runner.invoke(app, ["simulate", str(spec)], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "stable   yes" in result.output and "backlog grew over the whole log" in result.output
+    assert "times in s; bounded slowdown with tau = 10 s" in result.output
+    assert "one replay's value" in result.output
+
+
 def test_warmup_is_off_on_a_replay_and_stated_when_set(kth):
     assert parse_spec(replay(kth)).run.warmup == 0.0
     assert parse_spec(replay(kth, warmup=0.2)).run.warmup == 0.2
