@@ -184,3 +184,16 @@ def test_compare_on_a_log_replays_it_once_at_its_own_load_with_every_metric(kth,
     assert "--loads native: only a trace has its own arrival times" in refused.output
     again = runner.invoke(app, [*args, "--replications", "2"])
     assert again.exit_code == 2 and "a trace replay is the same every time" in again.output
+
+
+def test_identical_replications_take_the_batch_means_interval_never_zero_width():
+    """Replays of one log stored as replications (a sweep's replications of a trace spec) give
+    the same value each time: the point is one replay with its batch-means interval."""
+    from schedlab.experiments.stats import summarize
+
+    row = {"p": 1, "stable": True, "x": 9484.0, "x_lo": 9000.0, "x_hi": 9968.0}
+    (same,) = summarize([{**row, "replication": r} for r in range(2)], ["p"], "x")
+    assert (same.mean, same.lo, same.hi) == (9484.0, 9000.0, 9968.0)
+    rows = [{**row, "replication": 0}, {**row, "replication": 1, "x": 9500.0}]
+    (varied,) = summarize(rows, ["p"], "x")
+    assert varied.note == "t over replications" and varied.lo < varied.mean < varied.hi

@@ -1,6 +1,7 @@
 """Per-point statistics over stored runs: means with 95% intervals, paired comparisons.
 
-* One replication per point: the run's own batch-means interval.
+* One replication per point: the run's own batch-means interval; likewise when every replication
+  gave the same value (replays of one log are identical: never a zero-width interval).
 * Several replications: the mean of the replication means with a Student-t interval.
 * A point with any unstable replication is unstable: no finite mean is reported for it.
 * A stable point is unreliable (``reliable = False``, reason in ``note``) when its interval cannot
@@ -107,6 +108,13 @@ def group(rows: Sequence[dict[str, Any]], by: Sequence[str]) -> dict[tuple, list
     return dict(groups)
 
 
+def _identical(members: Sequence[dict[str, Any]], metric: str) -> bool:
+    """Replications that all gave the same value (a deterministic replay of one log): their
+    t-interval would have zero width, so the point takes one run's batch-means interval."""
+    values = {_value(r, metric) for r in members}
+    return len(values) == 1
+
+
 def summarize(rows: Sequence[dict[str, Any]], by: Sequence[str], metric: str) -> list[PointStat]:
     """One PointStat per distinct value of the ``by`` columns."""
     out = []
@@ -125,7 +133,7 @@ def summarize(rows: Sequence[dict[str, Any]], by: Sequence[str], metric: str) ->
                 )
             )
             continue
-        if len(members) == 1:
+        if len(members) == 1 or _identical(members, metric):
             r = members[0]
             out.append(
                 _judged(
