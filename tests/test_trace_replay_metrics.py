@@ -184,6 +184,9 @@ def test_compare_on_a_log_replays_it_once_at_its_own_load_with_every_metric(kth,
     assert "--loads native: only a trace has its own arrival times" in refused.output
     again = runner.invoke(app, [*args, "--replications", "2"])
     assert again.exit_code == 2 and "a trace replay is the same every time" in again.output
+    for metric, why in (("makespan", "only a finite log replay"), ("speed", "must be one of")):
+        bad = runner.invoke(app, ["compare", str(QUICKSTART), "--metric", metric])
+        assert bad.exit_code == 2 and why in bad.output and bad.output.count("\n") == 1
 
 
 def test_identical_replications_take_the_batch_means_interval_never_zero_width():

@@ -139,7 +139,7 @@ def summarize(rows: Sequence[dict[str, Any]], by: Sequence[str], metric: str) ->
                 _judged(
                     PointStat(
                         key,
-                        1,
+                        len(members),
                         _value(r, metric),
                         _value(r, f"{metric}_lo"),
                         _value(r, f"{metric}_hi"),
