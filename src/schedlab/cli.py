@@ -101,6 +101,8 @@ def _fmt(x: float) -> str:
 def print_result(result: Any, *, transient: bool = False) -> None:
     from rich.table import Table
 
+    from schedlab.engine.reliability import EXACT
+
     head = Table.grid(padding=(0, 2))
     head.add_row("policy", f"{result.policy} ({result.family} family)")
     head.add_row("load", f"{result.load:.4g}  (arrival rate {result.rate:.6g})")
@@ -117,6 +119,11 @@ def print_result(result: Any, *, transient: bool = False) -> None:
         f"total {result.wall_s:.3g} s",
     )
     head.add_row("stable", "yes" if result.stable else f"[bold red]NO[/]: {result.instability}")
+    if result.backlog:
+        head.add_row("backlog", f"[yellow]{escape(result.backlog)}[/]")
+    unit = result.time_unit or "time units"
+    tau = result.spec.run.slowdown_threshold
+    head.add_row("units", f"times in {unit}; bounded slowdown with tau = {tau:g} {unit}")
     out.print(head)
     if not result.stable and not transient:
         out.print(
@@ -130,7 +137,9 @@ def print_result(result: Any, *, transient: bool = False) -> None:
     table.add_column("95% CI", justify="right")
     shown = result.metrics if result.stable else result.transient
     for name, est in shown.items():
-        if name in result.unreliable:
+        if name in EXACT:
+            interval = "one replay's value"
+        elif name in result.unreliable:
             interval = f"[yellow]unreliable[/]: {escape(result.unreliable[name])}"
         else:
             interval = escape(f"[{_fmt(est.ci95[0])}, {_fmt(est.ci95[1])}]")

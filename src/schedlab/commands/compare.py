@@ -48,13 +48,35 @@ def compare(
         ),
     ] = None,
     loads: Annotated[
-        str, typer.Option(help="Loads: START:STOP:STEP (stop included) or a list 0.5,0.8.")
-    ] = "0.5:0.9:0.1",
+        str | None,
+        typer.Option(
+            help="Loads: START:STOP:STEP (stop included), a list 0.5,0.8, or 'native' (a trace "
+            "at its own arrival times; may be listed: native,0.9). Default: native for a trace, "
+            "0.5:0.9:0.1 for a spec.",
+            show_default=False,
+        ),
+    ] = None,
     arrivals: Annotated[
         int | None,
         typer.Option(help="Arrivals per run (default: the spec's; a trace: all).", min=1),
     ] = None,
-    replications: Annotated[int, typer.Option(help="Replications per point.", min=1)] = 2,
+    replications: Annotated[
+        int | None,
+        typer.Option(
+            help="Replications per point (default 2; a trace replays once: its intervals are "
+            "batch means within the replay).",
+            min=1,
+            show_default=False,
+        ),
+    ] = None,
+    metric: Annotated[
+        str,
+        typer.Option(
+            help="Rank by this metric: mean_waiting_time, p50/p95/p99_waiting_time, "
+            "mean_bounded_slowdown, p95_bounded_slowdown, mean_response_time, utilization, "
+            "makespan (a trace)."
+        ),
+    ] = "mean_response_time",
     policy: Annotated[
         list[str] | None, typer.Option(help="Only these policies (repeatable; default: all).")
     ] = None,
@@ -84,28 +106,48 @@ def compare(
     """Run every applicable policy (built-in, and the --plugin files' own) on a workload over a
     range of loads, with the analytic bounds that apply; write the ranked summary, figures and
     report to a directory."""
-    from schedlab.experiments.compare import default_family, parse_loads, plan, workload_base
+    from schedlab.experiments.compare import (
+        default_family,
+        is_trace,
+        parse_loads,
+        plan,
+        split_native,
+        workload_base,
+    )
     from schedlab.experiments.runner import check_cluster_address, run_tasks
     from schedlab.experiments.store import ResultStore
     from schedlab.report.html import write_report
     from schedlab.report.jobs_formats import check_format
+    from schedlab.report.labels import HPC_METRICS, Units
     from schedlab.report.ranking import best_policy, figures, rank, summary
     from schedlab.report.record import ExperimentRecord, provenance, relative_figures, write_record
     from schedlab.report.sweep import swept_axes
 
     if fmt not in ("table", "csv", "json"):
         fail(f"--format must be table, csv or json, not '{fmt}'")
+    if metric not in HPC_METRICS and not metric.startswith("utilization["):
+        fail(f"--metric must be one of {', '.join(HPC_METRICS)}, not '{metric}'")
     load_plugins(plugin)  # their policies join the candidates; workers import the same files
     if cluster is not None:
         check_cluster_address(cluster)
     started = datetime.datetime.now(datetime.UTC)
     base, stem, named = workload_base(workload, servers=servers, arrivals=arrivals, seed=seed)
+    trace = is_trace(base)
+    if trace and replications is not None and replications > 1:
+        fail(
+            "--replications: a trace replay is the same every time (the log fixes every job); "
+            "its intervals come from batch means within the one replay"
+        )
+    replications = replications or (1 if trace else 2)
+    native, numbers = split_native(loads or ("native" if trace else "0.5:0.9:0.1"))
+    if metric == "makespan" and not trace:
+        fail("--metric makespan: only a finite log replay has a makespan")
     fam = family or default_family(base, named)
     if jobs_format is not None:  # each run writes OUT/jobs/<run hash>.parquet (runner.jobs_target)
         check_format(jobs_format, fam)
         base["run"]["jobs"] = "jobs"
     name = f"compare-{stem}"
-    the_plan = plan(name, base, fam, parse_loads(loads), policy)
+    the_plan = plan(name, base, fam, parse_loads(numbers) if numbers else [], policy, native=native)
     target = out_dir or Path("out") / name
     store = ResultStore(target)
     store.ensure_writable()
@@ -122,11 +164,28 @@ def compare(
     with runs_progress() as progress:
         run_tasks(tasks, store, workers=workers, cluster=cluster, progress=progress)
     rows = store.read(sorted({t.hash for t in tasks}))
-    ranked = rank(rows)
+    shown = _shown(rows)
+    if metric == "utilization":
+        metric = next((m for m in shown if m.startswith("utilization[")), metric)
+    if metric not in shown:
+        fail(f"--metric {metric}: no run measured it (measured: {', '.join(shown)})")
+    units = Units.of(rows)
+    ranked = rank(rows, metric, tuple(shown))
     fcfs_stable = any(r.policy == "fcfs" and r.stable for r in ranked)
-    findings = summary(ranked, the_plan.limits, "fcfs" if fcfs_stable else None)
+    findings = summary(
+        ranked,
+        the_plan.limits,
+        "fcfs" if fcfs_stable else None,
+        metric,
+        units=units,
+        native=the_plan.native,
+    )
     reference = best_policy(ranked)
-    paths = figures(target, name, rows, the_plan.bounds, the_plan.limits, reference)
+    paths = []
+    for m in [metric, *(x for x in shown if x != metric)]:  # the ranked metric's figures first
+        bounds = the_plan.bounds if m == "mean_response_time" else []
+        ratio_to = reference if m == metric else None  # the ratio figure of the ranked metric
+        paths += figures(target, name, rows, bounds, the_plan.limits, ratio_to, m, units)
     if jobs_format is not None:
         _named_jobs(target, tasks, jobs_format, int(base["cluster"].get("servers") or 0))
     log_rows: list[dict] = []
@@ -136,12 +195,14 @@ def compare(
         paths += views
     notes = [f"skipped {s.policy}: {s.reason}" for s in the_plan.skipped] + the_plan.notes
     notes += [f"{b.name}: {b.meaning}" for b in the_plan.bounds]
+    notes.append(_units_note(units, trace, the_plan.native))
     record = ExperimentRecord(
         name=name,
         kind="compare",
         title=f"every applicable {fam}-family policy on {workload.name}",
         scale=f"{replications} replication(s) per point",
         axes=swept_axes(rows),
+        metrics=[metric, *(x for x in shown if x != metric)],
         reference=reference,
         figures=relative_figures(target, paths),
         summary=findings,
@@ -152,8 +213,9 @@ def compare(
     )
     write_record(target, record)
     page = write_report(target)
-    _print(ranked, fmt, log_rows)
+    _print(ranked, fmt, metric, shown, units, the_plan.native, log_rows)
     if fmt == "table":
+        out.print(escape(notes[-1]), highlight=False)
         for line in findings:
             out.print(escape(line), highlight=False)
         out.print(f"report: {page}", highlight=False)
@@ -220,44 +282,81 @@ def _num(x: float) -> float | None:
     return x if math.isfinite(x) else None
 
 
-def _print(ranked, fmt: str, log_rows: list[dict]) -> None:
-    from schedlab.report.labels import label
+def _shown(rows: list[dict]) -> list[str]:
+    """The metrics HPC operators read (labels.HPC_METRICS) that the runs measured, in order."""
+    from schedlab.report.labels import HPC_METRICS
 
-    fields = ["load", "rank", "policy", "mean_response_time", "lo", "hi", "stable", "reliable"]
-    fields += ["bound", "ratio_to_best"]
+    measured = {k for r in rows for k, v in r.items() if v is not None} if rows else set()
+    out: list[str] = []
+    for name in HPC_METRICS:
+        if name == "utilization":
+            out += sorted(m for m in measured if m.startswith("utilization[") and m.endswith("]"))
+        elif name in measured:
+            out.append(name)
+    return out
+
+
+def _units_note(units, trace: bool, native: float | None) -> str:
+    """One line: the time unit, tau, and the log's own load."""
+    where = "the log's time unit" if trace else "the model's time unit"
+    text = (
+        f"times in {units.time} ({where}); bounded slowdown max(T / max(size, tau), 1) with "
+        f"tau = {units.tau:g} {units.time} (run.slowdown_threshold)"
+    )
+    if native is not None:
+        text += f"; the log's own load is {native:.4g} (its own arrival times)"
+    return text
+
+
+def _cell(mean: float) -> str:
+    return f"{mean:.4g}" if math.isfinite(mean) else "–"
+
+
+def _print(
+    ranked, fmt: str, metric: str, shown: list[str], units, native, log_rows: list[dict]
+) -> None:
+    from schedlab.engine.metrics import BACKLOG
+    from schedlab.report.labels import label, terse
+
+    others = [m for m in shown if m != metric]
     records = [
         {
             "load": r.load,
             "rank": r.rank,
             "policy": r.policy,
-            "mean_response_time": _num(r.mean),
+            "metric": metric,
+            "mean": _num(r.mean),
             "lo": _num(r.lo),
             "hi": _num(r.hi),
             "stable": r.stable,
             "reliable": r.reliable,
             "bound": r.bound,
             "ratio_to_best": _num(r.ratio_to_best),
+            "native": native is not None and r.load == native,
+            **{m: _num(r.values.get(m, math.nan)) for m in shown},
+            "backlog": r.note,
         }
         for r in ranked
     ]
-    records += log_rows
+    keys = list(records[0]) if records else []
+    records += [{k: log.get(k) for k in keys} for log in log_rows]
     if fmt == "json":
         sys.stdout.write(json.dumps(records) + "\n")
         return
     if fmt == "csv":
-        w = csv.DictWriter(sys.stdout, fieldnames=fields)
+        w = csv.DictWriter(sys.stdout, fieldnames=list(records[0]) if records else ["load"])
         w.writeheader()
         w.writerows(records)
         return
     table = Table(show_header=True, header_style="bold")
-    for col in (
-        label("load"),
-        "rank",
-        "policy",
-        label("mean_response_time") + " (95% CI)",
-        "x best",
-    ):
+
+    columns = [label("load"), "rank", "policy", terse(metric, units) + " 95% CI", "x best"]
+    columns += [terse(m, units) for m in others]
+    for col in columns:
         table.add_column(escape(col), justify="left" if col == "policy" else "right")
+    notes = any(r.note for r in ranked)
+    if notes:
+        table.add_column("note", justify="left")
     for r in ranked:
         if not r.stable:
             cell, ratio = "[red]unstable[/]", ""
@@ -267,9 +366,19 @@ def _print(ranked, fmt: str, log_rows: list[dict]) -> None:
             )
             ratio = f"{r.ratio_to_best:.3g}" if math.isfinite(r.ratio_to_best) else ""
         rank_cell = "bound" if r.bound else (str(r.rank) if r.rank else "-")
-        table.add_row(f"{r.load:g}", rank_cell, escape(r.policy), cell, ratio)
-    for row in log_rows:  # the log as the machine ran it, at its own load (never ranked)
-        table.add_row(
-            f"{row['load']:.3g}", "log", row["policy"], f"{row['mean_response_time']:.4g}", ""
-        )
-    print_table(table)
+        load = f"{r.load:.4g} (log's own)" if native is not None and r.load == native else ""
+        row = [load or f"{r.load:g}", rank_cell, escape(r.policy), cell, ratio]
+        row += [_cell(r.values.get(m, math.nan)) for m in others]
+        if notes:
+            row.append(BACKLOG if r.note else "")
+        table.add_row(*row)
+    for log in log_rows:  # the log as the machine ran it, at its own load (never ranked)
+        row = [
+            f"{log['load']:.4g}",
+            "log",
+            escape(log["policy"]),
+            _cell(log.get(metric) or math.nan),
+        ]
+        row += [""] + [_cell(log.get(m) or math.nan) for m in others]
+        table.add_row(*row, *([""] if notes else []))
+    print_table(table, wide=True)

@@ -14,12 +14,16 @@ quantiles.
 Per-job metrics: response time (finish - arrival), waiting time (first start - arrival),
 slowdown response / work and bounded slowdown max(response / max(work, tau), 1) with tau =
 ``run.slowdown_threshold`` (10 time units by default: the usual 10 s of the HPC literature,
-Feitelson et al., "Theory and practice in parallel job scheduling", 1997), over completed
-measured jobs; the loss probability (loss family only) over measured arrivals.
+Feitelson et al., "Theory and practice in parallel job scheduling", 1997, when the time unit is
+the second, as in every converted trace), over completed measured jobs, with their p50, p90, p95
+and p99; the loss probability (loss family only) over measured arrivals. A finite log replay
+(``finite``) also has its makespan: from the first measured arrival to the last completion, a
+measured value of the one replay (no interval: it is not an estimate of a mean).
 
 Instability: :func:`schedlab.engine.stability.trend` (a regression of the number in system over
 the window); known stability limits are applied where the result is assembled
-(simulation/simulate.py).
+(simulation/simulate.py). A finite replay has no steady state to have or miss: a growing number in
+system is reported as a backlog note (``RunMetrics.backlog``), never as instability.
 """
 
 from __future__ import annotations
@@ -35,7 +39,8 @@ from schedlab.engine import sketch
 from schedlab.engine.stability import trend
 from schedlab.engine.state import State
 
-QUANTILES = (0.5, 0.9, 0.99)
+QUANTILES = (0.5, 0.9, 0.95, 0.99)
+BACKLOG = "backlog grew over the whole log: a transient, not a steady state"
 
 
 @dataclass(frozen=True)
@@ -118,11 +123,21 @@ def _ratio_metric(num: np.ndarray, den: np.ndarray) -> Estimate:
     return t_interval(float(num.sum() / total), per_batch)
 
 
-def _quantile_metric(sketches: np.ndarray, q: float) -> Estimate:
-    if sketches.sum() == 0:
-        return Estimate(math.nan, (math.nan, math.nan))
-    per_batch = np.array([sketch.quantile(row, q) for row in sketches])
-    return t_interval(sketch.quantile(sketches.sum(axis=0), q), per_batch)
+def _quantile_metrics(sketches: np.ndarray, name: str, least: float = 0.0) -> dict[str, Estimate]:
+    """``p50_<name>`` ... for QUANTILES: the whole window's quantile with a sectioning interval
+    from the batches' quantiles. ``least``: the smallest value the metric takes (1 for bounded
+    slowdowns: a bucket's representative may lie up to 0.5% below it, never the true value)."""
+    per_batch = np.cumsum(sketches, axis=1)
+    whole = np.cumsum(sketches.sum(axis=0))[None, :]
+    out = {}
+    for q in QUANTILES:
+        center = float(np.maximum(sketch.quantiles(whole, q)[0], least))
+        out[f"p{round(q * 100)}_{name}"] = (
+            t_interval(center, np.maximum(sketch.quantiles(per_batch, q), least))
+            if math.isfinite(center)
+            else Estimate(math.nan, (math.nan, math.nan))
+        )
+    return out
 
 
 def _time_metric(acc: np.ndarray, column: int, scale: float = 1.0) -> Estimate:
@@ -141,6 +156,7 @@ class RunMetrics:
     counters: dict[str, int]
     instability: str | None
     warnings: list[str]
+    backlog: str | None = None  # a finite replay whose number in system grew (BACKLOG)
 
 
 def loss_rates(st: State) -> dict[str, Estimate]:
@@ -158,6 +174,7 @@ def compute_metrics(
     resources: tuple[str, ...],
     class_names: tuple[str, ...],
     loss: bool,
+    finite: bool = False,
 ) -> RunMetrics:
     """All metrics of one finished run (module docstring for the method)."""
     j = st.jacc
@@ -167,10 +184,9 @@ def compute_metrics(
     m["mean_waiting_time"] = _ratio_metric(j[:, K.J_WAITING], done)
     m["mean_slowdown"] = _ratio_metric(j[:, K.J_SLOWDOWN], done)
     m["mean_bounded_slowdown"] = _ratio_metric(j[:, K.J_BSLD], done)
-    for q in QUANTILES:
-        m[f"p{round(q * 100)}_response_time"] = _quantile_metric(st.sk_response, q)
-    for q in QUANTILES:
-        m[f"p{round(q * 100)}_waiting_time"] = _quantile_metric(st.sk_waiting, q)
+    m.update(_quantile_metrics(st.sk_response, "response_time"))
+    m.update(_quantile_metrics(st.sk_waiting, "waiting_time"))
+    m.update(_quantile_metrics(st.sk_bsld, "bounded_slowdown", least=1.0))
     acc = st.acc
     m["mean_number_in_system"] = _time_metric(acc, K.A_SYSTEM)
     m["mean_number_in_queue"] = _time_metric(acc, K.A_QUEUE)
@@ -222,7 +238,15 @@ def compute_metrics(
     }
     warnings: list[str] = []
     reason = trend(acc)
+    backlog = None
+    if finite and reason is not None:
+        level = acc[:, K.A_SYSTEM] / acc[:, K.A_TIME]
+        backlog = f"{BACKLOG} (number in system {level[0]:.4g} -> {level[-1]:.4g})"
+        reason = None
     stuck = ctr[K.N_WAITING] + ctr[K.N_RUNNING]
+    if finite and ctr[K.DRAIN] and not stuck and done.sum() > 0:
+        span = float(st.clk[K.NOW] - st.clk[K.T_WARM])
+        m["makespan"] = Estimate(span, (math.nan, math.nan))
     if stuck and ctr[K.DRAIN] and reason is None:
         reason = f"{stuck} jobs were never completed: the policy left them waiting forever"
     elif stuck and not ctr[K.DRAIN]:
@@ -240,4 +264,6 @@ def compute_metrics(
         warnings.append(
             f"only {measured} jobs measured after warm-up: confidence intervals are unreliable"
         )
-    return RunMetrics(metrics=m, counters=counters, instability=reason, warnings=warnings)
+    return RunMetrics(
+        metrics=m, counters=counters, instability=reason, warnings=warnings, backlog=backlog
+    )

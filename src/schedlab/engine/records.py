@@ -2,8 +2,9 @@
 
 Nothing per job is kept after its slot is released: each leaving job adds to the sums of its batch
 (``jacc``: count, response, waiting, slowdown, bounded slowdown; per class), to its batch's
-quantile sketches (response and waiting time, :mod:`schedlab.engine.sketch`) and, when the run
-asks for per-job output, one record to the output buffer that Python writes to Parquet in chunks.
+quantile sketches (response time, waiting time and bounded slowdown, :mod:`schedlab.engine.sketch`)
+and, when the run asks for per-job output, one record to the output buffer that Python writes to
+Parquet in chunks.
 
 Measured jobs (after the warm-up): arrival sequence number >= floor(warmup * N) for a run of N
 arrivals; arrival time >= warmup * H for a run of horizon H. Per-job batch b: consecutive arrival
@@ -103,12 +104,14 @@ def _record_done(st, j, b):
     acc[b, J_RESPONSE] += response
     acc[b, J_WAITING] += waiting
     acc[b, J_SLOWDOWN] += response / work
-    acc[b, J_BSLD] += max(response / max(work, st.clk[BSLD_TAU]), 1.0)
+    bsld = max(response / max(work, st.clk[BSLD_TAU]), 1.0)
+    acc[b, J_BSLD] += bsld
     base = J_FIRST_CLASS + J_PER_CLASS * st.job_class[j]
     acc[b, base + J_C_DONE] += 1.0
     acc[b, base + J_C_RESPONSE] += response
     _sketch_add(st, st.sk_response, b, response)
     _sketch_add(st, st.sk_waiting, b, waiting)
+    _sketch_add(st, st.sk_bsld, b, bsld)
 
 
 @kernel(wraparound=False, inline="always")

@@ -15,6 +15,9 @@ A metric of a stable run is *unreliable* when
   reproduce/grosof2023.py). A shorter run starting from empty is biased low by more than its
   batch-means interval shows.
 
+A *measured* quantity (``EXACT``: the makespan of a finite log replay) is a value of the one
+replay, not an estimate of a mean: it has no interval and is never unreliable for lack of one.
+
 Unreliable values are kept (with the reason) but never shown or plotted as ordinary estimates:
 tables print ``unreliable`` with the reason, plots draw them as hollow markers without a band.
 Every metric is nonnegative, so an interval is never reported below 0: :func:`clipped` cuts it at
@@ -30,6 +33,7 @@ from schedlab.engine.metrics import Estimate
 RELAXATIONS = 100
 MAX_RELATIVE_HALF_WIDTH = 0.5
 POSITIVE = ("_response_time", "mean_number_in_system", "throughput", "utilization")
+EXACT = frozenset({"makespan"})
 
 
 def relaxation_arrivals(load: float, scv: float) -> float:
@@ -74,6 +78,8 @@ def is_positive(name: str) -> bool:
 
 def interval_problem(name: str, mean: float, lo: float, hi: float) -> str | None:
     """Why an interval around ``mean`` cannot be taken as an estimate of metric ``name``."""
+    if name in EXACT:
+        return None if math.isfinite(mean) else "no finite value"
     if not (math.isfinite(mean) and math.isfinite(lo) and math.isfinite(hi)):
         return "no finite 95% interval"
     cut = " (reported cut at 0)" if lo < 0 else ""

@@ -55,12 +55,18 @@ _VALUES = bucket_values()
 
 def quantile(counts: np.ndarray, q: float) -> float:
     """The q-quantile of the values counted in ``counts`` (NaN when empty)."""
-    n = int(counts.sum())
-    if n == 0:
-        return math.nan
-    rank = math.floor(q * (n - 1))
-    b = int(np.searchsorted(np.cumsum(counts), rank, side="right"))
-    return float(_VALUES[b])
+    return float(quantiles(np.cumsum(counts)[None, :], q)[0])
+
+
+def quantiles(cumulative: np.ndarray, q: float) -> np.ndarray:
+    """The q-quantile of each sketch, given as rows of cumulative counts (``np.cumsum`` of the
+    counts along the buckets, computed once for every q); NaN for an empty sketch."""
+    n = cumulative[:, -1]
+    rank = np.floor(q * (n - 1))
+    b = (cumulative <= rank[:, None]).sum(axis=1)  # np.searchsorted(side="right") per row
+    out = _VALUES[np.minimum(b, N_BUCKETS - 1)]
+    out[n == 0] = math.nan
+    return out
 
 
 def overflow(counts: np.ndarray) -> int:

@@ -104,6 +104,7 @@ ENGINE_STATE: tuple[Field, ...] = (
     ),
     Field("sk_response", "i8", ("batches", sketch.N_BUCKETS), 0, "response-time sketch per batch"),
     Field("sk_waiting", "i8", ("batches", sketch.N_BUCKETS), 0, "waiting-time sketch per batch"),
+    Field("sk_bsld", "i8", ("batches", sketch.N_BUCKETS), 0, "bounded-slowdown sketch per batch"),
     Field(
         "out_f",
         "f8",

@@ -2,7 +2,10 @@
 apply, over a range of loads (the library side of ``schedlab compare``).
 
 A workload is a simulation spec (its cluster, workload and model; its policy is replaced) or a
-canonical trace table (Parquet; replayed with its arrival times rescaled to each load). A policy
+canonical trace table (Parquet): replayed at its own arrival times (``native``: the log's own load,
+the default of ``schedlab compare``) or with its arrival times rescaled to each load given. A trace
+replay is deterministic: it runs once per point (its intervals are batch means within the replay,
+docs/statistics.md). A policy
 applies when the family is one of its families and the model passes its ``check`` (the registry
 refuses e.g. ServerFilling for needs that are not powers of two); refused ones are listed with
 the reason. Every policy at a load sees the same job sequence (common random numbers).
@@ -65,11 +68,16 @@ class Plan:
     bounds: list[BoundCurve] = field(default_factory=list)
     limits: list[LoadLimit] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    native: float | None = None  # the log's own load, when it is one of the loads
 
-    def spec(self, policy: str, load: float) -> SimulationSpec:
+    def spec(self, policy: str, load: float | None) -> SimulationSpec:
+        """The run of ``policy`` at ``load`` (None or the native load: the log's own times)."""
+        workload = dict(self.base["workload"])
+        if load is not None and load != self.native:
+            workload["load"] = load
         data = {
             **self.base,
-            "workload": {**self.base["workload"], "load": load},
+            "workload": workload,
             "model": {**self.base.get("model", {}), "family": self.family},
             "policy": {"name": policy},
         }
@@ -85,6 +93,21 @@ class Plan:
                 for r in range(replications)
             ]
         return out
+
+
+NATIVE = "native"
+
+
+def is_trace(base: dict[str, Any]) -> bool:
+    return base["workload"].get("arrivals", {}).get("process") == "trace"
+
+
+def split_native(text: str) -> tuple[bool, str]:
+    """``native`` in a --loads list (``native``, ``native,0.9``): whether it is there, and the
+    rest of the text."""
+    items = [x.strip() for x in text.split(",")] if ":" not in text else [text]
+    native = NATIVE in items
+    return native, ",".join(x for x in items if x != NATIVE)
 
 
 def parse_loads(text: str) -> list[float]:
@@ -170,14 +193,28 @@ def workload_base(
 
 
 def plan(
-    name: str, base: dict[str, Any], family: str, loads: list[float], only: list[str] | None = None
+    name: str,
+    base: dict[str, Any],
+    family: str,
+    loads: list[float],
+    only: list[str] | None = None,
+    *,
+    native: bool = False,
 ) -> Plan:
     """Every registered policy of ``family`` (built-in or plugin) that accepts the model, and
-    the bounds that apply."""
+    the bounds that apply; ``native``: the trace also replays at its own arrival times."""
     from schedlab.model.compile import compile_model
     from schedlab.policies.registry import all_policies
 
-    the_plan = Plan(name=name, family=family, base=base, loads=loads, policies=[])
+    the_plan = Plan(name=name, family=family, base=base, loads=list(loads), policies=[])
+    if native:
+        if not is_trace(base):
+            raise SchedlabError(
+                "--loads native: only a trace has its own arrival times; give loads for a "
+                "synthetic workload (e.g. --loads 0.5:0.9:0.1)"
+            )
+        the_plan.native = native_load(the_plan, family)
+        the_plan.loads = sorted({*loads, the_plan.native})
     candidates = [p for p in all_policies() if family in p.families]
     if only:
         unknown = sorted(set(only) - {p.name for p in candidates})
@@ -188,7 +225,7 @@ def plan(
         raise SchedlabError(f"no policy belongs to the family '{family}'")
     for policy in candidates:
         try:
-            compile_model(the_plan.spec(policy.name, loads[0]))
+            compile_model(the_plan.spec(policy.name, the_plan.loads[0]))
         except SpecError as exc:
             the_plan.skipped.append(Skipped(policy.name, str(exc).splitlines()[0]))
             continue
@@ -206,6 +243,20 @@ def plan(
         )
     _add_bounds(the_plan)
     return the_plan
+
+
+def native_load(p: Plan, family: str) -> float:
+    """The offered load of the trace replayed at its own arrival times (model/compile.py)."""
+    from schedlab.model.compile import compile_model
+    from schedlab.policies.registry import all_policies
+
+    candidates = [q.name for q in all_policies() if family in q.families]
+    for policy in candidates:  # the load does not depend on the policy: the first that compiles
+        try:
+            return float(compile_model(p.spec(policy, None)).load)
+        except SpecError:
+            continue
+    raise SchedlabError(f"no {family}-family policy accepts this trace")
 
 
 def _fixed(dist: dict[str, Any] | None) -> float | None:

@@ -4,8 +4,10 @@ Columns: ``spec_hash``, ``experiment``, ``point``, axis values (dotted spec path
 ``workload.load``), convenience columns (``policy``, ``family``, ``load``, ``arrival_rate``,
 ``seed``, ``replication``, ``arrivals``, and ``axes``: a JSON list of the axis columns), every
 metric as ``<name>``, ``<name>_lo``, ``<name>_hi`` (95% interval), ``stable``, ``instability``,
-``reliable``, ``unreliability``, ``long_enough``, ``events``, ``wall_s``, ``schedlab_version``,
-``code_hash``, ``spec_json``.
+``reliable``, ``unreliability``, ``long_enough``, ``backlog`` (a trace replay whose backlog grew
+through the whole log, simulation/result.py), ``time_unit`` (the trace's: "s"; empty: the model's
+time units), ``slowdown_threshold`` (tau of the bounded slowdown), ``events``, ``wall_s``,
+``schedlab_version``, ``code_hash``, ``spec_json``.
 
 An unstable run (``stable = false``, reason in ``instability``) stores NaN in the columns of every
 metric without a steady-state meaning (response times, numbers in system...), so no query can
@@ -87,6 +89,9 @@ def run_record(
         reliable=result.reliable,
         unreliability=describe(result.unreliable) or ("unstable" if not result.stable else ""),
         long_enough=result.too_short is None,
+        backlog=result.backlog or "",
+        time_unit=result.time_unit or "",
+        slowdown_threshold=spec.run.slowdown_threshold,
         events=result.events,
         wall_s=result.wall_s,
         loop_s=result.loop_s,

@@ -1,6 +1,7 @@
 """Per-point statistics over stored runs: means with 95% intervals, paired comparisons.
 
-* One replication per point: the run's own batch-means interval.
+* One replication per point: the run's own batch-means interval; likewise when every replication
+  gave the same value (replays of one log are identical: never a zero-width interval).
 * Several replications: the mean of the replication means with a Student-t interval.
 * A point with any unstable replication is unstable: no finite mean is reported for it.
 * A stable point is unreliable (``reliable = False``, reason in ``note``) when its interval cannot
@@ -107,6 +108,13 @@ def group(rows: Sequence[dict[str, Any]], by: Sequence[str]) -> dict[tuple, list
     return dict(groups)
 
 
+def _identical(members: Sequence[dict[str, Any]], metric: str) -> bool:
+    """Replications that all gave the same value (a deterministic replay of one log): their
+    t-interval would have zero width, so the point takes one run's batch-means interval."""
+    values = {_value(r, metric) for r in members}
+    return len(values) == 1
+
+
 def summarize(rows: Sequence[dict[str, Any]], by: Sequence[str], metric: str) -> list[PointStat]:
     """One PointStat per distinct value of the ``by`` columns."""
     out = []
@@ -125,13 +133,13 @@ def summarize(rows: Sequence[dict[str, Any]], by: Sequence[str], metric: str) ->
                 )
             )
             continue
-        if len(members) == 1:
+        if len(members) == 1 or _identical(members, metric):
             r = members[0]
             out.append(
                 _judged(
                     PointStat(
                         key,
-                        1,
+                        len(members),
                         _value(r, metric),
                         _value(r, f"{metric}_lo"),
                         _value(r, f"{metric}_hi"),
@@ -191,14 +199,17 @@ def compare(
             xa = np.array([_value(a, metric) for a, _ in pairs])
             xb = np.array([_value(b, metric) for _, b in pairs])
             if len(pairs) >= 2:
-                mean, lo, hi = _t_interval(xa / xb if ratio else xa - xb)
+                with np.errstate(divide="ignore", invalid="ignore"):  # a zero: no ratio
+                    mean, lo, hi = _t_interval(xa / xb if ratio else xa - xb)
                 stat = PointStat(full_key, len(pairs), mean, lo, hi, True, "paired t")
                 out.append(replace(stat, **flag))
                 continue
             a, b = pairs[0]
             ha = (_value(a, f"{metric}_hi") - _value(a, f"{metric}_lo")) / 2
             hb = (_value(b, f"{metric}_hi") - _value(b, f"{metric}_lo")) / 2
-            if ratio:
+            if ratio and (xa[0] == 0 or xb[0] == 0):  # no ratio to a zero (e.g. a median wait)
+                mean = half = math.nan
+            elif ratio:
                 mean = xa[0] / xb[0]
                 half = abs(mean) * math.hypot(ha / xa[0], hb / xb[0])  # delta method
             else:

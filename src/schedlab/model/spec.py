@@ -267,6 +267,24 @@ class SimulationSpec(_Spec):
     policy: PolicySpec
     run: RunSpec = RunSpec()
 
+    @model_validator(mode="before")
+    @classmethod
+    def _trace_warmup(cls, data: Any) -> Any:
+        """A trace replay measures the whole log: its warm-up is 0 unless ``run.warmup`` is set
+        (a log has no start-up transient to discard; stated in the result when set)."""
+        if not isinstance(data, dict):
+            return data
+        workload, run = data.get("workload"), data.get("run", {})
+        arrivals = workload.get("arrivals") if isinstance(workload, dict) else None
+        if (
+            isinstance(arrivals, dict)
+            and arrivals.get("process") == "trace"
+            and isinstance(run, dict)
+            and "warmup" not in run
+        ):
+            data = {**data, "run": {**run, "warmup": 0.0}}
+        return data
+
     @model_validator(mode="after")
     def _run_length(self) -> SimulationSpec:
         if (
@@ -275,6 +293,11 @@ class SimulationSpec(_Spec):
             and self.workload.arrivals.process != "trace"
         ):
             raise ValueError("[run] needs arrivals (number of jobs) or horizon (time)")
+        if self.workload.arrivals.process == "trace" and self.run.replications > 1:
+            raise ValueError(
+                "run.replications: a trace replay is the same at every replication (the log "
+                "fixes every job); its intervals come from batch means within the one replay"
+            )
         return self
 
 

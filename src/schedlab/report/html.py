@@ -35,11 +35,12 @@ from pathlib import Path
 from typing import Any
 
 from schedlab import outputs
+from schedlab.engine.reliability import EXACT
 from schedlab.errors import SchedlabError
 from schedlab.experiments.spec import ExperimentSpec, PlotSpec
 from schedlab.experiments.store import ResultStore
 from schedlab.report.figures import line_plot, policy_colors
-from schedlab.report.labels import label, policy_label
+from schedlab.report.labels import Units, label, policy_label, unit_of, with_unit
 from schedlab.report.points import PlotError, plot_points
 from schedlab.report.record import ExperimentRecord, read_record
 from schedlab.report.sweep import hue_of, swept_axes, with_spec_columns
@@ -309,15 +310,18 @@ def _tables_html(
     rows: list[dict[str, Any]], axes: list[str], metrics: Sequence[str], reference: str | None
 ) -> str:
     hue = hue_of(axes)
+    units = Units.of(rows)
     parts = []
     for metric in metrics:
         if not any(r.get(metric) is not None for r in rows):
             continue
         table = wide_table(rows, axes, hue, metric)
         by = f", {label(hue)} side by side" if hue else ""
+        what = "Value of the one replay" if metric in EXACT else "Mean and 95% interval"
         parts.append(
-            f"<h3>{_e(label(metric))}{_e(by)}</h3><p class='meta'>Mean and 95% interval per "
-            f"point; best in bold. Points: {_e(', '.join(label(a) for a in axes) or 'one')}.</p>"
+            f"<h3>{_e(with_unit(metric, units))}{_e(by)}</h3><p class='meta'>{what} per point, "
+            f"in {_e(unit_of(metric, units) or 'no unit')}; best in bold. "
+            f"Points: {_e(', '.join(label(a) for a in axes) or 'one')}.</p>"
             + _table_html(table, hue)
         )
         if hue and len(table.series) > 1:

@@ -11,12 +11,26 @@ registered with (e.g. ``server-filling-srpt`` -> ServerFilling-SRPT).
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 LABELS: dict[str, str] = {
     # metrics (engine/metrics.py)
     "mean_response_time": "mean response time E[T]",
     "mean_waiting_time": "mean waiting time E[T_Q]",
+    "p50_waiting_time": "median waiting time",
+    "p90_waiting_time": "90th percentile of T_Q",
+    "p95_waiting_time": "95th percentile of T_Q",
+    "p99_waiting_time": "99th percentile of T_Q",
+    "mean_slowdown": "mean slowdown",
+    "mean_bounded_slowdown": "mean bounded slowdown",
+    "p50_bounded_slowdown": "median bounded slowdown",
+    "p90_bounded_slowdown": "90th percentile of the bounded slowdown",
+    "p95_bounded_slowdown": "95th percentile of the bounded slowdown",
+    "p99_bounded_slowdown": "99th percentile of the bounded slowdown",
+    "makespan": "makespan",
     "p50_response_time": "median response time",
     "p90_response_time": "90th percentile of T",
     "p95_response_time": "95th percentile of T",
@@ -49,6 +63,101 @@ LABELS: dict[str, str] = {
     "wall_s": "wall time (s)",
     "events": "events",
 }
+
+# What HPC operators read (issue 30 item 3), in the order compare tables show them; "utilization"
+# stands for each utilization[<resource>] column.
+HPC_METRICS = (
+    "mean_waiting_time",
+    "p50_waiting_time",
+    "p95_waiting_time",
+    "p99_waiting_time",
+    "mean_bounded_slowdown",
+    "p95_bounded_slowdown",
+    "mean_response_time",
+    "utilization",
+    "makespan",
+)
+HIGHER_IS_BETTER = ("utilization", "throughput", "reward_rate")
+_TIMES = ("_response_time", "_waiting_time", "makespan")
+_SLOWDOWNS = ("_bounded_slowdown",)
+_FRACTIONS = ("utilization", "loss_probability")
+
+
+@dataclass(frozen=True)
+class Units:
+    """The units of a set of runs: their time unit ("s" for converted logs, else the model's
+    time units) and the bounded slowdown's threshold tau in that unit."""
+
+    time: str = "time units"
+    tau: float = 10.0
+
+    @classmethod
+    def of(cls, rows: Sequence[Mapping[str, Any]]) -> Units:
+        """The units the stored runs state (``time_unit``, ``slowdown_threshold`` columns)."""
+        units = {str(r.get("time_unit") or "time units") for r in rows}
+        taus = {float(r["slowdown_threshold"]) for r in rows if r.get("slowdown_threshold")}
+        return cls(
+            time=units.pop() if len(units) == 1 else "time units",
+            tau=taus.pop() if len(taus) == 1 else 10.0,
+        )
+
+
+def base_metric(name: str) -> str:
+    return name.split("[", 1)[0]
+
+
+def unit_of(name: str, units: Units) -> str:
+    """The unit of a metric, as a label's suffix shows it: "s", "time units", "tau = 10 s"
+    (bounded slowdowns: a ratio, with their threshold), "fraction of capacity"; "" if none."""
+    base = base_metric(name)
+    if base.endswith(_TIMES):
+        return units.time
+    if base.endswith(_SLOWDOWNS):
+        return f"ratio, τ = {units.tau:g} {units.time}"
+    if base.endswith("_slowdown"):
+        return "ratio"
+    if base in _FRACTIONS:
+        return "fraction of capacity" if base == "utilization" else "fraction"
+    if base.startswith("mean_number_in"):
+        return "jobs"
+    if base in ("throughput", "reward_rate"):
+        return "per time unit" if units.time == "time units" else f"per {units.time}"
+    return ""
+
+
+def with_unit(name: str, units: Units) -> str:
+    """The label of a metric with its unit, e.g. "mean waiting time E[T_Q] (s)"."""
+    unit = unit_of(name, units)
+    return f"{label(name)} ({unit})" if unit else label(name)
+
+
+# Column headers of the terminal's compare table, where width is short.
+TERSE = {
+    "mean_waiting_time": "mean wait",
+    "p50_waiting_time": "p50 wait",
+    "p95_waiting_time": "p95 wait",
+    "p99_waiting_time": "p99 wait",
+    "mean_bounded_slowdown": "mean BSLD",
+    "p95_bounded_slowdown": "p95 BSLD",
+    "mean_response_time": "E[T]",
+    "utilization": "util.",
+    "makespan": "makespan",
+}
+
+
+def terse(name: str, units: Units) -> str:
+    """A short header with the unit: ``p95 wait (s)``, ``mean BSLD (ratio, τ = 10 s)``."""
+    base = base_metric(name)
+    text = TERSE.get(base, label(base))
+    if name != base:
+        text += f" {name[len(base) + 1 : -1]}"
+    unit = unit_of(name, units)
+    return f"{text} ({unit})" if unit else text
+
+
+def higher_is_better(name: str) -> bool:
+    return base_metric(name) in HIGHER_IS_BETTER
+
 
 _CLASS = re.compile(r"^(?P<base>[\w.]+)\[(?P<cls>[^\]]+)\]$")
 _RATIO = re.compile(r"^(?P<y>[\w.\[\]]+) / (?P=y)\[(?P<hue>[\w.]+)=(?P<ref>.+)\]$")

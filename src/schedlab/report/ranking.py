@@ -1,22 +1,35 @@
 """The ranked findings of a comparison, in words and as rows, and its figures.
 
-Per load: the policies ordered by their mean (E[T] by default) with 95% intervals, unstable ones
-last; the best policy's factor below the reference (FCFS when it was run, else the worst stable
-policy); per policy, the loads where it is stable and where it is not. Resource-pooled policies
-(SRPT-1) run on one server of speed k: they are bounds, listed but never ranked as a choice.
+Per load: the policies ordered by one metric (E[T] by default; any of the stored metrics, less is
+better except utilization and throughput) with 95% intervals, unstable ones last, each row with the
+other metrics HPC operators read (labels.HPC_METRICS) and the backlog note of a trace replay whose
+queue grew through the whole log; the best policy's factor against the reference (FCFS when it was
+run, else the worst stable policy); per policy, the loads where it is stable and where it is not,
+or where its replay's backlog grew. The log's own load (``--loads native``) is named as such.
+Resource-pooled policies (SRPT-1) run on one server of speed k: they are bounds, listed but never
+ranked as a choice.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from schedlab.experiments.compare import BoundCurve, LoadLimit
 from schedlab.experiments.stats import group, summarize
 from schedlab.report.figures import Point, line_plot, policy_colors
-from schedlab.report.labels import label, policy_label, short
+from schedlab.report.labels import (
+    Units,
+    higher_is_better,
+    label,
+    policy_label,
+    short,
+    unit_of,
+    with_unit,
+)
 from schedlab.report.points import plot_points
 from schedlab.report.tables import is_bound
 
@@ -35,24 +48,39 @@ class Ranked:
     reliable: bool
     bound: bool
     ratio_to_best: float
+    values: dict[str, float] = field(default_factory=dict)  # other metrics' means (``shown``)
+    note: str = ""  # a trace replay's backlog note
 
 
-def rank(rows: list[dict[str, Any]], metric: str = "mean_response_time") -> list[Ranked]:
-    """One entry per (load, policy), ordered by load, then rank."""
-    reliable = {
-        k: all(r.get("reliable", True) is not False for r in v)
-        for k, v in group(rows, [LOAD, "policy"]).items()
-    }
+def _mean_of(members: list[dict[str, Any]], metric: str) -> float:
+    values = [r.get(metric) for r in members]
+    finite = [float(v) for v in values if v is not None and math.isfinite(float(v))]
+    if len(finite) < len(values) or not finite:
+        return math.nan
+    return sum(finite) / len(finite)
+
+
+def rank(
+    rows: list[dict[str, Any]], metric: str = "mean_response_time", shown: tuple[str, ...] = ()
+) -> list[Ranked]:
+    """One entry per (load, policy), ordered by load, then rank; ``shown`` metrics' means are
+    carried along (``Ranked.values``)."""
+    members = group(rows, [LOAD, "policy"])
+    reliable = {k: all(r.get("reliable", True) is not False for r in v) for k, v in members.items()}
+    sign = -1.0 if higher_is_better(metric) else 1.0
     out: list[Ranked] = []
     stats = summarize(rows, [LOAD, "policy"], metric)
     for load in sorted({s.key[0] for s in stats}):
         here = [s for s in stats if s.key[0] == load]
         ranked = sorted(
-            (s for s in here if s.stable and not is_bound(s.key[1])), key=lambda s: s.mean
+            (s for s in here if s.stable and math.isfinite(s.mean) and not is_bound(s.key[1])),
+            key=lambda s: sign * s.mean,
         )
         best = ranked[0].mean if ranked else math.nan
         order = {s.key[1]: i + 1 for i, s in enumerate(ranked)}
         for s in sorted(here, key=lambda s: (order.get(s.key[1], 10**6), str(s.key[1]))):
+            mine = members[s.key]
+            notes = sorted({str(r.get("backlog") or "") for r in mine} - {""})
             out.append(
                 Ranked(
                     load=float(load),
@@ -65,6 +93,8 @@ def rank(rows: list[dict[str, Any]], metric: str = "mean_response_time") -> list
                     reliable=reliable[s.key],
                     bound=is_bound(s.key[1]),
                     ratio_to_best=s.mean / best if s.stable and best > 0 else math.nan,
+                    values={m: _mean_of(mine, m) for m in shown},
+                    note="; ".join(notes),
                 )
             )
     return out
@@ -74,33 +104,50 @@ def _v(x: float) -> str:
     return f"{x:.3g}"
 
 
+def load_name(load: float, native: float | None) -> str:
+    """``load 0.5``, or ``load 0.6891 (the log's own)`` for a replay at the log's own times."""
+    if native is not None and math.isclose(load, native, rel_tol=1e-9):
+        return f"load {load:.4g} (the log's own)"
+    return f"load {load:g}"
+
+
 def summary(
     ranked: list[Ranked],
     limits: list[LoadLimit],
     reference: str | None,
     metric: str = "mean_response_time",
+    *,
+    units: Units | None = None,
+    native: float | None = None,
 ) -> list[str]:
     """The findings in words, e.g. "at load 0.8, ServerFilling-SRPT has the least E[T] (6.2
-    [6.06, 6.33]), 1.9x below FCFS"."""
+    [6.06, 6.33] time units), 1.9x below FCFS"; ``native``: the log's own load."""
     lines = []
     sym = short(metric)
+    higher = higher_is_better(metric)
+    unit = unit_of(metric, units or Units())
+    unit = f" {unit}" if unit else ""
     for load in sorted({r.load for r in ranked}):
         here = [r for r in ranked if r.load == load]
         chosen = [r for r in here if r.rank > 0]
+        at = load_name(load, native)
         if not chosen:
-            lines.append(f"at load {load:g}, no policy is stable")
+            lines.append(f"at {at}, no policy is stable")
             continue
         best = chosen[0]
         ref = next((r for r in here if r.policy == reference and r.policy != best.policy), None)
         if ref is None and len(chosen) > 1:
             ref = chosen[-1]
+        interval = f" [{_v(best.lo)}, {_v(best.hi)}]" if math.isfinite(best.lo) else ""
         text = (
-            f"at load {load:g}, {policy_label(best.policy)} has the least {sym} "
-            f"({_v(best.mean)} [{_v(best.lo)}, {_v(best.hi)}])"
+            f"at {at}, {policy_label(best.policy)} has the {'highest' if higher else 'least'} "
+            f"{sym} ({_v(best.mean)}{interval}{unit})"
         )
-        if len(chosen) > 1 and best.hi >= chosen[1].lo:
+        if len(chosen) > 1 and (best.lo <= chosen[1].hi if higher else best.hi >= chosen[1].lo):
             text += f" (its interval overlaps {policy_label(chosen[1].policy)}'s)"
-        if ref is not None and ref.stable:
+        if ref is not None and ref.stable and higher:
+            text += f", {1 / ref.ratio_to_best:.3g}x above {policy_label(ref.policy)}"
+        elif ref is not None and ref.stable:
             text += f", {ref.ratio_to_best:.3g}x below {policy_label(ref.policy)}"
         elif ref is not None:
             text += f"; {policy_label(ref.policy)} is unstable"
@@ -112,6 +159,13 @@ def summary(
             good = [r.load for r in mine if r.stable and r.load < min(bad)]
             upto = f"stable up to load {max(good):g}, " if good else ""
             lines.append(f"{policy_label(policy)}: {upto}unstable from load {min(bad):g}")
+        grew = [r.load for r in mine if r.note]
+        if grew:
+            loads = ", ".join(f"{x:.4g}" for x in grew)
+            lines.append(
+                f"{policy_label(policy)}: backlog grew over the whole log at load {loads}: "
+                "a transient, not a steady state (its numbers are those of the replay)"
+            )
     for limit in limits:
         lines.append(f"{limit.name}: load limit {limit.load:.4g}: {limit.meaning}")
     return lines
@@ -136,6 +190,11 @@ def best_policy(ranked: list[Ranked]) -> str | None:
     return max(firsts, key=firsts.count) if firsts else None
 
 
+def file_stem(metric: str) -> str:
+    """A metric's name as a file name: ``utilization[servers]`` -> ``utilization-servers``."""
+    return re.sub(r"[^\w.-]+", "-", metric).strip("-")
+
+
 def figures(
     out: Path,
     name: str,
@@ -144,10 +203,12 @@ def figures(
     limits: list[LoadLimit],
     reference: str | None,
     metric: str = "mean_response_time",
+    units: Units | None = None,
 ) -> list[Path]:
     """The metric against the load per policy with the bounds as lines and the load limits as
     vertical lines; and each policy's paired ratio to the reference on a log axis."""
-    for stale in (out / "figures").glob(f"{name}-{metric}*"):  # from an earlier comparison
+    stem = file_stem(metric)
+    for stale in (out / "figures").glob(f"{name}-{stem}*"):  # from an earlier comparison
         stale.unlink()
     everyone = sorted({str(r["policy"]) for r in rows})
     colors = policy_colors(everyone)
@@ -160,7 +221,7 @@ def figures(
     paths = [
         line_plot(
             points,
-            out / "figures" / f"{name}-{metric}",
+            out / "figures" / f"{name}-{stem}",
             x=LOAD,
             y=y,
             hue="policy",
@@ -168,6 +229,7 @@ def figures(
             colors=colors,
             names=names,
             vlines=[(lim.load, f"{lim.name} load limit {lim.load:.3g}") for lim in limits],
+            ylabel=with_unit(metric, units or Units()),
             title=f"{name}: {label(metric)} against the load",
         )[0]
     ]
@@ -177,7 +239,7 @@ def figures(
         paths.append(
             line_plot(
                 ratio,
-                out / "figures" / f"{name}-{metric}-ratio-to-{reference}",
+                out / "figures" / f"{name}-{stem}-ratio-to-{reference}",
                 x=LOAD,
                 y=y,
                 hue="policy",

@@ -15,8 +15,9 @@ any need on two Parallel Workloads Archive logs (../shared/data/swf):
   resource-pooled lower bound (§4.1) simulated on the same jobs.
 
 Each point is one replay of the whole log (``--quick``: its first QUICK_JOBS jobs); the interval is
-the engine's batch-means interval over that replay. A replay is a finite sample path: "unstable"
-marks a replay whose queue still grows at its end. Claim checked: SRPT-1 is below every policy at
+the engine's batch-means interval over that replay. A replay is a finite sample path, never
+"unstable": its numbers are reported at every load, with a backlog note where its queue grew
+through the whole log (docs/statistics.md). Claim checked: SRPT-1 is below every policy at
 every load (it must be: no policy on k servers does better, §4.1).
 """
 
@@ -90,7 +91,8 @@ def log_spec(path: Path, k: int, policy: str, load: float) -> SimulationSpec:
 
 
 def _mean(rec: dict[str, Any]) -> float:
-    """E[T] of a replay; a replay whose queue still grows at its end has none (math.inf)."""
+    """E[T] of a replay (math.inf for a run marked unstable: never a trace replay, which is
+    finite and reports its numbers)."""
     value = rec["mean_response_time"]
     return math.inf if value is None or not rec["stable"] else float(value)
 
@@ -109,7 +111,7 @@ def _point(policy: str, load: float, rec: dict[str, Any]) -> Point:
 
 def _exact_row(log: str, policy: str, load: float, rec: dict[str, Any]) -> Point:
     """A replay's E[T] as a claims row: one deterministic replay of the log's jobs, so an exact
-    value (no interval); NaN when the replay's queue still grows."""
+    value (no interval)."""
     value = _mean(rec)
     return Point(f"{log}: {label(policy)}", load, value if math.isfinite(value) else math.nan,
                  math.nan, math.nan, bool(rec["stable"]))  # fmt: skip

@@ -33,6 +33,11 @@ class Result:
     ``unreliable`` maps each metric that cannot be taken as an estimate to the reason
     (:mod:`schedlab.engine.reliability`); ``reliable`` is True when the run is stable and there is
     none. Intervals are cut at 0 below (every metric is nonnegative), the reason saying so.
+
+    A trace replay is finite: it is always ``stable`` (no steady state to have or miss) and
+    reports every metric; ``backlog`` says when its number in system grew through the whole log
+    (a transient, engine/metrics.py). ``time_unit`` is the trace's time unit ("s" for converted
+    logs; None: the model's time units), in which ``spec.run.slowdown_threshold`` (tau) is given.
     """
 
     spec: SimulationSpec
@@ -54,6 +59,8 @@ class Result:
     replications: list[Result] = field(default_factory=list)
     too_short: str | None = None  # the relaxation-time rule's reason (engine/reliability.py)
     transient: dict[str, Estimate] = field(default_factory=dict)
+    backlog: str | None = None
+    time_unit: str | None = None
     unreliable: dict[str, str] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -101,6 +108,8 @@ class Result:
         if not self.stable:
             lines.append(f"  unstable: {self.instability}")
             return lines
+        if self.backlog:
+            lines.append(f"  {self.backlog}")
         for name, est in list(self.metrics.items())[:metrics]:
             lines.append(f"  {name}: {est.short()}")
         if len(self.metrics) > metrics:
@@ -143,6 +152,9 @@ class Result:
             "events": self.events,
             "wall_s": round(self.wall_s, 6),
             "instability": self.instability,
+            "backlog": self.backlog,
+            "time_unit": self.time_unit,
+            "slowdown_threshold": self.spec.run.slowdown_threshold,
             "policy": self.policy,
             "family": self.family,
             "load": self.load,

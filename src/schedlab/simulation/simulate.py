@@ -19,7 +19,7 @@ import pyarrow as pa
 
 from schedlab.engine import constants as K
 from schedlab.engine.jobs_output import JobsWriter, jobs_path
-from schedlab.engine.metrics import compute_metrics
+from schedlab.engine.metrics import BACKLOG, compute_metrics
 from schedlab.engine.reliability import short_run
 from schedlab.engine.state import (
     VIOLATION_MESSAGES,
@@ -339,8 +339,14 @@ def run_model(
         resources=model.resources,
         class_names=tuple(c.name for c in model.classes),
         loss=model.family == "loss",
+        finite=model.trace is not None,
     )
-    instability = limit_verdict(model) or computed.instability
+    limit = limit_verdict(model)
+    backlog = computed.backlog
+    if model.trace is not None:  # a finite replay: a load limit means a backlog, not instability
+        backlog = backlog or (f"{BACKLOG} ({limit})" if limit else None)
+        limit = None
+    instability = limit or computed.instability
     return Result(
         spec=model.spec,
         policy=model.policy.name,
@@ -355,12 +361,24 @@ def run_model(
         loop_s=loop_s,
         counters=computed.counters
         | (model.policy.report(run.ps, st) if getattr(model.policy, "report", None) else {}),
-        warnings=computed.warnings,
+        warnings=computed.warnings + trace_warmup(model, run.window),
         timeseries=timeseries_table(st, model),
         jobs_path=run.writer.path if run.writer is not None else None,
         jobs_table=run.writer.table() if run.writer is not None else None,
         too_short=short_run(model, computed.counters["arrivals"]),
+        backlog=backlog,
+        time_unit=model.trace.time_unit if model.trace is not None else None,
     )
+
+
+def trace_warmup(model: CompiledModel, window: RunWindow) -> list[str]:
+    """A trace replay measures every job unless ``run.warmup`` is set; then it is stated."""
+    if model.trace is None or not window.warm_jobs:
+        return []
+    return [
+        f"warm-up: the first {window.warm_jobs:,} of the log's {window.n_jobs:,} jobs are not "
+        f"measured (run.warmup = {model.spec.run.warmup:g})"
+    ]
 
 
 def timeseries_table(st: State, model: CompiledModel) -> pa.Table:

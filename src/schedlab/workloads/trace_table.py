@@ -59,6 +59,7 @@ class TraceTable:
     has_job_class: bool  # the table has a job_class column
     job_class_range: tuple[int, int]  # smallest and largest job_class (-1 where null)
     in_memory: TraceColumns | None = None  # CSV or unsorted tables
+    time_unit: str | None = None  # "s" for converted logs (their metadata); None: not stated
 
     @property
     def rate(self) -> float:
@@ -298,7 +299,19 @@ def read_trace_table(
         has_job_class="job_class" in column_names,
         job_class_range=(class_lo, class_hi),
         in_memory=in_memory,
+        time_unit=_time_unit(path) if parquet else None,
     )
+
+
+def _time_unit(path: Path) -> str | None:
+    """The time unit a converted table's metadata states (``schedlab trace convert``: "s")."""
+    from schedlab.workloads.traces.canonical import get_meta
+
+    try:
+        unit = get_meta(pq.read_schema(path)).get("time_unit")
+    except (ValueError, OSError):
+        return None
+    return str(unit) if unit else None
 
 
 def job_sizes(path: Path) -> tuple[np.ndarray, np.ndarray]:
