@@ -740,7 +740,16 @@ def check(context: PolicyContext, config: DraConfig) -> None:
         raise SpecError("give one priority per job class", field="policy.priorities")
 
 
-_COMMON = {"runner": run, "state": STATE, "init": init, "config": DraConfig, "check": check}
+_COMMON = {
+    "runner": run,
+    "state": STATE,
+    "init": init,
+    "config": DraConfig,
+    "check": check,
+    "preemptive": lambda config: config.preemption,  # preempted jobs are lost (§7.2)
+    "size_knowledge": "none",
+    "migrates": True,  # Reject-Group jobs move into freed Accept-Group slots (§4)
+}
 
 register(
     Policy(
