@@ -128,6 +128,7 @@ STATE = PolicyState(
         StateField("pt", "f8", ("jobs", PROFILE_PER_JOB)),  # breakpoint times, increasing
         StateField("pf", "f8", ("jobs", PROFILE_PER_JOB)),  # servers free from pt[i] to pt[i+1]
         StateField("pn", "i8"),  # breakpoints in use (the last one's segment runs forever)
+        StateField("pmax", "f8", ("jobs", PROFILE_PER_JOB)),  # scratch: prefix max of pf
         StateField("rs", "f8", "jobs"),  # reserved (or actual) start of a job in the profile
         StateField("re", "f8", "jobs"),  # its expected end
         StateField("next_due", "f8", fill=math.inf),  # earliest reservation not yet started
@@ -158,8 +159,9 @@ def _arrivals(st, ps):
 
 @kernel(wraparound=False)
 def _kill_overdue(st, ps, t_now):
-    """Kill every running job at its walltime limit; wake at the next limit. Returns whether a
-    job was killed."""
+    """Kill every running job at its walltime limit; wake at the next limit. Returns whether
+    the decision must be recomputed (EASY: a job was killed; conservative: one was killed before
+    its expected end)."""
     killed = False
     nxt = math.inf
     for i in range(n_running(st) - 1, -1, -1):  # kill() moves the last entry to i
@@ -167,10 +169,11 @@ def _kill_overdue(st, ps, t_now):
         end = st.t_start[j] + ps.limit[j]
         if end <= t_now:
             if ps.conservative:
-                _released(st, ps, j, t_now)
+                killed = _released(st, ps, j, t_now) or killed
+            else:
+                killed = True
             kill(st, j)
             ps.killed += 1
-            killed = True
         elif end < nxt:
             nxt = end
     if nxt < math.inf:
@@ -298,8 +301,9 @@ def _decide_easy(st, ps, t_now, changed):
 @kernel(wraparound=False)
 def _remove_points(pt, pf, n, i, c):
     """Remove c breakpoints from index i; returns the new count."""
-    pt[i : n - c] = pt[i + c : n].copy()
-    pf[i : n - c] = pf[i + c : n].copy()
+    for m in range(i, n - c):
+        pt[m] = pt[m + c]
+        pf[m] = pf[m + c]
     return n - c
 
 
@@ -310,8 +314,9 @@ def _point(pt, pf, n, t):
     i = np.searchsorted(pt[:n], t, side="right") - 1
     if pt[i] == t:
         return i, n
-    pt[i + 2 : n + 1] = pt[i + 1 : n].copy()
-    pf[i + 2 : n + 1] = pf[i + 1 : n].copy()
+    for m in range(n, i + 1, -1):
+        pt[m] = pt[m - 1]
+        pf[m] = pf[m - 1]
     pt[i + 1] = t
     pf[i + 1] = pf[i]
     return i + 1, n + 1
@@ -362,16 +367,24 @@ def _earliest(ps, need, d, t_now, eps):
 
 
 @kernel(wraparound=False)
-def _can_move(ps, need, before, eps):
-    """Whether some segment starting before time ``before`` has ``need`` servers free."""
-    pt = ps.pt.reshape(ps.pt.size)
+def _prefix_max(ps):
+    """``ps.pmax[i]``: the most servers free in any segment up to breakpoint i."""
     pf = ps.pf.reshape(ps.pf.size)
+    pm = ps.pmax.reshape(ps.pmax.size)
+    best = -math.inf
     for m in range(ps.pn):
-        if pt[m] >= before:
-            return False
-        if pf[m] >= need - eps:
-            return True
-    return False
+        if pf[m] > best:
+            best = pf[m]
+        pm[m] = best
+
+
+@kernel(wraparound=False)
+def _can_move(ps, need, before, eps):
+    """Whether some segment starting before time ``before`` has ``need`` servers free (by
+    ``ps.pmax``, up to date)."""
+    pt = ps.pt.reshape(ps.pt.size)
+    i = np.searchsorted(pt[: ps.pn], before, side="left") - 1
+    return i >= 0 and ps.pmax.reshape(ps.pmax.size)[i] >= need - eps
 
 
 @kernel(wraparound=False)
@@ -386,9 +399,12 @@ def _reserve(st, ps, j, t_now, eps):
 
 @kernel(wraparound=False)
 def _released(st, ps, j, t_now):
-    """Running job j leaves now: give back its servers from now to its expected end."""
+    """Running job j leaves now: give back its servers from now to its expected end. Returns
+    whether it left early (the profile gained room: compress)."""
     if ps.re[j] > t_now:
         _add(ps, t_now, ps.re[j], st.demand[j, 0], tolerance(st))
+        return True
+    return False
 
 
 @kernel(wraparound=False)
@@ -421,26 +437,31 @@ def _drop_past(ps, t_now):
 
 @kernel(wraparound=False)
 def _decide_conservative(st, ps, t_now, changed):
+    """``changed``: the profile gained room before now's decision (a job was killed early)."""
     eps = tolerance(st)
     _drop_past(ps, t_now)
     for q in range(n_completed_new(st)):
-        j = st.done_buf[q]
-        _released(st, ps, j, t_now)
-        changed = True
+        changed = _released(st, ps, st.done_buf[q], t_now) or changed
     for ia in range(n_arrived_new(st)):
         ps.rs[st.arrived_buf[ia]] = math.nan  # not yet reserved: compression skips it
     free = st.capacity[0, 0] - st.used_total[0]
     if changed or ps.next_due <= t_now:
         # compress: every waiting job, in arrival order, to its earliest slot; start those due
         next_due = math.inf
+        fresh = False  # ps.pmax is up to date
         j = first_waiting(st)
         while j != -1:
             nxt = st.q_next[j]
             if not math.isnan(ps.rs[j]):
                 need = st.demand[j, 0]
-                if changed and ps.rs[j] > t_now and _can_move(ps, need, ps.rs[j], eps):
-                    _add(ps, ps.rs[j], ps.re[j], need, eps)
-                    _reserve(st, ps, j, t_now, eps)
+                if changed and ps.rs[j] > t_now:
+                    if not fresh:
+                        _prefix_max(ps)
+                        fresh = True
+                    if _can_move(ps, need, ps.rs[j], eps):
+                        _add(ps, ps.rs[j], ps.re[j], need, eps)
+                        _reserve(st, ps, j, t_now, eps)
+                        fresh = False
                 before = free
                 free = _start_reserved(st, ps, j, free, t_now, eps)
                 if free == before and ps.rs[j] < next_due:
@@ -465,13 +486,13 @@ def _decide_conservative(st, ps, t_now, changed):
 def decide(st, ps):
     t_now = now(st)
     _arrivals(st, ps)
-    changed = n_completed_new(st) > 0
+    changed = False
     if ps.walltime_kill and n_running(st) > 0:
-        changed = _kill_overdue(st, ps, t_now) or changed
+        changed = _kill_overdue(st, ps, t_now)
     if ps.conservative:
         _decide_conservative(st, ps, t_now, changed)
     else:
-        _decide_easy(st, ps, t_now, changed)
+        _decide_easy(st, ps, t_now, changed or n_completed_new(st) > 0)
 
 
 @kernel(wraparound=False)
