@@ -73,6 +73,15 @@ def compare(
     ] = None,
     fmt: Annotated[str, typer.Option("--format", help="table, csv or json.")] = "table",
     plugin: PluginOption = None,
+    all_policies: Annotated[
+        bool,
+        typer.Option(
+            "--all-policies",
+            help="On a trace, rank every policy together (default: only what a batch cluster "
+            "can run, non-preemptive without exact sizes; the others apart, as bounds and "
+            "idealized policies).",
+        ),
+    ] = False,
 ) -> None:
     """Run every applicable policy (built-in, and the --plugin files' own) on a workload over a
     range of loads, with the analytic bounds that apply; write the ranked summary, figures and
@@ -81,7 +90,7 @@ def compare(
     from schedlab.experiments.runner import check_cluster_address, run_tasks
     from schedlab.experiments.store import ResultStore
     from schedlab.report.html import write_report
-    from schedlab.report.ranking import best_policy, figures, rank, summary
+    from schedlab.report.ranking import IDEALIZED, best_policy, figures, rank, summary
     from schedlab.report.record import ExperimentRecord, provenance, relative_figures, write_record
     from schedlab.report.sweep import swept_axes
 
@@ -94,7 +103,7 @@ def compare(
     base, stem, named = workload_base(workload, servers=servers, arrivals=arrivals, seed=seed)
     fam = family or default_family(base, named)
     name = f"compare-{stem}"
-    the_plan = plan(name, base, fam, parse_loads(loads), policy)
+    the_plan = plan(name, base, fam, parse_loads(loads), policy, all_policies)
     target = out_dir or Path("out") / name
     store = ResultStore(target)
     store.ensure_writable()
@@ -111,13 +120,19 @@ def compare(
     with runs_progress() as progress:
         run_tasks(tasks, store, workers=workers, cluster=cluster, progress=progress)
     rows = store.read(sorted({t.hash for t in tasks}))
-    ranked = rank(rows)
+    ranked = rank(rows, idealized=frozenset(the_plan.idealized))
     fcfs_stable = any(r.policy == "fcfs" and r.stable for r in ranked)
     findings = summary(ranked, the_plan.limits, "fcfs" if fcfs_stable else None)
     reference = best_policy(ranked)
     paths = figures(target, name, rows, the_plan.bounds, the_plan.limits, reference)
     notes = [f"skipped {s.policy}: {s.reason}" for s in the_plan.skipped] + the_plan.notes
     notes += [f"{b.name}: {b.meaning}" for b in the_plan.bounds]
+    if the_plan.idealized:
+        notes.append(
+            f"ranked apart as {IDEALIZED} (they preempt or need exact sizes: no batch cluster "
+            f"runs them; --all-policies ranks them with the others): "
+            + ", ".join(the_plan.idealized)
+        )
     record = ExperimentRecord(
         name=name,
         kind="compare",
@@ -149,7 +164,7 @@ def _print(ranked, fmt: str) -> None:
     from schedlab.report.labels import label
 
     fields = ["load", "rank", "policy", "mean_response_time", "lo", "hi", "stable", "reliable"]
-    fields += ["bound", "ratio_to_best"]
+    fields += ["bound", "ratio_to_best", "group"]
     records = [
         {
             "load": r.load,
@@ -162,6 +177,7 @@ def _print(ranked, fmt: str) -> None:
             "reliable": r.reliable,
             "bound": r.bound,
             "ratio_to_best": _num(r.ratio_to_best),
+            "group": r.group,
         }
         for r in ranked
     ]
@@ -182,7 +198,9 @@ def _print(ranked, fmt: str) -> None:
         "x best",
     ):
         table.add_column(escape(col), justify="left" if col == "policy" else "right")
-    for r in ranked:
+    for i, r in enumerate(ranked):
+        if r.group and (i == 0 or not ranked[i - 1].group or ranked[i - 1].load != r.load):
+            table.add_row("", "", f"[bold]{escape(r.group)}[/]", "", "")
         if not r.stable:
             cell, ratio = "[red]unstable[/]", ""
         else:

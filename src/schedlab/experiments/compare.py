@@ -7,6 +7,13 @@ applies when the family is one of its families and the model passes its ``check`
 refuses e.g. ServerFilling for needs that are not powers of two); refused ones are listed with
 the reason. Every policy at a load sees the same job sequence (common random numbers).
 
+On a trace workload (a real cluster's log) the ranking answers "which policy can my cluster
+run": only the policies a batch cluster can run (their traits: non-preemptive, sizes not known
+exactly; :class:`~schedlab.policies.contract.PolicyTraits`) are ranked as choices; the others
+(and the resource-pooled bounds) are run and listed apart as the "bounds and idealized
+policies" (``Plan.idealized``). ``all_policies`` ranks everything together, as synthetic
+workloads always do.
+
 Bounds, each only where its theorem's assumptions hold:
 
 * pooled family, rigid jobs, Poisson arrivals: E[T] of SRPT-1 (paper 004 §4.1, a lower bound for
@@ -65,6 +72,7 @@ class Plan:
     bounds: list[BoundCurve] = field(default_factory=list)
     limits: list[LoadLimit] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    idealized: list[str] = field(default_factory=list)  # ranked apart (module docstring)
 
     def spec(self, policy: str, load: float) -> SimulationSpec:
         data = {
@@ -169,16 +177,27 @@ def workload_base(
     return data, path.stem, policy
 
 
+def is_trace(base: dict[str, Any]) -> bool:
+    """Whether a workload replays a trace (a real cluster's log)."""
+    return base["workload"].get("arrivals", {}).get("process") == "trace"
+
+
 def plan(
-    name: str, base: dict[str, Any], family: str, loads: list[float], only: list[str] | None = None
+    name: str,
+    base: dict[str, Any],
+    family: str,
+    loads: list[float],
+    only: list[str] | None = None,
+    all_policies: bool = False,
 ) -> Plan:
     """Every registered policy of ``family`` (built-in or plugin) that accepts the model, and
-    the bounds that apply."""
+    the bounds that apply; on a trace, unless ``all_policies``, those a batch cluster cannot run
+    are marked to be ranked apart."""
     from schedlab.model.compile import compile_model
-    from schedlab.policies.registry import all_policies
+    from schedlab.policies.registry import all_policies as registered
 
     the_plan = Plan(name=name, family=family, base=base, loads=loads, policies=[])
-    candidates = [p for p in all_policies() if family in p.families]
+    candidates = [p for p in registered() if family in p.families]
     if only:
         unknown = sorted(set(only) - {p.name for p in candidates})
         if unknown:
@@ -193,6 +212,8 @@ def plan(
             the_plan.skipped.append(Skipped(policy.name, str(exc).splitlines()[0]))
             continue
         the_plan.policies.append(policy.name)
+        if is_trace(base) and not all_policies and not policy.traits().batch_runnable:
+            the_plan.idealized.append(policy.name)
     if not the_plan.policies:
         distinct = sorted({s.reason for s in the_plan.skipped})
         reasons = (

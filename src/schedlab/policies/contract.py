@@ -502,7 +502,8 @@ class Policy:
         known = self.size_knowledge
         if not (known is None or callable(known) or known in SIZE_KNOWLEDGE):
             raise ValueError(
-                f"policy {self.name!r}: size_knowledge must be one of {SIZE_KNOWLEDGE}, not {known!r}"
+                f"policy {self.name!r}: size_knowledge must be one of {SIZE_KNOWLEDGE}, "
+                f"not {known!r}"
             )
 
     @property

@@ -74,16 +74,26 @@ def source_file(policy: Policy) -> str:
     return function.__module__.replace(".", "/") + ".py"
 
 
+def yes_no(trait: bool | None) -> str:
+    """A yes/no trait as shown in tables ("?": the policy does not say)."""
+    return "?" if trait is None else "yes" if trait else "no"
+
+
 def policies_markdown() -> str:
     """Every registered policy as a Markdown table (the one in docs/policies.md)."""
     rows = [
-        "| name | family | paper | section | file (under src/) | what it does | parameters |",
-        "|---|---|---|---|---|---|---|",
+        "| name | family | preempts | sizes | migrates | paper | section | file (under src/) "
+        "| what it does | parameters |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for p in sorted(all_policies(), key=lambda p: (p.family, p.name)):
+        traits = p.traits()
         cells = [
             f"`{p.name}`",
             "/".join(p.families),
+            yes_no(traits.preemptive),
+            traits.size_knowledge or "?",
+            yes_no(traits.migrates),
             p.paper,
             p.section,
             f"`{source_file(p)}`",

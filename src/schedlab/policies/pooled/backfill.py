@@ -32,8 +32,10 @@ ends and every earlier reservation); a job starts when its reservation comes. Wh
 before its expected end (or is killed), the schedule is compressed: each waiting job in arrival
 order is moved to the earliest slot of the profile with every other reservation kept, which is
 never later than its own: no job is ever delayed by a later one. The profile is a step function
-kept incrementally (sorted breakpoints, merged when equal): an arrival costs O(P) for P
-breakpoints; a compression O(Q log P) to find the jobs that can move plus O(P) per job moved.
+kept incrementally (sorted breakpoints, merged when equal) with its prefix maxima (kept lazily,
+from the first breakpoint an update changed): a reservation starts its search at the first
+segment with room; a compression finds the jobs that can move in O(log P) each (P breakpoints)
+and pays O(P) per job moved.
 
 **Walltime kill** (``walltime_kill = true``, off by default): a job still running at its
 requested time is killed, as Slurm does (:func:`~schedlab.policy_api.kill`): its work is lost, it
@@ -128,7 +130,8 @@ STATE = PolicyState(
         StateField("pt", "f8", ("jobs", PROFILE_PER_JOB)),  # breakpoint times, increasing
         StateField("pf", "f8", ("jobs", PROFILE_PER_JOB)),  # servers free from pt[i] to pt[i+1]
         StateField("pn", "i8"),  # breakpoints in use (the last one's segment runs forever)
-        StateField("pmax", "f8", ("jobs", PROFILE_PER_JOB)),  # scratch: prefix max of pf
+        StateField("pmax", "f8", ("jobs", PROFILE_PER_JOB)),  # prefix maxima of pf
+        StateField("pm_upto", "i8"),  # how many of them are up to date
         StateField("rs", "f8", "jobs"),  # reserved (or actual) start of a job in the profile
         StateField("re", "f8", "jobs"),  # its expected end
         StateField("next_due", "f8", fill=math.inf),  # earliest reservation not yet started
@@ -168,10 +171,8 @@ def _kill_overdue(st, ps, t_now):
         j = st.running[i]
         end = st.t_start[j] + ps.limit[j]
         if end <= t_now:
-            if ps.conservative:
-                killed = _released(st, ps, j, t_now) or killed
-            else:
-                killed = True
+            early = _released(st, ps, j, t_now) if ps.conservative else True
+            killed = killed or early
             kill(st, j)
             ps.killed += 1
         elif end < nxt:
@@ -342,6 +343,32 @@ def _add(ps, t0, t1, delta, eps):
     if a > 0 and abs(pf[a] - pf[a - 1]) <= eps:
         n = _remove_points(pt, pf, n, a, 1)
     ps.pn = n
+    ps.pm_upto = min(ps.pm_upto, a)  # breakpoints from a on changed
+
+
+@kernel(wraparound=False)
+def _prefix_max(ps, i):
+    """``ps.pmax[i]``: the most servers free in any segment up to breakpoint i; the prefix
+    maxima are kept up to date lazily (``ps.pm_upto`` of them are)."""
+    pf = ps.pf.reshape(ps.pf.size)
+    pm = ps.pmax.reshape(ps.pmax.size)
+    for m in range(ps.pm_upto, i + 1):
+        pm[m] = pf[m] if m == 0 or pf[m] > pm[m - 1] else pm[m - 1]
+    if i + 1 > ps.pm_upto:
+        ps.pm_upto = i + 1
+    return pm[i]
+
+
+@kernel(wraparound=False)
+def _first_room(ps, need, eps):
+    """The first breakpoint whose segment has ``need`` servers free."""
+    pm = ps.pmax.reshape(ps.pmax.size)
+    if ps.pm_upto > 0 and pm[ps.pm_upto - 1] >= need - eps:
+        return np.searchsorted(pm[: ps.pm_upto], need - eps, side="left")
+    i = ps.pm_upto
+    while _prefix_max(ps, i) < need - eps:  # the last segment has all k servers free
+        i += 1
+    return i
 
 
 @kernel(wraparound=False)
@@ -350,7 +377,7 @@ def _earliest(ps, need, d, t_now, eps):
     pt = ps.pt.reshape(ps.pt.size)
     pf = ps.pf.reshape(ps.pf.size)
     n = ps.pn
-    i = 0
+    i = _first_room(ps, need, eps)  # no earlier segment has room
     while True:
         t = max(pt[i], t_now)
         end = t + d
@@ -367,24 +394,11 @@ def _earliest(ps, need, d, t_now, eps):
 
 
 @kernel(wraparound=False)
-def _prefix_max(ps):
-    """``ps.pmax[i]``: the most servers free in any segment up to breakpoint i."""
-    pf = ps.pf.reshape(ps.pf.size)
-    pm = ps.pmax.reshape(ps.pmax.size)
-    best = -math.inf
-    for m in range(ps.pn):
-        if pf[m] > best:
-            best = pf[m]
-        pm[m] = best
-
-
-@kernel(wraparound=False)
 def _can_move(ps, need, before, eps):
-    """Whether some segment starting before time ``before`` has ``need`` servers free (by
-    ``ps.pmax``, up to date)."""
+    """Whether some segment starting before time ``before`` has ``need`` servers free."""
     pt = ps.pt.reshape(ps.pt.size)
     i = np.searchsorted(pt[: ps.pn], before, side="left") - 1
-    return i >= 0 and ps.pmax.reshape(ps.pmax.size)[i] >= need - eps
+    return i >= 0 and _prefix_max(ps, i) >= need - eps
 
 
 @kernel(wraparound=False)
@@ -433,6 +447,7 @@ def _drop_past(ps, t_now):
         c += 1
     if c > 0:
         ps.pn = _remove_points(pt, pf, ps.pn, 0, c)
+        ps.pm_upto = 0
 
 
 @kernel(wraparound=False)
@@ -448,20 +463,14 @@ def _decide_conservative(st, ps, t_now, changed):
     if changed or ps.next_due <= t_now:
         # compress: every waiting job, in arrival order, to its earliest slot; start those due
         next_due = math.inf
-        fresh = False  # ps.pmax is up to date
         j = first_waiting(st)
         while j != -1:
             nxt = st.q_next[j]
             if not math.isnan(ps.rs[j]):
                 need = st.demand[j, 0]
-                if changed and ps.rs[j] > t_now:
-                    if not fresh:
-                        _prefix_max(ps)
-                        fresh = True
-                    if _can_move(ps, need, ps.rs[j], eps):
-                        _add(ps, ps.rs[j], ps.re[j], need, eps)
-                        _reserve(st, ps, j, t_now, eps)
-                        fresh = False
+                if changed and ps.rs[j] > t_now and _can_move(ps, need, ps.rs[j], eps):
+                    _add(ps, ps.rs[j], ps.re[j], need, eps)
+                    _reserve(st, ps, j, t_now, eps)
                 before = free
                 free = _start_reserved(st, ps, j, free, t_now, eps)
                 if free == before and ps.rs[j] < next_due:
