@@ -190,8 +190,9 @@ def reference(jobs, k, policy):
     """Start times by a plain implementation: at each event time, departures, then arrivals,
     then one decision. EASY variants: FCFS starts, the head's reservation, a backfill scan in
     arrival order (SJBF: by requested time). Conservative: every job reserved at arrival in a
-    list of (start, end, need) rectangles, compressed in arrival order when a job ends early.
-    Requested times are never below run times here (no job overruns)."""
+    list of (start, end, need) rectangles, compressed in arrival order when a job ends early, a
+    decision also when a reservation comes. Requested times are never below run times here (no
+    job overruns)."""
     n = len(jobs)
     exact = policy == "easy-backfill-exact"
     est = [jobs[j][1] if exact or math.isnan(jobs[j][3]) else jobs[j][3] for j in range(n)]
@@ -225,10 +226,12 @@ def reference(jobs, k, policy):
                 return c
         raise AssertionError("no slot")
 
+    t = -math.inf
     while nxt < n or queue or running:
         t = min(
             jobs[nxt][0] if nxt < n else math.inf,
             min((finish[j] for j in running), default=math.inf),
+            min((r for r in rsv.values() if r > t), default=math.inf),  # a reservation comes
         )
         early = any(finish[j] <= t and start[j] + est[j] > t for j in running)
         running = [j for j in running if finish[j] > t]
@@ -293,7 +296,7 @@ def reference(jobs, k, policy):
 @st.composite
 def traces(draw):
     k = draw(st.sampled_from([2, 4, 8]))
-    n = draw(st.integers(1, 14))
+    n = draw(st.integers(1, 30))
     t, jobs = 0, []
     for i in range(n):
         t += draw(st.integers(0, 5)) if i else 0

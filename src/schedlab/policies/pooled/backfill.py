@@ -34,8 +34,8 @@ order is moved to the earliest slot of the profile with every other reservation 
 never later than its own: no job is ever delayed by a later one. The profile is a step function
 kept incrementally (sorted breakpoints, merged when equal) with its prefix maxima (kept lazily,
 from the first breakpoint an update changed): a reservation starts its search at the first
-segment with room; a compression finds the jobs that can move in O(log P) each (P breakpoints)
-and pays O(P) per job moved.
+segment with room, so a compression finds in O(log P) (P breakpoints) that a job whose need is
+free nowhere before its reservation cannot move, and pays O(P) to look further or move one.
 
 **Walltime kill** (``walltime_kill = true``, off by default): a job still running at its
 requested time is killed, as Slurm does (:func:`~schedlab.policy_api.kill`): its work is lost, it
@@ -372,19 +372,28 @@ def _first_room(ps, need, eps):
 
 
 @kernel(wraparound=False)
-def _earliest(ps, need, d, t_now, eps):
-    """The earliest time >= now at which ``need`` servers are free for ``d`` in the profile."""
+def _earliest(ps, need, d, t_now, eps, own_start, own_end):
+    """The earliest time >= now at which ``need`` servers are free for ``d`` in the profile,
+    counting the job's own reservation [own_start, own_end) as free; ``own_start`` when there
+    is none earlier (inf, inf: a job without a reservation)."""
     pt = ps.pt.reshape(ps.pt.size)
     pf = ps.pf.reshape(ps.pf.size)
     n = ps.pn
-    i = _first_room(ps, need, eps)  # no earlier segment has room
+    i = _first_room(ps, need, eps)  # no earlier segment has room (own ones start later)
     while True:
         t = max(pt[i], t_now)
+        if t >= own_start:
+            return own_start
         end = t + d
         m = i
         room = True
         while m < n and (m == i or pt[m] < end):
-            if pf[m] < need - eps:
+            # the window's part in segment m lies in the own reservation (whose ends may have
+            # been merged away): its servers are free there too
+            hi = min(end, pt[m + 1]) if m + 1 < n else end
+            own = max(t, pt[m]) >= own_start and hi <= own_end
+            free = pf[m] + need if own else pf[m]
+            if free < need - eps:
                 room = False
                 break
             m += 1
@@ -394,21 +403,11 @@ def _earliest(ps, need, d, t_now, eps):
 
 
 @kernel(wraparound=False)
-def _can_move(ps, need, before, eps):
-    """Whether some segment starting before time ``before`` has ``need`` servers free."""
-    pt = ps.pt.reshape(ps.pt.size)
-    i = np.searchsorted(pt[: ps.pn], before, side="left") - 1
-    return i >= 0 and _prefix_max(ps, i) >= need - eps
-
-
-@kernel(wraparound=False)
-def _reserve(st, ps, j, t_now, eps):
-    """Reserve job j at the earliest slot of the profile (its own reservation removed)."""
-    need = st.demand[j, 0]
-    t = _earliest(ps, need, ps.expected[j], t_now, eps)
+def _reserve(st, ps, j, t, eps):
+    """Reserve job j from time t for its expected duration."""
     ps.rs[j] = t
     ps.re[j] = t + ps.expected[j]
-    _add(ps, t, ps.re[j], -need, eps)
+    _add(ps, t, ps.re[j], -st.demand[j, 0], eps)
 
 
 @kernel(wraparound=False)
@@ -468,9 +467,11 @@ def _decide_conservative(st, ps, t_now, changed):
             nxt = st.q_next[j]
             if not math.isnan(ps.rs[j]):
                 need = st.demand[j, 0]
-                if changed and ps.rs[j] > t_now and _can_move(ps, need, ps.rs[j], eps):
-                    _add(ps, ps.rs[j], ps.re[j], need, eps)
-                    _reserve(st, ps, j, t_now, eps)
+                if changed and ps.rs[j] > t_now:
+                    t = _earliest(ps, need, ps.expected[j], t_now, eps, ps.rs[j], ps.re[j])
+                    if t < ps.rs[j]:
+                        _add(ps, ps.rs[j], ps.re[j], need, eps)
+                        _reserve(st, ps, j, t, eps)
                 before = free
                 free = _start_reserved(st, ps, j, free, t_now, eps)
                 if free == before and ps.rs[j] < next_due:
@@ -479,7 +480,8 @@ def _decide_conservative(st, ps, t_now, changed):
         ps.next_due = next_due
     for ia in range(n_arrived_new(st)):
         j = st.arrived_buf[ia]
-        _reserve(st, ps, j, t_now, eps)
+        t = _earliest(ps, st.demand[j, 0], ps.expected[j], t_now, eps, math.inf, math.inf)
+        _reserve(st, ps, j, t, eps)
         before = free
         free = _start_reserved(st, ps, j, free, t_now, eps)
         if free == before and ps.rs[j] < ps.next_due:
