@@ -141,6 +141,9 @@ def test_plan_on_a_trace_marks_what_a_batch_cluster_cannot_run(tmp_path):
     only = ["fcfs", "easy-backfill", "sjbf", "first-fit-srpt", "easy-backfill-exact", "srpt-1"]
     p = plan("t", base, "pooled", [0.5], only)
     assert sorted(p.idealized) == ["easy-backfill-exact", "first-fit-srpt", "srpt-1"]
+    # said once: one job of four has no requested time
+    (note,) = p.warnings
+    assert note.startswith("1 of the trace's 4 jobs have no requested time: easy-backfill, sjbf")
     assert plan("t", base, "pooled", [0.5], only, all_policies=True).idealized == []
     synthetic, _, _ = workload_base(QUICKSTART, servers=None, arrivals=100, seed=1)
     assert plan("s", synthetic, "pooled", [0.5], only).idealized == []

@@ -117,6 +117,8 @@ def compare(
     )
     for skipped in the_plan.skipped:
         err.print(f"skipped {skipped.policy}: {escape(skipped.reason)}", highlight=False)
+    for warning in the_plan.warnings:
+        err.print(f"note: {escape(warning)}", highlight=False)
     with runs_progress() as progress:
         run_tasks(tasks, store, workers=workers, cluster=cluster, progress=progress)
     rows = store.read(sorted({t.hash for t in tasks}))
@@ -125,7 +127,8 @@ def compare(
     findings = summary(ranked, the_plan.limits, "fcfs" if fcfs_stable else None)
     reference = best_policy(ranked)
     paths = figures(target, name, rows, the_plan.bounds, the_plan.limits, reference)
-    notes = [f"skipped {s.policy}: {s.reason}" for s in the_plan.skipped] + the_plan.notes
+    notes = [f"skipped {s.policy}: {s.reason}" for s in the_plan.skipped] + the_plan.warnings
+    notes += the_plan.notes
     notes += [f"{b.name}: {b.meaning}" for b in the_plan.bounds]
     if the_plan.idealized:
         notes.append(

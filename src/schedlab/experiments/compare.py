@@ -73,6 +73,7 @@ class Plan:
     limits: list[LoadLimit] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     idealized: list[str] = field(default_factory=list)  # ranked apart (module docstring)
+    warnings: list[str] = field(default_factory=list)  # said once before the runs, and noted
 
     def spec(self, policy: str, load: float) -> SimulationSpec:
         data = {
@@ -205,15 +206,27 @@ def plan(
         candidates = [p for p in candidates if p.name in only]
     if not candidates:
         raise SchedlabError(f"no policy belongs to the family '{family}'")
+    estimating = []  # policies that use the jobs' requested times
+    trace = None  # the replayed table, if any
     for policy in candidates:
         try:
-            compile_model(the_plan.spec(policy.name, loads[0]))
+            model = compile_model(the_plan.spec(policy.name, loads[0]))
         except SpecError as exc:
             the_plan.skipped.append(Skipped(policy.name, str(exc).splitlines()[0]))
             continue
         the_plan.policies.append(policy.name)
-        if is_trace(base) and not all_policies and not policy.traits().batch_runnable:
+        traits = policy.traits(model.config)
+        if is_trace(base) and not all_policies and not traits.batch_runnable:
             the_plan.idealized.append(policy.name)
+        if traits.size_knowledge == "estimate":
+            estimating.append(policy.name)
+        trace = model.trace or trace
+    if estimating and trace is not None and trace.n_estimates < trace.n_rows:
+        the_plan.warnings.append(
+            f"{trace.n_rows - trace.n_estimates:,} of the trace's {trace.n_rows:,} jobs have no "
+            f"requested time: {', '.join(estimating)} expect their actual run time instead "
+            "(counted in jobs_without_requested_time)"
+        )
     if not the_plan.policies:
         distinct = sorted({s.reason for s in the_plan.skipped})
         reasons = (
