@@ -99,7 +99,10 @@ class BackfillConfig(PolicyConfig):
     walltime_kill: bool = False
 
 
-PROFILE_PER_JOB = 3  # profile breakpoints per job slot: at most 2 per job present, plus one
+# Profile breakpoints per job slot. Equal neighbouring segments are merged, so a breakpoint is
+# the expected end of a running job or an end of a reservation: at most 1 + 2n for n jobs present
+# (n <= the slots), plus 2 inserted during an update: 5 per slot covers even one slot.
+PROFILE_PER_JOB = 5
 
 STATE = PolicyState(
     "backfill",
@@ -366,7 +369,7 @@ def _first_room(ps, need, eps):
     if ps.pm_upto > 0 and pm[ps.pm_upto - 1] >= need - eps:
         return np.searchsorted(pm[: ps.pm_upto], need - eps, side="left")
     i = ps.pm_upto
-    while _prefix_max(ps, i) < need - eps:  # the last segment has all k servers free
+    while i < ps.pn - 1 and _prefix_max(ps, i) < need - eps:  # the last one has all k free
         i += 1
     return i
 
