@@ -109,6 +109,9 @@ def test_compare_on_a_canonical_trace_table(tmp_path):
         "first-fit-srpt": "bounds and idealized policies",
     }
     assert next(r for r in rows if r["rank"] == "1" and not r["group"])["policy"] != "fcfs"
+    sizes = {r["policy"]: (r["preemptive"], r["size_knowledge"]) for r in rows}
+    assert sizes["easy-backfill"] == ("False", "estimate")
+    assert sizes["first-fit-srpt"] == ("True", "exact")
     record = json.loads((out / "experiment.json").read_text())
     assert any("no analytic bound" in n for n in record["notes"])
     assert any("ranked apart as bounds and idealized policies" in n for n in record["notes"])

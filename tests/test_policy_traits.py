@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from schedlab.cli import app
 from schedlab.experiments.compare import plan, workload_base
-from schedlab.policies.registry import all_policies, get_policy, policies_markdown
+from schedlab.policies.registry import all_policies, get_policy, needs, policies_markdown
 from schedlab.policy_api import Policy, PolicyState
 from schedlab.report.ranking import IDEALIZED, rank, summary
 
@@ -54,6 +54,12 @@ def test_traits_follow_the_paper_and_the_settings(name, settings, preemptive, kn
     traits = p.traits(p.config(**{**p.preset, **settings}))
     assert (traits.preemptive, traits.size_knowledge) == (preemptive, knowledge)
     assert traits.batch_runnable is runnable
+
+
+def test_what_a_cluster_needs_in_words():
+    words = {name: needs(get_policy(name).traits()) for name in ("fcfs", "easy-backfill", "dra")}
+    assert words == {"fcfs": "-", "easy-backfill": "requested times", "dra": "migration"}
+    assert needs(get_policy("first-fit-srpt").traits()) == "preemption, exact sizes"
 
 
 def test_migration_only_where_a_policy_moves_running_jobs():

@@ -164,10 +164,12 @@ def _num(x: float) -> float | None:
 
 
 def _print(ranked, fmt: str) -> None:
+    from schedlab.policies.registry import get_policy, needs
     from schedlab.report.labels import label
 
+    traits = {p: get_policy(p).traits() for p in {r.policy for r in ranked}}
     fields = ["load", "rank", "policy", "mean_response_time", "lo", "hi", "stable", "reliable"]
-    fields += ["bound", "ratio_to_best", "group"]
+    fields += ["bound", "ratio_to_best", "group", "preemptive", "size_knowledge", "migrates"]
     records = [
         {
             "load": r.load,
@@ -181,6 +183,9 @@ def _print(ranked, fmt: str) -> None:
             "bound": r.bound,
             "ratio_to_best": _num(r.ratio_to_best),
             "group": r.group,
+            "preemptive": traits[r.policy].preemptive,
+            "size_knowledge": traits[r.policy].size_knowledge,
+            "migrates": traits[r.policy].migrates,
         }
         for r in ranked
     ]
@@ -199,11 +204,12 @@ def _print(ranked, fmt: str) -> None:
         "policy",
         label("mean_response_time") + " (95% CI)",
         "x best",
+        "needs",
     ):
-        table.add_column(escape(col), justify="left" if col == "policy" else "right")
+        table.add_column(escape(col), justify="left" if col in ("policy", "needs") else "right")
     for i, r in enumerate(ranked):
         if r.group and (i == 0 or not ranked[i - 1].group or ranked[i - 1].load != r.load):
-            table.add_row("", "", f"[bold]{escape(r.group)}[/]", "", "")
+            table.add_row("", "", f"[bold]{escape(r.group)}[/]", "", "", "")
         if not r.stable:
             cell, ratio = "[red]unstable[/]", ""
         else:
@@ -212,5 +218,7 @@ def _print(ranked, fmt: str) -> None:
             )
             ratio = f"{r.ratio_to_best:.3g}" if math.isfinite(r.ratio_to_best) else ""
         rank_cell = "bound" if r.bound else (str(r.rank) if r.rank else "-")
-        table.add_row(f"{r.load:g}", rank_cell, escape(r.policy), cell, ratio)
+        table.add_row(
+            f"{r.load:g}", rank_cell, escape(r.policy), cell, ratio, needs(traits[r.policy])
+        )
     print_table(table)

@@ -12,7 +12,7 @@ from importlib.metadata import entry_points
 from types import ModuleType
 
 from schedlab.errors import PluginError, SchedlabError, SpecError, did_you_mean
-from schedlab.policies.contract import _REGISTRY, Policy
+from schedlab.policies.contract import _REGISTRY, Policy, PolicyTraits
 
 ENTRY_POINT_GROUP = "schedlab.policies"  # installed packages' policies (docs/writing-policies.md)
 _LOADED = False
@@ -77,6 +77,19 @@ def source_file(policy: Policy) -> str:
 def yes_no(trait: bool | None) -> str:
     """A yes/no trait as shown in tables ("?": the policy does not say)."""
     return "?" if trait is None else "yes" if trait else "no"
+
+
+def needs(traits: PolicyTraits) -> str:
+    """What a cluster must allow to run a policy, in words ("preemption, exact sizes"; "-" for
+    nothing beyond running jobs to completion, "unknown" when the policy does not say)."""
+    if None in (traits.preemptive, traits.size_knowledge, traits.migrates):
+        return "unknown"
+    parts = ["preemption"] if traits.preemptive else []
+    parts += {"estimate": ["requested times"], "exact": ["exact sizes"]}.get(
+        traits.size_knowledge, []
+    )
+    parts += ["migration"] if traits.migrates else []
+    return ", ".join(parts) or "-"
 
 
 def policies_markdown() -> str:
