@@ -41,29 +41,6 @@ def replay(path: Path, policy: str, k: int = 4, **settings) -> tuple[list[float]
     return [float(x) for x in result.jobs.to_pydict()["start"]], result.counters
 
 
-# Instance 1, k = 4 (times in seconds):
-#
-#   job | arrival | need | run time | requested || EASY | EASY exact | SJBF | conservative
-#   A   |    0    |  2   |    10    |    10     ||   0  |      0     |   0  |       0
-#   B   |    1    |  4   |     4    |     4     ||  10  |     10     |  10  |      10
-#   C   |    2    |  2   |     3    |     6     ||   2  |      2     |   2  |       2
-#   D   |    3    |  2   |     4    |     5     ||   5  |      5     |  14  |      14
-#   E   |    4    |  2   |     1    |     2     ||  14  |      9     |   5  |       5
-#   F   |    7    |  2   |     2    |     3     ||  14  |     14     |   7  |       7
-#
-# EASY: B is blocked at 1 (A holds 2 servers): shadow time 10 (A's expected end), no extra
-# server. C backfills at 2 (2 + 6 <= 10). At 5 C ends early: D (5 + 5 <= 10) backfills before E
-# (arrival order) and holds the last 2 servers; at 9 D ends: E (9 + 2 > 10) and F (9 + 3 > 10)
-# may not delay B; B runs 10-14, then E and F start at 14.
-# EASY exact: the same, but at 9 E's real run time fits (9 + 1 <= 10): E starts at 9.
-# SJBF: at 5 the candidates are tried shortest requested time first: E (5 + 2 <= 10) starts, D
-# then finds no server; at 6 D (6 + 5 > 10) may not start; F (7 + 3 <= 10) backfills at 7; D
-# waits for B: 14.
-# Conservative: every job is reserved at its arrival: B at 10; C at 2 (starts); D at 14 (2
-# servers free for 5 s only from B's end); E at 8 (C's expected end; ends by B's reservation).
-# At 5 C ends early and the schedule is compressed in arrival order: B and D cannot move, E
-# moves to 5 and starts. F arrives at 7 with 2 servers free until 10: reserved and started at 7.
-# B starts at its reservation 10, D at 14.
 INSTANCE_1 = [
     (0, 10, 2, 10),
     (1, 4, 4, 4),
@@ -79,25 +56,36 @@ STARTS_1 = {
     "conservative-backfill": [0, 10, 2, 14, 5, 7],
 }
 
-# Instance 2, k = 4: EASY protects only the head of the queue, conservative every waiting job.
-#
-#   job | arrival | need | run time = requested || EASY | conservative
-#   A   |    0    |  3   |        10            ||   0  |      0
-#   B   |    1    |  2   |        10            ||  10  |     10
-#   C   |    2    |  2   |        10            ||  15  |     10
-#   D   |    3    |  1   |        12            ||   3  |     20
-#
-# EASY: B is blocked (1 server free): shadow 10 with 4 - 2 = 2 extra servers. C (need 2) does
-# not fit in the 1 free server. D (3 + 12 > 10) fits in an extra server and starts at 3, so at
-# 10 only 3 servers are free: B starts, C waits for D until 15.
-# Conservative: B reserved at 10, C at 10 (B leaves 2 servers); D (12 s) would overlap them at
-# 10: reserved at 20, when B and C end.
 INSTANCE_2 = [(0, 10, 3, 10), (1, 10, 2, 10), (2, 10, 2, 10), (3, 12, 1, 12)]
 STARTS_2 = {"easy-backfill": [0, 10, 15, 3], "conservative-backfill": [0, 10, 10, 20]}
 
 
 @pytest.mark.parametrize("policy", sorted(STARTS_1))
 def test_instance_1_worked_by_hand(tmp_path, policy):
+    """Instance 1, k = 4 (times in seconds):
+
+      job | arrival | need | run time | requested || EASY | EASY exact | SJBF | conservative
+      A   |    0    |  2   |    10    |    10     ||   0  |      0     |   0  |       0
+      B   |    1    |  4   |     4    |     4     ||  10  |     10     |  10  |      10
+      C   |    2    |  2   |     3    |     6     ||   2  |      2     |   2  |       2
+      D   |    3    |  2   |     4    |     5     ||   5  |      5     |  14  |      14
+      E   |    4    |  2   |     1    |     2     ||  14  |      9     |   5  |       5
+      F   |    7    |  2   |     2    |     3     ||  14  |     14     |   7  |       7
+
+    EASY: B is blocked at 1 (A holds 2 servers): shadow time 10 (A's expected end), no extra
+    server. C backfills at 2 (2 + 6 <= 10). At 5 C ends early: D (5 + 5 <= 10) backfills before E
+    (arrival order) and holds the last 2 servers; at 9 D ends: E (9 + 2 > 10) and F (9 + 3 > 10)
+    may not delay B; B runs 10-14, then E and F start at 14.
+    EASY exact: the same, but at 9 E's real run time fits (9 + 1 <= 10): E starts at 9.
+    SJBF: at 5 the candidates are tried shortest requested time first: E (5 + 2 <= 10) starts, D
+    then finds no server; at 6 D (6 + 5 > 10) may not start; F (7 + 3 <= 10) backfills at 7; D
+    waits for B: 14.
+    Conservative: every job is reserved at its arrival: B at 10; C at 2 (starts); D at 14 (2
+    servers free for 5 s only from B's end); E at 8 (C's expected end; ends by B's reservation).
+    At 5 C ends early and the schedule is compressed in arrival order: B and D cannot move, E
+    moves to 5 and starts. F arrives at 7 with 2 servers free until 10: reserved and started at 7.
+    B starts at its reservation 10, D at 14.
+    """
     path = write_trace(tmp_path / "one.csv", [tuple(map(float, j)) for j in INSTANCE_1])
     starts, counters = replay(path, policy)
     assert starts == STARTS_1[policy]
@@ -107,26 +95,41 @@ def test_instance_1_worked_by_hand(tmp_path, policy):
 
 @pytest.mark.parametrize("policy", sorted(STARTS_2))
 def test_instance_2_conservative_protects_every_waiting_job(tmp_path, policy):
+    """Instance 2, k = 4: EASY protects only the head of the queue, conservative every waiting job.
+
+      job | arrival | need | run time = requested || EASY | conservative
+      A   |    0    |  3   |        10            ||   0  |      0
+      B   |    1    |  2   |        10            ||  10  |     10
+      C   |    2    |  2   |        10            ||  15  |     10
+      D   |    3    |  1   |        12            ||   3  |     20
+
+    EASY: B is blocked (1 server free): shadow 10 with 4 - 2 = 2 extra servers. C (need 2) does
+    not fit in the 1 free server. D (3 + 12 > 10) fits in an extra server and starts at 3, so at
+    10 only 3 servers are free: B starts, C waits for D until 15.
+    Conservative: B reserved at 10, C at 10 (B leaves 2 servers); D (12 s) would overlap them at
+    10: reserved at 20, when B and C end.
+    """
     path = write_trace(tmp_path / "two.csv", [tuple(map(float, j)) for j in INSTANCE_2])
     assert replay(path, policy)[0] == STARTS_2[policy]
     assert reference(INSTANCE_2, 4, policy) == STARTS_2[policy]
 
 
-# Walltime kill, k = 4:
-#
-#   job | arrival | need | run time | requested || no kill | walltime kill
-#   A   |    0    |  2   |    10    |     6     ||    0    |   0 (killed at 6)
-#   B   |    1    |  4   |     2    |     3     ||   10    |   6
-#   C   |    2    |  2   |     3    |     4     ||    2    |   2
-#
-# B is blocked; its reservation is A's requested end 6, and C (2 + 4 <= 6) backfills. Without
-# the kill A overruns its request and B starts when A really ends, at 10; with it A is killed at
-# 6 (its 10 s of work lost) and B starts at 6. Conservative backfilling reserves the same.
 KILL = [(0, 10, 2, 6), (1, 2, 4, 3), (2, 3, 2, 4)]
 
 
 @pytest.mark.parametrize("policy", ["easy-backfill", "conservative-backfill", "sjbf"])
 def test_walltime_kill(tmp_path, policy):
+    """Walltime kill, k = 4:
+
+      job | arrival | need | run time | requested || no kill | walltime kill
+      A   |    0    |  2   |    10    |     6     ||    0    |   0 (killed at 6)
+      B   |    1    |  4   |     2    |     3     ||   10    |   6
+      C   |    2    |  2   |     3    |     4     ||    2    |   2
+
+    B is blocked; its reservation is A's requested end 6, and C (2 + 4 <= 6) backfills. Without
+    the kill A overruns its request and B starts when A really ends, at 10; with it A is killed at
+    6 (its 10 s of work lost) and B starts at 6. Conservative backfilling reserves the same.
+    """
     path = write_trace(tmp_path / "kill.csv", [tuple(map(float, j)) for j in KILL])
     assert replay(path, policy)[0] == [0, 10, 2]
     starts, counters = replay(path, policy, walltime_kill=True)
