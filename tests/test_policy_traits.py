@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from schedlab.cli import app
 from schedlab.experiments.compare import plan, workload_base
 from schedlab.policies.registry import all_policies, get_policy, needs, policies_markdown
-from schedlab.policy_api import Policy, PolicyState
+from schedlab.policy_api import Policy, PolicyConfig, PolicyState
 from schedlab.report.ranking import IDEALIZED, rank, summary
 
 runner = CliRunner()
@@ -95,6 +95,19 @@ def test_a_policy_that_does_not_say_is_unknown_and_never_batch_runnable():
             runner=None,
             size_knowledge="some",
         )
+
+
+def test_a_trait_of_settings_without_a_default_is_unknown():
+    class Required(PolicyConfig):
+        level: int
+
+    p = Policy(
+        name="z", family="pooled", title="z", paper="notes", section="", summary="",
+        state=PolicyState("z_traits", []), init=lambda *a: None, runner=None, config=Required,
+        preemptive=False, size_knowledge=lambda c: "exact" if c.level else "none",
+    )  # fmt: skip
+    assert p.traits().size_knowledge is None and p.traits().preemptive is False
+    assert p.traits(Required(level=1)).size_knowledge == "exact"
 
 
 def test_schedlab_policies_shows_the_traits():

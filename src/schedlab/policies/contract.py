@@ -476,12 +476,18 @@ class Policy:
     migrates: bool | Callable[[Any], bool] | None = None
 
     def traits(self, config: PolicyConfig | None = None) -> PolicyTraits:
-        """The traits with these settings (default: the name's own, its preset applied)."""
+        """The traits with these settings (default: the name's own, its preset applied; a
+        trait that depends on settings without a default is unknown then)."""
         if config is None:
-            config = self.config(**self.preset)
+            try:
+                config = self.config(**self.preset)
+            except ValueError:  # pydantic's ValidationError: a setting has no default
+                config = None
 
         def resolve(trait: Any) -> Any:
-            return trait(config) if callable(trait) else trait
+            if callable(trait):
+                return None if config is None else trait(config)
+            return trait
 
         knowledge = resolve(self.size_knowledge)
         if knowledge is not None and knowledge not in SIZE_KNOWLEDGE:

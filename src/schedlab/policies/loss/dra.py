@@ -740,13 +740,18 @@ def check(context: PolicyContext, config: DraConfig) -> None:
         raise SpecError("give one priority per job class", field="policy.priorities")
 
 
+def preempts(config: DraConfig) -> bool:
+    """DRA+preemption preempts (the preempted jobs are lost, §7.2); DRA does not."""
+    return config.preemption
+
+
 _COMMON = {
     "runner": run,
     "state": STATE,
     "init": init,
     "config": DraConfig,
     "check": check,
-    "preemptive": lambda config: config.preemption,  # preempted jobs are lost (§7.2)
+    "preemptive": preempts,
     "size_knowledge": "none",
     "migrates": True,  # Reject-Group jobs move into freed Accept-Group slots (§4)
 }
