@@ -53,6 +53,7 @@ from schedlab.engine.constants import (
     V_NO_SERVER_ACTIVATE,
     V_NO_SERVER_STALL,
     V_NO_SLOT_ALLOCATION,
+    V_NO_SLOT_KILL,
     V_NO_SLOT_MIGRATE,
     V_NO_SLOT_PREEMPT,
     V_NO_SLOT_REJECT,
@@ -280,7 +281,7 @@ def kill(st, j):
     (Slurm) kills a job still running at its requested time. Its work is lost and it leaves the
     system as a lost job (the ``lost`` counter; never a completion, so it is in no response or
     waiting time). Not a preemption: it never resumes."""
-    if not _slot_exists(st, j, V_NO_SLOT_PREEMPT):
+    if not _slot_exists(st, j, V_NO_SLOT_KILL):
         return False
     if st.status[j] != RUNNING:
         return violation(st, V_NOT_RUNNING, j, -1)
