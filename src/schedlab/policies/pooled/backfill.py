@@ -22,13 +22,14 @@ grosof2023 §2.3 as a supercomputing baseline. At every decision epoch:
    servers (then the extra shrinks by its need). The candidates are tried in arrival order, or
    with ``backfill_order = "shortest"`` shortest expected duration first (ties: arrival order):
    SJBF, "shortest job backfilled first" (Tsafrir, Etsion & Feitelson, "Backfilling using
-   system-generated predictions rather than user runtime estimates", IEEE TPDS 18(6), 2007,
-   §5), where the reservation still goes to the oldest waiting job.
+   system-generated predictions rather than user runtime estimates", IEEE TPDS 18(6), 2007),
+   where the reservation still goes to the oldest waiting job.
 
 **Conservative** (``reservations = "all"``; Mu'alem & Feitelson 2001 §2): every waiting job
 holds a reservation, made when it arrives at the earliest time its need is free for its whole
 expected duration in the *profile* (free servers over time, given the running jobs' expected
-ends and every earlier reservation); a job starts when its reservation comes. When a job ends
+ends and every earlier reservation); a job starts when its reservation comes (the policy asks
+for a decision epoch then, ``wake_at``, even when no job arrives or ends). When a job ends
 before its expected end (or is killed), the schedule is compressed: each waiting job in arrival
 order is moved to the earliest slot of the profile with every other reservation kept, which is
 never later than its own: no job is ever delayed by a later one. The profile is a step function
