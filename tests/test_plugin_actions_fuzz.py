@@ -93,9 +93,10 @@ def fuzz_policy(registry_restored):
     schedlab.load_plugin(PLUGIN)
 
 
-@pytest.mark.parametrize("kind", range(7))
+@pytest.mark.parametrize("kind", [0, 1, 2, 3, 4, 5, 6, 8])
 def test_an_out_of_range_index_is_one_line_naming_policy_action_and_index(fuzz_policy, kind):
-    action = ("start", "preempt", "migrate", "reject", "set_allocation", "stall", "activate")[kind]
+    actions = ("start", "preempt", "migrate", "reject", "set_allocation", "stall", "activate")
+    action = (*actions, "wake_at", "kill")[kind]
     spec = pooled_spec(2, 0.5, policy="fuzz-actions", arrivals=200, seed=4)
     spec["policy"].update(p_bad=1.0, p_out=1.0, kind=kind)
     with pytest.raises(InvariantViolation) as caught:

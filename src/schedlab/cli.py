@@ -312,10 +312,12 @@ def policies(
         typer.Option("--wide", help="Every column (title, families, parameters), full width."),
     ] = False,
 ) -> None:
-    """List every policy with its family, paper and section (plugins' policies included)."""
+    """List every policy with its family, paper and section, and its traits: whether it
+    preempts, what it knows of job sizes (none, estimate = the requested time, exact), whether
+    it migrates jobs (plugins' policies included)."""
     import sys
 
-    from schedlab.policies.registry import all_policies, policies_markdown
+    from schedlab.policies.registry import all_policies, policies_markdown, yes_no
 
     load_plugins(plugin)
     items = all_policies()
@@ -323,11 +325,15 @@ def policies(
         sys.stdout.write(policies_markdown())
         return
     fmt = OutputFormat.json if as_json else fmt
+    traits = {p.name: p.traits() for p in items}
     rows = [
         {
             "name": p.name,
             "family": p.family,
             "families": "/".join(p.families) if fmt is OutputFormat.csv else list(p.families),
+            "preemptive": traits[p.name].preemptive,
+            "size_knowledge": traits[p.name].size_knowledge,
+            "migrates": traits[p.name].migrates,
             "title": p.title,
             "reference": p.reference,
             "summary": p.summary,
@@ -339,10 +345,14 @@ def policies(
     ]
     if fmt is OutputFormat.table and wide:
         emit_rows(rows, fmt, wide=True)
-    elif fmt is OutputFormat.table:  # within 100 columns: the paper's key and section
+    elif fmt is OutputFormat.table:  # within 100 columns: the paper's key, the traits
         for row, p in zip(rows, items, strict=True):
-            row["reference"] = f"{p.paper} {p.section}".strip()
-        emit_rows(rows, fmt, columns=["name", "family", "reference", "summary"])
+            row["paper"] = p.paper
+            row["preempts"] = yes_no(row["preemptive"])
+            row["sizes"] = row["size_knowledge"] or "?"
+            row["migrates"] = yes_no(row["migrates"])
+        columns = ["name", "family", "preempts", "sizes", "migrates", "paper", "summary"]
+        emit_rows(rows, fmt, columns=columns)
     else:
         emit_rows(rows, fmt)
 

@@ -11,7 +11,7 @@ NumPy/Numba only. What it gets:
   :class:`JobClass` es and :class:`TraceView`;
 * **the engine loop** :func:`run_engine` that its compiled ``run`` calls with its ``decide``;
 * **the actions** a decision may take (:mod:`schedlab.engine.actions`): :func:`start`,
-  :func:`preempt`, :func:`migrate`, :func:`set_allocation`, :func:`reject`,
+  :func:`preempt`, :func:`kill`, :func:`migrate`, :func:`set_allocation`, :func:`reject`,
   :func:`reject_waiting`, :func:`stall`, :func:`activate`, :func:`wake_at`, and the tests
   :func:`fits` and :func:`rate_of`;
 * **named reads of the engine state** (:mod:`schedlab.engine.accessors`): :func:`now`,
@@ -42,6 +42,7 @@ from schedlab.engine.accessors import (
 from schedlab.engine.actions import (
     activate,
     fits,
+    kill,
     migrate,
     preempt,
     rate_of,
@@ -86,6 +87,7 @@ __all__ = [
     "fits",
     "is_waiting",
     "kernel",
+    "kill",
     "list_append",
     "list_insert_after",
     "list_remove",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 
 import pytest
@@ -90,16 +91,31 @@ def test_compare_on_a_canonical_trace_table(tmp_path):
     convert(KTH, "swf", table, transforms=Transforms(window_jobs=(0, 1500)))
     out = tmp_path / "cmp"
     args = ["compare", str(table), "--loads", "0.5", "--replications", "1", "--workers", "1"]
-    args += ["--policy", "fcfs", "--policy", "easy-backfill", "--out", str(out)]
-    args += ["--format", "csv"]
+    args += ["--policy", "fcfs", "--policy", "easy-backfill", "--policy", "first-fit-srpt"]
+    args += ["--out", str(out), "--format", "csv"]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     lines = result.stdout.strip().splitlines()
     header = lines.index(next(x for x in lines if x.startswith("load,rank,policy")))
-    policies = {x.split(",")[2] for x in lines[header + 1 :]}
-    assert policies == {"fcfs", "easy-backfill", "the log itself"}  # an SWF log: its own row
+    rows = list(csv.DictReader(lines[header:]))
+    log = "the log itself"  # an SWF log: its own row, never ranked
+    assert {r["policy"] for r in rows} == {"fcfs", "easy-backfill", "first-fit-srpt", log}
+    assert next(r for r in rows if r["policy"] == log)["rank"] == ""
+    rows = [r for r in rows if r["policy"] != log]
+    # a trace: FirstFitSRPT preempts and needs exact sizes, so it is ranked apart
+    group = {r["policy"]: r["group"] for r in rows}
+    assert group == {
+        "fcfs": "",
+        "easy-backfill": "",
+        "first-fit-srpt": "bounds and idealized policies",
+    }
+    assert next(r for r in rows if r["rank"] == "1" and not r["group"])["policy"] != "fcfs"
+    sizes = {r["policy"]: (r["preemptive"], r["size_knowledge"]) for r in rows}
+    assert sizes["easy-backfill"] == ("False", "estimate")
+    assert sizes["first-fit-srpt"] == ("True", "exact")
     record = json.loads((out / "experiment.json").read_text())
     assert any("no analytic bound" in n for n in record["notes"])
+    assert any("ranked apart as bounds and idealized policies" in n for n in record["notes"])
 
 
 PACKING = """

@@ -86,6 +86,7 @@ PACKING = {
         "divisor-filling-srpt",
         "max-weight",
         "easy-backfill",
+        "conservative-backfill",
         "fifo-ff",
         "bf-js",
         "vqs",

@@ -102,6 +102,15 @@ def compare(
         ),
     ] = None,
     plugin: PluginOption = None,
+    all_policies: Annotated[
+        bool,
+        typer.Option(
+            "--all-policies",
+            help="On a trace, rank every policy together (default: only what a batch cluster "
+            "can run, non-preemptive without exact sizes; the others apart, as bounds and "
+            "idealized policies).",
+        ),
+    ] = False,
 ) -> None:
     """Run every applicable policy (built-in, and the --plugin files' own) on a workload over a
     range of loads, with the analytic bounds that apply; write the ranked summary, figures and
@@ -119,7 +128,7 @@ def compare(
     from schedlab.report.html import write_report
     from schedlab.report.jobs_formats import check_format
     from schedlab.report.labels import HPC_METRICS, Units
-    from schedlab.report.ranking import best_policy, figures, rank, summary
+    from schedlab.report.ranking import IDEALIZED, best_policy, figures, rank, summary
     from schedlab.report.record import ExperimentRecord, provenance, relative_figures, write_record
     from schedlab.report.sweep import swept_axes
 
@@ -147,7 +156,15 @@ def compare(
         check_format(jobs_format, fam)
         base["run"]["jobs"] = "jobs"
     name = f"compare-{stem}"
-    the_plan = plan(name, base, fam, parse_loads(numbers) if numbers else [], policy, native=native)
+    the_plan = plan(
+        name,
+        base,
+        fam,
+        parse_loads(numbers) if numbers else [],
+        policy,
+        native=native,
+        all_policies=all_policies,
+    )
     target = out_dir or Path("out") / name
     store = ResultStore(target)
     store.ensure_writable()
@@ -161,6 +178,8 @@ def compare(
     )
     for skipped in the_plan.skipped:
         err.print(f"skipped {skipped.policy}: {escape(skipped.reason)}", highlight=False)
+    for warning in the_plan.warnings:
+        err.print(f"note: {escape(warning)}", highlight=False)
     with runs_progress() as progress:
         run_tasks(tasks, store, workers=workers, cluster=cluster, progress=progress)
     rows = store.read(sorted({t.hash for t in tasks}))
@@ -170,7 +189,7 @@ def compare(
     if metric not in shown:
         fail(f"--metric {metric}: no run measured it (measured: {', '.join(shown)})")
     units = Units.of(rows)
-    ranked = rank(rows, metric, tuple(shown))
+    ranked = rank(rows, metric, tuple(shown), frozenset(the_plan.idealized))
     fcfs_stable = any(r.policy == "fcfs" and r.stable for r in ranked)
     findings = summary(
         ranked,
@@ -193,8 +212,15 @@ def compare(
         lines, views, log_rows = _log_check(base, workload, ranked, target, name)
         findings += lines
         paths += views
-    notes = [f"skipped {s.policy}: {s.reason}" for s in the_plan.skipped] + the_plan.notes
+    notes = [f"skipped {s.policy}: {s.reason}" for s in the_plan.skipped] + the_plan.warnings
+    notes += the_plan.notes
     notes += [f"{b.name}: {b.meaning}" for b in the_plan.bounds]
+    if the_plan.idealized:
+        notes.append(
+            f"ranked apart as {IDEALIZED} (they preempt or need exact sizes: no batch cluster "
+            f"runs them; --all-policies ranks them with the others): "
+            + ", ".join(the_plan.idealized)
+        )
     notes.append(_units_note(units, trace, the_plan.native))
     record = ExperimentRecord(
         name=name,
@@ -316,9 +342,11 @@ def _print(
     ranked, fmt: str, metric: str, shown: list[str], units, native, log_rows: list[dict]
 ) -> None:
     from schedlab.engine.metrics import BACKLOG
+    from schedlab.policies.registry import get_policy, needs
     from schedlab.report.labels import label, terse
 
     others = [m for m in shown if m != metric]
+    traits = {p: get_policy(p).traits() for p in {r.policy for r in ranked}}
     records = [
         {
             "load": r.load,
@@ -335,6 +363,10 @@ def _print(
             "native": native is not None and r.load == native,
             **{m: _num(r.values.get(m, math.nan)) for m in shown},
             "backlog": r.note,
+            "group": r.group,
+            "preemptive": traits[r.policy].preemptive,
+            "size_knowledge": traits[r.policy].size_knowledge,
+            "migrates": traits[r.policy].migrates,
         }
         for r in ranked
     ]
@@ -351,13 +383,16 @@ def _print(
     table = Table(show_header=True, header_style="bold")
 
     columns = [label("load"), "rank", "policy", terse(metric, units) + " 95% CI", "x best"]
-    columns += [terse(m, units) for m in others]
+    columns += ["needs", *(terse(m, units) for m in others)]
     for col in columns:
-        table.add_column(escape(col), justify="left" if col == "policy" else "right")
+        table.add_column(escape(col), justify="left" if col in ("policy", "needs") else "right")
     notes = any(r.note for r in ranked)
     if notes:
         table.add_column("note", justify="left")
-    for r in ranked:
+    width = len(columns) + int(notes)
+    for i, r in enumerate(ranked):
+        if r.group and (i == 0 or not ranked[i - 1].group or ranked[i - 1].load != r.load):
+            table.add_row("", "", f"[bold]{escape(r.group)}[/]", *[""] * (width - 3))
         if not r.stable:
             cell, ratio = "[red]unstable[/]", ""
         else:
@@ -368,7 +403,7 @@ def _print(
         rank_cell = "bound" if r.bound else (str(r.rank) if r.rank else "-")
         load = f"{r.load:.4g} (log's own)" if native is not None and r.load == native else ""
         row = [load or f"{r.load:g}", rank_cell, escape(r.policy), cell, ratio]
-        row += [_cell(r.values.get(m, math.nan)) for m in others]
+        row += [needs(traits[r.policy]), *(_cell(r.values.get(m, math.nan)) for m in others)]
         if notes:
             row.append(BACKLOG if r.note else "")
         table.add_row(*row)
@@ -379,6 +414,6 @@ def _print(
             escape(log["policy"]),
             _cell(log.get(metric) or math.nan),
         ]
-        row += [""] + [_cell(log.get(m) or math.nan) for m in others]
+        row += ["", "as logged", *(_cell(log.get(m) or math.nan) for m in others)]
         table.add_row(*row, *([""] if notes else []))
     print_table(table, wide=True)

@@ -52,6 +52,7 @@ from schedlab.engine.constants import (
     V_NO_SERVER_ACTIVATE,
     V_NO_SERVER_STALL,
     V_NO_SLOT_ALLOCATION,
+    V_NO_SLOT_KILL,
     V_NO_SLOT_MIGRATE,
     V_NO_SLOT_PREEMPT,
     V_NO_SLOT_REJECT,
@@ -258,12 +259,36 @@ def preempt(st, j):
         st.ctr[N_WAITING] += 1
         st.class_in_queue[c] += 1
     else:
-        st.status[j] = LOST
-        list_remove(st.p_next, st.p_prev, st.ctr, st.ctr, P_HEAD, P_TAIL, j)
-        st.ctr[N_LOST] += 1
-        st.class_in_system[c] -= 1
-        job_left(st, j)
+        _lose(st, j)
     st.ctr[PREEMPTIONS] += 1
+    return True
+
+
+@kernel(wraparound=False, inline="always")
+def _lose(st, j):
+    """Job j, just taken out of service, leaves the system unfinished (status LOST)."""
+    st.status[j] = LOST
+    list_remove(st.p_next, st.p_prev, st.ctr, st.ctr, P_HEAD, P_TAIL, j)
+    st.ctr[N_LOST] += 1
+    st.class_in_system[st.job_class[j]] -= 1
+    job_left(st, j)
+
+
+@kernel(wraparound=False)
+def kill(st, j):
+    """End running job j unfinished, in any family: a walltime limit, as a batch scheduler
+    (Slurm) kills a job still running at its requested time. Its work is lost and it leaves the
+    system as a lost job (the ``lost`` counter; never a completion, so it is in no response or
+    waiting time). Not a preemption: it never resumes."""
+    if not _slot_exists(st, j, V_NO_SLOT_KILL):
+        return False
+    if st.status[j] != RUNNING:
+        return violation(st, V_NOT_RUNNING, j, -1)
+    _progress(st, j)
+    release(st, j)
+    st.alloc[j] = 0.0
+    st.t_complete[j] = math.inf
+    _lose(st, j)
     return True
 
 

@@ -157,3 +157,4 @@ V_NO_SLOT_REJECT = 15
 V_NO_SLOT_ALLOCATION = 16
 V_NO_SERVER_STALL = 17  # stall/activate of a server outside the cluster
 V_NO_SERVER_ACTIVATE = 18
+V_NO_SLOT_KILL = 19

@@ -144,7 +144,7 @@ VIOLATION_MESSAGES = {
     K.V_STALLED: "start of job {job} on stalled server {server}",
     K.V_NON_PREEMPTIVE: "preemption of job {job} in a non-preemptive model",
     K.V_NO_MIGRATION: "migration of job {job} in a model without migration",
-    K.V_NOT_RUNNING: "preempt/migrate/reallocate of job {job} which is not running",
+    K.V_NOT_RUNNING: "preempt/migrate/reallocate/kill of job {job} which is not running",
     K.V_BAD_ALLOCATION: "allocation for job {job} outside (0, max_alloc]",
     K.V_BAD_SERVER: "job {job} sent to server {server} which does not exist",
     K.V_DONE_SERVED: "start of job {job} which has already completed",
@@ -157,6 +157,7 @@ VIOLATION_MESSAGES = {
             (K.V_NO_SLOT_MIGRATE, "migrate"),
             (K.V_NO_SLOT_REJECT, "reject"),
             (K.V_NO_SLOT_ALLOCATION, "set_allocation"),
+            (K.V_NO_SLOT_KILL, "kill"),
         )
     },
     K.V_NO_SERVER_STALL: "stall of server {server}, which does not exist (servers are 0 to "

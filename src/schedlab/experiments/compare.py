@@ -10,6 +10,13 @@ applies when the family is one of its families and the model passes its ``check`
 refuses e.g. ServerFilling for needs that are not powers of two); refused ones are listed with
 the reason. Every policy at a load sees the same job sequence (common random numbers).
 
+On a trace workload (a real cluster's log) the ranking answers "which policy can my cluster
+run": only the policies a batch cluster can run (their traits: non-preemptive, sizes not known
+exactly; :class:`~schedlab.policies.contract.PolicyTraits`) are ranked as choices; the others
+(and the resource-pooled bounds) are run and listed apart as the "bounds and idealized
+policies" (``Plan.idealized``). ``all_policies`` ranks everything together, as synthetic
+workloads always do.
+
 Bounds, each only where its theorem's assumptions hold:
 
 * pooled family, rigid jobs, Poisson arrivals: E[T] of SRPT-1 (grosof2023 §4.1, a lower bound for
@@ -69,6 +76,8 @@ class Plan:
     limits: list[LoadLimit] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     native: float | None = None  # the log's own load, when it is one of the loads
+    idealized: list[str] = field(default_factory=list)  # ranked apart (module docstring)
+    warnings: list[str] = field(default_factory=list)  # said once before the runs, and noted
 
     def spec(self, policy: str, load: float | None) -> SimulationSpec:
         """The run of ``policy`` at ``load`` (None or the native load: the log's own times)."""
@@ -200,11 +209,14 @@ def plan(
     only: list[str] | None = None,
     *,
     native: bool = False,
+    all_policies: bool = False,
 ) -> Plan:
     """Every registered policy of ``family`` (built-in or plugin) that accepts the model, and
-    the bounds that apply; ``native``: the trace also replays at its own arrival times."""
+    the bounds that apply; ``native``: the trace also replays at its own arrival times; on a
+    trace, unless ``all_policies``, those a batch cluster cannot run are marked to be ranked
+    apart."""
     from schedlab.model.compile import compile_model
-    from schedlab.policies.registry import all_policies
+    from schedlab.policies.registry import all_policies as registered
 
     the_plan = Plan(name=name, family=family, base=base, loads=list(loads), policies=[])
     if native:
@@ -215,7 +227,7 @@ def plan(
             )
         the_plan.native = native_load(the_plan, family)
         the_plan.loads = sorted({*loads, the_plan.native})
-    candidates = [p for p in all_policies() if family in p.families]
+    candidates = [p for p in registered() if family in p.families]
     if only:
         unknown = sorted(set(only) - {p.name for p in candidates})
         if unknown:
@@ -223,13 +235,27 @@ def plan(
         candidates = [p for p in candidates if p.name in only]
     if not candidates:
         raise SchedlabError(f"no policy belongs to the family '{family}'")
+    estimating = []  # policies that use the jobs' requested times
+    trace = None  # the replayed table, if any
     for policy in candidates:
         try:
-            compile_model(the_plan.spec(policy.name, the_plan.loads[0]))
+            model = compile_model(the_plan.spec(policy.name, the_plan.loads[0]))
         except SpecError as exc:
             the_plan.skipped.append(Skipped(policy.name, str(exc).splitlines()[0]))
             continue
         the_plan.policies.append(policy.name)
+        traits = policy.traits(model.config)
+        if is_trace(base) and not all_policies and not traits.batch_runnable:
+            the_plan.idealized.append(policy.name)
+        if traits.size_knowledge == "estimate":
+            estimating.append(policy.name)
+        trace = model.trace or trace
+    if estimating and trace is not None and trace.n_estimates < trace.n_rows:
+        the_plan.warnings.append(
+            f"{trace.n_rows - trace.n_estimates:,} of the trace's {trace.n_rows:,} jobs have no "
+            f"requested time: {', '.join(estimating)} expect their actual run time instead "
+            "(counted in jobs_without_requested_time)"
+        )
     if not the_plan.policies:
         distinct = sorted({s.reason for s in the_plan.skipped})
         reasons = (

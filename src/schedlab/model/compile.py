@@ -97,6 +97,7 @@ class CompiledModel:
             trace = TraceView(
                 needs=self.trace.needs,
                 has_job_class=self.trace.has_job_class,
+                jobs_with_estimate=self.trace.n_estimates,
                 replayed_demand=functools.partial(replayed_demand, self),
             )
         return PolicyContext(

@@ -60,11 +60,14 @@ class TraceView:
 
     ``needs``: the distinct first-resource demands of its jobs (server needs, pooled family);
     ``has_job_class``: the table has a job_class column; ``replayed_demand()``: the demand rows
-    (jobs x resources) of the jobs this run replays, read from the table on each call."""
+    (jobs x resources) of the jobs this run replays, read from the table on each call;
+    ``jobs_with_estimate``: how many of its jobs have a known requested time (the ``estimate``
+    column, e.g. SWF field 9; the engine gives the others NaN)."""
 
     needs: np.ndarray
     has_job_class: bool
     replayed_demand: Callable[[], np.ndarray]
+    jobs_with_estimate: int = 0
 
 
 @dataclass(frozen=True)

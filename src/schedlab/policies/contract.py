@@ -38,7 +38,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
 
 from numba.core import config as numba_config
 from numba.core import types
@@ -263,6 +263,31 @@ class PolicyState:
 # registration
 
 
+SizeKnowledge = Literal["none", "estimate", "exact"]
+SIZE_KNOWLEDGE: tuple[str, ...] = get_args(SizeKnowledge)
+
+
+@dataclass(frozen=True)
+class PolicyTraits:
+    """What a batch cluster would need to run a policy with given settings (``None``: the policy
+    does not say, e.g. a plugin written before the traits existed).
+
+    ``preemptive``: it stops running jobs (to resume or lose them); ``size_knowledge``: what it
+    knows of a job's size (duration) before the job ends: "none", "estimate" (the job's
+    requested time, the user's estimate; a job without one is counted by the policy) or
+    "exact"; ``migrates``: it moves running jobs between servers (packing and loss families; the
+    pooled family has one pool of k servers, where nothing migrates)."""
+
+    preemptive: bool | None
+    size_knowledge: SizeKnowledge | None
+    migrates: bool | None
+
+    @property
+    def batch_runnable(self) -> bool:
+        """A batch cluster can run it: declared non-preemptive and without exact sizes."""
+        return self.preemptive is False and self.size_knowledge in ("none", "estimate")
+
+
 def _no_check(context: Any, config: PolicyConfig) -> None:
     return None
 
@@ -315,6 +340,12 @@ class Policy:
     simulation/stability_limits.py); a run at a load above one is marked unstable.
     ``ranks_by_gittins(config)``: the policy API v1 form of ``tables`` (true: ``("gittins",)``),
     kept so that plugins written against it run unchanged.
+
+    Traits (:class:`PolicyTraits`; every built-in policy declares all three,
+    tests/policies/test_policy_traits.py checks it): ``preemptive``, ``size_knowledge``,
+    ``migrates``, each a value or a function of the settings (e.g. EASY backfilling knows sizes
+    exactly with ``durations = "actual"``); :meth:`traits` resolves them. Undeclared (None, a
+    plugin's default) is shown as unknown and never counted as runnable by a batch cluster.
     """
 
     name: str
@@ -339,6 +370,31 @@ class Policy:
     event_cost: float = 1.0
     known_limits: Callable[[Any], tuple[str, ...]] = _no_tables
     ranks_by_gittins: Callable[[Any], bool] | None = None
+    preemptive: bool | Callable[[Any], bool] | None = None
+    size_knowledge: SizeKnowledge | Callable[[Any], SizeKnowledge] | None = None
+    migrates: bool | Callable[[Any], bool] | None = None
+
+    def traits(self, config: PolicyConfig | None = None) -> PolicyTraits:
+        """The traits with these settings (default: the name's own, its preset applied; a
+        trait that depends on settings without a default is unknown then)."""
+        if config is None:
+            try:
+                config = self.config(**self.preset)
+            except ValueError:  # pydantic's ValidationError: a setting has no default
+                config = None
+
+        def resolve(trait: Any) -> Any:
+            if callable(trait):
+                return None if config is None else trait(config)
+            return trait
+
+        knowledge = resolve(self.size_knowledge)
+        if knowledge is not None and knowledge not in SIZE_KNOWLEDGE:
+            raise ValueError(
+                f"policy {self.name!r}: size_knowledge must be one of {SIZE_KNOWLEDGE}, "
+                f"not {knowledge!r}"
+            )
+        return PolicyTraits(resolve(self.preemptive), knowledge, resolve(self.migrates))
 
     def __post_init__(self) -> None:
         if self.ranks_by_gittins is not None and self.tables is _no_tables:
@@ -348,6 +404,12 @@ class Policy:
             object.__setattr__(self, "families", (self.family,))
         if not self.paper.strip():
             raise ValueError(f"policy {self.name!r}: give the paper (key or citation)")
+        known = self.size_knowledge
+        if not (known is None or callable(known) or known in SIZE_KNOWLEDGE):
+            raise ValueError(
+                f"policy {self.name!r}: size_knowledge must be one of {SIZE_KNOWLEDGE}, "
+                f"not {known!r}"
+            )
 
     @property
     def label(self) -> str:

@@ -15,7 +15,7 @@ from importlib.metadata import entry_points
 from types import ModuleType
 
 from schedlab.errors import PluginError, SchedlabError, SpecError, did_you_mean
-from schedlab.policies.contract import _REGISTRY, Policy
+from schedlab.policies.contract import _REGISTRY, Policy, PolicyTraits
 
 ENTRY_POINT_GROUP = "schedlab.policies"  # installed packages' policies (docs/writing-policies.md)
 _LOADED = False
@@ -44,12 +44,14 @@ BUILT_IN = {
     "bf-js": "schedlab.policies.packing.best_fit",
     "bf-s": "schedlab.policies.packing.best_fit",
     "class-priority": "schedlab.policies.pooled.elastic_inelastic",
+    "conservative-backfill": "schedlab.policies.pooled.backfill",
     "divisor-filling": "schedlab.policies.pooled.divisor_filling",
     "divisor-filling-gittins": "schedlab.policies.pooled.divisor_filling",
     "divisor-filling-srpt": "schedlab.policies.pooled.divisor_filling",
     "dra": "schedlab.policies.loss.dra",
     "dra-preemption": "schedlab.policies.loss.dra",
-    "easy-backfill": "schedlab.policies.pooled.easy_backfill",
+    "easy-backfill": "schedlab.policies.pooled.backfill",
+    "easy-backfill-exact": "schedlab.policies.pooled.backfill",
     "elastic-first": "schedlab.policies.pooled.elastic_inelastic",
     "fcfs": "schedlab.policies.packing.fifo_ff",
     "fifo-ff": "schedlab.policies.packing.fifo_ff",
@@ -69,6 +71,7 @@ BUILT_IN = {
     "server-filling": "schedlab.policies.pooled.server_filling",
     "server-filling-gittins": "schedlab.policies.pooled.server_filling",
     "server-filling-srpt": "schedlab.policies.pooled.server_filling",
+    "sjbf": "schedlab.policies.pooled.backfill",
     "srpt-1": "schedlab.policies.pooled.resource_pooled",
     "vm-stalling": "schedlab.policies.packing.vm_stalling",
     "vqs": "schedlab.policies.packing.vqs",
@@ -122,16 +125,39 @@ def source_file(policy: Policy) -> str:
     return function.__module__.replace(".", "/") + ".py"
 
 
+def yes_no(trait: bool | None) -> str:
+    """A yes/no trait as shown in tables ("?": the policy does not say)."""
+    return "?" if trait is None else "yes" if trait else "no"
+
+
+def needs(traits: PolicyTraits) -> str:
+    """What a cluster must allow to run a policy, in words ("preemption, exact sizes"; "-" for
+    nothing beyond running jobs to completion, "unknown" when the policy does not say)."""
+    if None in (traits.preemptive, traits.size_knowledge, traits.migrates):
+        return "unknown"
+    parts = ["preemption"] if traits.preemptive else []
+    parts += {"estimate": ["requested times"], "exact": ["exact sizes"]}.get(
+        traits.size_knowledge, []
+    )
+    parts += ["migration"] if traits.migrates else []
+    return ", ".join(parts) or "-"
+
+
 def policies_markdown() -> str:
     """Every registered policy as a Markdown table (the one in docs/policies.md)."""
     rows = [
-        "| name | family | paper | section | file (under src/) | what it does | parameters |",
-        "|---|---|---|---|---|---|---|",
+        "| name | family | preempts | sizes | migrates | paper | section | file (under src/) "
+        "| what it does | parameters |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for p in sorted(all_policies(), key=lambda p: (p.family, p.name)):
+        traits = p.traits()
         cells = [
             f"`{p.name}`",
             "/".join(p.families),
+            yes_no(traits.preemptive),
+            traits.size_knowledge or "?",
+            yes_no(traits.migrates),
             p.paper,
             p.section,
             f"`{source_file(p)}`",

@@ -7,7 +7,10 @@ queue grew through the whole log; the best policy's factor against the reference
 run, else the worst stable policy); per policy, the loads where it is stable and where it is not,
 or where its replay's backlog grew. The log's own load (``--loads native``) is named as such.
 Resource-pooled policies (SRPT-1) run on one server of speed k: they are bounds, listed but never
-ranked as a choice.
+ranked as a choice. Policies a batch cluster cannot run (``idealized``: they preempt or need exact
+sizes, the policies' traits) are ranked apart, in the group :data:`IDEALIZED` (a trace
+comparison's default, experiments/compare.py); their ratio is to the best of the policies ranked
+as choices.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from schedlab.report.points import plot_points
 from schedlab.report.tables import is_bound
 
 LOAD = "workload.load"
+IDEALIZED = "bounds and idealized policies"
 
 
 @dataclass(frozen=True)
@@ -50,6 +54,7 @@ class Ranked:
     ratio_to_best: float
     values: dict[str, float] = field(default_factory=dict)  # other metrics' means (``shown``)
     note: str = ""  # a trace replay's backlog note
+    group: str = ""  # "" for the policies ranked as choices, else IDEALIZED
 
 
 def _mean_of(members: list[dict[str, Any]], metric: str) -> float:
@@ -61,9 +66,13 @@ def _mean_of(members: list[dict[str, Any]], metric: str) -> float:
 
 
 def rank(
-    rows: list[dict[str, Any]], metric: str = "mean_response_time", shown: tuple[str, ...] = ()
+    rows: list[dict[str, Any]],
+    metric: str = "mean_response_time",
+    shown: tuple[str, ...] = (),
+    idealized: frozenset[str] = frozenset(),
 ) -> list[Ranked]:
-    """One entry per (load, policy), ordered by load, then rank; ``shown`` metrics' means are
+    """One entry per (load, policy), ordered by load, then group (the choices first, then the
+    ``idealized`` policies, ranked among themselves), then rank; ``shown`` metrics' means are
     carried along (``Ranked.values``)."""
     members = group(rows, [LOAD, "policy"])
     reliable = {k: all(r.get("reliable", True) is not False for r in v) for k, v in members.items()}
@@ -71,32 +80,42 @@ def rank(
     out: list[Ranked] = []
     stats = summarize(rows, [LOAD, "policy"], metric)
     for load in sorted({s.key[0] for s in stats}):
-        here = [s for s in stats if s.key[0] == load]
-        ranked = sorted(
-            (s for s in here if s.stable and math.isfinite(s.mean) and not is_bound(s.key[1])),
-            key=lambda s: sign * s.mean,
-        )
-        best = ranked[0].mean if ranked else math.nan
-        order = {s.key[1]: i + 1 for i, s in enumerate(ranked)}
-        for s in sorted(here, key=lambda s: (order.get(s.key[1], 10**6), str(s.key[1]))):
-            mine = members[s.key]
-            notes = sorted({str(r.get("backlog") or "") for r in mine} - {""})
-            out.append(
-                Ranked(
-                    load=float(load),
-                    rank=order.get(s.key[1], 0),
-                    policy=str(s.key[1]),
-                    mean=s.mean if s.stable else math.nan,
-                    lo=s.lo if s.stable else math.nan,
-                    hi=s.hi if s.stable else math.nan,
-                    stable=s.stable,
-                    reliable=reliable[s.key],
-                    bound=is_bound(s.key[1]),
-                    ratio_to_best=s.mean / best if s.stable and best > 0 else math.nan,
-                    values={m: _mean_of(mine, m) for m in shown},
-                    note="; ".join(notes),
-                )
+        everyone = [s for s in stats if s.key[0] == load]
+        groups = {
+            "": [s for s in everyone if s.key[1] not in idealized],
+            IDEALIZED: [s for s in everyone if s.key[1] in idealized],
+        }
+        ranked = {
+            name: sorted(
+                (s for s in here if s.stable and math.isfinite(s.mean) and not is_bound(s.key[1])),
+                key=lambda s: sign * s.mean,
             )
+            for name, here in groups.items()
+        }
+        firsts = ranked[""] or ranked[IDEALIZED]  # the best choice, else the best of the rest
+        best = firsts[0].mean if firsts else math.nan
+        for name, here in groups.items():
+            order = {s.key[1]: i + 1 for i, s in enumerate(ranked[name])}
+            for s in sorted(here, key=lambda s: (order.get(s.key[1], 10**6), str(s.key[1]))):
+                mine = members[s.key]
+                notes = sorted({str(r.get("backlog") or "") for r in mine} - {""})
+                out.append(
+                    Ranked(
+                        load=float(load),
+                        rank=order.get(s.key[1], 0),
+                        policy=str(s.key[1]),
+                        mean=s.mean if s.stable else math.nan,
+                        lo=s.lo if s.stable else math.nan,
+                        hi=s.hi if s.stable else math.nan,
+                        stable=s.stable,
+                        reliable=reliable[s.key],
+                        bound=is_bound(s.key[1]),
+                        ratio_to_best=s.mean / best if s.stable and best > 0 else math.nan,
+                        values={m: _mean_of(mine, m) for m in shown},
+                        note="; ".join(notes),
+                        group=name,
+                    )
+                )
     return out
 
 
@@ -121,18 +140,27 @@ def summary(
     native: float | None = None,
 ) -> list[str]:
     """The findings in words, e.g. "at load 0.8, ServerFilling-SRPT has the least E[T] (6.2
-    [6.06, 6.33] time units), 1.9x below FCFS"; ``native``: the log's own load."""
+    [6.06, 6.33] time units), 1.9x below FCFS"; ``native``: the log's own load; the best of the
+    bounds and idealized policies, when ranked apart, on a line of its own."""
     lines = []
     sym = short(metric)
     higher = higher_is_better(metric)
     unit = unit_of(metric, units or Units())
     unit = f" {unit}" if unit else ""
     for load in sorted({r.load for r in ranked}):
-        here = [r for r in ranked if r.load == load]
+        everyone = [r for r in ranked if r.load == load]
+        here = [r for r in everyone if not r.group] or everyone
         chosen = [r for r in here if r.rank > 0]
         at = load_name(load, native)
+        apart = [
+            f"at {at}, the best of the {IDEALIZED} (they preempt or need exact sizes: no batch "
+            f"cluster runs them) is {policy_label(r.policy)} ({_v(r.mean)}{unit}"
+            + (f", {r.ratio_to_best:.3g}x the best choice)" if chosen else ")")
+            for r in everyone
+            if r.group and r.rank == 1 and r not in here
+        ]
         if not chosen:
-            lines.append(f"at {at}, no policy is stable")
+            lines += [f"at {at}, no policy is stable", *apart]
             continue
         best = chosen[0]
         ref = next((r for r in here if r.policy == reference and r.policy != best.policy), None)
@@ -151,7 +179,7 @@ def summary(
             text += f", {ref.ratio_to_best:.3g}x below {policy_label(ref.policy)}"
         elif ref is not None:
             text += f"; {policy_label(ref.policy)} is unstable"
-        lines.append(text)
+        lines += [text, *apart]
     for policy in sorted({r.policy for r in ranked}):
         mine = sorted((r for r in ranked if r.policy == policy), key=lambda r: r.load)
         bad = [r.load for r in mine if not r.stable]
@@ -173,20 +201,21 @@ def summary(
 
 def _legend_order(ranked: list[Ranked], everyone: list[str]) -> dict[str, tuple]:
     """Policies by their mean rank over the loads where they are stable (best first), then
-    the bounds, then those never stable."""
+    the bounds and idealized policies, then those never stable."""
 
     def key(policy: str) -> tuple:
         mine = [r for r in ranked if r.policy == policy]
         ranks = [r.rank for r in mine if r.rank > 0]
-        bound = any(r.bound for r in mine)
-        return (bound, not ranks, sum(ranks) / len(ranks) if ranks else 0.0, policy)
+        apart = any(r.bound or r.group for r in mine)
+        return (apart, not ranks, sum(ranks) / len(ranks) if ranks else 0.0, policy)
 
     return {p: key(p) for p in everyone}
 
 
 def best_policy(ranked: list[Ranked]) -> str | None:
     """The policy ranked first at the most loads (ties: the lower load decides)."""
-    firsts = [r.policy for r in ranked if r.rank == 1]
+    firsts = [r.policy for r in ranked if r.rank == 1 and not r.group]
+    firsts = firsts or [r.policy for r in ranked if r.rank == 1]
     return max(firsts, key=firsts.count) if firsts else None
 
 

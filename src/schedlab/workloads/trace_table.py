@@ -58,6 +58,7 @@ class TraceTable:
     demand_columns: tuple[str, ...]
     has_job_class: bool  # the table has a job_class column
     job_class_range: tuple[int, int]  # smallest and largest job_class (-1 where null)
+    n_estimates: int  # jobs with a known estimate (the user's requested time, > 0)
     in_memory: TraceColumns | None = None  # CSV or unsorted tables
     time_unit: str | None = None  # "s" for converted logs (their metadata); None: not stated
 
@@ -247,6 +248,7 @@ def read_trace_table(
     sum_demand_duration = np.zeros(len(demand_columns))
     needs: set[float] = set()
     class_lo, class_hi = 0, 0
+    n_estimates = 0
     kept: list[TraceColumns] = []
     for cols in parts:
         _validate(cols, n, path, family, capacity, field)
@@ -261,6 +263,7 @@ def read_trace_table(
         sum_duration += float(cols.duration.sum())
         sum_demand_duration += (cols.demand * cols.duration[:, None]).sum(axis=0)
         needs.update(np.unique(cols.demand[:, 0]).tolist())
+        n_estimates += int(np.count_nonzero(cols.estimate > 0))
         if cols.job_class.size:
             class_lo = min(class_lo, int(cols.job_class.min()))
             class_hi = max(class_hi, int(cols.job_class.max()))
@@ -298,6 +301,7 @@ def read_trace_table(
         demand_columns=demand_columns,
         has_job_class="job_class" in column_names,
         job_class_range=(class_lo, class_hi),
+        n_estimates=n_estimates,
         in_memory=in_memory,
         time_unit=_time_unit(path) if parquet else None,
     )

@@ -1,22 +1,23 @@
-"""Engine invariants for EASY backfilling on hypothesis-generated pooled specs.
+"""Engine invariants for the backfilling family on hypothesis-generated pooled specs.
 
 Reuses the audit of tests/helpers/audit.py (which treats pooled policies other than FCFS as
 preemptive) and adds what holds for a non-preemptive policy: no preemption, service exactly equal
 to the work, and a sweep over start/finish events that never exceeds the k servers. (Synthetic
 jobs have no user estimates, so ``durations = "estimate"`` and ``"actual"`` coincide here; the
-estimate path is checked against a reference implementation in
-tests/policies/pooled/test_easy_backfill.py.)"""
+estimate path is checked against reference implementations in
+tests/policies/pooled/test_easy_backfill.py and tests/policies/pooled/test_backfill_family.py.)"""
 
 from __future__ import annotations
 
 import numpy as np
 from hypothesis import given
+from hypothesis import strategies as st
 
 import schedlab
 from tests.helpers.audit import audit
 from tests.helpers.spec_strategies import RELAXED, pooled_specs
 
-TESTED_POLICIES = {"easy-backfill"}
+TESTED_POLICIES = {"easy-backfill", "easy-backfill-exact", "conservative-backfill", "sjbf"}
 
 
 def audit_non_preemptive(result, spec) -> None:
@@ -39,7 +40,7 @@ def audit_non_preemptive(result, spec) -> None:
 
 
 @RELAXED
-@given(pooled_specs("easy-backfill"))
-def test_invariants_easy_backfill(spec):
+@given(st.sampled_from(sorted(TESTED_POLICIES)).flatmap(pooled_specs))
+def test_invariants_backfill(spec):
     spec["run"]["check"] = True
     audit_non_preemptive(schedlab.simulate(spec), spec)

@@ -159,7 +159,16 @@ def check(context: PolicyContext, config: AdmissionConfig) -> None:
         raise SpecError("admission baselines belong to the loss family", field="model.family")
 
 
-_COMMON = {"runner": run, "state": STATE, "init": init, "config": AdmissionConfig, "check": check}
+_COMMON = {
+    "runner": run,
+    "state": STATE,
+    "init": init,
+    "config": AdmissionConfig,
+    "check": check,
+    "preemptive": False,
+    "size_knowledge": "none",
+    "migrates": False,
+}
 
 register(
     Policy(

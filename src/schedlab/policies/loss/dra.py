@@ -740,7 +740,21 @@ def check(context: PolicyContext, config: DraConfig) -> None:
         raise SpecError("give one priority per job class", field="policy.priorities")
 
 
-_COMMON = {"runner": run, "state": STATE, "init": init, "config": DraConfig, "check": check}
+def preempts(config: DraConfig) -> bool:
+    """DRA+preemption preempts (the preempted jobs are lost, §7.2); DRA does not."""
+    return config.preemption
+
+
+_COMMON = {
+    "runner": run,
+    "state": STATE,
+    "init": init,
+    "config": DraConfig,
+    "check": check,
+    "preemptive": preempts,
+    "size_knowledge": "none",
+    "migrates": True,  # Reject-Group jobs move into freed Accept-Group slots (§4)
+}
 
 register(
     Policy(

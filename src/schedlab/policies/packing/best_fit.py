@@ -498,6 +498,9 @@ _COMMON = {
     "config": BestFitConfig,
     "check": check,
     "paper": "psychas2019",
+    "preemptive": False,
+    "size_knowledge": "none",
+    "migrates": False,
     # job ids are arrival numbers (a0..a1, the arrival-ordered job tree) and the size buckets
     # come from every job of the run: the whole run is held (docs/decisions/0003 §4)
     "whole_run": True,

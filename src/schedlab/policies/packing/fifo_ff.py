@@ -78,6 +78,9 @@ _COMMON = {
     "init": init,
     "config": FifoFirstFitConfig,
     "known_limits": known_limits,
+    "preemptive": False,
+    "size_knowledge": "none",
+    "migrates": False,
 }
 
 register(

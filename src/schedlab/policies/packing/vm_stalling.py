@@ -545,6 +545,9 @@ _COMMON = {
     "check": check,
     "paper": "psychas2018",
     "report": report,
+    "preemptive": False,
+    "size_knowledge": "none",
+    "migrates": False,
 }
 
 register(

@@ -219,5 +219,8 @@ register(
         runner=run,
         check=lambda context, _config: check_vm_model(context),
         report=report,
+        preemptive=False,
+        size_knowledge="none",
+        migrates=False,
     )
 )

@@ -711,6 +711,9 @@ register(
         runner=run_vqs,
         check=check,
         whole_run=True,  # job ids are arrival numbers; size buckets from the whole run (0003 §4)
+        preemptive=False,
+        size_knowledge="none",
+        migrates=False,
     )
 )
 register(
@@ -727,5 +730,8 @@ register(
         runner=run_vqs_bf,
         check=check,
         whole_run=True,  # job ids are arrival numbers; size buckets from the whole run (0003 §4)
+        preemptive=False,
+        size_knowledge="none",
+        migrates=False,
     )
 )

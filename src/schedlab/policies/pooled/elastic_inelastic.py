@@ -261,6 +261,9 @@ _COMMON = {
     "init": init,
     "config": ClassPriorityConfig,
     "check": check,
+    "preemptive": True,  # a priority class takes its servers back at once (§2)
+    "size_knowledge": "none",  # classes, not sizes
+    "migrates": False,
 }
 
 register(

@@ -16,9 +16,10 @@ import functools
 import math
 from typing import Any
 
-from schedlab.policies.pooled.needs import check_rigid, gittins_tables_needed
+from schedlab.policies.pooled.needs import check_rigid, gittins_tables_needed, ranks_by_gittins
 from schedlab.policies.pooled.ordering import (
     ORDER_GITTINS,
+    ORDER_SRPT,
     POOLED_STATE,
     add_candidate,
     begin_decision,
@@ -70,6 +71,15 @@ def draw_prefix(st, ps, k, n_run, by_need):
     return m, total
 
 
+def order_size_knowledge(config: PolicyConfig, order: int) -> str:
+    """What a policy ordering jobs by ``order`` knows of sizes: SRPT needs the exact remaining
+    size, a Gittins order none (or, with ``sizes = "known"``, the exact size: then it is SRPT);
+    FCFS and the need orders none."""
+    if order == ORDER_SRPT or (order == ORDER_GITTINS and not ranks_by_gittins(config)):
+        return "exact"
+    return "none"
+
+
 def register_ordered(
     *,
     name: str,
@@ -89,7 +99,9 @@ def register_ordered(
     gets the model's rank tables from the pipeline, see :func:`gittins_tables_needed`); ``heaps``:
     its placement rule draws from per-need heaps even in FCFS order; ``prefix``: its placement
     rule draws only with :func:`draw_prefix` (the order then holds a draw's waiting candidates
-    out of the heaps, ordering.held_draw)."""
+    out of the heaps, ordering.held_draw). Traits: every such policy preempts (it serves exactly
+    the chosen candidates) and nothing migrates in the one pool; what it knows of sizes follows
+    from its order (:func:`order_size_knowledge`)."""
     return register(
         Policy(
             name=name,
@@ -106,6 +118,9 @@ def register_ordered(
             resource_pooled=resource_pooled,
             **({"tables": gittins_tables_needed} if order == ORDER_GITTINS else {}),
             event_cost=event_cost,
+            preemptive=True,
+            size_knowledge=functools.partial(order_size_knowledge, order=order),
+            migrates=False,
             waiting_list=False,  # candidates come from heaps or the list of all jobs present
         )
     )
