@@ -3,8 +3,6 @@ they claim, and the static-problem reproductions run and pass in their quick for
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
 

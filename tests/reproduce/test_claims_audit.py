@@ -164,7 +164,10 @@ def test_audit_on_psychas2018_and_psychas2022_judges():
     assert replaced[0].status == CANNOT_FAIL and replaced[1].status == CAN_FAIL
 
     sizes = (10, 50, 200)
-    rows = [Point("DRA", float(L), v, v - 0.1, v + 0.1) for L, v in zip(sizes, (30, 36, 38.7))]
+    rows = [
+        Point("DRA", float(L), v, v - 0.1, v + 0.1)
+        for L, v in zip(sizes, (30, 36, 38.7), strict=True)
+    ]
     rows += [Point(W.GREEDY, float(L), 39.0, NAN, NAN, analytic=True) for L in sizes]
     rows += [Point(W.OPTIMUM, float(L), 45.0, NAN, NAN, analytic=True) for L in sizes]
     judge = W.fig3_judge(sizes)
