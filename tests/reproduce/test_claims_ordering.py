@@ -159,6 +159,10 @@ def test_trend_similar_and_stable_claims():
     assert trend_claim("t", flat, False, "").verdict == NOT_RESOLVED
     # an unstable point counts as the highest
     assert trend_claim("t", [unstable("a", 1, 0.1), falling[2]], False, "").verdict == PASS
+    # two unstable points in a row are no step either way; first vs last decides
+    rising = [falling[2], unstable("a", 2, 0.1), unstable("a", 3, 0.2)]
+    assert trend_claim("t", rising, True, "").verdict == PASS
+    assert trend_claim("t", rising[1:], True, "").verdict == NOT_RESOLVED
 
     def pair(p: Point, q: Point) -> str:
         return similar_claim("s", [(p, q)], 2.0, "").verdict

@@ -91,14 +91,14 @@ def trend_claim(text: str, points: Sequence[Point], rising: bool, evidence: str)
     """'the series rises (``rising``) or falls over the sampled points' (in x order): FAIL when
     the last point is clearly on the other side of the first or a step goes clearly the wrong
     way (an unstable point counts as the highest); PASS when the last is clearly beyond the
-    first; else NOT RESOLVED (first and last not told apart, or two unstable runs). Clearly:
-    :func:`compare` (95% intervals apart)."""
+    first; else NOT RESOLVED (first and last not told apart, or both unstable). Two unstable
+    runs in a row are no step either way. Clearly: :func:`compare` (95% intervals apart)."""
     want, wrong = (ABOVE, BELOW) if rising else (BELOW, ABOVE)
     steps = [compare(b, a) for a, b in itertools.pairwise(points)]
     overall = compare(points[-1], points[0]) if len(points) > 1 else Order(INDISTINCT, "")
     if overall.order == wrong or any(o.order == wrong for o in steps):
         return Claim(text, False, evidence, FAIL)
-    if overall.order != want or any(o.order == UNRESOLVED for o in steps):
+    if overall.order != want:
         return Claim(text, True, evidence + f" (first vs last: {overall.reason})", NOT_RESOLVED)
     return Claim(text, True, evidence, PASS)
 

@@ -85,5 +85,5 @@ def test_sampling_rate_follows_f():
         assert math.isclose(sample, 0.5 * rate.sum(), rel_tol=1e-12) and expire == 0.0
     bad = spec()
     bad["policy"]["f"] = "sqrt"
-    with pytest.raises(SchedlabError, match="policy.f"):
+    with pytest.raises(SchedlabError, match=r"policy\.f: "):
         compile_model(parse_spec(bad))
