@@ -62,6 +62,7 @@ def test_mutations_are_generic_and_cover_the_issue_list():
         "scale VQS-BF x0.5",
         "scale VQS-BF x2",
         "reverse BF-J/S",
+        "flatten BF-J/S",  # no trend and no variation left (issue 31: trends, dispersion)
         "BF-J/S unstable at x=0.95",
         "widen all x10",
     ):
