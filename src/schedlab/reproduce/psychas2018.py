@@ -355,7 +355,8 @@ def _series_name(policy: str, arrival: str) -> str:
 
 
 def _sweep(ctx: Context, specs: dict[tuple, SimulationSpec], reps: int, name: str):
-    """One point per spec, and the number of its replications flagged unstable."""
+    """One point per spec, and the number of its replications flagged unstable. An unstable
+    point's growth is the mean of arrival rate - throughput over its unstable replications."""
     keys = list(specs)
     records = ctx.run([specs[k] for k in keys], replications=reps, experiment=name)
     points: dict[tuple, Point] = {}
@@ -363,10 +364,22 @@ def _sweep(ctx: Context, specs: dict[tuple, SimulationSpec], reps: int, name: st
     for key, recs in zip(keys, records, strict=True):
         stat = summarize(recs, by=["policy"], metric="mean_number_in_queue")[0]
         policy, x, arrival = key
-        points[key] = Point(
-            _series_name(policy, arrival), x, stat.mean, stat.lo, stat.hi, stat.stable
+        growing = [r for r in recs if not r.get("stable", True)]
+        growth = (
+            float(np.mean([r["arrival_rate"] - r["throughput"] for r in growing]))
+            if growing
+            else math.nan
         )
-        unstable[key] = sum(not r.get("stable", True) for r in recs)
+        points[key] = Point(
+            _series_name(policy, arrival),
+            x,
+            stat.mean,
+            stat.lo,
+            stat.hi,
+            stat.stable,
+            growth=growth,
+        )
+        unstable[key] = len(growing)
     return points, unstable
 
 
