@@ -5,7 +5,8 @@ psychas2018): Figs 3-6 of §7.
   arriving 8 times as often, traffic intensity zeta = 0.89 (workload 0.89 (0.5, 4)): M14's total
   queue grows, Algorithm 1's stays bounded.
 * Fig. 4 (Example 2, §7.1): servers of 1, 2, 4, 8 units, VM types of 1, 2, 4, 8 units, equal
-  rates, zeta = 0.89: G16's queue far above Algorithm 1's.
+  rates, zeta = 0.89: G16's queue far above Algorithm 1's; G16 is run with each choice of its
+  sampling function f (policy ``g16``, ``f = "log"`` or ``"loglog"``).
 * Fig. 5 (§7.2): Table 1's VM and server types, rates proportional to (2/3, 11/3, 2/3) scaled
   by the number of servers (20..200), zeta = 0.89, Poisson and log-normal inter-arrival times,
   5 runs, first quarter discarded.
@@ -19,6 +20,11 @@ Choices the paper leaves open: the log-normal shape (sigma of the underlying nor
 ``LOGNORMAL_SIGMA = 1``); "200,000 events" is taken as 100,000 arrivals (each arrival and each
 completion is an event) for every policy, so G16's sampling events come on top (the paper runs
 G16 for 400,000 events including its sampling events).
+
+Every claim is a function of the rows the figure plots (``judge``), quotes the sentence of §7 it
+checks, and judges it with :mod:`schedlab.reproduce.ordering` (comparisons, trends over the
+sampled points, "similar" as a ratio within SIMILAR, stability by the growth test), so the
+claims audit (:mod:`schedlab.reproduce.audit`) can show each one able to FAIL.
 """
 
 from __future__ import annotations
