@@ -4,8 +4,9 @@ Services", Stochastic Systems 2022, key ``psychas2022``): Table 1 statistics, Fi
 * ``psychas2022-table1`` (§7.1): random collections of 3 distinct small and 3 distinct large VM
   types from Table 1 (small: 2, 4 or 8 vCPU; large: 32 or 64; memory per vCPU 8 or 16 (high),
   1 or 2 (low) or 4 GB (regular)), servers of 80 vCPU and 640 GB, reward u_j = vCPU + GB/8,
-  workloads rho_j uniform: share of collections with F^g = F*, mean and worst F^g/F*, the worst collection; the
-  worst-case subset of Fig. 2 beside them (its (1 vCPU, 1 GB) type is not a Table 1 type).
+  workloads rho_j uniform: share of collections with F^g = F*, mean and worst F^g/F*, the
+  worst collection; the worst-case subset of Fig. 2 beside them (its (1 vCPU, 1 GB) type is not
+  a Table 1 type).
 * ``psychas2022-fig2`` (§7.1): the worst-case subset (1,1), (4,16), (2,32), (32,256) with its
   workload scaled by a factor: F^g and F* against the scale, the two critical points, the worst
   ratio.
