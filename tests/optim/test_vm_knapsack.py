@@ -172,16 +172,34 @@ def test_analyze_capacity_spec_json(tmp_path):
     assert "workload.classes[0].demand" in res.output
 
 
-def test_m14_freeze_threshold_on_table1():
-    """docs/vm-scheduling.md "M14 on Table 1": every maximal configuration holds >= 3 high-memory
-    VMs (at most 5), so a frozen mix serves 3 L + 2 n5 of them; at zeta = 0.89 the offered rate is
-    0.89 x 11/3 x L, hence n5 >= ceil((0.89 x 11/3 - 3) L / 2)."""
-    import math
+def test_m14_trap_condition_against_brute_force_at_20_servers():
+    """docs/vm-scheduling.md "M14 on Table 1": the trap condition derived from the maximal
+    configurations (a frozen mix serves fewer high-memory VMs than the load) against a brute
+    force over every packing of a Table 1 server and every mix of 20 servers: at L = 20 it
+    reads n4 + 2 n5 <= 5 (n4, n5: servers in configurations with 4 and 5 high-memory slots)."""
+    import itertools
 
-    from schedlab.reproduce.psychas2018 import m14_trap
+    from schedlab.reproduce.psychas2018 import TABLE1, TABLE1_RATES, TABLE1_SERVER, ZETA, m14_trap
 
-    for servers in (20, 100, 200):
-        need = math.ceil((0.89 * 11 / 3 - 3) * servers / 2)
-        text = m14_trap(servers)
-        assert ">= 3 high-memory VMs" in text
-        assert f"must have >= {need} servers with 5 high-memory slots" in text
+    w = np.array(list(TABLE1.values()))
+    cap = np.array(TABLE1_SERVER)
+    fits = [
+        k for k in itertools.product(range(15), repeat=3) if np.all(np.array(k) @ w <= cap + 1e-9)
+    ]
+    maximal = {
+        k for k in fits if all(np.any(np.array(k) @ w + w[j] > cap + 1e-9) for j in range(3))
+    }
+    trap = m14_trap(20)
+    assert set(trap.extra) == maximal
+    assert trap.base == 3 and sorted(trap.extra.values()) == [0, 0, 0, 1, 1, 2]
+    assert trap.most == 5  # n4 + 2 n5 <= 5
+    rate = ZETA * 5.0 * TABLE1_RATES[1] / sum(TABLE1_RATES) * 20  # capacity LP: s* = 5
+    configs = sorted(maximal)
+    trapped = 0
+    for mix in itertools.combinations_with_replacement(range(len(configs)), 20):
+        counts = {configs[i]: mix.count(i) for i in set(mix)}
+        served = sum(k[1] * n for k, n in counts.items())
+        assert trap.trapped(counts) == (served < rate), counts
+        trapped += served < rate
+    assert trapped > 0
+    assert "n[0, 4, 1] + n[1, 4, 0] + 2 n[0, 5, 0] <= 5" in str(trap) or "<= 5" in str(trap)

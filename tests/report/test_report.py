@@ -123,6 +123,36 @@ def test_reproduction_report_shows_figure_and_claims_and_never_pools(tiny_fig2, 
     assert matplotlib.image.imread(shot).std() > 0.05  # a rendered page, not a blank one
 
 
+def test_quick_run_says_quick_variant_in_every_title(tiny_fig2, tmp_path):
+    """issue 31 item 6: a --quick reproduction's record title, report header and figure titles
+    say "quick variant" (figures: every figure saved inside variant_titles)."""
+    import matplotlib.pyplot as plt
+
+    from schedlab.report.figures import save_figure, variant_titles
+
+    record = json.loads((tiny_fig2 / "experiment.json").read_text())
+    assert record["title"].endswith("(quick variant)")
+    result = runner.invoke(app, ["report", str(tiny_fig2)])
+    assert result.exit_code == 0, result.output
+    assert "<h1>grosof2023-fig2 (quick variant)</h1>" in (tiny_fig2 / "report.html").read_text()
+    fig, (a, b) = plt.subplots(1, 2)
+    a.set_title("left")
+    with variant_titles("quick variant"):
+        save_figure(fig, tmp_path / "two")
+    assert a.get_title() == "left [quick variant]" and b.get_title() == ""
+    fig = plt.figure()
+    fig.suptitle("panels")
+    fig.add_subplot().set_title("panel 1")
+    with variant_titles("quick variant"):
+        save_figure(fig, tmp_path / "sup")
+    assert fig._suptitle.get_text() == "panels [quick variant]"
+    assert fig.axes[0].get_title() == "panel 1"  # the suptitle says it once
+    fig, ax = plt.subplots()
+    ax.set_title("paper scale")
+    save_figure(fig, tmp_path / "paper")
+    assert ax.get_title() == "paper scale"
+
+
 def test_index_links_several_result_directories(tiny_fig2, tmp_path):
     other = tmp_path / "copy"
     shutil.copytree(tiny_fig2, other)

@@ -1,7 +1,8 @@
 """The claims audit (reproduce/audit.py, issue 31 item 1): generic mutations of a reproduction's
 result rows make each real claim FAIL, and a claim replaced by `True` is reported as "cannot
-fail" — on two reproductions' judges with small synthetic rows, and once end to end through
-`schedlab reproduce --audit` on a shrunken psychas2019-fig4b."""
+fail" — on four reproductions' judges (psychas2019, grosof2023, psychas2018, psychas2022) with
+small synthetic rows, and once end to end through `schedlab reproduce --audit` on a shrunken
+psychas2019-fig4b; F^g >= F*/2 FAILs when the greedy is replaced by a random assignment."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ from typer.testing import CliRunner
 from schedlab.cli import app
 from schedlab.report.figures import Point
 from schedlab.reproduce import grosof2023 as G
+from schedlab.reproduce import psychas2018 as V
 from schedlab.reproduce import psychas2019 as R
+from schedlab.reproduce import psychas2022 as W
 from schedlab.reproduce.audit import CAN_FAIL, CANNOT_FAIL, UNCHECKED, audit, mutations
 from schedlab.reproduce.registry import Claim, Judge
 
@@ -59,6 +62,7 @@ def test_mutations_are_generic_and_cover_the_issue_list():
         "scale VQS-BF x0.5",
         "scale VQS-BF x2",
         "reverse BF-J/S",
+        "flatten BF-J/S",  # no trend and no variation left (issue 31: trends, dispersion)
         "BF-J/S unstable at x=0.95",
         "widen all x10",
     ):
@@ -132,3 +136,73 @@ def test_cli_audit_all_audits_every_reproduction(monkeypatch, tmp_path):
     lines = [line.strip() for line in result.output.splitlines()]
     assert sum(line.startswith("cannot fail") for line in lines) == 1
     assert sum(line.startswith("can fail") for line in lines) == 2 + 7
+
+
+def psychas2018_rows(xs: tuple[float, ...], queue: dict[str, float]) -> list[Point]:
+    """Fig. 6 rows as the paper describes them: each policy's mean queue at each zeta under
+    both arrival processes; Algorithm 1 rising slowly, M14 fast, G16 flat (its excess over
+    Algorithm 1 falling)."""
+    growth = {"vm-stalling": 0.2, "m14": 1.0, "g16": 0.0}
+    rows = []
+    for a in V.ARRIVAL_PROCESSES:
+        for i, x in enumerate(xs):
+            for p, q in queue.items():
+                v = q * (1 + growth[p] * i)
+                rows.append(Point(V._series_name(p, a), x, v, 0.95 * v, 1.05 * v))
+    return rows
+
+
+def test_audit_on_psychas2018_and_psychas2022_judges():
+    """issue 31: every claim of psychas2018 Fig. 6 and psychas2022 Fig. 3 / Table 1 can FAIL
+    under the generic mutations, and a claim replaced by `True` is reported "cannot fail"."""
+    zetas = (0.8, 0.89, 0.95)
+    rows = psychas2018_rows(zetas, {"vm-stalling": 10.0, "m14": 8.0, "g16": 100.0})
+    judge = V.fig6_judge(zetas)
+    assert [c.verdict for c in judge(rows)] == ["PASS"] * 8
+    statuses = [a.status for a in audit(rows, judge)]
+    assert statuses == [CAN_FAIL] * 8, statuses
+    replaced = audit(rows, constant_first(judge))
+    assert replaced[0].status == CANNOT_FAIL and replaced[1].status == CAN_FAIL
+
+    sizes = (10, 50, 200)
+    rows = [
+        Point("DRA", float(L), v, v - 0.1, v + 0.1)
+        for L, v in zip(sizes, (30, 36, 38.7), strict=True)
+    ]
+    rows += [Point(W.GREEDY, float(L), 39.0, NAN, NAN, analytic=True) for L in sizes]
+    rows += [Point(W.OPTIMUM, float(L), 45.0, NAN, NAN, analytic=True) for L in sizes]
+    judge = W.fig3_judge(sizes)
+    assert [c.verdict for c in judge(rows)] == ["PASS"] * 3
+    assert [a.status for a in audit(rows, judge)] == [CAN_FAIL] * 3
+    assert audit(rows, constant_first(judge))[0].status == CANNOT_FAIL
+
+    rows = [Point(W.RATIO, float(i), r, NAN, NAN, analytic=True) for i, r in enumerate(RATIOS)]
+    rows.append(Point(W.WORST_SUBSET, 0.0, 0.872, NAN, NAN, analytic=True))
+    assert [a.verdict for a in audit(rows, W.table1_judge)] == ["PASS"] * 4
+    assert [a.status for a in audit(rows, W.table1_judge)] == [CAN_FAIL] * 4
+
+
+RATIOS = (1.0, 1.0, 0.95, 0.9, 0.86, 1.0, 0.97, 0.99)
+
+
+def test_table1_half_bound_fails_when_the_greedy_is_a_random_assignment(monkeypatch, tmp_path):
+    """F^g >= F*/2 checks the global-greedy code: with the greedy replaced by a random
+    assignment (each server holds one VM of a random type) the claim FAILs."""
+    import numpy as np
+
+    from schedlab.optim.reward import GreedyAssignment, StaticProblem
+    from schedlab.reproduce.registry import Context
+
+    rng = np.random.default_rng(1)
+
+    def random_assignment(self, rho):
+        rho = np.asarray(rho, dtype=float)
+        k = np.eye(self.n_types, dtype=np.int64)[rng.integers(self.n_types)]
+        reward = float(np.minimum(k, rho) @ self.reward)
+        return GreedyAssignment(k[None, :], np.ones(1), np.full(1, -1), reward)
+
+    monkeypatch.setattr(W, "TABLE1_QUICK", 6)
+    ctx = Context(quick=True, out=tmp_path)
+    assert W.run_table1(ctx).claims[0].verdict == "PASS"
+    monkeypatch.setattr(StaticProblem, "global_greedy", random_assignment)
+    assert W.run_table1(ctx).claims[0].verdict == "FAIL"

@@ -143,11 +143,34 @@ def test_swf_logs_bound_claim_never_passes_on_a_growing_bound():
     assert judge(rows(unstable("b", 0.9, 0.1), 6.0))[0].verdict == FAIL
 
 
-def test_psychas2018_above_goes_through_compare():
-    from schedlab.reproduce import psychas2018 as V
+def test_trend_similar_and_stable_claims():
+    """issue 31: a trend over the sampled points (NOT RESOLVED when first and last overlap,
+    FAIL on a clear step the wrong way), 'similar' as a ratio within a factor whose interval
+    must be narrower than the factor, 'stable' as the growth test's verdict."""
+    from schedlab.reproduce.ordering import similar_claim, stable_claim, trend_claim
 
-    low, high = Point("a", 1, 10, 9, 11), Point("b", 1, 20, 18, 22)
-    assert V._above(high, low) and not V._above(low, high)
-    assert V._above(unstable("u", 1, 0.1), low) and not V._above(low, unstable("u", 1, 0.1))
-    assert not V._above(unstable("u", 1, 0.1), unstable("v", 1, 0.2))  # NOT RESOLVED
-    assert not V._above(Point("c", 1, 10.5, 9.5, 11.5), low)  # intervals overlap
+    falling = [Point("a", 1, 30, 28, 32), Point("a", 2, 20, 18, 22), Point("a", 3, 10, 9, 11)]
+    assert trend_claim("t", falling, False, "").verdict == PASS
+    assert trend_claim("t", falling, True, "").verdict == FAIL
+    assert trend_claim("t", falling[::-1], False, "").verdict == FAIL
+    wobble = [falling[0], Point("a", 2, 40, 38, 42), falling[2]]  # a clear step up
+    assert trend_claim("t", wobble, False, "").verdict == FAIL
+    flat = [Point("a", 1, 10, 5, 15), Point("a", 2, 9, 4, 14)]
+    assert trend_claim("t", flat, False, "").verdict == NOT_RESOLVED
+    # an unstable point counts as the highest
+    assert trend_claim("t", [unstable("a", 1, 0.1), falling[2]], False, "").verdict == PASS
+    # two unstable points in a row are no step either way; first vs last decides
+    rising = [falling[2], unstable("a", 2, 0.1), unstable("a", 3, 0.2)]
+    assert trend_claim("t", rising, True, "").verdict == PASS
+    assert trend_claim("t", rising[1:], True, "").verdict == NOT_RESOLVED
+
+    def pair(p: Point, q: Point) -> str:
+        return similar_claim("s", [(p, q)], 2.0, "").verdict
+
+    assert pair(Point("a", 1, 10, 9, 11), Point("b", 1, 12, 11, 13)) == PASS
+    assert pair(Point("a", 1, 10, 9, 11), Point("b", 1, 40, 38, 42)) == FAIL
+    assert pair(Point("a", 1, 64, -118, 247), Point("b", 1, 60, 50, 70)) == NOT_RESOLVED
+    assert pair(Point("a", 1, 10, 9, 11), unstable("b", 1, 0.1)) == FAIL
+    assert pair(unstable("a", 1, 0.1), unstable("b", 1, 0.1)) == NOT_RESOLVED
+    assert stable_claim("st", falling, "").verdict == PASS
+    assert stable_claim("st", [*falling, unstable("a", 4, 0.1)], "").verdict == FAIL

@@ -66,13 +66,13 @@ def test_fig5_and_fig6_claims_follow_the_paper(tmp_path, monkeypatch, priorities
     fig5 = P.run_fig5(ctx)
     texts = [c.text for c in fig5.claims]
     assert not any("DRA earns more than power-of-d" in t for t in texts)
-    has_pre = [t for t in texts if t.startswith("DRA+preemption earns more than")]
+    has_pre = [t for t in texts if t.startswith("'DRA with preemptions is better")]
     assert len(has_pre) == (2 if priorities else 0)
     assert any(n.startswith("NOT CHECKED") for n in fig5.notes) != priorities
-    bound_claim = next(c for c in fig5.claims if c.text.startswith("the upper bound"))
+    bound_claim = next(c for c in fig5.claims if c.text.startswith("'Upper bound:"))
     assert bound_claim.passed  # the LP on the infinite-server jobs bounds every policy
     fig6 = P.run_fig6(ctx)
     texts6 = [c.text for c in fig6.claims]
-    assert any(t.startswith("power-of-d choices can be better than DRA") for t in texts6)
-    assert any(t.startswith("DRA+preemption is strictly better") for t in texts6) == priorities
-    assert next(c for c in fig6.claims if c.text.startswith("the upper bound")).passed
+    assert any(t.startswith("'power-of-d choices algorithm can be better") for t in texts6)
+    assert any(t.startswith("DRA+preemption 'is strictly better") for t in texts6) == priorities
+    assert next(c for c in fig6.claims if c.text.startswith("'Upper bound:")).passed

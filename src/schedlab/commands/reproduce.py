@@ -57,7 +57,12 @@ def reproduce(
 ) -> None:
     """Reproduce a paper figure: run it, write the figure and CSV, check the paper's claims."""
     from schedlab.datasets import data_dir, data_dir_origin, use_data_dir
-    from schedlab.reproduce.registry import Context, all_reproductions, get_reproduction
+    from schedlab.reproduce.registry import (
+        Context,
+        all_reproductions,
+        get_reproduction,
+        run_reproduction,
+    )
 
     use_data_dir(data)
     if list_:
@@ -102,8 +107,9 @@ def reproduce(
     )
     started = datetime.datetime.now(datetime.UTC)
     with runs_progress() as progress:
-        outcome = entry.run(
-            Context(quick=quick, out=target, workers=workers, cluster=cluster, progress=progress)
+        outcome = run_reproduction(
+            entry,
+            Context(quick=quick, out=target, workers=workers, cluster=cluster, progress=progress),
         )
     record_outcome(entry, outcome, target, quick, started)
     for claim in outcome.claims:
@@ -129,13 +135,14 @@ def _audit(
     """Run (or read back) ``entry``'s results, audit its claims (schedlab.reproduce.audit) and
     print one line per claim; False when a claim cannot fail."""
     from schedlab.reproduce.audit import CANNOT_FAIL, audit
-    from schedlab.reproduce.registry import Context
+    from schedlab.reproduce.registry import Context, run_reproduction
 
     target = _target(entry, quick, out_dir)
     out.print(f"[bold]audit {escape(entry.name)}[/]{' (quick)' if quick else ''}: {target}")
     with runs_progress() as progress:
-        outcome = entry.run(
-            Context(quick=quick, out=target, workers=workers, cluster=cluster, progress=progress)
+        outcome = run_reproduction(
+            entry,
+            Context(quick=quick, out=target, workers=workers, cluster=cluster, progress=progress),
         )
     if outcome.judge is None:
         for claim in outcome.claims:
@@ -177,12 +184,13 @@ def record_outcome(
         write_record,
     )
     from schedlab.report.sweep import swept_axes
+    from schedlab.reproduce.registry import QUICK
 
     wall = (datetime.datetime.now(datetime.UTC) - started).total_seconds()
     record = ExperimentRecord(
         name=entry.name,
         kind="reproduction",
-        title=entry.title,
+        title=entry.title + (f" ({QUICK})" if quick else ""),
         paper=entry.paper,
         figure=entry.figure,
         scale=("quick variant; paper scale: " if quick else "paper scale: ") + entry.scale,

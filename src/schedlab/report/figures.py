@@ -19,7 +19,9 @@ What a reader sees, and why:
   positive metric) are drawn at their value with a hollow marker and no band;
 * the legend's entries for those two markers are neutral-coloured (they mean the same for every
   series);
-* ratio plots (``ratio=True``) have a logarithmic axis and a y = 1 line.
+* ratio plots (``ratio=True``) have a logarithmic axis and a y = 1 line;
+* a figure saved inside :func:`variant_titles` (a reproduction's ``--quick`` run) says so in its
+  title.
 
 The CSV keeps the machine names given as ``x``, ``y`` and ``hue``; the axes show their human
 labels (:mod:`schedlab.report.labels`) unless ``xlabel``/``ylabel`` are given.
@@ -30,7 +32,9 @@ from __future__ import annotations
 import csv
 import math
 import textwrap
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -124,10 +128,39 @@ def _minor_label(value: float, _: object) -> str:
     return f"{value:g}" if round(mantissa) in (2, 3, 5) else ""
 
 
+_VARIANT: ContextVar[str] = ContextVar("figure_variant", default="")
+
+
+@contextmanager
+def variant_titles(variant: str) -> Iterator[None]:
+    """Every figure saved inside says ``variant`` (e.g. "quick variant") in its title."""
+    token = _VARIANT.set(variant)
+    try:
+        yield
+    finally:
+        _VARIANT.reset(token)
+
+
+def _mark_variant(fig: plt.Figure) -> None:
+    """Append the current variant to the figure's title (its suptitle, else each axes title)."""
+    variant = _VARIANT.get()
+    if not variant:
+        return
+    sup = fig._suptitle  # matplotlib keeps the suptitle here (None when unset)
+    if sup is not None and sup.get_text():
+        sup.set_text(f"{sup.get_text()} [{variant}]")
+        return
+    for ax in fig.axes:
+        if ax.get_title():
+            ax.set_title(f"{ax.get_title()} [{variant}]", fontsize=ax.title.get_fontsize())
+
+
 def save_figure(fig: plt.Figure, path: Path, **options: object) -> list[Path]:
     """Write ``fig`` as PNG and SVG beside ``path`` (through schedlab.outputs) and close it; the
-    three targets (with the CSV written next) are checked before anything is written."""
+    three targets (with the CSV written next) are checked before anything is written. Inside
+    :func:`variant_titles` the title says the variant."""
     try:
+        _mark_variant(fig)
         outputs.make_dirs(path.parent)
         for suffix in (".png", ".svg", ".csv"):
             outputs.check_target(path.with_suffix(suffix))

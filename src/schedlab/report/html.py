@@ -432,8 +432,8 @@ def _provenance_html(
 
 
 def _title(directory: Path, record: ExperimentRecord | None, rows: list[dict[str, Any]]) -> str:
-    if record:
-        return record.name
+    if record:  # a reproduction's --quick run says so (its scale starts "quick variant")
+        return record.name + (" (quick variant)" if record.scale.startswith("quick") else "")
     names = sorted({r.get("experiment") or "" for r in rows} - {""})
     return ", ".join(names) if names else directory.resolve().name
 

@@ -8,6 +8,8 @@ per claim, the mutations under which it FAILs. Mutations are generic, never writ
 * swap two series' values at their common x (each policy's series with another's);
 * scale a series by 0.5 and by 2;
 * reverse a series' trend (its values in reverse x order);
+* flatten a series (every point moved to the series' mean level, intervals kept: no trend and
+  no variation left);
 * move a bound to the other side of a result (reflect an analytic series about a simulated one
   at their common x: a bound that was above is now below);
 * put an unstable run in a stable one's place (one point, or a whole series);
@@ -86,6 +88,10 @@ def _widened(p: Point) -> dict[str, object]:
     return {"lo": p.mean - WIDEN * (p.mean - p.lo), "hi": p.mean + WIDEN * (p.hi - p.mean)}
 
 
+def _flattened(p: Point, level: float) -> dict[str, object]:
+    return {"mean": level, "lo": p.lo - p.mean + level, "hi": p.hi - p.mean + level}
+
+
 def mutations(rows: Rows) -> Iterator[Mutation]:
     """Every generic mutation of ``rows`` (see the module docstring)."""
     series = _series(rows)
@@ -103,6 +109,13 @@ def mutations(rows: Rows) -> Iterator[Mutation]:
                 f"reverse {s}",
                 lambda r, ix=ix: _edit(
                     r, {i: _values(r[j]) for i, j in zip(ix, ix[::-1], strict=True)}
+                ),
+            )
+        if len(ix) >= 2 and all(math.isfinite(rows[i].mean) for i in ix):
+            yield Mutation(
+                f"flatten {s}",
+                lambda r, ix=ix: _edit(
+                    r, {i: _flattened(r[i], sum(r[j].mean for j in ix) / len(ix)) for i in ix}
                 ),
             )
         if rows[ix[0]].analytic:  # an analytic value is never a run: no unstable mutation

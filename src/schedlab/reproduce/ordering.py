@@ -10,6 +10,7 @@ replay, an analytic value) are ordered by their means, a tie being no order.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -84,3 +85,65 @@ def lower_claim(text: str, orders: Sequence[Order], evidence: str, clear: bool =
     if kinds & {UNRESOLVED, INDISTINCT}:
         return Claim(text, True, evidence, NOT_RESOLVED)
     return Claim(text, True, evidence, PASS)
+
+
+def trend_claim(text: str, points: Sequence[Point], rising: bool, evidence: str) -> Claim:
+    """'the series rises (``rising``) or falls over the sampled points' (in x order): FAIL when
+    the last point is clearly on the other side of the first or a step goes clearly the wrong
+    way (an unstable point counts as the highest); PASS when the last is clearly beyond the
+    first; else NOT RESOLVED (first and last not told apart, or both unstable). Two unstable
+    runs in a row are no step either way. Clearly: :func:`compare` (95% intervals apart)."""
+    want, wrong = (ABOVE, BELOW) if rising else (BELOW, ABOVE)
+    steps = [compare(b, a) for a, b in itertools.pairwise(points)]
+    overall = compare(points[-1], points[0]) if len(points) > 1 else Order(INDISTINCT, "")
+    if overall.order == wrong or any(o.order == wrong for o in steps):
+        return Claim(text, False, evidence, FAIL)
+    if overall.order != want:
+        return Claim(text, True, evidence + f" (first vs last: {overall.reason})", NOT_RESOLVED)
+    return Claim(text, True, evidence, PASS)
+
+
+def ratio_interval(p: Point, q: Point) -> tuple[float, float, float]:
+    """p/q with a conservative interval from the two 95% intervals: (ratio, lo, hi); an interval
+    missing (an exact value) counts as its mean, a lower end <= 0 gives hi = inf."""
+    p_lo, p_hi = (p.mean, p.mean) if math.isnan(p.lo) else (p.lo, p.hi)
+    q_lo, q_hi = (q.mean, q.mean) if math.isnan(q.lo) else (q.lo, q.hi)
+    hi = p_hi / q_lo if q_lo > 0 else math.inf
+    return p.mean / q.mean, p_lo / q_hi if q_hi > 0 else math.inf, hi
+
+
+def similar_claim(
+    text: str, pairs: Sequence[tuple[Point, Point]], factor: float, evidence: str
+) -> Claim:
+    """'p and q are similar' at each pair: both stable and p/q within [1/factor, factor]. PASS
+    when every ratio interval (:func:`ratio_interval`) lies inside that range; FAIL when one
+    run is stable and the other not, or a ratio interval lies wholly outside; else NOT
+    RESOLVED (an interval wider than the factor, or two unstable runs)."""
+    verdicts = []
+    for p, q in pairs:
+        if p.stable != q.stable:
+            verdicts.append(FAIL)
+            continue
+        if not p.stable or math.isnan(p.mean) or math.isnan(q.mean):
+            verdicts.append(NOT_RESOLVED)
+            continue
+        _, lo, hi = ratio_interval(p, q)
+        if 1 / factor <= lo and hi <= factor:
+            verdicts.append(PASS)
+        elif hi < 1 / factor or lo > factor:
+            verdicts.append(FAIL)
+        else:
+            verdicts.append(NOT_RESOLVED)
+    if FAIL in verdicts or not verdicts:
+        return Claim(text, False, evidence, FAIL)
+    if NOT_RESOLVED in verdicts:
+        return Claim(text, True, evidence, NOT_RESOLVED)
+    return Claim(text, True, evidence, PASS)
+
+
+def stable_claim(text: str, points: Sequence[Point], evidence: str) -> Claim:
+    """'every run is stable': FAIL if any is flagged unstable by the engine's growth test
+    (engine/stability.py: the number in system rising at least 5 standard errors and by half
+    its mean level over the window), else PASS."""
+    ok = bool(points) and all(p.stable for p in points)
+    return Claim(text, ok, evidence, PASS if ok else FAIL)

@@ -5,7 +5,8 @@ psychas2018): Figs 3-6 of §7.
   arriving 8 times as often, traffic intensity zeta = 0.89 (workload 0.89 (0.5, 4)): M14's total
   queue grows, Algorithm 1's stays bounded.
 * Fig. 4 (Example 2, §7.1): servers of 1, 2, 4, 8 units, VM types of 1, 2, 4, 8 units, equal
-  rates, zeta = 0.89: G16's queue far above Algorithm 1's.
+  rates, zeta = 0.89: G16's queue far above Algorithm 1's; G16 is run with each choice of its
+  sampling function f (policy ``g16``, ``f = "log"`` or ``"loglog"``).
 * Fig. 5 (§7.2): Table 1's VM and server types, rates proportional to (2/3, 11/3, 2/3) scaled
   by the number of servers (20..200), zeta = 0.89, Poisson and log-normal inter-arrival times,
   5 runs, first quarter discarded.
@@ -19,12 +20,17 @@ Choices the paper leaves open: the log-normal shape (sigma of the underlying nor
 ``LOGNORMAL_SIGMA = 1``); "200,000 events" is taken as 100,000 arrivals (each arrival and each
 completion is an event) for every policy, so G16's sampling events come on top (the paper runs
 G16 for 400,000 events including its sampling events).
+
+Every claim is a function of the rows the figure plots (``judge``), quotes the sentence of §7 it
+checks, and judges it with :mod:`schedlab.reproduce.ordering` (comparisons, trends over the
+sampled points, "similar" as a ratio within SIMILAR, stability by the growth test), so the
+claims audit (:mod:`schedlab.reproduce.audit`) can show each one able to FAIL.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,9 +43,33 @@ from schedlab.experiments.stats import summarize
 from schedlab.model.spec import SimulationSpec, parse_spec
 from schedlab.optim.vm_capacity import ServerType, max_scaling
 from schedlab.report.figures import Point, line_plot
-from schedlab.reproduce.ordering import ABOVE, compare
-from schedlab.reproduce.psychas2019 import LongRun, run_long
-from schedlab.reproduce.registry import Claim, Context, Outcome, Reproduction, label, register
+from schedlab.report.points import timeseries_points
+from schedlab.reproduce.ordering import (
+    ABOVE,
+    INDISTINCT,
+    Order,
+    compare,
+    describe,
+    lower_claim,
+    ratio_interval,
+    similar_claim,
+    stable_claim,
+    trend_claim,
+)
+from schedlab.reproduce.psychas2019 import LongRun, long_row, run_long, value_row
+from schedlab.reproduce.registry import (
+    FAIL,
+    NOT_RESOLVED,
+    PASS,
+    Claim,
+    Context,
+    Judge,
+    Outcome,
+    Reproduction,
+    judged,
+    label,
+    register,
+)
 from schedlab.workloads.traces.vm_types import ALIBABA, VmTrace, vm_trace
 
 SEED = 2018
@@ -137,7 +167,7 @@ def example1_spec(policy: str, arrivals: int) -> SimulationSpec:
     )
 
 
-def example2_spec(policy: str, arrivals: int) -> SimulationSpec:
+def example2_spec(policy: str, arrivals: int, **params: Any) -> SimulationSpec:
     return vm_spec(
         sizes=[1.0, 2.0, 4.0, 8.0],
         probabilities=[0.25] * 4,
@@ -145,6 +175,7 @@ def example2_spec(policy: str, arrivals: int) -> SimulationSpec:
         zeta=ZETA,
         policy=policy,
         arrivals=arrivals,
+        params=params,
         timeseries=2000,
     )
 
@@ -167,28 +198,39 @@ def table1_spec(
     )
 
 
-def _series(run: LongRun, samples: int = 400) -> list[Point]:
-    idx = np.unique(np.linspace(0, run.time.size - 1, min(samples, run.time.size)).astype(int))
-    return [
-        Point(label(run.policy), float(run.time[i]), float(run.queue[i]), math.nan, math.nan)
-        for i in idx
-    ]
+def _series(name: str, run: LongRun) -> list[Point]:
+    return timeseries_points(name, run.time, run.queue)
 
 
 def _no_extras(_result: Any) -> dict[str, Any]:
     return {}
 
 
+def _runs_note(runs: dict[str, LongRun]) -> str:
+    return "; ".join(
+        f"{name}: {describe(long_row(name, r))}, growth over the second half {r.slope():.3g} "
+        f"per unit time, {r.seconds:.1f} s"
+        for name, r in runs.items()
+    )
+
+
 # ------------------------------------------------------------------------------- Figs 3, 4
+
+LARGE = 5.0  # "very large queue sizes" / "much better": more than 5 times Algorithm 1's mean
+GROWTH_TEST = (
+    "the engine's growth test, engine/stability.py; its miss and false-alarm rates: "
+    "docs/guarantees.md, 'How often the trend test is wrong'"
+)
 
 
 def run_fig3(ctx: Context) -> Outcome:
     arrivals = 40_000 if ctx.quick else 400_000
     runs = {
-        p: run_long(ctx, example1_spec(p, arrivals), _no_extras) for p in ("vm-stalling", "m14")
+        label(p): run_long(ctx, example1_spec(p, arrivals), _no_extras)
+        for p in ("vm-stalling", "m14")
     }
     figures = line_plot(
-        [pt for r in runs.values() for pt in _series(r)],
+        [pt for name, r in runs.items() for pt in _series(name, r)],
         ctx.out / "psychas2018_fig3",
         x="time (mean service times)",
         y="total queue size",
@@ -196,37 +238,60 @@ def run_fig3(ctx: Context) -> Outcome:
         title="psychas2018 Fig. 3 (Example 1): capacity 6, sizes 4 and 1, zeta = 0.89",
     )
     s = max_scaling([[4.0], [1.0]], [ServerType(1, (6.0,))], [0.5, 4.0]).max_scaling
-    alg, m14 = runs["vm-stalling"], runs["m14"]
-    claims = [
-        Claim(
-            "the workload 0.89 (0.5, 4) has traffic intensity 0.89: (0.5, 4) is on the boundary "
-            "of C (the average of the maximal configurations (1,2) and (0,6))",
-            abs(s - 1.0) < 1e-9,
-            f"capacity LP (eq. (2)): largest scaling of (0.5, 4) in C = {s:.9g}",
-        ),
-        Claim(
-            "M14 (MaxWeight at local refresh times) is unstable: its total queue grows",
-            (not m14.stable) and m14.slope() > 0,
-            f"{arrivals} arrivals: instability flag: {m14.instability or 'none'}; growth over "
-            f"the second half {m14.slope():.3g} jobs per unit time; final queue "
-            f"{m14.queue[-1]:.0f}",
-        ),
-        Claim(
-            "Algorithm 1 keeps the queues bounded",
-            alg.stable and alg.queue[len(alg.queue) // 2 :].max() < 0.1 * m14.queue[-1],
-            f"stable={alg.stable}, mean queue {alg.mean_queue:.3g}, max over the second half "
-            f"{alg.queue[len(alg.queue) // 2 :].max():.0f}, growth {alg.slope():.2g} jobs per "
-            "unit time",
-        ),
-    ]
-    return Outcome(figures, claims, [f"{label(p)}: {r.seconds:.1f} s" for p, r in runs.items()])
+    rows = [value_row("largest scaling of (0.5, 4) in C", s)]
+    rows += [long_row(name, r) for name, r in runs.items()]
+    return judged(figures, rows, fig3_judge(arrivals), [_runs_note(runs)])
+
+
+def fig3_judge(arrivals: int) -> Judge:
+    def judge(rows: Sequence[Point]) -> list[Claim]:
+        at = {r.series: r for r in rows}
+        s = at["largest scaling of (0.5, 4) in C"].mean
+        alg, m14 = at[label("vm-stalling")], at[label("m14")]
+        return [
+            Claim(
+                "the workload 0.89 x (0.5, 4) has traffic intensity 0.89 (§7.1 Example 1: "
+                "'clearly supportable because it is less than the average of two maximal "
+                "configurations (1,2) and (0,6)'): (0.5, 4) lies on the boundary of C",
+                abs(s - 1.0) < 1e-9,
+                f"capacity LP (eq. (2)): largest scaling of (0.5, 4) in C = {s:.9g}",
+            ),
+            Claim(
+                "'the queue sizes under M14 go to infinity' (§7.1 Example 1): M14 flagged "
+                f"unstable by {GROWTH_TEST}, its queue growing",
+                not m14.stable and m14.growth > 0,
+                f"{arrivals} arrivals: M14 {describe(m14)}, growth {m14.growth:.3g} per unit time",
+            ),
+            lower_claim(
+                "'Algorithm 1 keeps the queues stable' (§7.1 Example 1): stable by the growth "
+                "test, hence below M14",
+                [compare(alg, m14)] if alg.stable else [Order(ABOVE, "Algorithm 1 unstable")],
+                f"Algorithm 1 {describe(alg)}, growth {alg.growth:.3g} per unit time; "
+                f"M14 {describe(m14)}",
+            ),
+        ]
+
+    return judge
+
+
+G16_F = ("log", "loglog")  # the sampling-rate functions of policy g16 (vm_tokens.py)
+
+
+def _g16_name(f: str) -> str:
+    return label("g16") + ("" if f == "log" else f" (f = {f})")
 
 
 def run_fig4(ctx: Context) -> Outcome:
     arrivals = 20_000 if ctx.quick else 200_000
-    runs = {p: run_long(ctx, example2_spec(p, arrivals), _no_extras) for p in POLICIES}
+    runs = {
+        label(p): run_long(ctx, example2_spec(p, arrivals), _no_extras)
+        for p in ("vm-stalling", "m14")
+    }
+    runs |= {
+        _g16_name(f): run_long(ctx, example2_spec("g16", arrivals, f=f), _no_extras) for f in G16_F
+    }
     figures = line_plot(
-        [pt for r in runs.values() for pt in _series(r)],
+        [pt for name, r in runs.items() for pt in _series(name, r)],
         ctx.out / "psychas2018_fig4",
         x="time (mean service times)",
         y="total queue size",
@@ -234,30 +299,70 @@ def run_fig4(ctx: Context) -> Outcome:
         title="psychas2018 Fig. 4 (Example 2): servers and VMs of 1, 2, 4, 8 units, zeta = 0.89",
         logy=True,
     )
-    alg, g16 = runs["vm-stalling"], runs["g16"]
-    claims = [
-        Claim(
-            "G16's queue is far above Algorithm 1's (taken as: time-average at least 5 times, "
-            "or G16 flagged unstable while Algorithm 1 is stable)",
-            alg.stable and (not g16.stable or g16.mean_queue > 5 * alg.mean_queue),
-            f"time-average total queue after the first quarter: G16 {g16.mean_queue:.4g} "
-            f"(stable={g16.stable}: {g16.instability or 'no growth'}), Algorithm 1 "
-            f"{alg.mean_queue:.4g} (stable={alg.stable}), M14 {runs['m14'].mean_queue:.4g}",
-        ),
-        Claim(
-            "Algorithm 1 is stable in Example 2",
-            alg.stable,
-            f"instability flag: {alg.instability or 'none'}",
-        ),
+    rows = [long_row(name, r) for name, r in runs.items()]
+    notes = [
+        f"{arrivals} arrivals per run; " + _runs_note(runs),
+        "G16 = f(x) = log(1 + x) (sampling rate 1 + Q_j), the default of policy g16; "
+        "f = loglog samples at rate log(e + Q_j); docs/vm-scheduling.md 'G16 on Example 2' "
+        "has both at paper scale and 5x longer",
     ]
-    return Outcome(figures, claims, [f"{label(p)}: {r.seconds:.1f} s" for p, r in runs.items()])
+    return judged(figures, rows, fig4_judge(arrivals), notes)
+
+
+def fig4_judge(arrivals: int) -> Judge:
+    def judge(rows: Sequence[Point]) -> list[Claim]:
+        at = {r.series: r for r in rows}
+        alg, g16 = at[label("vm-stalling")], at[_g16_name("log")]
+        evidence = (
+            f"{arrivals} arrivals: Algorithm 1 {describe(alg)}; G16 (f = log(1 + x)) "
+            f"{describe(g16)}; M14 {describe(at[label('m14')])}"
+        )
+        much = compare(alg, g16)
+        if much.below and g16.stable and g16.mean <= LARGE * alg.mean:
+            much = Order(INDISTINCT, f"G16 less than {LARGE:g}x Algorithm 1")
+        large = g16.stable and alg.stable and g16.mean > LARGE * alg.mean
+        return [
+            lower_claim(
+                "'Algorithm 1 performs much better' than G16 (Fig. 4 caption): below G16, and "
+                f"G16's mean queue more than {LARGE:g}x Algorithm 1's (or G16 unstable)",
+                [much],
+                evidence,
+            ),
+            Claim(
+                "'although G16 guarantees stability it ... could yield very large queue sizes' "
+                f"(§7.1 Example 2): G16 (f = log(1 + x)) stable by {GROWTH_TEST}, its mean "
+                f"queue more than {LARGE:g}x Algorithm 1's. NOT RESOLVED while its queue still "
+                "grows over the run: at 200,000 and at 1,000,000 arrivals it still grows, ever "
+                "more slowly (docs/vm-scheduling.md, 'G16 on Example 2'), so the runs show very "
+                "large queues but cannot show the stability the paper states",
+                large,
+                evidence,
+                (PASS if large else FAIL) if g16.stable or not alg.stable else NOT_RESOLVED,
+            ),
+            stable_claim(
+                "Algorithm 1 'performs much better' in Example 2 (Fig. 4 caption): stable by "
+                "the growth test",
+                [alg],
+                f"Algorithm 1 {describe(alg)}, growth {alg.growth:.3g} per unit time",
+            ),
+        ]
+
+    return judge
 
 
 # ------------------------------------------------------------------------------- Figs 5, 6
 
+ARRIVAL_PROCESSES = ("Poisson", "log-normal")
+SIMILAR = 2.0  # "similar": mean queues within a factor 2, the ratio's interval inside [1/2, 2]
+
+
+def _series_name(policy: str, arrival: str) -> str:
+    return f"{label(policy)} ({arrival})"
+
 
 def _sweep(ctx: Context, specs: dict[tuple, SimulationSpec], reps: int, name: str):
-    """One point per spec, and the number of its replications flagged unstable."""
+    """One point per spec, and the number of its replications flagged unstable. An unstable
+    point's growth is the mean of arrival rate - throughput over its unstable replications."""
     keys = list(specs)
     records = ctx.run([specs[k] for k in keys], replications=reps, experiment=name)
     points: dict[tuple, Point] = {}
@@ -265,35 +370,68 @@ def _sweep(ctx: Context, specs: dict[tuple, SimulationSpec], reps: int, name: st
     for key, recs in zip(keys, records, strict=True):
         stat = summarize(recs, by=["policy"], metric="mean_number_in_queue")[0]
         policy, x, arrival = key
-        points[key] = Point(
-            f"{label(policy)} ({arrival})", x, stat.mean, stat.lo, stat.hi, stat.stable
+        growing = [r for r in recs if not r.get("stable", True)]
+        growth = (
+            float(np.mean([r["arrival_rate"] - r["throughput"] for r in growing]))
+            if growing
+            else math.nan
         )
-        unstable[key] = sum(not r.get("stable", True) for r in recs)
+        points[key] = Point(
+            _series_name(policy, arrival),
+            x,
+            stat.mean,
+            stat.lo,
+            stat.hi,
+            stat.stable,
+            growth=growth,
+        )
+        unstable[key] = len(growing)
     return points, unstable
 
 
-def m14_trap(servers: int, zeta: float = ZETA) -> str:
-    """Why M14 can freeze on Table 1 (the local-refresh failure of Example 1, §7.1).
+@dataclass(frozen=True)
+class TrapCondition:
+    """When a frozen M14 mix on Table 1 cannot serve the high-memory load (§7.1's local-refresh
+    failure): every maximal configuration holds at least ``base`` high-memory VMs; a mix with
+    n_k servers in configuration k serves base L + sum_k extra_k n_k of them, below the load
+    ``load`` (per unit time, mean service 1) exactly when sum_k extra_k n_k <= ``most``."""
 
-    Every maximal configuration of Table 1 holds at least ``k_min`` high-memory VMs, so while the
-    high-memory queue is backlogged every server keeps refilling those slots and none empties:
-    M14 never takes a new configuration again. The frozen mix serves the high-memory type at
-    most at rate k_min L + (k_max - k_min) n_max (n_max servers in a configuration with the
-    most high-memory slots); below the offered load the queue grows for ever."""
+    servers: int
+    base: int
+    extra: dict[tuple[int, ...], int]  # maximal configuration -> high-memory slots above base
+    load: float
+    most: int
+
+    def trapped(self, mix: dict[tuple[int, ...], int]) -> bool:
+        return sum(self.extra[k] * n for k, n in mix.items()) <= self.most
+
+    def __str__(self) -> str:
+        terms = " + ".join(
+            f"{e} n{list(k)}" if e > 1 else f"n{list(k)}" for k, e in self.extra.items() if e
+        )
+        return (
+            f"every maximal configuration of Table 1 holds >= {self.base} high-memory VMs, so "
+            "with a backlogged high-memory queue no server empties and M14's configurations "
+            f"freeze; at {self.servers} servers a frozen mix serves {self.base} x "
+            f"{self.servers} + {terms} high-memory VMs, below the load {self.load:.4g} when "
+            f"{terms} <= {self.most} (n[k] = servers in configuration k): then the queue grows "
+            "for ever"
+        )
+
+
+def m14_trap(servers: int, zeta: float = ZETA) -> TrapCondition:
+    """The trap condition of :class:`TrapCondition`, from the maximal configurations of Table 1
+    (the capacity LP's configurations) and the high-memory load at ``zeta``."""
     w = np.array(list(TABLE1.values()))
     total = sum(TABLE1_RATES)
     d = np.array(TABLE1_RATES) / total
     scaling = max_scaling(w, [ServerType(1, TABLE1_SERVER)], d)
     b = int(np.argmax(TABLE1_RATES))
-    k = scaling.configurations[0][:, b]
+    configs = [tuple(int(v) for v in k) for k in scaling.configurations[0]]
+    base = min(k[b] for k in configs)
     load = zeta * scaling.max_scaling * d[b] * servers
-    need = math.ceil((load - k.min() * servers) / (k.max() - k.min()) - 1e-9)
-    return (
-        f"every maximal configuration of Table 1 holds >= {k.min()} high-memory VMs, so with a "
-        f"backlogged high-memory queue no server empties and M14's configurations freeze; at "
-        f"{servers} servers the frozen mix must have >= {need} servers with {k.max()} "
-        f"high-memory slots to serve its load {load:.4g}, else the queue grows for ever"
-    )
+    most = math.ceil(load - base * servers - 1e-9) - 1  # extra slots strictly below the load
+    return TrapCondition(servers, base, {k: k[b] - base for k in configs}, load, most)
 
 
 @dataclass(frozen=True)
@@ -304,7 +442,6 @@ class Table1Sweep:
     unstable: dict[tuple, int]  # (policy, x, arrivals) -> replications flagged unstable
     replications: int
     figures: list[Path]
-    claims: list[Claim]  # how the queues scale with x (_scaling_claims)
 
 
 def _table1_sweep(
@@ -314,18 +451,17 @@ def _table1_sweep(
     spec_of: Callable[[str, Any, int, bool], SimulationSpec],
     *,
     x: str,
-    what: str,
     title: str,
 ) -> Table1Sweep:
-    """Run ``spec_of(policy, x, arrivals, lognormal)`` for every policy, x and arrival process,
-    plot the mean queue size against x (log scale) and check how it scales with x."""
+    """Run ``spec_of(policy, x, arrivals, lognormal)`` for every policy, x and arrival process
+    and plot the mean queue size against x (log scale)."""
     arrivals = QUICK_ARRIVALS if ctx.quick else ARRIVALS
     reps = 3 if ctx.quick else 5
     specs = {
         (p, v, a): spec_of(p, v, arrivals, a == "log-normal")
         for p in POLICIES
         for v in xs
-        for a in ("Poisson", "log-normal")
+        for a in ARRIVAL_PROCESSES
     }
     pts, unstable = _sweep(ctx, specs, reps, name)
     figures = line_plot(
@@ -337,7 +473,41 @@ def _table1_sweep(
         title=title,
         logy=True,
     )
-    return Table1Sweep(pts, unstable, reps, figures, _scaling_claims(pts, xs, what))
+    return Table1Sweep(pts, unstable, reps, figures)
+
+
+def _at(rows: Sequence[Point]) -> Callable[[str, str, float], Point]:
+    points = {(r.series, r.x): r for r in rows}
+    return lambda policy, arrival, x: points[(_series_name(policy, arrival), x)]
+
+
+def _table(at: Callable[[str, str, float], Point], a: str, xs: Sequence, what: str) -> str:
+    return "; ".join(
+        f"{what} {x}: " + ", ".join(f"{label(p)} {describe(at(p, a, x))}" for p in POLICIES)
+        for x in xs
+    )
+
+
+def _below_g16(at, a: str, xs: Sequence, text: str) -> Claim:
+    """Algorithm 1 stable and below G16 at every x (:func:`lower_claim`)."""
+    orders = [
+        compare(at("vm-stalling", a, x), at("g16", a, x))
+        if at("vm-stalling", a, x).stable
+        else Order(ABOVE, "Algorithm 1 unstable")
+        for x in xs
+    ]
+    return lower_claim(text, orders, _table(at, a, xs, "x ="))
+
+
+def _similar_text(at, a: str, xs: Sequence) -> str:
+    def one(x: float) -> str:
+        p, m = at("vm-stalling", a, x), at("m14", a, x)
+        if not (p.stable and m.stable):
+            return f"{x}: Alg. 1 {describe(p)}, M14 {describe(m)}"
+        r, lo, hi = ratio_interval(p, m)
+        return f"{x}: Alg. 1 / M14 = {r:.3g} [{lo:.3g}, {hi:.3g}]"
+
+    return "; ".join(one(x) for x in xs)
 
 
 def run_fig5(ctx: Context) -> Outcome:
@@ -348,39 +518,80 @@ def run_fig5(ctx: Context) -> Outcome:
         servers,
         lambda p, n, arrivals, lognormal: table1_spec(p, n, ZETA, arrivals, lognormal),
         x="number of servers",
-        what="servers",
         title="psychas2018 Fig. 5: Table 1 types, zeta = 0.89",
     )
-    pts, unstable, reps, claims = sweep.points, sweep.unstable, sweep.replications, sweep.claims
-    small, rest = servers[0], servers[1:]
-    for a in ("Poisson", "log-normal"):
-        pairs = {n: (pts[("vm-stalling", n, a)], pts[("m14", n, a)]) for n in rest}
-        claims.append(
-            Claim(
-                f"Algorithm 1 and M14 behave similarly above {small} servers ({a} arrivals; "
-                "taken as: both stable, mean queues within a factor 2 or 95% intervals "
-                "overlapping)",
-                all(_similar(*pair) for pair in pairs.values()),
-                "; ".join(f"{n}: Alg. 1 {_fmt(p)}, M14 {_fmt(m)}" for n, (p, m) in pairs.items()),
-            )
-        )
-        alg, m14 = pts[("vm-stalling", small, a)], pts[("m14", small, a)]
-        claims.append(
-            Claim(
-                f"... and at {small} servers too, as the paper's Fig. 5 shows ({a} arrivals)",
-                _similar(alg, m14),
-                f"Alg. 1 {_fmt(alg)}, M14 {_fmt(m14)} ({unstable[('m14', small, a)]} of {reps} "
-                "M14 runs flagged unstable); " + m14_trap(small),
-            )
-        )
-    return Outcome(sweep.figures, claims, [])
+    notes = [
+        f"{sweep.replications} runs per point; M14 runs flagged unstable at {servers[0]} "
+        "servers: "
+        + ", ".join(
+            f"{a} {sweep.unstable[('m14', servers[0], a)]} of {sweep.replications}"
+            for a in ARRIVAL_PROCESSES
+        ),
+        str(m14_trap(servers[0])),
+    ]
+    return judged(sweep.figures, list(sweep.points.values()), fig5_judge(servers), notes)
 
 
-def _similar(p: Point, m: Point) -> bool:
-    """Both stable, and mean queues within a factor 2 or not told apart (95% intervals
-    overlap)."""
-    close = 0.5 * m.mean <= p.mean <= 2 * m.mean
-    return p.stable and m.stable and (close or (p.lo <= m.hi and m.lo <= p.hi))
+def fig5_judge(servers: Sequence[int]) -> Judge:
+    small, rest = servers[0], list(servers[1:])
+
+    def judge(rows: Sequence[Point]) -> list[Claim]:
+        at = _at(rows)
+        claims = []
+        for a in ARRIVAL_PROCESSES:
+
+            def trend(policy: str, a: str = a) -> str:
+                return f"{label(policy)}: " + ", ".join(
+                    f"{n}: {describe(at(policy, a, n))}" for n in servers
+                )
+
+            claims += [
+                _below_g16(
+                    at,
+                    a,
+                    servers,
+                    "Algorithm 1 is 'much better than G16 when it comes to scaling cluster to "
+                    f"more servers' (Fig. 5 caption; {a} arrivals): stable and below G16 at "
+                    "every number of servers",
+                ),
+                similar_claim(
+                    "'The behavior of Algorithm 1 and M14 is similar' (§7.2; "
+                    f"{a} arrivals) above {small} servers: mean-queue ratio within a factor "
+                    f"{SIMILAR:g}, its 95% interval inside [1/{SIMILAR:g}, {SIMILAR:g}] (NOT "
+                    "RESOLVED when wider)",
+                    [(at("vm-stalling", a, n), at("m14", a, n)) for n in rest],
+                    SIMILAR,
+                    _similar_text(at, a, rest),
+                ),
+                similar_claim(
+                    f"... and at {small} servers too, as the paper's Fig. 5 shows ({a} arrivals)",
+                    [(at("vm-stalling", a, small), at("m14", a, small))],
+                    SIMILAR,
+                    _similar_text(at, a, [small]) + "; " + str(m14_trap(small)),
+                ),
+                *(
+                    trend_claim(
+                        f"{label(p)} 'perform[s] better as the number of servers increases' "
+                        f"(§7.2; {a} arrivals): its mean queue falls over the sampled sizes",
+                        [at(p, a, n) for n in servers],
+                        False,
+                        trend(p),
+                    )
+                    for p in ("vm-stalling", "m14")
+                ),
+            ]
+            g16 = compare(at("g16", a, servers[-1]), at("g16", a, small))
+            claims.append(
+                Claim(
+                    f"'... unlike G16' (§7.2; {a} arrivals): G16's mean queue does not fall "
+                    f"with more servers (at {servers[-1]} servers not below {small})",
+                    not g16.below,
+                    trend("g16") + f" ({g16.reason})",
+                )
+            )
+        return claims
+
+    return judge
 
 
 def run_fig6(ctx: Context) -> Outcome:
@@ -393,58 +604,85 @@ def run_fig6(ctx: Context) -> Outcome:
             p, 20, z, arrivals, lognormal, **({"beta_bar": 0.98} if p == "vm-stalling" else {})
         ),
         x="traffic intensity zeta",
-        what="zeta",
         title="psychas2018 Fig. 6: 20 servers, Table 1 types, beta_bar = 0.98",
     )
-    pts, claims = sweep.points, sweep.claims
-    for a in ("Poisson", "log-normal"):
-        hi, lo = zetas[-1], zetas[0]
-        claims.append(
-            Claim(
-                f"M14 deteriorates at high traffic: above Algorithm 1 at zeta = {hi} ({a})",
-                _above(pts[("m14", hi, a)], pts[("vm-stalling", hi, a)]),
-                f"M14 {_fmt(pts[('m14', hi, a)])}, Algorithm 1 {_fmt(pts[('vm-stalling', hi, a)])}",
+    notes = [f"{sweep.replications} runs per point"]
+    return judged(sweep.figures, list(sweep.points.values()), fig6_judge(zetas), notes)
+
+
+def _ratio_point(p: Point, q: Point, x: float) -> Point:
+    """p/q as a point with its conservative interval (:func:`ratio_interval`): unstable when p
+    is unstable and q not (an infinite ratio), 0 when q is unstable and p not, NOT RESOLVED
+    (unstable, no growth) when both are."""
+    if p.stable and q.stable:
+        r, lo, hi = ratio_interval(p, q)
+        return Point("ratio", x, r, lo, hi)
+    if p.stable:
+        return Point("ratio", x, 0.0, math.nan, math.nan)
+    return Point("ratio", x, math.nan, math.nan, math.nan, stable=False, growth=p.growth)
+
+
+def fig6_judge(zetas: Sequence[float]) -> Judge:
+    high = [z for z in zetas if z >= ZETA]
+
+    def judge(rows: Sequence[Point]) -> list[Claim]:
+        at = _at(rows)
+        claims = []
+        for a in ARRIVAL_PROCESSES:
+            table = _table(at, a, zetas, "zeta")
+
+            def ratios(policy: str, a: str = a) -> list[Point]:
+                return [_ratio_point(at(policy, a, z), at("vm-stalling", a, z), z) for z in zetas]
+
+            def text(points: list[Point], name: str) -> str:
+                return f"{name} / Algorithm 1: " + ", ".join(
+                    f"{p.x}: {describe(p)}" for p in points
+                )
+
+            top, low = zetas[-1], zetas[0]
+            m14 = ratios("m14")
+            above = compare(at("m14", a, top), at("vm-stalling", a, top))
+            m14_claim = trend_claim(
+                "'M14 deteriorates at higher traffic' (Fig. 6 caption; §7.2 'M14 seems to "
+                f"become unstable in high traffic loads'; {a} arrivals): its ratio to "
+                "Algorithm 1 rises with zeta, and at the highest zeta M14 is above Algorithm 1",
+                m14,
+                True,
+                text(m14, "M14") + f"; at {top}: {above.reason}",
             )
-        )
-        claims.append(
-            Claim(
-                f"G16 deteriorates at low traffic: above Algorithm 1 at zeta = {lo} ({a})",
-                _above(pts[("g16", lo, a)], pts[("vm-stalling", lo, a)]),
-                f"G16 {_fmt(pts[('g16', lo, a)])}, Algorithm 1 {_fmt(pts[('vm-stalling', lo, a)])}",
-            )
-        )
-    return Outcome(sweep.figures, claims, [])
-
-
-def _fmt(p: Point) -> str:
-    if not p.stable:
-        return "unstable"
-    return f"{p.mean:.3g} [{p.lo:.3g}, {p.hi:.3g}]"
-
-
-def _above(p: Point, q: Point) -> bool:
-    """p clearly above q (:func:`compare`): p unstable while q is stable, or 95% intervals
-    apart; two unstable runs are not ordered."""
-    return compare(p, q).order == ABOVE
-
-
-def _scaling_claims(pts: dict[tuple, Point], xs, what: str) -> list[Claim]:
-    claims = []
-    for a in ("Poisson", "log-normal"):
-        alg = [pts[("vm-stalling", x, a)] for x in xs]
-        g16 = [pts[("g16", x, a)] for x in xs]
-        claims.append(
-            Claim(
-                f"Algorithm 1 is stable at every {what} and below G16 ({a} arrivals)",
-                all(p.stable for p in alg)
-                and all(_above(g, p) for g, p in zip(g16, alg, strict=True)),
-                "; ".join(
-                    f"{x}: Alg. 1 {_fmt(p)}, G16 {_fmt(g)}"
-                    for x, p, g in zip(xs, alg, g16, strict=True)
+            if above.order != ABOVE and m14_claim.verdict == PASS:
+                m14_claim = Claim(m14_claim.text, False, m14_claim.evidence, FAIL)
+            g16 = ratios("g16")
+            claims += [
+                stable_claim(
+                    "'our algorithm performs very well in the whole range of workloads' "
+                    f"(§7.2; {a} arrivals): Algorithm 1 stable at every zeta (growth test)",
+                    [at("vm-stalling", a, z) for z in zetas],
+                    table,
                 ),
-            )
-        )
-    return claims
+                stable_claim(
+                    "'... while G16 and Algorithm 1 are still stable' in high traffic loads "
+                    f"(§7.2; {a} arrivals): both stable at zeta >= {ZETA} (growth test)",
+                    [at(p, a, z) for z in high for p in ("g16", "vm-stalling")],
+                    table,
+                ),
+                m14_claim,
+                _g16_claim(g16, at, a, low, text(g16, "G16")),
+            ]
+        return claims
+
+    return judge
+
+
+def _g16_claim(ratios: list[Point], at, a: str, low: float, evidence: str) -> Claim:
+    text = (
+        f"'G16 deteriorates at lower traffic' (Fig. 6 caption; {a} arrivals): its mean queue "
+        f"relative to Algorithm 1's falls as zeta grows, from above Algorithm 1 at zeta = {low}"
+    )
+    start = compare(at("g16", a, low), at("vm-stalling", a, low))
+    if start.order != ABOVE:
+        return Claim(text, False, evidence + f"; at zeta = {low}: {start.reason}")
+    return trend_claim(text, ratios, False, evidence)
 
 
 # ------------------------------------------------------------------------------- Figs 7, 8
@@ -524,25 +762,29 @@ def run_fig7(ctx: Context) -> Outcome:
         hue="trace",
         title=f"psychas2018 Fig. 7: arrivals per 20 minutes, {vt.label}",
     )
-    dispersion = float(full.var(ddof=1) / full.mean()) if full.size > 1 else math.nan
-    p_value = (
-        float(stats.chi2.sf(dispersion * (full.size - 1), full.size - 1))
-        if full.size > 1
-        else math.nan
-    )
-    claims = [
-        Claim(
-            "the traffic is variable, not Poisson (taken as: counts per 20-minute window "
-            "over-dispersed, chi-square dispersion test p < 0.01)",
-            full.size > 1 and p_value < 0.01,
-            f"{full.size} full windows, counts {full.min():,} to {full.max():,}; variance/mean "
-            f"{dispersion:.4g} (1 for Poisson), p = {p_value:.3g}",
-        )
-    ]
     notes = [
         f"trace: {vt.label}; {vt.arrival.size:,} arrivals over {vt.arrival[-1] / 3600:.3g} hours"
     ]
-    return Outcome(figures, claims, notes)
+    return judged(figures, points, fig7_judge, notes)
+
+
+def fig7_judge(rows: Sequence[Point]) -> list[Claim]:
+    counts = np.array([r.mean for r in rows if r.series == "arrivals"])
+    ok = counts.size > 1 and bool(np.all(np.isfinite(counts))) and counts.mean() > 0
+    dispersion = float(counts.var(ddof=1) / counts.mean()) if ok else math.nan
+    dof = counts.size - 1
+    p_value = float(stats.chi2.sf(dispersion * dof, dof)) if ok else math.nan
+    return [
+        Claim(
+            "'The traffic intensity is variable and we suspect that the arrivals are correlated "
+            "and do not really follow Poisson' (§7.3): counts per 20-minute window "
+            "over-dispersed (chi-square dispersion test p < 0.01)",
+            ok and p_value < 0.01,
+            f"{counts.size} full windows, counts {np.nanmin(counts):,.0f} to "
+            f"{np.nanmax(counts):,.0f}; variance/mean {dispersion:.4g} (1 for Poisson), "
+            f"p = {p_value:.3g}",
+        )
+    ]
 
 
 def run_fig8(ctx: Context) -> Outcome:
@@ -560,7 +802,7 @@ def run_fig8(ctx: Context) -> Outcome:
         experiment="psychas2018-fig8",
     )
     grid += [("g16", n) for n in paper_l]
-    pts: dict[tuple[str, int], Point] = {}
+    pts: list[Point] = []
     for (policy, n), recs in zip(grid, records + g16, strict=True):
         values = np.array([_trace_queue(r) for r in recs])
         lo, hi = (math.nan, math.nan)
@@ -568,11 +810,13 @@ def run_fig8(ctx: Context) -> Outcome:
             est = t_interval(float(values.mean()), values)
             lo, hi = est.ci95
         mean = float(values.mean())
-        pts[(policy, n)] = Point(
-            label(policy), float(cluster_size(vt, n)), mean, lo, hi, stable=not math.isnan(mean)
+        pts.append(
+            Point(
+                label(policy), float(cluster_size(vt, n)), mean, lo, hi, stable=not math.isnan(mean)
+            )
         )
     figures = line_plot(
-        list(pts.values()),
+        pts,
         ctx.out / "psychas2018_fig8",
         x="number of servers" + ("" if vt.natural else " (stand-in trace)"),
         y="mean queue size",
@@ -580,38 +824,6 @@ def run_fig8(ctx: Context) -> Outcome:
         title="psychas2018 Fig. 8: trace replay, " + vt.label,
         logy=True,
     )
-    q = {k: v.mean for k, v in pts.items()}
-    table = "; ".join(
-        f"{n} ({cluster_size(vt, n)} servers): "
-        + ", ".join(f"{label(p)} {_fmt_trace(q[(p, n)])}" for p in POLICIES)
-        for n in paper_l
-    )
-    small, large = paper_l[0], paper_l[-1]
-    claims = [
-        Claim(
-            "Algorithm 1 has the best overall performance at every number of servers (taken as: "
-            "its mean queue at most 1.1 x the better of M14 and G16)",
-            all(q[("vm-stalling", n)] <= 1.1 * min(q[("m14", n)], q[("g16", n)]) for n in paper_l),
-            table,
-        ),
-        Claim(
-            "G16 deteriorates as the number of servers scales up (taken as: its mean queue at "
-            f"{cluster_size(vt, large)} servers at least its mean queue at "
-            f"{cluster_size(vt, small)})",
-            q[("g16", large)] >= q[("g16", small)],
-            f"G16 {_fmt_trace(q[('g16', small)])} at {cluster_size(vt, small)}, "
-            f"{_fmt_trace(q[('g16', large)])} at {cluster_size(vt, large)} servers",
-        ),
-        Claim(
-            "M14 deteriorates as the number of servers scales down (taken as: its excess over "
-            f"Algorithm 1's mean queue is larger at {cluster_size(vt, small)} than at "
-            f"{cluster_size(vt, large)} servers)",
-            _excess(q, "m14", small) > _excess(q, "m14", large),
-            f"M14 - Algorithm 1: {_fmt_trace(_excess(q, 'm14', small))} at "
-            f"{cluster_size(vt, small)}, {_fmt_trace(_excess(q, 'm14', large))} at "
-            f"{cluster_size(vt, large)} servers",
-        ),
-    ]
     notes = [
         f"trace: {vt.label}; {vt.arrival.size:,} arrivals; types (sizes) "
         + ", ".join(f"1/{round(1 / s)}: {sh:.1%}" for s, sh in zip(vt.sizes, vt.share, strict=True))
@@ -628,7 +840,44 @@ def run_fig8(ctx: Context) -> Outcome:
             "does not give its trace's load): loads "
             + ", ".join(f"{vt.offered / cluster_size(vt, n):.3g}" for n in paper_l)
         )
-    return Outcome(figures, claims, notes)
+    return judged(figures, pts, fig8_judge, notes)
+
+
+def fig8_judge(rows: Sequence[Point]) -> list[Claim]:
+    at = {(r.series, r.x): r for r in rows}
+    sizes = sorted({r.x for r in rows})
+    small, large = sizes[0], sizes[-1]
+    q = {k: v.mean for k, v in at.items()}
+    names = [label(p) for p in POLICIES]
+    alg, m14, g16 = names
+    table = "; ".join(
+        f"{n:g} servers: " + ", ".join(f"{p} {_fmt_trace(q[(p, n)])}" for p in names) for n in sizes
+    )
+    excess = {n: q[(m14, n)] - q[(alg, n)] for n in sizes}
+    return [
+        Claim(
+            "'our algorithm has the best overall performance in the whole range of the number of "
+            "servers' (§7.3): its mean queue at most 1.1 x the better of M14 and G16 at every "
+            "size",
+            all(q[(alg, n)] <= 1.1 * min(q[(m14, n)], q[(g16, n)]) for n in sizes),
+            table,
+        ),
+        Claim(
+            "'The performance of G16 deteriorates as the number of servers scales up' (§7.3): "
+            f"its mean queue at {large:g} servers at least its mean queue at {small:g}",
+            q[(g16, large)] >= q[(g16, small)],
+            f"G16 {_fmt_trace(q[(g16, small)])} at {small:g}, {_fmt_trace(q[(g16, large)])} at "
+            f"{large:g} servers",
+        ),
+        Claim(
+            "'... while the performance of M14 deteriorates as the number of servers scales "
+            f"down' (§7.3): its excess over Algorithm 1's mean queue larger at {small:g} than "
+            f"at {large:g} servers",
+            excess[small] > excess[large],
+            f"M14 - Algorithm 1: {_fmt_trace(excess[small])} at {small:g}, "
+            f"{_fmt_trace(excess[large])} at {large:g} servers",
+        ),
+    ]
 
 
 def _trace_queue(record: dict[str, Any]) -> float:
@@ -638,10 +887,6 @@ def _trace_queue(record: dict[str, Any]) -> float:
 
 def _fmt_trace(value: float) -> str:
     return "unstable" if math.isnan(value) else f"{value:.4g}"
-
-
-def _excess(q: dict[tuple[str, int], float], policy: str, n: int) -> float:
-    return q[(policy, n)] - q[("vm-stalling", n)]
 
 
 for _name_, _fig, _run, _title, _scale, _data in (

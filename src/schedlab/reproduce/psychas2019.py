@@ -101,13 +101,13 @@ def _series_points(run: LongRun) -> list[Point]:
     return timeseries_points(label(run.policy), run.time, run.queue)
 
 
-def _long_row(series: str, run: LongRun) -> Point:
+def long_row(series: str, run: LongRun) -> Point:
     """A long run as a claims row: its mean queue (NaN when unstable) and growth rate."""
     mean = run.mean_queue if run.stable else math.nan
     return Point(series, 0.0, mean, math.nan, math.nan, run.stable, growth=run.slope())
 
 
-def _value(series: str, value: float) -> Point:
+def value_row(series: str, value: float) -> Point:
     """A computed number (an LP value, a count) as a claims row."""
     return Point(series, 0.0, float(value), math.nan, math.nan, analytic=True)
 
@@ -172,13 +172,13 @@ def run_fig3a(ctx: Context) -> Outcome:
     )
     lp = max_workload([0.4, 0.6], [0.5, 0.5])
     rows = [
-        _value("lambda*", lp.arrival_rate(100)),
-        _value(
+        value_row("lambda*", lp.arrival_rate(100)),
+        value_row(
             "lambda over VQS's packings", lp_over_configurations([[2, 0], [0, 1]], [0.5, 0.5]) / 100
         ),
-        *(_long_row(label(p), runs[p]) for p in FIG3_POLICIES),
+        *(long_row(label(p), runs[p]) for p in FIG3_POLICIES),
         *(
-            _value(f"{label(p)} 0.4+0.6 together", runs[p].extras["co_located_04_06"])
+            value_row(f"{label(p)} 0.4+0.6 together", runs[p].extras["co_located_04_06"])
             for p in FIG3_POLICIES
         ),
     ]
@@ -292,17 +292,17 @@ def run_fig3b(ctx: Context) -> Outcome:
     }
     stall = "VQS-BF + stalling"
     rows = [
-        _value("lambda*", lp.arrival_rate(100)),
-        _value("LP weight of (5,0)", mix.get((5, 0), 0.0)),
-        _value("LP weight of (0,2)", mix.get((0, 2), 0.0)),
-        *(_long_row(label(p), runs[p]) for p in FIG3_POLICIES),
-        _long_row(stall, stalled),
+        value_row("lambda*", lp.arrival_rate(100)),
+        value_row("LP weight of (5,0)", mix.get((5, 0), 0.0)),
+        value_row("LP weight of (0,2)", mix.get((0, 2), 0.0)),
+        *(long_row(label(p), runs[p]) for p in FIG3_POLICIES),
+        long_row(stall, stalled),
         *(
-            _value(f"{label(p)} 2+5 together", runs[p].extras["co_located_2_5"])
+            value_row(f"{label(p)} 2+5 together", runs[p].extras["co_located_2_5"])
             for p in FIG3_POLICIES
         ),
         *(
-            _value(f"{label(p)} time in (2,1)", runs[p].extras["time_in_2_1_second_half"])
+            value_row(f"{label(p)} time in (2,1)", runs[p].extras["time_in_2_1_second_half"])
             for p in FIG3_POLICIES
         ),
     ]

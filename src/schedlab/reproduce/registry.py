@@ -22,7 +22,7 @@ from schedlab.experiments.store import ResultStore
 from schedlab.model.spec import SimulationSpec
 from schedlab.papers import PAPERS
 from schedlab.policies.registry import get_policy
-from schedlab.report.figures import Point
+from schedlab.report.figures import Point, variant_titles
 
 PASS, FAIL, NOT_RESOLVED, NOT_CHECKED = "PASS", "FAIL", "NOT RESOLVED", "NOT CHECKED"
 
@@ -108,6 +108,16 @@ class Reproduction:
     run: Callable[[Context], Outcome]
     scale: str = ""  # what paper scale and --quick mean for this entry
     data: tuple[str, ...] = ()  # files it reads from the data folder (schedlab.datasets)
+
+
+QUICK = "quick variant"
+
+
+def run_reproduction(entry: Reproduction, ctx: Context) -> Outcome:
+    """``entry.run(ctx)``; with ``ctx.quick`` every figure it saves says "quick variant" in its
+    title (:func:`schedlab.report.figures.variant_titles`)."""
+    with variant_titles(QUICK if ctx.quick else ""):
+        return entry.run(ctx)
 
 
 def label(policy: str) -> str:

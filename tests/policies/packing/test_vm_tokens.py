@@ -65,3 +65,25 @@ def test_same_seed_same_run():
             assert np.array_equal([est.mean], [metrics_b[name].mean], equal_nan=True), name
     assert a.transient or math.isfinite(a.metrics["mean_number_in_queue"].mean)
     assert a.counters == b.counters
+
+
+def test_sampling_rate_follows_f():
+    """policy.f chooses the sampling rate alpha e^{f(Q_j)} of queue j: f = log(1 + x) gives
+    alpha (1 + Q_j), f = log log(e + x) gives alpha log(e + Q_j) (issue 31 item 4)."""
+    import pytest
+
+    from schedlab.errors import SchedlabError
+    from schedlab.policies.packing import vm_tokens
+
+    queues = np.array([0, 1, 10, 100])
+    for f, rate in (("log", 1.0 + queues), ("loglog", np.log(math.e + queues))):
+        s = spec()
+        s["policy"] |= {"f": f, "alpha": 0.5}
+        run = prepare(compile_model(parse_spec(s)))
+        run.st.class_in_queue[:] = queues
+        sample, expire = vm_tokens._rates(run.st, run.ps)
+        assert math.isclose(sample, 0.5 * rate.sum(), rel_tol=1e-12) and expire == 0.0
+    bad = spec()
+    bad["policy"]["f"] = "sqrt"
+    with pytest.raises(SchedlabError, match=r"policy\.f: "):
+        compile_model(parse_spec(bad))

@@ -14,8 +14,11 @@ the quantities it defines are parameters with choices marked CHOSEN:
 * sampling: queue j samples one server uniformly at random at the events of a Poisson process of
   rate ``alpha * (1 + Q_j)`` per unit of time (CHOSEN: alpha = 1, i.e. one sample per mean
   service time per waiting VM in §7's specs, whose mean service time is 1 — a trace in seconds
-  passes alpha = 1 / its mean duration, see psychas2018-fig8; weight e^{f(Q)} with
-  f(x) = log(1 + x), the usual Glauber-dynamics weight of such randomized schedulers);
+  passes alpha = 1 / its mean duration, see psychas2018-fig8). ``alpha (1 + Q_j)`` is
+  ``alpha e^{f(Q_j)}`` with f(x) = log(1 + x) (``f="log"``, the default); the abstract asks only
+  that the sampling rate grow with the queue, and the Glauber-dynamics proofs of such randomized
+  schedulers take a slower f, so ``f="loglog"`` gives f(x) = log log(e + x), a rate
+  ``alpha log(e + Q_j)`` (docs/vm-scheduling.md compares the two on psychas2018 Fig. 4);
 * token placement: if a type-j VM fits in the sampled server's capacity left by its VMs and
   tokens, the head of queue j starts there when Q_j > 0, else a type-j token is placed there;
 * token expiry: an unused token is removed after an exponential time of mean ``token_life``
@@ -33,7 +36,7 @@ policy's own random stream (schedlab.streams, stream "policy"), seeded once per 
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 import numpy as np
 from pydantic import Field
@@ -62,12 +65,14 @@ class TokensConfig(PolicyConfig):
 
     alpha: Annotated[float, Field(gt=0)] = 1.0
     token_life: Annotated[float, Field(gt=0)] = 1.0
+    f: Literal["log", "loglog"] = "log"  # sampling rate alpha e^{f(Q)}: 1 + Q or log(e + Q)
 
 
 STATE = PolicyState(
     "vm_tokens",
     [
         StateField("alpha", "f8"),
+        StateField("loglog", "b1"),
         StateField("seed", "i8"),
         StateField("started", "b1"),
         StateField("t_next", "f8"),
@@ -91,6 +96,7 @@ def init(st, context: PolicyContext, config: TokensConfig):
         engine_sizes(st),
         {
             "alpha": config.alpha,
+            "loglog": config.f == "loglog",
             "seed": seed,
             "t_next": np.inf,
             "w": vm_types(context),
@@ -117,11 +123,17 @@ def _remove_token(ps, s, c):
 
 
 @kernel(wraparound=False)
+def _sample_rate(ps, q):
+    """Queue q's sampling rate alpha e^{f(q)}: alpha (1 + q), or alpha log(e + q) (f = loglog)."""
+    return ps.alpha * (np.log(np.e + q) if ps.loglog else 1.0 + q)
+
+
+@kernel(wraparound=False)
 def _rates(st, ps):
     sample = 0.0
     expire = 0.0
     for c in range(ps.w.shape[0]):
-        sample += ps.alpha * (1.0 + st.class_in_queue[c])
+        sample += _sample_rate(ps, st.class_in_queue[c])
         expire += ps.n_tokens[c] * ps.expiry_rate[c]
     return sample, expire
 
@@ -135,10 +147,10 @@ def _random_event(st, ps):
     if u < sample:
         ps.samples += 1
         c = 0
-        acc = ps.alpha * (1.0 + st.class_in_queue[0])
+        acc = _sample_rate(ps, st.class_in_queue[0])
         while acc < u and c < ps.w.shape[0] - 1:
             c += 1
-            acc += ps.alpha * (1.0 + st.class_in_queue[c])
+            acc += _sample_rate(ps, st.class_in_queue[c])
         s = np.random.randint(0, L)
         if _fits(st, ps, s, c):
             if ps.q_head[c] != -1:
