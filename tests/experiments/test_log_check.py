@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from schedlab.commands.compare import VALIDATION_POLICY
 from schedlab.experiments.compare import workload_base
 from schedlab.experiments.log_check import logged_waits, validate
 from schedlab.workloads.traces import convert
@@ -60,7 +61,7 @@ def test_validation_matches_a_log_easy_would_have_made(tmp_path: Path) -> None:
         ],
     )
     base, _, _ = workload_base(path, servers=None, arrivals=None, seed=1)
-    validation, result = validate(base, path)
+    validation, result = validate(base, path, VALIDATION_POLICY, "EASY")
     assert validation.jobs == 3
     assert validation.simulated_mean_wait == pytest.approx(9.0)
     assert validation.logged_mean_wait == pytest.approx(9.0)

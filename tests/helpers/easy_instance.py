@@ -1,6 +1,7 @@
 """The hand-worked EASY backfilling instance (Lifka 1995; Mu'alem & Feitelson 2001 §2) shared by
-tests/policies/pooled/test_easy_backfill.py and test_backfill_family.py: jobs as (arrival,
-duration, need, estimate) on k = 4 servers, and the start time of each job worked by hand."""
+tests/policies/pooled/test_easy_backfill.py and tests/policies/pooled/test_backfill_family.py:
+jobs as (arrival, duration, need, estimate) on k = 4 servers, and each job's start time worked
+by hand."""
 
 # Hand-worked instance on k = 4 servers, (arrival, duration, need, estimate):
 #   t=0  J0 (need 2, runs 10, est 10) starts.

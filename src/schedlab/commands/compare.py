@@ -25,6 +25,11 @@ from schedlab.cli_support import (
     user_errors,
 )
 
+# The policy a log's replay is checked with: EASY backfilling with the users' requested times,
+# the scheduler closest to what the logged machines ran (Mu'alem & Feitelson 2001).
+VALIDATION_POLICY = {"name": "easy-backfill", "durations": "estimate"}
+VALIDATION_DESCRIBED = "EASY with requested times (easy-backfill, durations = estimate)"
+
 
 def register(app: typer.Typer) -> None:
     app.command(name="compare")(compare)
@@ -285,7 +290,7 @@ def _log_check(
     err.print(
         "replaying the log at its own load: EASY with requested times, top three", highlight=False
     )
-    validation, result = validate(base, workload)
+    validation, result = validate(base, workload, VALIDATION_POLICY, VALIDATION_DESCRIBED)
     k = int(base["cluster"]["servers"])
     folder = target / "figures"
     paths = gantt_figure(
@@ -371,7 +376,9 @@ def _print(
         for r in ranked
     ]
     keys = list(records[0]) if records else []
-    records += [{k: log.get(k) for k in keys} for log in log_rows]
+    for log in log_rows:  # the log's own row: the ranked metric where the log has it, no rank
+        row = {k: log.get(k) for k in keys} | {"metric": metric, "mean": log.get(metric)}
+        records.append({k: row.get(k) for k in keys})
     if fmt == "json":
         sys.stdout.write(json.dumps(records) + "\n")
         return

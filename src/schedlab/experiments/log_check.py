@@ -5,8 +5,8 @@
   the mean bounded slowdown max((wait + run) / max(run, tau), 1) with the same tau
   (``run.slowdown_threshold``; Feitelson et al. 1997's bounded slowdown). Jobs whose logged wait
   is unknown (-1) are left out, and counted.
-* Validation: EASY backfilling with the users' requested times (``easy-backfill``, durations =
-  "estimate"; Mu'alem & Feitelson 2001), the scheduler closest to what these machines ran,
+* Validation: a given policy (``schedlab compare`` gives EASY backfilling with the users'
+  requested times, Mu'alem & Feitelson 2001, the scheduler closest to what these machines ran),
   replayed at the log's own arrival times: its mean wait against the logged mean wait, and the
   correlation of the per-job waits, joined on the log's job id (Pearson on the waits, Spearman on
   their ranks). A real scheduler does more than the replay (priorities, fair share, advance
@@ -27,7 +27,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-VALIDATION_POLICY = {"name": "easy-backfill", "durations": "estimate"}
 SERIES_POINTS = 500  # time series samples of each view run
 LOG_ROW = "the log itself"  # its name in compare's table
 
@@ -103,8 +102,9 @@ def logged_waits(path: Path, tau: float, jobs: int | None = None) -> LoggedWaits
 
 @dataclass(frozen=True)
 class Validation:
-    """EASY with requested times at the log's own load against the log."""
+    """A policy (``described``) at the log's own load against the log."""
 
+    described: str  # e.g. "EASY with requested times (easy-backfill, durations = estimate)"
     load: float  # the log's own load
     simulated_mean_wait: float
     logged_mean_wait: float
@@ -117,7 +117,7 @@ class Validation:
             self.simulated_mean_wait / self.logged_mean_wait if self.logged_mean_wait else math.nan
         )
         return (
-            f"validation: EASY with requested times (easy-backfill, durations = estimate) at the "
+            f"validation: {self.described} at the "
             f"log's own load {self.load:.3g}: mean wait {self.simulated_mean_wait:.4g} s against "
             f"the logged {self.logged_mean_wait:.4g} s (x{ratio:.3g}); per-job waits, joined on "
             f"the log's job id ({self.jobs:,} jobs): Pearson r = {self.pearson:.3f}, Spearman "
@@ -164,15 +164,18 @@ def waits_joined(jobs: pa.Table, trace: Path) -> tuple[np.ndarray, np.ndarray]:
     return sim[known], log[known]
 
 
-def validate(base: dict[str, Any], trace: Path) -> tuple[Validation, Any]:
-    """Replay the log under EASY with requested times at its own load (module docstring); the
-    validation and the run's Result (its per-job table, for the Gantt chart)."""
+def validate(
+    base: dict[str, Any], trace: Path, policy: dict[str, Any], described: str
+) -> tuple[Validation, Any]:
+    """Replay the log under ``policy`` (a spec's ``[policy]`` table) at its own load (module
+    docstring); the validation and the run's Result (its per-job table, for the Gantt chart)."""
     from scipy.stats import pearsonr, spearmanr
 
-    result = _simulate(native_spec(base, VALIDATION_POLICY, jobs=True, check=False))
+    result = _simulate(native_spec(base, policy, jobs=True, check=False))
     sim, log = waits_joined(result.jobs, trace)
     varied = sim.size > 2 and np.ptp(sim) > 0 and np.ptp(log) > 0
     validation = Validation(
+        described=described,
         load=float(result.load),
         simulated_mean_wait=float(sim.mean()) if sim.size else math.nan,
         logged_mean_wait=float(log.mean()) if log.size else math.nan,
