@@ -130,6 +130,18 @@ def load_name(load: float, native: float | None) -> str:
     return f"load {load:g}"
 
 
+NEAR = 1.1  # factors below this read as a percentage ("within 4% of FCFS")
+
+
+def factor_phrase(ratio: float, higher: bool, other: str) -> str:
+    """How the best compares with ``other`` (``ratio``: other's mean / the best's): "1.9x below
+    FCFS", "1.9x above" for a metric where more is better, "within 4% of FCFS" near 1."""
+    factor = 1 / ratio if higher else ratio
+    if factor < NEAR:
+        return f"within {100 * (factor - 1):.2g}% of {other}"
+    return f"{factor:.3g}x {'above' if higher else 'below'} {other}"
+
+
 def summary(
     ranked: list[Ranked],
     limits: list[LoadLimit],
@@ -173,10 +185,8 @@ def summary(
         )
         if len(chosen) > 1 and (best.lo <= chosen[1].hi if higher else best.hi >= chosen[1].lo):
             text += f" (its interval overlaps {policy_label(chosen[1].policy)}'s)"
-        if ref is not None and ref.stable and higher:
-            text += f", {1 / ref.ratio_to_best:.3g}x above {policy_label(ref.policy)}"
-        elif ref is not None and ref.stable:
-            text += f", {ref.ratio_to_best:.3g}x below {policy_label(ref.policy)}"
+        if ref is not None and ref.stable:
+            text += ", " + factor_phrase(ref.ratio_to_best, higher, policy_label(ref.policy))
         elif ref is not None:
             text += f"; {policy_label(ref.policy)} is unstable"
         lines += [text, *apart]
