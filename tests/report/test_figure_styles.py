@@ -119,3 +119,36 @@ def test_a_colour_keeps_its_style_in_every_figure():
     names = [f"p{i}" for i in range(20)]
     assert all(series_style(c) == series_style(c) for c in policy_colors(names).values())
     assert series_style(PALETTE[8]).linestyle != series_style(PALETTE[0]).linestyle
+
+
+def test_one_load_is_a_row_per_policy_best_first_the_idealized_apart(tmp_path, monkeypatch):
+    """A comparison at one load (a log at its own load) draws a row per policy, least first,
+    the idealized ones below the rule, instead of a column of dots against the load."""
+    from schedlab.report.figures import interval_plot
+
+    ticks = []
+    original = Axes.set_yticks
+    monkeypatch.setattr(
+        Axes,
+        "set_yticks",
+        lambda self, pos, labels=None, **kw: (
+            ticks.append(list(labels)) or original(self, pos, labels, **kw)
+        ),
+    )
+    means = {"fcfs": 9.0, "easy": 3.0, "sjbf": 2.5, "srpt": 1.0, "unstable-one": math.nan}
+    points = [Point(n, 0.7, m, m * 0.9, m * 1.1, stable=math.isfinite(m)) for n, m in means.items()]
+    colors = policy_colors(means)
+    interval_plot(
+        points,
+        tmp_path / "f.png",
+        x="load",
+        y="mean_response_time",
+        hue="policy",
+        title="t",
+        xlabel="E[T]",
+        colors=colors,
+        names={n: n for n in means},
+        apart={"srpt"},
+        group="bounds and idealized policies",
+    )
+    assert ticks == [["sjbf", "easy", "fcfs", "unstable-one", "srpt"]]

@@ -209,7 +209,9 @@ def compare(
     for m in [metric, *(x for x in shown if x != metric)]:  # the ranked metric's figures first
         bounds = the_plan.bounds if m == "mean_response_time" else []
         ratio_to = reference if m == metric else None  # the ratio figure of the ranked metric
-        paths += figures(target, name, rows, bounds, the_plan.limits, ratio_to, m, units)
+        paths += figures(
+            target, name, rows, bounds, the_plan.limits, ratio_to, m, units, the_plan.idealized
+        )
     if jobs_format is not None:
         _named_jobs(target, tasks, jobs_format, int(base["cluster"].get("servers") or 0))
     log_rows: list[dict] = []

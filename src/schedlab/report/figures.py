@@ -450,3 +450,102 @@ def write_rows(rows: Sequence[Mapping[str, object]], path: Path) -> Path:
         w.writeheader()
         w.writerows(rows)
     return path
+
+
+def interval_plot(
+    points: Sequence[Point],
+    path: Path,
+    *,
+    x: str,
+    y: str,
+    hue: str,
+    title: str,
+    xlabel: str,
+    colors: Mapping[str, str],
+    names: Mapping[str, str],
+    apart: Iterable[str] = (),
+    group: str = "",
+    reference_line: float | None = None,
+) -> list[Path]:
+    """A comparison at one load: one row per series, best (least) first, its mean with the 95%
+    interval as a horizontal bar (a line against one load would be a column of dots). Series in
+    ``apart`` are drawn below a dashed rule labelled ``group``; analytic values (bounds) as
+    dashed vertical lines; unstable series say so in place of a value. A log axis when the
+    values span more than a factor 20. Returns the PNG, SVG and CSV paths."""
+    apart = set(apart)
+    simulated = [p for p in points if not p.analytic]
+    analytic = [p for p in points if p.analytic and _finite(p.mean)]
+
+    def key(p: Point) -> tuple:
+        return (p.series in apart, not (p.stable and _finite(p.mean)), p.mean, p.series)
+
+    rows = sorted(simulated, key=key)
+    fig, ax = plt.subplots(figsize=(8.5, 0.9 + 0.32 * max(len(rows), 3)), dpi=120)
+    values = [p.mean for p in rows if p.stable and _finite(p.mean) and p.mean > 0]
+    values += [p.mean for p in analytic if p.mean > 0]
+    logx = bool(values) and max(values) / min(values) > 20
+    for i, p in enumerate(rows):
+        color = colors.get(p.series, NEUTRAL)
+        style = series_style(color)
+        if not (p.stable and _finite(p.mean)):
+            ax.text(
+                0.01,
+                i,
+                "unstable: no steady state",
+                transform=ax.get_yaxis_transform(),
+                va="center",
+                fontsize=8,
+                color=color,
+            )
+            continue
+        if p.reliable and _finite(p.lo) and _finite(p.hi):
+            lo = max(p.lo, min(values) / 2) if logx else p.lo
+            ax.plot([lo, p.hi], [i, i], color=color, lw=2.2, alpha=0.6)
+        ax.plot(
+            [p.mean],
+            [i],
+            style.marker,
+            ms=7,
+            color=color,
+            mfc=color if p.reliable else "white",
+            mec=color,
+            mew=1.5,
+        )
+    split = sum(1 for p in rows if p.series not in apart)
+    if apart and 0 < split < len(rows):
+        ax.axhline(split - 0.5, color="#999999", lw=0.8, ls="--")
+        ax.text(
+            0.99,
+            split - 0.45,
+            group,
+            transform=ax.get_yaxis_transform(),
+            ha="right",
+            va="top",
+            fontsize=8,
+            color="#555555",
+        )
+    for j, p in enumerate(analytic):
+        color, ls = ANALYTIC_STYLES[j % len(ANALYTIC_STYLES)]
+        ax.axvline(p.mean, color=color, ls=ls, lw=1.3, label=names.get(p.series, p.series))
+    if reference_line is not None:
+        ax.axvline(reference_line, color="black", lw=0.9)
+    if logx:
+        ax.set_xscale("log")
+    ax.set_yticks(range(len(rows)), [names.get(p.series, p.series) for p in rows], fontsize=8)
+    ax.set_ylim(len(rows) - 0.5, -0.5)
+    ax.set_xlabel(xlabel)
+    ax.set_title(textwrap.fill(title, 90), fontsize=10)
+    ax.grid(True, axis="x", alpha=0.3)
+    handles, labels = ax.get_legend_handles_labels()
+    if any(not p.reliable for p in rows if p.stable):
+        handles.append(
+            Line2D([], [], ls="none", marker="o", ms=6.5, mfc="white", mec=NEUTRAL, mew=1.5)
+        )
+        labels.append(UNRELIABLE_LABEL)
+    if handles:  # below the axes: never over a row
+        ax.legend(
+            handles, labels, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=2
+        )
+    fig.tight_layout()
+    png, svg = save_figure(fig, path, bbox_inches="tight")
+    return [png, svg, write_csv(points, path.with_suffix(".csv"), x=x, y=y, hue=hue)]

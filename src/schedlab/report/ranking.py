@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from schedlab.experiments.compare import BoundCurve, LoadLimit
 from schedlab.experiments.stats import group, summarize
-from schedlab.report.figures import Point, line_plot, policy_colors
+from schedlab.report.figures import Point, interval_plot, line_plot, policy_colors
 from schedlab.report.labels import (
     Units,
     higher_is_better,
@@ -243,20 +244,25 @@ def figures(
     reference: str | None,
     metric: str = "mean_response_time",
     units: Units | None = None,
+    idealized: Iterable[str] = (),
 ) -> list[Path]:
     """The metric against the load per policy with the bounds as lines and the load limits as
-    vertical lines; and each policy's paired ratio to the reference on a log axis."""
+    vertical lines; and each policy's paired ratio to the reference on a log axis. At one load
+    (a log replayed at its own load) a row per policy instead, the ``idealized`` ones apart."""
     stem = file_stem(metric)
     for stale in (out / "figures").glob(f"{name}-{stem}*"):  # from an earlier comparison
         stale.unlink()
     everyone = sorted({str(r["policy"]) for r in rows})
     colors = policy_colors(everyone)
     names = {p: policy_label(p) for p in everyone}
-    order = _legend_order(rank(rows, metric), everyone)
+    ranked = rank(rows, metric)
+    order = _legend_order(ranked, everyone)
     points, y = plot_points(rows, x=LOAD, y=metric, hue="policy", ratio_to=None)
     points.sort(key=lambda pt: order[pt.series])
     for curve in bounds:
         points += [Point(curve.name, x, v, v, v, analytic=True) for x, v in curve.values.items()]
+    if len({pt.x for pt in points if not pt.analytic}) == 1:  # one load: a row per policy
+        return _one_load(out, name, stem, rows, points, reference, metric, units, idealized)
     paths = [
         line_plot(
             points,
@@ -286,6 +292,59 @@ def figures(
                 colors=colors,
                 names=names,
                 title=f"{name}: {label(y)}",
+            )[0]
+        )
+    return paths
+
+
+def _one_load(
+    out: Path,
+    name: str,
+    stem: str,
+    rows: list[dict[str, Any]],
+    points: list[Point],
+    reference: str | None,
+    metric: str,
+    units: Units | None,
+    idealized: Iterable[str],
+) -> list[Path]:
+    """The figures of a comparison at one load: the metric, and the ratio to the reference."""
+    everyone = sorted({str(r["policy"]) for r in rows})
+    colors = policy_colors(everyone)
+    names = {p: policy_label(p) for p in everyone}
+    load = next(pt.x for pt in points if not pt.analytic)
+    apart = set(idealized) | {p for p in everyone if is_bound(p)}
+    paths = [
+        interval_plot(
+            points,
+            out / "figures" / f"{name}-{stem}",
+            x=LOAD,
+            y=metric,
+            hue="policy",
+            colors=colors,
+            names=names,
+            apart=apart,
+            group=IDEALIZED,
+            xlabel=with_unit(metric, units or Units()),
+            title=f"{name}: {label(metric)} at load {load:.4g}",
+        )[0]
+    ]
+    if reference is not None and len(everyone) > 1:
+        ratio, y = plot_points(rows, x=LOAD, y=metric, hue="policy", ratio_to=reference)
+        paths.append(
+            interval_plot(
+                ratio,
+                out / "figures" / f"{name}-{stem}-ratio-to-{reference}",
+                x=LOAD,
+                y=y,
+                hue="policy",
+                colors=colors,
+                names=names,
+                apart=apart,
+                group=IDEALIZED,
+                xlabel=label(y),
+                title=f"{name}: {label(y)} at load {load:.4g}",
+                reference_line=1.0,
             )[0]
         )
     return paths
