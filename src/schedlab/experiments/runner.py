@@ -21,6 +21,7 @@ import json
 import multiprocessing
 import os
 import signal
+import socket
 import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -337,7 +338,8 @@ def _run_pool(
             for fut in complete:
                 finished(fut.result())
     except BrokenProcessPool:
-        raise WorkerLost(_lost_message(todo, root)) from None
+        workers = {p.pid for p in getattr(pool, "_processes", {}).values()}
+        raise WorkerLost(_lost_message(todo, root, workers)) from None
     finally:
         if pending:  # interrupted or failed: stop the workers now, keep what is stored
             for process in list(getattr(pool, "_processes", {}).values()):
@@ -375,16 +377,18 @@ class WorkerLost(SchedlabError):
     """A local worker process died (killed, out of memory) during a run; the sweep stops."""
 
 
-def _lost_message(todo: list[Task], root: Path) -> str:
-    """One line: the runs cut short (claimed by a process that is gone and not stored), what is
-    kept, and how to finish (a rerun computes exactly the missing runs)."""
+def _lost_message(todo: list[Task], root: Path, workers: set[int] | None = None) -> str:
+    """One line: the runs cut short (not stored, and claimed by a process that is gone or by one
+    of this sweep's ``workers``, which stop with it: a worker may have taken over the dead one's
+    run), what is kept, and how to finish (a rerun computes exactly the missing runs)."""
     store, claims = ResultStore(root), Claims(root)
+    ours = {f"{socket.gethostname()} {pid}" for pid in workers or ()}
     lost = [
         t
         for t in todo
         if not store.has(t.hash)
         and (holder := claims.holder(t.hash)) is not None
-        and not claims.alive(holder)
+        and (holder in ours or not claims.alive(holder))
     ]
     named = ", ".join(
         f"{t.hash[:12]} ({', '.join(f'{k}={v}' for k, v in t.axes.items() if v != '') or 'run'})"
