@@ -314,19 +314,16 @@ def _one_load(
     names = {p: policy_label(p) for p in everyone}
     load = next(pt.x for pt in points if not pt.analytic)
     apart = set(idealized) | {p for p in everyone if is_bound(p)}
+    common = {"x": LOAD, "hue": "policy", "colors": colors, "names": names, "apart": apart}
     paths = [
         interval_plot(
             points,
             out / "figures" / f"{name}-{stem}",
-            x=LOAD,
             y=metric,
-            hue="policy",
-            colors=colors,
-            names=names,
-            apart=apart,
             group=IDEALIZED,
             xlabel=with_unit(metric, units or Units()),
             title=f"{name}: {label(metric)} at load {load:.4g}",
+            **common,
         )[0]
     ]
     if reference is not None and len(everyone) > 1:
@@ -335,16 +332,12 @@ def _one_load(
             interval_plot(
                 ratio,
                 out / "figures" / f"{name}-{stem}-ratio-to-{reference}",
-                x=LOAD,
                 y=y,
-                hue="policy",
-                colors=colors,
-                names=names,
-                apart=apart,
                 group=IDEALIZED,
                 xlabel=label(y),
                 title=f"{name}: {label(y)} at load {load:.4g}",
                 reference_line=1.0,
+                **common,
             )[0]
         )
     return paths
