@@ -379,7 +379,7 @@ def _print(
     ]
     keys = list(records[0]) if records else []
     for log in log_rows:  # the log's own row: the ranked metric where the log has it, no rank
-        row = {k: log.get(k) for k in keys} | {"metric": metric, "mean": log.get(metric)}
+        row = log | {"metric": metric, "mean": log.get(metric)}
         records.append({k: row.get(k) for k in keys})
     if fmt == "json":
         sys.stdout.write(json.dumps(records) + "\n")

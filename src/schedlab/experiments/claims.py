@@ -45,12 +45,17 @@ def running(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
+def holder_name(pid: int) -> str:
+    """How a claim names the process ``pid`` of this host (``"host pid"``)."""
+    return f"{socket.gethostname()} {pid}"
+
+
 class Claims:
     """Claim files under ``root/claims``."""
 
     def __init__(self, root: str | Path) -> None:
         self.dir = Path(root) / CLAIMS
-        self.me = f"{socket.gethostname()} {os.getpid()}"
+        self.me = holder_name(os.getpid())
 
     def _path(self, spec_hash: str) -> Path:
         return self.dir / spec_hash

@@ -21,7 +21,6 @@ import json
 import multiprocessing
 import os
 import signal
-import socket
 import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -31,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from schedlab.errors import SchedlabError
-from schedlab.experiments.claims import Claims, worker_init
+from schedlab.experiments.claims import Claims, holder_name, worker_init
 from schedlab.experiments.records import canonical_json, spec_hash
 from schedlab.experiments.store import ResultStore
 from schedlab.model.spec import SimulationSpec
@@ -382,7 +381,7 @@ def _lost_message(todo: list[Task], root: Path, workers: set[int] | None = None)
     of this sweep's ``workers``, which stop with it: a worker may have taken over the dead one's
     run), what is kept, and how to finish (a rerun computes exactly the missing runs)."""
     store, claims = ResultStore(root), Claims(root)
-    ours = {f"{socket.gethostname()} {pid}" for pid in workers or ()}
+    ours = {holder_name(pid) for pid in workers or ()}
     lost = [
         t
         for t in todo
