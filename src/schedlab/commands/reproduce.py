@@ -29,6 +29,20 @@ def register(app: typer.Typer) -> None:
 def reproduce(
     name: Annotated[str | None, typer.Argument(help="Reproduction name (see --list).")] = None,
     quick: Annotated[bool, typer.Option("--quick", help="Small, fast variant.")] = False,
+    scale: Annotated[
+        str,
+        typer.Option(
+            "--scale",
+            help="paper (default) or authors: the authors' own run lengths, where a reproduction "
+            "has them (grosof2023-fig3/fig4); its plan prints first.",
+        ),
+    ] = "paper",
+    plan_only: Annotated[
+        bool, typer.Option("--plan-only", help="With --scale authors: print the plan, run nothing.")
+    ] = False,
+    yes: Annotated[
+        bool, typer.Option("--yes", help="With --scale authors: run without asking.")
+    ] = False,
     list_: Annotated[bool, typer.Option("--list", help="List the reproductions.")] = False,
     audit: Annotated[
         bool,
@@ -58,6 +72,7 @@ def reproduce(
     """Reproduce a paper figure: run it, write the figure and CSV, check the paper's claims."""
     from schedlab.datasets import data_dir, data_dir_origin, use_data_dir
     from schedlab.reproduce.registry import (
+        AUTHORS,
         Context,
         all_reproductions,
         get_reproduction,
@@ -100,18 +115,36 @@ def reproduce(
     if name is None:
         fail("give a reproduction NAME or --list")
     entry = get_reproduction(name)
-    target = _target(entry, quick, out_dir)
+    authors = _authors_scale(entry, scale, quick, plan_only or yes)
+    target = _target(entry, quick, out_dir, authors)
     out.print(
         f"[bold]{escape(entry.name)}[/]: {escape(entry.title)} "
         f"({entry.paper}, {entry.figure}){' — quick variant' if quick else ''}"
+        + (" — authors' scale" if authors else "")
     )
+    if authors:
+        ctx = Context(quick=False, out=target, workers=workers, cluster=cluster, scale=AUTHORS)
+        out.print("calibrating (a short run per policy)...", highlight=False)
+        for line in entry.authors.plan(ctx):
+            out.print(escape(line), highlight=False)
+        if plan_only:
+            return
+        if not yes:
+            typer.confirm("run it?", abort=True)
     started = datetime.datetime.now(datetime.UTC)
     with runs_progress() as progress:
         outcome = run_reproduction(
             entry,
-            Context(quick=quick, out=target, workers=workers, cluster=cluster, progress=progress),
+            Context(
+                quick=quick,
+                out=target,
+                workers=workers,
+                cluster=cluster,
+                progress=progress,
+                scale=AUTHORS if authors else "",
+            ),
         )
-    record_outcome(entry, outcome, target, quick, started)
+    record_outcome(entry, outcome, target, quick, started, entry.authors if authors else None)
     for claim in outcome.claims:
         out.print(f"{_badge(claim.verdict)} {escape(claim.text)}\n      {escape(claim.evidence)}")
     for note in outcome.notes:
@@ -125,8 +158,27 @@ def reproduce(
         raise typer.Exit(1)
 
 
-def _target(entry: Any, quick: bool, out_dir: Path | None) -> Path:
-    return out_dir or Path("out") / "reproduce" / (entry.name + ("-quick" if quick else ""))
+def _authors_scale(entry: Any, scale: str, quick: bool, authors_flags: bool) -> bool:
+    """Whether ``--scale`` asks for the authors' scale (one-line errors for what does not fit)."""
+    from schedlab.reproduce.registry import AUTHORS, all_reproductions
+
+    if scale not in ("paper", AUTHORS):
+        fail(f"--scale {scale}: expected paper or {AUTHORS}")
+    if scale != AUTHORS:
+        if authors_flags:
+            fail("--plan-only and --yes go with --scale authors")
+        return False
+    if quick:
+        fail("--scale authors and --quick exclude each other")
+    if entry.authors is None:
+        having = ", ".join(r.name for r in all_reproductions() if r.authors is not None)
+        fail(f"{entry.name} has no authors' scale (these have: {having})")
+    return True
+
+
+def _target(entry: Any, quick: bool, out_dir: Path | None, authors: bool = False) -> Path:
+    suffix = "-authors" if authors else "-quick" if quick else ""
+    return out_dir or Path("out") / "reproduce" / (entry.name + suffix)
 
 
 def _audit(
@@ -171,10 +223,16 @@ def _badge(verdict: str) -> str:
 
 
 def record_outcome(
-    entry: Any, outcome: Any, target: Path, quick: bool, started: datetime.datetime
+    entry: Any,
+    outcome: Any,
+    target: Path,
+    quick: bool,
+    started: datetime.datetime,
+    authors: Any = None,
 ) -> Path:
     """Write ``experiment.json`` beside the runs: the reproduction's axes (as its stored runs
-    show them), claims with their evidence, figures, notes, scale and provenance."""
+    show them), claims with their evidence, figures, notes, scale and provenance. ``authors``:
+    the reproduction's AuthorsScale when it ran at that scale."""
     from schedlab.experiments.store import ResultStore
     from schedlab.report.record import (
         ExperimentRecord,
@@ -193,7 +251,9 @@ def record_outcome(
         title=entry.title + (f" ({QUICK})" if quick else ""),
         paper=entry.paper,
         figure=entry.figure,
-        scale=("quick variant; paper scale: " if quick else "paper scale: ") + entry.scale,
+        scale=f"authors' scale: {authors.text}"
+        if authors is not None
+        else ("quick variant; paper scale: " if quick else "paper scale: ") + entry.scale,
         axes=swept_axes(ResultStore(target).read()),
         claims=claims_of(outcome.claims),
         figures=relative_figures(target, outcome.figures),

@@ -19,26 +19,45 @@ analytic SRPT-1 (Fig. 2) and Theorem 4.1's bound as a ratio to SRPT-1 (Figs. 3, 
 which the run is shorter than 100 relaxation times (~(1 - rho)^-2 mean sizes) are not
 compared: such a run, started empty, is biased low (at rho = 0.999 even 10^7 arrivals are only ten
 relaxation times, so the simulated SRPT-1 there, as in the paper, underestimates the true value).
+
+Figs. 3 and 4 at the authors' scale (``--scale authors``; the authors ran up to 10^10 arrivals
+per point): loads 0.995 and 0.999 are each split into PIECES independent replications
+(experiments/split.py) measuring MEASURED_RELAXATIONS relaxation times in all, each after a
+warm-up of 10 relaxation times, combined by the t interval over the replication means; these
+loads are judged. For exponential sizes at 0.999 that is 20 x (4.0 10^7 + 5.0 10^8) arrivals per
+policy, the authors' 10^10. The other loads run as at paper scale. The plan (arrivals per point,
+core-hours, wall time for the workers given, from a measured calibration run) prints first.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+import time
+from collections.abc import Collection, Sequence
 from dataclasses import replace
 from functools import cache
 from typing import Any
 
 from schedlab.analysis.theorem41 import Theorem41Bounds, theorem41_bounds
 from schedlab.engine.reliability import relaxation_arrivals
+from schedlab.experiments.runner import default_workers
+from schedlab.experiments.split import (
+    WARMUP_RELAXATIONS,
+    SplitPlan,
+    combine,
+    plan_split,
+    split_spec,
+)
 from schedlab.experiments.stats import joint_widening
 from schedlab.model.compile import compile_model
 from schedlab.model.spec import SimulationSpec, parse_spec
 from schedlab.report.figures import Point, line_plot, policy_colors
 from schedlab.reproduce.ordering import BELOW, compare, describe, lower_claim
 from schedlab.reproduce.registry import (
+    AUTHORS,
     NOT_CHECKED,
+    AuthorsScale,
     Claim,
     Context,
     Judge,
@@ -71,6 +90,12 @@ FORMULA = "SRPT-1, M/G/1-SRPT formula"
 THEOREM = "Theorem 4.1 upper bound"
 TREND_FROM = 0.8  # trends as rho -> 1 are judged on the judged loads from here up
 FALL = 0.75  # "falls toward 1": excess over 1 at the heaviest judged load <= FALL x at the lightest
+AUTHORS_LOADS = (0.995, 0.999)  # split into independent replications at --scale authors
+PIECES = 20  # replications per split point (t interval on 19 degrees of freedom)
+# relaxation times measured per split point: 10^10 arrivals at 0.999 (exponential), the authors'
+# run length; the RBM estimate of the relative 95% half-width is 1.96 / sqrt(2500) ~ 4% (split.py)
+MEASURED_RELAXATIONS = 2500
+CALIBRATION_ARRIVALS = 100_000  # per policy, to measure its arrivals/s for the plan
 
 
 def spec(policy: str, load: float, arrivals: int, sizes: str) -> SimulationSpec:
@@ -111,8 +136,12 @@ def long_enough(load: float, sizes: str, arrivals: int) -> bool:
     return arrivals >= relaxation_arrivals(load, SCV[sizes])
 
 
-def _judged(loads: Sequence[float], sizes: str, arrivals: int) -> list[float]:
-    return [load for load in loads if long_enough(load, sizes, arrivals)]
+def _judged(
+    loads: Sequence[float], sizes: str, arrivals: int, split: Collection[float] = ()
+) -> list[float]:
+    """The loads whose single run is :func:`long_enough`, and the ``split`` loads (run as
+    independent replications, each after its warm-up: :func:`authors_plans`)."""
+    return [load for load in loads if load in split or long_enough(load, sizes, arrivals)]
 
 
 def _et_rows(runs: dict, policies: Sequence[str], loads: Sequence[float]) -> list[Point]:
@@ -142,14 +171,16 @@ def _bound_rows(loads: Sequence[float], sizes: str) -> list[Point]:
     ]
 
 
-def _theory_claims(at: dict, loads: Sequence[float], sizes: str, arrivals: int) -> list[Claim]:
+def _theory_claims(
+    at: dict, loads: Sequence[float], sizes: str, arrivals: int, split: Collection[float] = ()
+) -> list[Claim]:
     """Simulated SRPT-1 vs the M/G/1-SRPT formula (the 95% half-widths widened to a joint 95%
     level over the loads, Bonferroni), and ServerFilling-SRPT within Theorem 4.1's bounds.
 
     A run shorter than 100 relaxation times (:func:`long_enough`) starts from empty and is
     biased low beyond what its batch-means interval shows: those loads are reported, not
-    judged."""
-    judged = _judged(loads, sizes, arrivals)
+    judged; ``split`` loads are judged (:func:`_judged`)."""
+    judged = _judged(loads, sizes, arrivals, split)
     z = joint_widening(len(judged))
     agree, rows_a, inside, rows_b = True, [], True, []
     for load in loads:
@@ -212,14 +243,17 @@ def _fmt(x: float) -> str:
     return "unstable" if not math.isfinite(x) else f"{x:.4g}"
 
 
-def _least_claim(at: dict, loads: Sequence[float], sizes: str, arrivals: int) -> Claim:
+def _least_claim(
+    at: dict, loads: Sequence[float], sizes: str, arrivals: int, split: Collection[float] = ()
+) -> Claim:
     """ServerFilling-SRPT has the least E[T] of the multiserver-job policies at every judged load
     (:func:`long_enough`): below each other policy by :func:`compare` (95% intervals apart, or
     the other unstable); overlapping intervals leave a load NOT RESOLVED."""
     orders, rows = [], []
     sfs_label = label("server-filling-srpt")
+    judged = _judged(loads, sizes, arrivals, split)
     for load in loads:
-        if not long_enough(load, sizes, arrivals):
+        if load not in judged:
             rows.append(f"rho={load}: run too short to judge")
             continue
         sfs = at[(sfs_label, load)]
@@ -276,13 +310,15 @@ def _ratio_points(runs: dict, loads: tuple[float, ...]) -> list[Point]:
     return points
 
 
-def _trend_claims(at: dict, loads: Sequence[float], sizes: str, arrivals: int) -> list[Claim]:
+def _trend_claims(
+    at: dict, loads: Sequence[float], sizes: str, arrivals: int, split: Collection[float] = ()
+) -> list[Claim]:
     """The §6 trends as rho -> 1, on the loads from TREND_FROM the run can judge (NOT CHECKED
     when fewer than three): ServerFilling-SRPT's ratio to SRPT-1 strictly decreasing, its excess
     over 1 at the heaviest judged load at most FALL times that at the lightest; the others'
     ratios strictly increasing (an unstable policy counts as an infinite ratio) and above
     ServerFilling-SRPT's at the heaviest judged load."""
-    trend = [load for load in _judged(loads, sizes, arrivals) if load >= TREND_FROM]
+    trend = [load for load in _judged(loads, sizes, arrivals, split) if load >= TREND_FROM]
     skipped = [load for load in loads if load >= TREND_FROM and load not in trend]
     where = f"judged loads {trend}" + (f"; too short to judge: {skipped}" if skipped else "")
     sfs_label = label("server-filling-srpt")
@@ -432,23 +468,106 @@ def fig2_judge(loads: Sequence[float], n: int, grid: Sequence[float], limit_n: i
     return judge
 
 
-def ratio_judge(loads: Sequence[float], sizes: str, n: int) -> Judge:
-    """Figs. 3 and 4's claims from their rows (E[T] per policy and load, the analytic rows)."""
+def ratio_judge(loads: Sequence[float], sizes: str, n: int, split: Collection[float] = ()) -> Judge:
+    """Figs. 3 and 4's claims from their rows (E[T] per policy and load, the analytic rows);
+    ``split`` loads ran as independent replications (--scale authors) and are judged."""
 
     def judge(rows: Sequence[Point]) -> list[Claim]:
         at = {(r.series, r.x): r for r in rows}
         return [
-            _least_claim(at, loads, sizes, n),
-            *_trend_claims(at, loads, sizes, n),
-            *_theory_claims(at, loads, sizes, n),
+            _least_claim(at, loads, sizes, n, split),
+            *_trend_claims(at, loads, sizes, n, split),
+            *_theory_claims(at, loads, sizes, n, split),
         ]
 
     return judge
 
 
+def authors_plans(sizes: str) -> dict[float, SplitPlan]:
+    """The split of each of AUTHORS_LOADS at --scale authors (module docstring)."""
+    return {
+        load: plan_split(load, SCV[sizes], MEASURED_RELAXATIONS, PIECES) for load in AUTHORS_LOADS
+    }
+
+
+def _run_split(
+    ctx: Context, policies: tuple[str, ...], plans: dict[float, SplitPlan], sizes: str
+) -> dict[tuple[str, float], dict[str, Any]]:
+    """Each (policy, load) of ``plans`` as its PIECES replications, combined (split.combine):
+    the same fields as a single run's record."""
+    if not plans:
+        return {}
+    keys = [(p, load) for load in plans for p in policies]
+    specs = [split_spec(spec(p, load, 1, sizes), plans[load]) for p, load in keys]
+    records = ctx.run(specs, replications=PIECES, experiment="grosof2023")
+    out = {}
+    for key, recs in zip(keys, records, strict=True):
+        stat = combine(recs, "mean_response_time")
+        out[key] = {
+            "mean_response_time": stat.mean,
+            "mean_response_time_lo": stat.lo,
+            "mean_response_time_hi": stat.hi,
+            "stable": stat.stable,
+        }
+    return out
+
+
+def _arrivals_per_second(policy: str, sizes: str) -> float:
+    """Arrivals per CPU second of ``policy`` in this process: a run of CALIBRATION_ARRIVALS at
+    the heaviest split load, timed after a tiny run that loads its compiled kernels. CPU time,
+    not wall time: the plan counts core-hours, and other processes on the machine do not slow
+    the CPU clock."""
+    from schedlab.simulation.simulate import run_model
+
+    run_model(compile_model(spec(policy, AUTHORS_LOADS[-1], 200, sizes)))
+    model = compile_model(spec(policy, AUTHORS_LOADS[-1], CALIBRATION_ARRIVALS, sizes))
+    start = time.process_time()
+    run_model(model)
+    return CALIBRATION_ARRIVALS / max(time.process_time() - start, 1e-9)
+
+
+def authors_plan(ctx: Context, sizes: str) -> list[str]:
+    """The lines printed before --scale authors runs: arrivals per point, core-hours and the
+    wall time for the workers given, from a calibration run of each policy. The wall time is
+    the core-hours shared evenly by the workers, or the longest single run if that is longer."""
+    policies = (*RATIO_POLICIES, "srpt-1")
+    plans = authors_plans(sizes)
+    single = [load for load in RATIO_LOADS if load not in plans]
+    n = _arrivals(ctx)
+    rates = {p: _arrivals_per_second(p, sizes) for p in policies}
+    arrivals = sum(plan.total_arrivals for plan in plans.values()) + n * len(single)
+    core_hours = sum(arrivals / rates[p] for p in policies) / 3600
+    workers = ctx.workers or (None if ctx.cluster else default_workers())
+    tasks = len(policies) * (len(single) + PIECES * len(plans))
+    longest = max(
+        max(n, *(plan.arrivals_per_piece for plan in plans.values())) / rates[p] for p in policies
+    )
+    hours = max(core_hours / min(workers or 1, tasks), longest / 3600)
+    wall = (
+        f"expected wall time with {workers} worker(s): {hours:,.1f} h"
+        if workers
+        else "expected wall time: core-hours / the cluster's workers"
+    )
+    return [
+        f"plan ({len(policies)} policies: {', '.join(label(p) for p in policies)}):",
+        f"  loads {', '.join(map(str, single))}: one run of {n:,} arrivals each, as at paper scale",
+        *(f"  {plan.describe()} per policy" for plan in plans.values()),
+        f"  each replication discards a warm-up of {WARMUP_RELAXATIONS} relaxation times "
+        "(1 + C^2) / 2 / "
+        f"(1 - sqrt(rho))^2, C^2 = {SCV[sizes]:g}; interval: t over the {PIECES} replication means",
+        f"  arrivals per CPU second, measured here ({CALIBRATION_ARRIVALS:,} arrivals per policy "
+        f"at rho {AUTHORS_LOADS[-1]}, from empty): "
+        + ", ".join(f"{label(p)} {rates[p] / 1e6:.2f} M" for p in policies),
+        f"  total {core_hours:,.1f} core-hours in {tasks:,} runs; {wall}",
+    ]
+
+
 def _ratio_figure(ctx: Context, sizes: str, name: str, title: str) -> Outcome:
     n = _arrivals(ctx)
-    runs = _run(ctx, (*RATIO_POLICIES, "srpt-1"), RATIO_LOADS, sizes)
+    plans = authors_plans(sizes) if ctx.scale == AUTHORS else {}
+    single = tuple(load for load in RATIO_LOADS if load not in plans)
+    runs = _run(ctx, (*RATIO_POLICIES, "srpt-1"), single, sizes)
+    runs |= _run_split(ctx, (*RATIO_POLICIES, "srpt-1"), plans, sizes)
     points = _ratio_points(runs, RATIO_LOADS)
     points += [
         Point("Theorem 4.1 bound (over analytic SRPT-1)", load, r, r, r, analytic=True)
@@ -470,8 +589,13 @@ def _ratio_figure(ctx: Context, sizes: str, name: str, title: str) -> Outcome:
         *_et_rows(runs, (*RATIO_POLICIES, "srpt-1"), RATIO_LOADS),
         *_bound_rows(RATIO_LOADS, sizes),
     ]
-    judge = ratio_judge(RATIO_LOADS, sizes, n)
-    return judged(paths[:1], rows, judge, [f"{n:,} arrivals per point; numbers in {paths[2]}"])
+    judge = ratio_judge(RATIO_LOADS, sizes, n, tuple(plans))
+    notes = [
+        f"{n:,} arrivals per point" + (" but the split loads" if plans else ""),
+        *(f"{plan.describe()} per policy (t interval)" for plan in plans.values()),
+        f"numbers in {paths[2]}",
+    ]
+    return judged(paths[:1], rows, judge, ["; ".join(notes)])
 
 
 def fig3(ctx: Context) -> Outcome:
@@ -490,6 +614,12 @@ def fig4(ctx: Context) -> Outcome:
 
 
 SCALE = "10^7 arrivals per point (--quick: 10^5)"
+AUTHORS_TEXT = (
+    f"loads {' and '.join(map(str, AUTHORS_LOADS))} split into {PIECES} independent replications "
+    f"of {MEASURED_RELAXATIONS:,} relaxation times in all, each after a warm-up of "
+    f"{WARMUP_RELAXATIONS}; other "
+    "loads as at paper scale"
+)
 register(
     Reproduction(
         "grosof2023-fig2",
@@ -508,6 +638,7 @@ register(
         "ratio of E[T] to SRPT-1, exponential sizes, loads up to 0.999",
         fig3,
         SCALE,
+        authors=AuthorsScale(AUTHORS_TEXT, lambda ctx: authors_plan(ctx, "exponential")),
     )
 )
 register(
@@ -518,5 +649,6 @@ register(
         "ratio of E[T] to SRPT-1, hyperexponential sizes (C^2 = 10)",
         fig4,
         SCALE,
+        authors=AuthorsScale(AUTHORS_TEXT, lambda ctx: authors_plan(ctx, "hyperexponential")),
     )
 )

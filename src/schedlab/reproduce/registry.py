@@ -25,6 +25,7 @@ from schedlab.policies.registry import get_policy
 from schedlab.report.figures import Point, variant_titles
 
 PASS, FAIL, NOT_RESOLVED, NOT_CHECKED = "PASS", "FAIL", "NOT RESOLVED", "NOT CHECKED"
+AUTHORS = "authors"  # Context.scale of a run at the paper's authors' own run lengths
 
 
 @dataclass(frozen=True)
@@ -72,13 +73,15 @@ def judged(figures: list[Path], rows: list[Point], judge: Judge, notes: list[str
 
 @dataclass
 class Context:
-    """What a reproduction gets: scale, output directory, and a cached parallel runner."""
+    """What a reproduction gets: scale, output directory, and a cached parallel runner.
+    ``scale`` is AUTHORS for a reproduction's :class:`AuthorsScale` (never with ``quick``)."""
 
     quick: bool
     out: Path
     workers: int | None = None
     cluster: str | None = None
     progress: Progress | None = None
+    scale: str = ""
 
     @property
     def store(self) -> ResultStore:
@@ -100,6 +103,16 @@ class Context:
 
 
 @dataclass(frozen=True)
+class AuthorsScale:
+    """A run at the authors' own run lengths (``schedlab reproduce NAME --scale authors``):
+    ``text`` says what it runs; ``plan(ctx)`` the lines printed before anything runs (arrivals
+    per point, core-hours, expected wall time for ``ctx.workers``)."""
+
+    text: str
+    plan: Callable[[Context], list[str]]
+
+
+@dataclass(frozen=True)
 class Reproduction:
     name: str  # e.g. "grosof2023-fig2"
     paper: str  # author-year key of schedlab.papers.PAPERS, e.g. "grosof2023"
@@ -108,6 +121,7 @@ class Reproduction:
     run: Callable[[Context], Outcome]
     scale: str = ""  # what paper scale and --quick mean for this entry
     data: tuple[str, ...] = ()  # files it reads from the data folder (schedlab.datasets)
+    authors: AuthorsScale | None = None  # a longer scale than the paper's, when it has one
 
 
 QUICK = "quick variant"
