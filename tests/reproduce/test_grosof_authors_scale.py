@@ -100,6 +100,7 @@ def test_the_plan_prints_before_the_confirmation(tmp_path, monkeypatch):
         (["grosof2023-fig2", "--scale", "authors"], "has no authors' scale"),
         (["grosof2023-fig3", "--scale", "huge"], "expected paper or authors"),
         (["grosof2023-fig3", "--plan-only"], "go with --scale authors"),
+        (["--audit", "grosof2023-fig3", "--scale", "authors"], "--audit runs the paper scale"),
     ],
 )
 def test_scale_errors_are_one_line(args, message):

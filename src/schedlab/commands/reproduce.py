@@ -105,6 +105,8 @@ def reproduce(
     if all_ and not audit:
         fail("--all goes with --audit: schedlab reproduce --audit --all [--quick]")
     if audit:
+        if scale != "paper" or plan_only or yes:
+            fail("--audit runs the paper scale (or --quick): leave out --scale, --plan-only, --yes")
         if (name is None) == (not all_):
             fail("give a reproduction NAME or --all to --audit")
         entries = all_reproductions() if all_ else [get_reproduction(name)]
