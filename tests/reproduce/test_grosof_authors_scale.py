@@ -3,13 +3,17 @@ are judged, the plan prints first (and alone with --plan-only), the run itself w
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 
+import numpy as np
 import pytest
+from scipy import stats
 from typer.testing import CliRunner
 
 from schedlab.cli import app
+from schedlab.experiments.store import ResultStore
 from schedlab.report.figures import Point
 from schedlab.reproduce import grosof2023 as G
 from schedlab.reproduce.registry import FAIL, NOT_CHECKED, PASS
@@ -126,4 +130,14 @@ def test_a_tiny_authors_scale_run_judges_its_split_loads(tmp_path, monkeypatch):
     assert "rho=0.7:" in srpt1 and "rho=0.6:" in srpt1
     plan = G.authors_plans("exponential")[0.7]
     assert math.floor(plan.warmup_fraction * plan.arrivals_per_piece) == plan.warmup
+    # the figure's ratio at a split load: paired t interval over the 3 replications' ratios
+    runs = [r for r in ResultStore(out).read() if r["load"] == 0.7]  # split: no single run
+    means = {(r["policy"], r["replication"]): r["mean_response_time"] for r in runs}
+    assert len(means) == 5 * 3
+    ratios = np.array([means[("server-filling-srpt", i)] / means[("srpt-1", i)] for i in range(3)])
+    with (out / "grosof2023-fig3.csv").open() as f:
+        row = next(r for r in csv.reader(f) if r[:2] == ["ServerFilling-SRPT", "0.7"])
+    lo, hi = float(row[3]), float(row[4])
+    half = stats.t.ppf(0.975, 2) * ratios.std(ddof=1) / math.sqrt(3)
+    assert (hi - lo) / 2 == pytest.approx(half, rel=1e-9)
     assert result.exit_code == 0, result.output

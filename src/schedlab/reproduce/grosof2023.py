@@ -39,7 +39,10 @@ from dataclasses import replace
 from functools import cache
 from typing import Any
 
+import numpy as np
+
 from schedlab.analysis.theorem41 import Theorem41Bounds, theorem41_bounds
+from schedlab.engine.metrics import t_interval
 from schedlab.engine.reliability import relaxation_arrivals
 from schedlab.experiments.runner import default_workers
 from schedlab.experiments.split import (
@@ -289,7 +292,9 @@ def _ratio(at: dict, series: str, load: float) -> float:
 
 
 def _ratio_points(runs: dict, loads: tuple[float, ...]) -> list[Point]:
-    """Ratio to SRPT-1 with a delta-method interval from the two batch-means intervals."""
+    """Ratio to SRPT-1 with a delta-method interval from the two batch-means intervals; at a
+    split load (--scale authors) the t interval of the replications' ratios, paired: replication
+    r of both saw the same jobs."""
     points = []
     for policy in RATIO_POLICIES:
         for load in loads:
@@ -298,6 +303,10 @@ def _ratio_points(runs: dict, loads: tuple[float, ...]) -> list[Point]:
                 points.append(Point(label(policy), load, math.nan, math.nan, math.nan, False))
                 continue
             ratio = a["mean_response_time"] / b["mean_response_time"]
+            if "replication_means" in a:
+                paired = np.divide(a["replication_means"], b["replication_means"])
+                points.append(Point(label(policy), load, ratio, *t_interval(ratio, paired).ci95))
+                continue
             rel = math.hypot(
                 (a["mean_response_time_hi"] - a["mean_response_time_lo"])
                 / 2
@@ -508,6 +517,7 @@ def _run_split(
             "mean_response_time_lo": stat.lo,
             "mean_response_time_hi": stat.hi,
             "stable": stat.stable,
+            "replication_means": [r["mean_response_time"] for r in recs],
         }
     return out
 
