@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 Time = Annotated[float, Field(ge=0, allow_inf_nan=False, description="the caller's time")]
 Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
@@ -26,7 +26,9 @@ def _as_text(value: Any) -> Any:
 
 class JobIn(Strict):
     """A job as the policy may know it: its need (pooled: whole servers) or demand (packing, loss:
-    one number, a list per resource, or a table by resource name), and what the policy may use."""
+    one number, a list per resource, or a table by resource name; default: the class's), its
+    exact size (clairvoyant policies), requested time (backfilling) and class (elasticity,
+    reward)."""
 
     id: JobId
     need: Annotated[int, Field(ge=1)] | None = None
@@ -39,10 +41,14 @@ class JobIn(Strict):
     size: Positive | None = Field(None, description="exact size (clairvoyant policies)")
     requested: Positive | None = Field(None, description="requested/estimated run time")
     job_class: str | None = Field(None, description="the spec's class name (default: the first)")
-    priority: float | None = None
-    reward: float | None = None
 
     _id_text = field_validator("id", mode="before")(_as_text)
+
+    @model_validator(mode="after")
+    def _need_or_demand(self) -> JobIn:
+        if self.need is not None and self.demand is not None:
+            raise ValueError("give the job's need or its demand, not both")
+        return self
 
 
 class SubmitRequest(JobIn):
@@ -85,7 +91,7 @@ class ActionOut(BaseModel):
     kind: str
     job: str | None = Field(description="the caller's job id; null for a server action")
     server: int | None
-    allocation: Any = Field(description="what the job holds after the action (need or demand)")
+    allocation: float = Field(description="the job's allocation (a multiple of its demand)")
 
 
 class ActionsOut(BaseModel):

@@ -49,7 +49,7 @@ def start(
     name = policy or spec.policy.name
     scheduler = Scheduler.from_spec(spec, name, plugins=plugins)
     if event_log is None:
-        return Started(Service(scheduler, None, name, scheduler.family), [], 0)
+        return Started(Service(scheduler, None, name, scheduler.model.family), [], 0)
     opened = EventLog.open(event_log, log_header(spec, name))
     for number, line in enumerate(opened.events, 2):
         try:
@@ -58,7 +58,7 @@ def start(
             opened.log.close()
             reason = " ".join(str(exc).split())
             raise SpecError(f"{event_log}:{number}: cannot replay this event: {reason}") from None
-    service = Service(scheduler, opened.log, name, scheduler.family)
+    service = Service(scheduler, opened.log, name, scheduler.model.family)
     return Started(service, opened.warnings, len(opened.events))
 
 
