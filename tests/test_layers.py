@@ -27,6 +27,7 @@ LAYER = {
     "workloads": 4,
     "model": 5,
     "simulation": 7,  # the pipeline: a peer of analysis (known stability limits)
+    "online": 7,  # the online scheduler: the pipeline's runner driven by a caller's events
     "analysis": 7,
     "experiments": 7,
     "report": 7,

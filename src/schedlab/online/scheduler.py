@@ -1,0 +1,481 @@
+"""``Scheduler``: a registered policy deciding online, with a simulation's compiled runner.
+
+The engine runs in online mode (engine/loop.py, docs/decisions/0012-online-scheduler.md): each
+call puts the jobs submitted at one instant in the engine's block and the completions reported in
+its completion buffer, and runs the policy's cached runner up to that instant; the loop processes
+the timers and decision grid before it, then the completions and arrivals, decides once and
+returns. The actions come from the engine's action log. Fed a simulation's events, it takes the
+simulation's actions (tests/online/test_differential.py).
+
+Bad input is refused before anything changes (one-line SpecError); a policy's invalid action
+raises PolicyError and the state is put back as it was before the event (the engine and policy
+states are copied before each event).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from schedlab.engine import constants as K
+from schedlab.engine.state import (
+    VIOLATION_MESSAGES,
+    RunWindow,
+    State,
+    engine_handle,
+)
+from schedlab.errors import PolicyError, SpecError, shown
+from schedlab.model.compile import CompiledModel, compile_model
+from schedlab.model.spec import SimulationSpec, parse_spec
+from schedlab.online.log import ActionLogFull, actions_of
+from schedlab.online.records import (
+    Action,
+    Complete,
+    Event,
+    Job,
+    JobId,
+    RunningJob,
+    SchedulerState,
+    Submit,
+)
+from schedlab.policies.user_code import call_policy
+from schedlab.simulation.simulate import (
+    Feeder,
+    Run,
+    as_spec,
+    engine_settings,
+    init_policy,
+    new_state,
+)
+
+SLOTS = 1 << 10  # initial job slots (doubled when more jobs are present at once)
+BLOCK = 1 << 6  # initial room for the jobs submitted at one instant (grown as needed)
+LOG_ROWS = 1 << 12  # initial rows of the action log (grown, and the event redone, on overflow)
+MAX_EVENTS = 1 << 40  # per call of the runner: the call ends at the instant, not at a count
+# Upper bounds (seconds) of the decision-latency histogram (Prometheus-style, cumulative).
+LATENCY_BUCKETS = (1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3, 1e-2, 0.1, 1.0)
+
+
+def _with_policy(
+    spec: SimulationSpec, policy: str | None, options: Mapping[str, Any] | None
+) -> SimulationSpec:
+    """The spec with its policy replaced (``policy``: another name, its own options dropped;
+    ``options``: the policy's settings)."""
+    if policy is None and options is None:
+        return spec
+    data = spec.model_dump(by_alias=True, exclude_unset=True)
+    name = policy or spec.policy.name
+    kept = spec.policy.params if name == spec.policy.name else {}
+    data["policy"] = {**kept, **(options or {}), "name": name}
+    return parse_spec(data)
+
+
+class Scheduler:
+    """A registered policy of any family deciding online (module docstring).
+
+    Time is the caller's: every event carries it, and it may never go backwards. Events at one
+    instant must come in one :meth:`events` call to be decided together (the simulation decides
+    once per event time); separate calls at the same time decide once each."""
+
+    def __init__(self, model: CompiledModel) -> None:
+        policy = model.policy
+        if policy.whole_run:
+            raise SpecError(
+                f"policy '{policy.name}' cannot run online: it reads the whole job sequence up "
+                "front (its state is built from every job of the run, decision 0003 §4)",
+                field="policy.name",
+            )
+        self.model = model
+        settings = replace(
+            engine_settings(model, reuse_slots=True),
+            drain=True,
+            jobs_chunk=0,
+            batches=1,
+            timeseries=0,
+            action_log=LOG_ROWS,
+            online=True,
+        )
+        window = RunWindow(None, None, 0.0, 0.0)
+        st = new_state(model, settings, window, slots=SLOTS, block=BLOCK)
+        # one metric batch over all time: the time averages of metrics(), from the first event
+        st.clk[K.T_WARM], st.clk[K.T_END] = -math.inf, math.inf
+        st.batch_edges[:] = (-math.inf, math.inf)
+        st.job_edges[:] = (-math.inf, math.inf)
+        st.ctr[K.SOURCE_DONE] = 1
+        st.ctr[K.NX_LEN] = 0
+        ps = init_policy(st, model)
+        self._run = Run(model=model, st=st, ps=ps, feeder=Feeder(iter(())), window=window)
+        self._handle = engine_handle(st)
+        self._classes = {c.name: i for i, c in enumerate(model.classes)}
+        self._ids: list[JobId] = []  # by arrival number
+        self._seq: dict[JobId, int] = {}
+        self._time = -math.inf
+        self._t_first = math.nan
+        self._events = 0
+        self._latency_count = np.zeros(len(LATENCY_BUCKETS) + 1, dtype=np.int64)
+        self._latency_sum = 0.0
+        knowledge = policy.traits(model.config).size_knowledge
+        self._needs_size = knowledge == "exact"
+
+    @classmethod
+    def from_spec(
+        cls,
+        spec: SimulationSpec | dict[str, Any] | str | Path,
+        policy: str | None = None,
+        *,
+        plugins: Sequence[str | Path] = (),
+        options: Mapping[str, Any] | None = None,
+    ) -> Scheduler:
+        """A scheduler for the cluster and job classes of ``spec`` (a spec file, dict or
+        SimulationSpec; its arrival process and run length are not used, its size laws only by
+        policies that need them: Gittins tables). ``policy`` replaces the spec's policy name,
+        ``options`` its settings; ``plugins``: policy plugin files to import first."""
+        if plugins:
+            from schedlab.plugins import load_plugin
+
+            for path in plugins:
+                load_plugin(path)
+        return cls(compile_model(_with_policy(as_spec(spec), policy, options)))
+
+    # ------------------------------------------------------------------------------ events
+
+    def submit(self, job: Job, at: float) -> list[Action]:
+        """``job`` arrives at ``at``; the actions the policy takes then."""
+        return self.events([Submit(job)], at)
+
+    def complete(self, job_id: JobId, at: float) -> list[Action]:
+        """Running job ``job_id`` finished at ``at``; the actions the policy takes then."""
+        return self.events([Complete(job_id)], at)
+
+    def advance(self, now: float) -> list[Action]:
+        """Time reaches ``now``: the policy's timers and decision grid (slotted time) up to it."""
+        return self.events([], now)
+
+    def events(self, batch: Iterable[Event], at: float) -> list[Action]:
+        """The events of one instant ``at``, applied in the given order (completions before
+        arrivals, as the engine does), then one decision: its actions, in the order taken."""
+        batch = list(batch)
+        self._check_time(at)
+        submits = [e.job for e in batch if isinstance(e, Submit)]
+        done = [self._running_slot(e.job_id) for e in self._completions(batch)]
+        rows = [self._job_row(job) for job in self._new_jobs(submits)]
+        before = self._snapshot()
+        while True:
+            self._load(rows, done, at)
+            started = time.perf_counter()
+            code = self._call()
+            self._observe(time.perf_counter() - started)
+            if code != K.R_IDLE:
+                error = self._policy_error(submits, at)
+                self._use(before)
+                raise error
+            try:
+                actions = actions_of(self._run.st, self._job_id(submits))
+                break
+            except ActionLogFull as full:  # redo the event with room for every action
+                self._use(before)
+                self._grow_log(full.written)
+                before = self._snapshot()
+        for job in submits:
+            self._seq[job.id] = len(self._ids)
+            self._ids.append(job.id)
+        if math.isnan(self._t_first):
+            self._t_first = at
+        self._time = at
+        self._events += len(batch)
+        return [a for a in actions if a.kind != "complete"]
+
+    # ---------------------------------------------------------------------------- checking
+
+    def _check_time(self, at: float) -> None:
+        if isinstance(at, bool) or not isinstance(at, numbers.Real) or not math.isfinite(at):
+            raise SpecError(f"time {at!r} is not a finite number", field="at")
+        if at < self._time:
+            raise SpecError(
+                f"time goes backwards: {shown(at)} is before the latest event at "
+                f"{shown(self._time)}",
+                field="at",
+            )
+
+    def _completions(self, batch: list[Event]) -> list[Complete]:
+        seen: set[JobId] = set()
+        done = []
+        for event in batch:
+            if isinstance(event, Complete):
+                if event.job_id in seen:
+                    raise SpecError(f"job {event.job_id!r} completes twice", field="job_id")
+                seen.add(event.job_id)
+                done.append(event)
+            elif not isinstance(event, Submit):
+                raise SpecError(f"unknown event {event!r} (Submit or Complete)", field="events")
+        return done
+
+    def _running_slot(self, job_id: JobId) -> int:
+        """The slot of running job ``job_id``; SpecError when it is not running."""
+        seq = self._seq.get(job_id)
+        if seq is None:
+            raise SpecError(f"unknown job {job_id!r}: it was never submitted", field="job_id")
+        st = self._run.st
+        slots = np.flatnonzero((st.seq == seq) & (st.status != K.FREE))
+        status = int(st.status[slots[0]]) if slots.size else K.DONE
+        if status != K.RUNNING:
+            why = "is waiting" if status == K.WAITING else "has left"
+            raise SpecError(f"job {job_id!r} is not running: it {why}", field="job_id")
+        return int(slots[0])
+
+    def _new_jobs(self, jobs: list[Job]) -> list[Job]:
+        seen: set[JobId] = set()
+        for job in jobs:
+            if not isinstance(job, Job):
+                raise SpecError(f"{job!r} is not a Job", field="job")
+            if not isinstance(job.id, str | int) or isinstance(job.id, bool):
+                raise SpecError(f"job id {job.id!r} must be a string or an integer", field="id")
+            if job.id in self._seq or job.id in seen:
+                raise SpecError(f"job id {job.id!r} is already used", field="id")
+            seen.add(job.id)
+        return jobs
+
+    def _job_row(self, job: Job) -> tuple[int, np.ndarray, float, float]:
+        """(class index, demand vector, work, estimate) of a valid job; SpecError otherwise."""
+        model = self.model
+        where = f"job {job.id!r}"
+        name = job.job_class if job.job_class is not None else model.classes[0].name
+        c = self._classes.get(name)
+        if c is None:
+            known = ", ".join(self._classes)
+            raise SpecError(
+                f"{where}: unknown class {name!r}; the classes are {known}", field="job_class"
+            )
+        demand = self._demand(job, model.classes[c], where)
+        if self._needs_size and job.size is None:
+            raise SpecError(
+                f"{where}: policy '{model.policy.name}' knows sizes exactly: give its size",
+                field="size",
+            )
+        work = math.inf if job.size is None else _positive(job.size, where, "size")
+        estimate = (
+            math.nan if job.requested is None else _positive(job.requested, where, "requested")
+        )
+        return c, demand, work, estimate
+
+    def _demand(self, job: Job, cls: Any, where: str) -> np.ndarray:
+        model = self.model
+        resources = model.resources
+        if job.demand is None:
+            values = [getattr(d, "value", None) for d in cls.demand]
+            if any(v is None for v in values):
+                raise SpecError(
+                    f"{where}: give its demand (class {cls.name!r} has a random one)",
+                    field="demand",
+                )
+            demand = np.array(values, dtype=float)
+        elif isinstance(job.demand, Mapping):
+            unknown = sorted(set(job.demand) - set(resources))
+            if unknown:
+                raise SpecError(
+                    f"{where}: unknown resource {unknown[0]!r}; the cluster has "
+                    f"{', '.join(resources)}",
+                    field="demand",
+                )
+            demand = np.array([float(job.demand.get(r, 0.0)) for r in resources])
+        else:
+            demand = np.atleast_1d(np.asarray(job.demand, dtype=float))
+            if demand.shape != (len(resources),):
+                raise SpecError(
+                    f"{where}: demand has {demand.size} value(s), the cluster "
+                    f"{len(resources)} resource(s) ({', '.join(resources)})",
+                    field="demand",
+                )
+        if not (np.all(np.isfinite(demand)) and np.all(demand >= 0) and np.any(demand > 0)):
+            raise SpecError(
+                f"{where}: demand {demand.tolist()} must be finite, >= 0, not all 0", field="demand"
+            )
+        fits = np.all(demand[None, :] <= model.capacity + 1e-9 * model.capacity.max(), axis=1)
+        if not fits.any():
+            raise SpecError(
+                f"{where}: demand {demand.tolist()} fits no server of the cluster", field="demand"
+            )
+        return demand
+
+    # --------------------------------------------------------------------------- the engine
+
+    def _load(
+        self, rows: list[tuple[int, np.ndarray, float, float]], done: list[int], at: float
+    ) -> None:
+        """Put the instant's jobs in the block and its completions in the buffer."""
+        run = self._run
+        if len(rows) > run.st.nx_arrival.shape[0]:
+            self._grow_block(len(rows))
+        st = run.st
+        for i, (c, demand, work, estimate) in enumerate(rows):
+            st.nx_arrival[i] = at
+            st.nx_class[i] = c
+            st.nx_demand[i] = demand
+            st.nx_work[i] = work
+            st.nx_estimate[i] = estimate
+        st.ctr[K.NX_POS] = 0
+        st.ctr[K.NX_LEN] = len(rows)
+        st.done_req[: len(done)] = done
+        st.ctr[K.N_DONE_REQ] = len(done)
+        st.clk[K.DONE_REQ_AT] = at
+        st.clk[K.T_STOP] = at
+        if math.isnan(self._t_first):
+            st.clk[K.NOW] = at  # the time averages start at the first event
+
+    def _call(self) -> int:
+        """Run the policy's runner until the instant is done (growing the slots when full)."""
+        run = self._run
+        while True:
+            code = call_policy(
+                run.model.policy.name, run.model.policy.runner, self._handle, run.ps, MAX_EVENTS
+            )
+            if code == K.R_GROW:
+                run.grow()
+                self._handle = engine_handle(run.st)
+            elif code != K.R_CONTINUE:
+                return int(code)
+
+    def _set_state(self, st: State) -> None:
+        self._run.st = st
+        self._handle = engine_handle(st)
+
+    def _grow_block(self, n: int) -> None:
+        st = self._run.st
+        size = max(n, 2 * st.nx_arrival.shape[0])
+        changes = {
+            name: np.zeros((size, *getattr(st, name).shape[1:]), dtype=getattr(st, name).dtype)
+            for name in ("nx_arrival", "nx_class", "nx_demand", "nx_work", "nx_estimate")
+        }
+        self._set_state(st._replace(**changes))
+
+    def _grow_log(self, written: int) -> None:
+        st = self._run.st
+        rows = max(written, 2 * st.log_i.shape[0])
+        self._set_state(
+            st._replace(
+                log_f=np.zeros((rows, st.log_f.shape[1])),
+                log_i=np.zeros((rows, st.log_i.shape[1]), dtype=np.int64),
+            )
+        )
+
+    def _snapshot(self) -> tuple[State, Any]:
+        """Copies of the engine and policy states (restored by _use when an event fails)."""
+        run = self._run
+        return State(*(a.copy() for a in run.st)), run.model.policy.state.copy(run.ps)
+
+    def _use(self, saved: tuple[State, Any]) -> None:
+        st, self._run.ps = saved
+        self._set_state(st)
+
+    def _job_id(self, submits: list[Job]) -> Callable[[int], JobId]:
+        """The caller's id of the job with this arrival number (the instant's new ones too)."""
+        n_old = len(self._ids)
+
+        def job_id(seq: int) -> JobId:
+            return self._ids[seq] if seq < n_old else submits[seq - n_old].id
+
+        return job_id
+
+    def _policy_error(self, submits: list[Job], at: float) -> PolicyError:
+        """The engine's first violation, with the caller's job id, as a one-line error."""
+        st = self._run.st
+        code = int(st.ctr[K.VIOLATION])
+        job = int(st.ctr[K.VIOL_JOB])
+        shown_job: Any = job
+        if code not in _SLOT_CODES and job >= 0:
+            shown_job = repr(self._job_id(submits)(job))
+        message = VIOLATION_MESSAGES[code].format(
+            job=shown_job,
+            server=int(st.ctr[K.VIOL_SERVER]),
+            last_slot=st.status.shape[0] - 1,
+            last_server=st.capacity.shape[0] - 1,
+        )
+        return PolicyError(
+            f"policy '{self.model.policy.name}' took an invalid action at t = {shown(at)}: "
+            f"{message}; the event was not applied"
+        )
+
+    # ------------------------------------------------------------------------------ reading
+
+    def state(self) -> SchedulerState:
+        """The jobs waiting and running, the free capacity and stalled servers, now."""
+        st = self._run.st
+        queue: list[JobId] = []
+        running: list[RunningJob] = []
+        j = int(st.ctr[K.P_HEAD])
+        while j != -1:
+            job = self._ids[int(st.seq[j])]
+            if st.status[j] == K.WAITING:
+                queue.append(job)
+            else:
+                running.append(RunningJob(job, int(st.server[j]), float(st.alloc[j])))
+            j = int(st.p_next[j])
+        free = st.capacity - st.used
+        return SchedulerState(
+            time=self._time,
+            queue=tuple(queue),
+            running=tuple(running),
+            resources=self.model.resources,
+            free=tuple(tuple(row) for row in free.tolist()),
+            stalled=tuple(bool(x) for x in st.stalled),
+        )
+
+    def metrics(self) -> dict[str, Any]:
+        """Counters and gauges since the start: events, decisions, queue length, running
+        jobs, utilization per resource, the time-average number of jobs in the system since the
+        first event, and the decision latency (wall time of the compiled call per event:
+        count, sum, histogram with cumulative counts per upper bound in seconds)."""
+        st = self._run.st
+        present = int(st.ctr[K.N_WAITING] + st.ctr[K.N_RUNNING])
+        span = self._time - self._t_first
+        area = float(st.acc[0, K.A_SYSTEM]) + (self._time - float(st.clk[K.NOW])) * present
+        total = st.capacity.sum(axis=0)
+        cumulative = np.cumsum(self._latency_count).tolist()
+        return {
+            "time": self._time,
+            "events": self._events,
+            "decisions": int(st.ctr[K.DECISIONS]),
+            "queue_length": int(st.ctr[K.N_WAITING]),
+            "running": int(st.ctr[K.N_RUNNING]),
+            "utilization": {
+                r: float(st.used_total[i] / total[i]) for i, r in enumerate(self.model.resources)
+            },
+            "mean_in_system": area / span if span > 0 else math.nan,
+            "decision_latency": {
+                "count": int(self._latency_count.sum()),
+                "sum_s": self._latency_sum,
+                "buckets": {
+                    **dict(zip(LATENCY_BUCKETS, cumulative[:-1], strict=True)),
+                    math.inf: cumulative[-1],
+                },
+            },
+        }
+
+    def _observe(self, seconds: float) -> None:
+        self._latency_count[np.searchsorted(LATENCY_BUCKETS, seconds)] += 1
+        self._latency_sum += seconds
+
+
+def _positive(value: Any, where: str, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value > 0:
+        raise SpecError(f"{where}: {name} {value!r} must be a number > 0", field=name)
+    if math.isnan(value):
+        raise SpecError(f"{where}: {name} must be a number > 0", field=name)
+    return float(value)
+
+
+_SLOT_CODES = {
+    K.V_NO_SLOT_START,
+    K.V_NO_SLOT_PREEMPT,
+    K.V_NO_SLOT_MIGRATE,
+    K.V_NO_SLOT_REJECT,
+    K.V_NO_SLOT_ALLOCATION,
+    K.V_NO_SLOT_KILL,
+}
