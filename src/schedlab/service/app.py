@@ -11,7 +11,6 @@ from __future__ import annotations
 import hmac
 import math
 import threading
-import time
 from dataclasses import asdict, dataclass, field, is_dataclass
 from typing import Any
 
@@ -33,7 +32,6 @@ from schedlab.service.schemas import (
 )
 
 REQUESTS = {"submit": SubmitRequest, "complete": AtRequest, "advance": AtRequest}
-LATENCY_BUCKETS = (1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3, 1e-2, 0.1, 1.0)
 
 
 class Unavailable(SchedlabError):
@@ -57,7 +55,7 @@ def plain(value: Any) -> Any:
 
 def to_job(job: JobIn) -> Job:
     """The library's job from a request's (``need`` is the pooled family's demand)."""
-    fields = job.model_dump(exclude_none=True)
+    fields = job.model_dump(exclude_none=True, include=set(JobIn.model_fields))
     if "need" in fields:
         fields["demand"] = fields.pop("need")
     return Job(**fields)
@@ -102,7 +100,7 @@ def parse(line: dict[str, Any]) -> tuple[str, Any, str | None]:
 
 @dataclass
 class Service:
-    """The scheduler behind the API, its event log, and the latency histogram of its decisions."""
+    """The scheduler behind the API and its event log (None: no log)."""
 
     scheduler: Scheduler
     log: EventLog | None
@@ -110,17 +108,13 @@ class Service:
     family: str
     failed: str = ""
     lock: threading.Lock = field(default_factory=threading.Lock)
-    latency_counts: list[int] = field(default_factory=lambda: [0] * (len(LATENCY_BUCKETS) + 1))
-    latency_sum: float = 0.0
 
     def handle(self, op: str, request: Any, job_id: str | None = None) -> list[dict[str, Any]]:
         """Apply, log (fsync) and return the actions as records; raises on refusal."""
         with self.lock:
             if self.failed:
                 raise Unavailable(self.failed)
-            start = time.perf_counter()
             actions = apply(self.scheduler, op, request, job_id)
-            self._observe(time.perf_counter() - start)
             if self.log is not None:
                 try:
                     self.log.append(record(op, request, job_id))
@@ -131,11 +125,6 @@ class Service:
                     )
                     raise Unavailable(self.failed) from None
         return [plain(a) for a in actions]
-
-    def _observe(self, seconds: float) -> None:
-        bucket = next((i for i, b in enumerate(LATENCY_BUCKETS) if seconds <= b), -1)
-        self.latency_counts[bucket] += 1
-        self.latency_sum += seconds
 
 
 def error(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:

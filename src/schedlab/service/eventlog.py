@@ -89,7 +89,8 @@ class EventLog:
             os.ftruncate(fd, len(data))
             log = cls(path, fd)
             if not events:
-                log.append(asdict(header))
+                fields = asdict(header)
+                log.append({"format": fields.pop("format"), "version": fields.pop("version"), **fields})
                 _sync_directory(path)
         except OSError as exc:
             raise SpecError(f"{path}: cannot write the event log: {exc.strerror}") from None
