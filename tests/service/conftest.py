@@ -26,6 +26,8 @@ need = 2
 duration = { dist = "exponential", mean = 1.0 }
 [policy]
 name = "fcfs"
+[run]
+arrivals = 1000  # not used online, but a spec has a length
 """
 
 

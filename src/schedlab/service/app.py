@@ -18,6 +18,7 @@ import numpy as np
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from schedlab.errors import PolicyError, SchedlabError
 from schedlab.online import Complete, Job, Scheduler, Submit
@@ -189,10 +190,14 @@ def create_app(service: Service, token: str | None) -> FastAPI:
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
         return error(*validation_line(exc))
 
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        return error(exc.status_code, str(exc.detail), exc.headers)
+
     @app.exception_handler(SchedlabError)
     async def _refused(request: Request, exc: SchedlabError) -> JSONResponse:
         if isinstance(exc, PolicyError):
-            return error(500, f"policy '{service.policy}': {exc}")
+            return error(500, str(exc))
         return error(503 if isinstance(exc, Unavailable) else 422, str(exc))
 
     @app.exception_handler(Exception)

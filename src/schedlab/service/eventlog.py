@@ -90,7 +90,9 @@ class EventLog:
             log = cls(path, fd)
             if not events:
                 fields = asdict(header)
-                log.append({"format": fields.pop("format"), "version": fields.pop("version"), **fields})
+                log.append(
+                    {"format": fields.pop("format"), "version": fields.pop("version"), **fields}
+                )
                 _sync_directory(path)
         except OSError as exc:
             raise SpecError(f"{path}: cannot write the event log: {exc.strerror}") from None
