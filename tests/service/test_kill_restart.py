@@ -14,6 +14,7 @@ from pathlib import Path
 
 from schedlab.online import Complete, Job, Scheduler, Submit
 from schedlab.service.replay import HttpTarget, Replay, drive, read_trace
+from tests.service.conftest import TOKEN
 
 ROOT = Path(__file__).resolve().parents[2]
 STARTUP_S = 300  # a cold Numba cache compiles the runner first
@@ -27,8 +28,9 @@ def free_port() -> int:
 
 def serve(spec: Path, log: Path, port: int, stderr: Path) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), *sys.path])}
+    env["SCHEDLAB_TOKEN"] = TOKEN
     argv = [sys.executable, "-m", "schedlab.cli", "serve", "--spec", str(spec)]
-    argv += ["--event-log", str(log), "--port", str(port), "--insecure-local"]
+    argv += ["--event-log", str(log), "--port", str(port)]
     with stderr.open("a") as sink:
         return subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=sink)
 
@@ -56,7 +58,7 @@ def test_a_server_killed_mid_replay_and_restarted_ends_with_the_uninterrupted_sc
     log, stderr, port = tmp_path / "events.jsonl", tmp_path / "serve.err", free_port()
     replay, actions = Replay(jobs), []
     server = serve(kth_spec, log, port, stderr)
-    target = HttpTarget(f"http://127.0.0.1:{port}", None)
+    target = HttpTarget(f"http://127.0.0.1:{port}", TOKEN)
     try:
         target.wait_ready(STARTUP_S)
         summary, before = drive(replay, target.send, stop_after=250)
