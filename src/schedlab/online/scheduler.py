@@ -20,12 +20,14 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 
 from schedlab.engine import constants as K
 from schedlab.engine.state import (
+    ENGINE_STATE,
     VIOLATION_MESSAGES,
     RunWindow,
     State,
@@ -45,6 +47,7 @@ from schedlab.online.records import (
     SchedulerState,
     Submit,
 )
+from schedlab.policies.contract import PolicyState
 from schedlab.policies.user_code import call_policy
 from schedlab.simulation.simulate import (
     Feeder,
@@ -113,9 +116,12 @@ class Scheduler:
         ps = init_policy(st, model)
         self._run = Run(model=model, st=st, ps=ps, feeder=Feeder(iter(())), window=window)
         self._handle = engine_handle(st)
+        self._policy_fields: _PolicyFields | None = None
         self._classes = {c.name: i for i, c in enumerate(model.classes)}
         self._ids: list[JobId] = []  # by arrival number
-        self._seq: dict[JobId, int] = {}
+        self._seq: dict[JobId, int] = {}  # every id ever submitted: its arrival number
+        self._slot: dict[JobId, int] = {}  # its job slot (valid while st.seq[slot] == its seq)
+        self._kinds = np.unique(model.capacity, axis=0).tolist()  # distinct server capacities
         self._time = -math.inf
         self._t_first = math.nan
         self._events = 0
@@ -160,37 +166,64 @@ class Scheduler:
 
     def events(self, batch: Iterable[Event], at: float) -> list[Action]:
         """The events of one instant ``at``, applied in the given order (completions before
-        arrivals, as the engine does), then one decision: its actions, in the order taken."""
+        arrivals, as the engine does), then one decision: the actions taken since the previous
+        call (timers and decision grid before ``at``, then this decision), in the order taken.
+        Bad input (SpecError) or a policy's invalid action (PolicyError) changes nothing."""
         batch = list(batch)
         self._check_time(at)
         submits = [e.job for e in batch if isinstance(e, Submit)]
-        done = [self._running_slot(e.job_id) for e in self._completions(batch)]
+        completions = self._completions(batch)
         rows = [self._job_row(job) for job in self._new_jobs(submits)]
         before = self._snapshot()
-        while True:
-            self._load(rows, done, at)
-            started = time.perf_counter()
-            code = self._call()
-            self._observe(time.perf_counter() - started)
-            if code != K.R_IDLE:
-                error = self._policy_error(submits, at)
-                self._use(before)
-                raise error
-            try:
-                actions = actions_of(self._run.st, self._job_id(submits))
-                break
-            except ActionLogFull as full:  # redo the event with room for every action
-                self._use(before)
-                self._grow_log(full.written)
-                before = self._snapshot()
-        for job in submits:
-            self._seq[job.id] = len(self._ids)
-            self._ids.append(job.id)
+        try:
+            actions = self._apply(rows, completions, submits, at)
+        except ActionLogFull as full:  # redo the event with room for every action
+            self._use(before)
+            self._grow_log(full.written)
+            return self.events(batch, at)
+        except BaseException:
+            self._use(before)
+            raise
+        self._record_new(submits)
         if math.isnan(self._t_first):
             self._t_first = at
         self._time = at
         self._events += len(batch)
         return [a for a in actions if a.kind != "complete"]
+
+    def _apply(
+        self,
+        rows: list[tuple[int, list[float], float, float]],
+        completions: list[Complete],
+        submits: list[Job],
+        at: float,
+    ) -> list[Action]:
+        """Run the engine to just before ``at`` (timers, decision grid), check the completions
+        against the jobs running then, and run the instant itself."""
+        if math.isnan(self._t_first):
+            self._run.st.clk[K.NOW] = at  # the time averages start at the first event
+        started = time.perf_counter()
+        self._load([], [], math.nextafter(at, -math.inf))
+        self._call(submits, at)
+        done = [self._running_slot(c.job_id) for c in completions]
+        self._load(rows, done, at)
+        self._call(submits, at)
+        self._observe(time.perf_counter() - started)
+        return actions_of(self._run.st, self._job_id(submits))
+
+    def _record_new(self, submits: list[Job]) -> None:
+        """Remember the arrival numbers and slots of the instant's new jobs."""
+        if not submits:
+            return
+        first = len(self._ids)
+        st = self._run.st
+        slots = np.flatnonzero((st.seq >= first) & (st.status != K.FREE)).tolist()
+        seqs = st.seq[slots].tolist()
+        for job in submits:
+            self._seq[job.id] = len(self._ids)
+            self._ids.append(job.id)
+        for slot, seq in zip(slots, seqs, strict=True):
+            self._slot[self._ids[seq]] = slot
 
     # ---------------------------------------------------------------------------- checking
 
@@ -223,12 +256,12 @@ class Scheduler:
         if seq is None:
             raise SpecError(f"unknown job {job_id!r}: it was never submitted", field="job_id")
         st = self._run.st
-        slots = np.flatnonzero((st.seq == seq) & (st.status != K.FREE))
-        status = int(st.status[slots[0]]) if slots.size else K.DONE
+        slot = self._slot.get(job_id, -1)
+        status = int(st.status[slot]) if slot >= 0 and st.seq[slot] == seq else K.DONE
         if status != K.RUNNING:
             why = "is waiting" if status == K.WAITING else "has left"
             raise SpecError(f"job {job_id!r} is not running: it {why}", field="job_id")
-        return int(slots[0])
+        return slot
 
     def _new_jobs(self, jobs: list[Job]) -> list[Job]:
         seen: set[JobId] = set()
@@ -242,7 +275,7 @@ class Scheduler:
             seen.add(job.id)
         return jobs
 
-    def _job_row(self, job: Job) -> tuple[int, np.ndarray, float, float]:
+    def _job_row(self, job: Job) -> tuple[int, list[float], float, float]:
         """(class index, demand vector, work, estimate) of a valid job; SpecError otherwise."""
         model = self.model
         where = f"job {job.id!r}"
@@ -259,15 +292,14 @@ class Scheduler:
                 f"{where}: policy '{model.policy.name}' knows sizes exactly: give its size",
                 field="size",
             )
-        work = math.inf if job.size is None else _positive(job.size, where, "size")
+        work = math.inf if job.size is None else _not_negative(job.size, where, "size")
         estimate = (
-            math.nan if job.requested is None else _positive(job.requested, where, "requested")
+            math.nan if job.requested is None else _not_negative(job.requested, where, "requested")
         )
         return c, demand, work, estimate
 
-    def _demand(self, job: Job, cls: Any, where: str) -> np.ndarray:
-        model = self.model
-        resources = model.resources
+    def _demand(self, job: Job, cls: Any, where: str) -> list[float]:
+        resources = self.model.resources
         if job.demand is None:
             values = [getattr(d, "value", None) for d in cls.demand]
             if any(v is None for v in values):
@@ -275,7 +307,7 @@ class Scheduler:
                     f"{where}: give its demand (class {cls.name!r} has a random one)",
                     field="demand",
                 )
-            demand = np.array(values, dtype=float)
+            demand = [float(v) for v in values]  # type: ignore[arg-type]
         elif isinstance(job.demand, Mapping):
             unknown = sorted(set(job.demand) - set(resources))
             if unknown:
@@ -284,32 +316,36 @@ class Scheduler:
                     f"{', '.join(resources)}",
                     field="demand",
                 )
-            demand = np.array([float(job.demand.get(r, 0.0)) for r in resources])
+            demand = [_number(job.demand.get(r, 0.0), where) for r in resources]
         else:
-            demand = np.atleast_1d(np.asarray(job.demand, dtype=float))
-            if demand.shape != (len(resources),):
+            values = job.demand if isinstance(job.demand, Sequence) else [job.demand]
+            demand = [_number(v, where) for v in values]
+            if len(demand) != len(resources):
                 raise SpecError(
-                    f"{where}: demand has {demand.size} value(s), the cluster "
+                    f"{where}: demand has {len(demand)} value(s), the cluster "
                     f"{len(resources)} resource(s) ({', '.join(resources)})",
                     field="demand",
                 )
-        if not (np.all(np.isfinite(demand)) and np.all(demand >= 0) and np.any(demand > 0)):
+        if not (all(0 <= d < math.inf for d in demand) and any(d > 0 for d in demand)):
             raise SpecError(
-                f"{where}: demand {demand.tolist()} must be finite, >= 0, not all 0", field="demand"
+                f"{where}: demand {demand} must be finite, >= 0 and not all 0", field="demand"
             )
-        fits = np.all(demand[None, :] <= model.capacity + 1e-9 * model.capacity.max(), axis=1)
-        if not fits.any():
+        eps = self._run.st.clk[K.EPS]
+        if not any(
+            all(d <= c + eps for d, c in zip(demand, kind, strict=True)) for kind in self._kinds
+        ):
             raise SpecError(
-                f"{where}: demand {demand.tolist()} fits no server of the cluster", field="demand"
+                f"{where}: demand {demand} fits no server of the cluster", field="demand"
             )
         return demand
 
     # --------------------------------------------------------------------------- the engine
 
     def _load(
-        self, rows: list[tuple[int, np.ndarray, float, float]], done: list[int], at: float
+        self, rows: list[tuple[int, list[float], float, float]], done: list[int], at: float
     ) -> None:
-        """Put the instant's jobs in the block and its completions in the buffer."""
+        """Put the instant's jobs in the block and its completions in the buffer; the engine
+        stops after time ``at``."""
         run = self._run
         if len(rows) > run.st.nx_arrival.shape[0]:
             self._grow_block(len(rows))
@@ -326,21 +362,21 @@ class Scheduler:
         st.ctr[K.N_DONE_REQ] = len(done)
         st.clk[K.DONE_REQ_AT] = at
         st.clk[K.T_STOP] = at
-        if math.isnan(self._t_first):
-            st.clk[K.NOW] = at  # the time averages start at the first event
 
-    def _call(self) -> int:
-        """Run the policy's runner until the instant is done (growing the slots when full)."""
+    def _call(self, submits: list[Job], at: float) -> None:
+        """Run the policy's runner up to T_STOP (growing the slots when full); PolicyError on
+        an invalid action."""
         run = self._run
+        policy = run.model.policy
         while True:
-            code = call_policy(
-                run.model.policy.name, run.model.policy.runner, self._handle, run.ps, MAX_EVENTS
-            )
+            code = call_policy(policy.name, policy.runner, self._handle, run.ps, MAX_EVENTS)
             if code == K.R_GROW:
                 run.grow()
                 self._handle = engine_handle(run.st)
+            elif code == K.R_IDLE:
+                return
             elif code != K.R_CONTINUE:
-                return int(code)
+                raise self._policy_error(submits, at)
 
     def _set_state(self, st: State) -> None:
         self._run.st = st
@@ -365,14 +401,20 @@ class Scheduler:
             )
         )
 
-    def _snapshot(self) -> tuple[State, Any]:
-        """Copies of the engine and policy states (restored by _use when an event fails)."""
+    def _snapshot(self) -> tuple[dict[str, np.ndarray], SimpleNamespace]:
+        """Copies of the engine state's fields an event may change, and of the policy state
+        (put back by _use when an event fails)."""
         run = self._run
-        return State(*(a.copy() for a in run.st)), run.model.policy.state.copy(run.ps)
+        st = run.st
+        saved = {name: getattr(st, name).copy() for name in _CHANGING}
+        if self._policy_fields is None or self._policy_fields.handle is not run.ps:
+            self._policy_fields = _PolicyFields(run.model.policy.state, run.ps)
+        return saved, self._policy_fields.save()
 
-    def _use(self, saved: tuple[State, Any]) -> None:
-        st, self._run.ps = saved
-        self._set_state(st)
+    def _use(self, saved: tuple[dict[str, np.ndarray], SimpleNamespace]) -> None:
+        fields, policy = saved
+        self._run.ps = self._run.model.policy.state.copy(policy)
+        self._set_state(self._run.st._replace(**fields))
 
     def _job_id(self, submits: list[Job]) -> Callable[[int], JobId]:
         """The caller's id of the job with this arrival number (the instant's new ones too)."""
@@ -463,13 +505,67 @@ class Scheduler:
         self._latency_sum += seconds
 
 
-def _positive(value: Any, where: str, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value > 0:
-        raise SpecError(f"{where}: {name} {value!r} must be a number > 0", field=name)
-    if math.isnan(value):
-        raise SpecError(f"{where}: {name} must be a number > 0", field=name)
+class _PolicyFields:
+    """The fields of a policy state handle, read once (a compiled getter per read is slow):
+    ``save()`` copies them (arrays copied, scalars read, nested states recursively) into a
+    namespace that ``PolicyState.copy`` turns back into a handle."""
+
+    def __init__(self, layout: PolicyState, handle: Any) -> None:
+        self.handle = handle
+        self.arrays = {}
+        self.scalars = []
+        self.nested = {}
+        for f in layout.fields:
+            if isinstance(f.dtype, PolicyState):
+                self.nested[f.name] = _PolicyFields(f.dtype, getattr(handle, f.name))
+            elif f.dims:
+                self.arrays[f.name] = getattr(handle, f.name)
+            else:
+                self.scalars.append(f.name)
+
+    def save(self) -> SimpleNamespace:
+        return SimpleNamespace(
+            **{name: a.copy() for name, a in self.arrays.items()},
+            **{name: getattr(self.handle, name) for name in self.scalars},
+            **{name: nested.save() for name, nested in self.nested.items()},
+        )
+
+
+def _number(value: Any, where: str, name: str = "demand") -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise SpecError(f"{where}: {name} {value!r} is not a number", field=name)
     return float(value)
 
+
+def _not_negative(value: Any, where: str, name: str) -> float:
+    x = _number(value, where, name)
+    if not 0 <= x < math.inf:
+        raise SpecError(f"{where}: {name} {value!r} must be a finite number >= 0", field=name)
+    return x
+
+
+# The engine state's fields an event may change (the others are set once: the cluster, the
+# classes, metric windows and buffers that _load rewrites or are off online).
+_FIXED = {
+    "class_elastic",
+    "class_max_alloc",
+    "class_reward",
+    "capacity",
+    "batch_edges",
+    "job_edges",
+    "ts_times",
+    "ts_values",
+    "out_f",
+    "out_i",
+    "nx_arrival",
+    "nx_class",
+    "nx_demand",
+    "nx_work",
+    "nx_estimate",
+    "log_f",
+    "log_i",
+}
+_CHANGING = tuple(f.name for f in ENGINE_STATE if f.name not in _FIXED)
 
 _SLOT_CODES = {
     K.V_NO_SLOT_START,
