@@ -44,6 +44,7 @@ from schedlab.service.replay import HttpTarget, Replay, TraceJobs
 
 STEP_REQUESTS = 2000
 STEP_S = 6.0
+WARM_UP = 200  # requests before measuring (the first call compiles or loads the runner)
 FIRST_RATE = 250.0
 JOBS = 40_000
 LOAD = 0.9
@@ -119,17 +120,25 @@ def library_sender(spec: Path, policy: str | None) -> Callable[[float, list[dict
 
 
 def step(
-    replay: Replay, send: Callable[[float, list[dict]], list[dict]], rate: float = math.inf
+    replay: Replay,
+    send: Callable[[float, list[dict]], list[dict]],
+    rate: float = math.inf,
+    warm_up: int = 0,
 ) -> dict[str, Any]:
-    """Up to STEP_REQUESTS instants of ``replay`` through ``send``, paced at ``rate``/s."""
-    latencies = []
+    """Up to STEP_REQUESTS instants of ``replay`` through ``send`` (``warm_up``: only so many,
+    measuring nothing), paced at ``rate``/s."""
+    latencies: list[float] = []
     begin = time.perf_counter()
-    while len(latencies) < STEP_REQUESTS and time.perf_counter() - begin < STEP_S:
+    most = warm_up or STEP_REQUESTS
+    while len(latencies) < most and (warm_up or time.perf_counter() - begin < STEP_S):
         at, events = replay.next_instant()
         if not events:
             continue
-        due = begin + len(latencies) / rate if math.isfinite(rate) else time.perf_counter()
-        time.sleep(max(0.0, due - time.perf_counter()))
+        due = time.perf_counter()
+        if math.isfinite(rate):  # (a sleep of 0 would still give the processor away)
+            due = begin + len(latencies) / rate
+            if due > time.perf_counter():
+                time.sleep(due - time.perf_counter())
         answered = send(at, events)
         latencies.append(time.perf_counter() - due)
         replay.completed(events)
@@ -189,11 +198,15 @@ def case_records(label: str, spec_text: str, jobs_of, policy: str | None, folder
     spec = folder / "spec.toml"
     spec.write_text(spec_text)
     jobs = jobs_of(np.random.default_rng(SEED))
-    records = [{"name": f"{label}: library", **step(Replay(jobs), library_sender(spec, policy))}]
+    library, send = Replay(jobs), library_sender(spec, policy)
+    step(library, send, warm_up=WARM_UP)  # compiles the runner, or loads it from the cache
+    records = [{"name": f"{label}: library", **step(library, send)}]
     server, target = serving(spec, policy, None)
     try:
+        replay = Replay(jobs)
+        step(replay, target.send, warm_up=WARM_UP)
         records.append({"name": f"{label}: GET /healthz", **healthz(target)})
-        replay, rate = Replay(jobs), FIRST_RATE
+        rate = FIRST_RATE
         while True:
             measured = step(replay, target.send, rate)
             records.append({"name": f"{label}: rate {rate:g}/s", "rate": rate, **measured})
@@ -210,7 +223,9 @@ def case_records(label: str, spec_text: str, jobs_of, policy: str | None, folder
         stop(server, target)
     server, target = serving(spec, policy, folder / "events.jsonl")
     try:
-        logged = step(Replay(jobs), target.send)
+        replay = Replay(jobs)
+        step(replay, target.send, warm_up=WARM_UP)
+        logged = step(replay, target.send)
         records.append({"name": f"{label}: saturation, event log (fsync)", **logged})
     finally:
         stop(server, target)

@@ -1,7 +1,7 @@
 """The HTTP application of ``schedlab serve``: FastAPI over one :class:`schedlab.online.Scheduler`.
 
-Events are applied one at a time (one lock; uvicorn runs one worker), so the event log's order is
-the decision order. An accepted event is applied, appended to the event log and fsync'd, and only
+Events are applied one at a time (the handlers run on the one event loop of uvicorn's one worker,
+and hold a lock), so the event log's order is the decision order. An accepted event is applied, appended to the event log and fsync'd, and only
 then answered. Bad input is a 4xx with one line (``{"error": "..."}``) and changes nothing; a
 policy's invalid action is a 500 naming the policy, the scheduler's state left as before the event.
 """
@@ -205,40 +205,40 @@ def create_app(service: Service, token: str | None) -> FastAPI:
         return error(500, f"internal error ({type(exc).__name__}: {exc}); nothing was changed")
 
     @app.post("/jobs", response_model=ActionsOut)
-    def submit(body: SubmitRequest) -> dict[str, Any]:
+    async def submit(body: SubmitRequest) -> dict[str, Any]:
         """A job arrives at ``at``; the actions the policy took."""
         return {"actions": service.handle("submit", body)}
 
     @app.post("/jobs/{job_id}/complete", response_model=ActionsOut)
-    def complete(job_id: str, body: AtRequest) -> dict[str, Any]:
+    async def complete(job_id: str, body: AtRequest) -> dict[str, Any]:
         """A running job finished at ``at``."""
         return {"actions": service.handle("complete", body, job_id)}
 
     @app.post("/advance", response_model=ActionsOut)
-    def advance(body: AtRequest) -> dict[str, Any]:
+    async def advance(body: AtRequest) -> dict[str, Any]:
         """Time passes to ``at`` (timers and the decision grid of slotted policies)."""
         return {"actions": service.handle("advance", body)}
 
     @app.post("/events", response_model=ActionsOut)
-    def events(body: EventsRequest) -> dict[str, Any]:
+    async def events(body: EventsRequest) -> dict[str, Any]:
         """Events of one instant, applied in order, then one decision (as the simulation)."""
         return {"actions": service.handle("events", body)}
 
     @app.get("/state")
-    def state() -> dict[str, Any]:
+    async def state() -> dict[str, Any]:
         """Time, queue, running jobs, free capacity (and configuration) per server."""
         with service.lock:
             current = plain(service.scheduler.state())
         return {"policy": service.policy, "family": service.family, **current}
 
     @app.get("/metrics", response_class=Response)
-    def metrics() -> Response:
+    async def metrics() -> Response:
         """Prometheus text format."""
         body, content_type = exposition(service)
         return Response(body, media_type=content_type)
 
     @app.get("/healthz")
-    def healthz() -> Response:
+    async def healthz() -> Response:
         """200 ``ok`` while events are accepted; 503 with the reason once the log failed."""
         if service.failed:
             return error(503, service.failed)
