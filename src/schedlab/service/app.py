@@ -1,9 +1,10 @@
 """The HTTP application of ``schedlab serve``: FastAPI over one :class:`schedlab.online.Scheduler`.
 
 Events are applied one at a time (the handlers run on the one event loop of uvicorn's one worker,
-and hold a lock), so the event log's order is the decision order. An accepted event is applied, appended to the event log and fsync'd, and only
-then answered. Bad input is a 4xx with one line (``{"error": "..."}``) and changes nothing; a
-policy's invalid action is a 500 naming the policy, the scheduler's state left as before the event.
+and hold a lock), so the event log's order is the decision order. An accepted event is applied,
+appended to the event log and fsync'd, and only then answered. Bad input is a 4xx with one line
+(``{"error": "..."}``) and changes nothing; a policy's invalid action is a 500 naming the policy,
+the scheduler's state left as before the event.
 """
 
 from __future__ import annotations
@@ -234,7 +235,9 @@ def create_app(service: Service, token: str | None) -> FastAPI:
     @app.get("/metrics", response_class=Response)
     async def metrics() -> Response:
         """Prometheus text format."""
-        body, content_type = exposition(service)
+        with service.lock:
+            now = service.scheduler.metrics()
+        body, content_type = exposition(now)
         return Response(body, media_type=content_type)
 
     @app.get("/healthz")

@@ -10,7 +10,7 @@ event log's fsync and the HTTP stack are not in it).
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from prometheus_client.core import (
@@ -19,14 +19,9 @@ from prometheus_client.core import (
     HistogramMetricFamily,
 )
 
-if TYPE_CHECKING:
-    from schedlab.service.app import Service
 
-
-def families(service: Service) -> list[Any]:
-    """The metric families of the service's current state."""
-    with service.lock:
-        now = service.scheduler.metrics()
+def families(now: dict[str, Any]) -> list[Any]:
+    """The metric families of :meth:`schedlab.online.Scheduler.metrics`'s record ``now``."""
     queue = GaugeMetricFamily("schedlab_queue_length", "jobs waiting")
     queue.add_metric([], now["queue_length"])
     running = GaugeMetricFamily("schedlab_running_jobs", "jobs running")
@@ -55,15 +50,15 @@ def families(service: Service) -> list[Any]:
 
 
 class _Collector:
-    def __init__(self, service: Service) -> None:
-        self.service = service
+    def __init__(self, now: dict[str, Any]) -> None:
+        self.now = now
 
     def collect(self) -> list[Any]:
-        return families(self.service)
+        return families(self.now)
 
 
-def exposition(service: Service) -> tuple[bytes, str]:
-    """(body, content type) of a scrape."""
+def exposition(now: dict[str, Any]) -> tuple[bytes, str]:
+    """(body, content type) of a scrape of the scheduler's metrics ``now``."""
     registry = CollectorRegistry(auto_describe=False)
-    registry.register(_Collector(service))
+    registry.register(_Collector(now))
     return generate_latest(registry), CONTENT_TYPE_LATEST
