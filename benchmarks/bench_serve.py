@@ -16,8 +16,10 @@ Per case:
   (saturation), then ``saturation`` (no pacing) and ``half saturation`` (paced at half of it);
 * ``saturation, event log``: no pacing, with --event-log (one fsync per decision).
 
-Each step is bounded: at most ``STEP_REQUESTS`` requests or ``STEP_S`` seconds. Latency is the
-client's, from the scheduled send time to the answer (p50, p99 in ms). Targets: >= 5,000
+The client is a minimal keep-alive HTTP/1.1 client (RawTarget; the replay client's httpx costs
+more processor time than the server on this 2-core machine). Each step is bounded: at most
+``STEP_REQUESTS`` requests or ``STEP_S`` seconds. Latency is the client's, from the scheduled
+send time to the answer (p50, p99 in ms). Targets: >= 5,000
 decisions/s sustained and p99 < 5 ms at half of saturation. Numbers: docs/online.md.
 
 Run: ``.venv/bin/python benchmarks/run_all.py bench_serve``.
@@ -25,6 +27,7 @@ Run: ``.venv/bin/python benchmarks/run_all.py bench_serve``.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import socket
@@ -155,12 +158,49 @@ def step(
     }
 
 
-def healthz(target: HttpTarget) -> dict[str, Any]:
+class RawTarget:
+    """A minimal HTTP/1.1 keep-alive client (one socket, no pool, no header objects): httpx costs
+    about 2 ms of the shared processors per request here, which the server would not get."""
+
+    def __init__(self, port: int) -> None:
+        self.socket = socket.create_connection(("127.0.0.1", port))
+        self.socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.reader = self.socket.makefile("rb")
+
+    def request(self, method: str, path: str, body: Any = None) -> Any:
+        data = b"" if body is None else json.dumps(body).encode()
+        head = f"{method} {path} HTTP/1.1\r\nHost: bench\r\nContent-Length: {len(data)}\r\n"
+        self.socket.sendall(head.encode() + b"Content-Type: application/json\r\n\r\n" + data)
+        status = self.reader.readline()
+        length = 0
+        while (line := self.reader.readline()) not in (b"\r\n", b""):
+            name, _, value = line.partition(b":")
+            if name.lower() == b"content-length":
+                length = int(value)
+        answer = json.loads(self.reader.read(length))
+        if b" 200 " not in status:
+            raise RuntimeError(f"{path}: {status.decode().strip()}: {answer}")
+        return answer
+
+    def send(self, at: float, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """One instant, as :class:`schedlab.service.replay.HttpTarget` sends it."""
+        if len(events) > 1:
+            return self.request("POST", "/events", {"at": at, "events": events})["actions"]
+        if events[0]["kind"] == "submit":
+            return self.request("POST", "/jobs", {"at": at, **events[0]["job"]})["actions"]
+        return self.request("POST", f"/jobs/{events[0]['id']}/complete", {"at": at})["actions"]
+
+    def close(self) -> None:
+        self.reader.close()
+        self.socket.close()
+
+
+def healthz(target: RawTarget) -> dict[str, Any]:
     latencies = []
     begin = time.perf_counter()
     while len(latencies) < STEP_REQUESTS and time.perf_counter() - begin < STEP_S:
         sent = time.perf_counter()
-        target.client.get("/healthz")
+        target.request("GET", "/healthz")
         latencies.append(time.perf_counter() - sent)
     wall = time.perf_counter() - begin
     ms = np.array(latencies) * 1e3
@@ -183,12 +223,13 @@ def serving(spec: Path, policy: str | None, log: Path | None):
     argv += ["--event-log", str(log)] if log else []
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), *sys.path])}
     server = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    target = HttpTarget(f"http://127.0.0.1:{port}", None)
-    target.wait_ready(600)
-    return server, target
+    ready = HttpTarget(f"http://127.0.0.1:{port}", None)
+    ready.wait_ready(600)
+    ready.close()
+    return server, RawTarget(port)
 
 
-def stop(server: subprocess.Popen, target: HttpTarget) -> None:
+def stop(server: subprocess.Popen, target: RawTarget) -> None:
     target.close()
     server.terminate()
     server.wait(timeout=30)

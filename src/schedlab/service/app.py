@@ -206,24 +206,24 @@ def create_app(service: Service, token: str | None) -> FastAPI:
         return error(500, f"internal error ({type(exc).__name__}: {exc}); nothing was changed")
 
     @app.post("/jobs", response_model=ActionsOut)
-    async def submit(body: SubmitRequest) -> dict[str, Any]:
+    async def submit(body: SubmitRequest) -> JSONResponse:
         """A job arrives at ``at``; the actions the policy took."""
-        return {"actions": service.handle("submit", body)}
+        return JSONResponse({"actions": service.handle("submit", body)})
 
     @app.post("/jobs/{job_id}/complete", response_model=ActionsOut)
-    async def complete(job_id: str, body: AtRequest) -> dict[str, Any]:
+    async def complete(job_id: str, body: AtRequest) -> JSONResponse:
         """A running job finished at ``at``."""
-        return {"actions": service.handle("complete", body, job_id)}
+        return JSONResponse({"actions": service.handle("complete", body, job_id)})
 
     @app.post("/advance", response_model=ActionsOut)
-    async def advance(body: AtRequest) -> dict[str, Any]:
+    async def advance(body: AtRequest) -> JSONResponse:
         """Time passes to ``at`` (timers and the decision grid of slotted policies)."""
-        return {"actions": service.handle("advance", body)}
+        return JSONResponse({"actions": service.handle("advance", body)})
 
     @app.post("/events", response_model=ActionsOut)
-    async def events(body: EventsRequest) -> dict[str, Any]:
+    async def events(body: EventsRequest) -> JSONResponse:
         """Events of one instant, applied in order, then one decision (as the simulation)."""
-        return {"actions": service.handle("events", body)}
+        return JSONResponse({"actions": service.handle("events", body)})
 
     @app.get("/state")
     async def state() -> dict[str, Any]:

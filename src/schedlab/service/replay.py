@@ -232,17 +232,17 @@ class HttpTarget:
 class Summary:
     jobs: int
     completions: int
-    requests: int
-    decisions: int
+    requests: int  # one decision each
+    actions: int
     wall_s: float
     p50_ms: float
     p99_ms: float
 
     def line(self) -> str:
         return (
-            f"{self.jobs} jobs submitted, {self.completions} completed; {self.requests} requests, "
-            f"{self.decisions} decisions in {self.wall_s:.3g} s; request latency p50 "
-            f"{self.p50_ms:.3g} ms, p99 {self.p99_ms:.3g} ms"
+            f"{self.jobs} jobs submitted, {self.completions} completed; {self.requests} requests "
+            f"(one decision each), {self.actions} actions in {self.wall_s:.3g} s; request "
+            f"latency p50 {self.p50_ms:.3g} ms, p99 {self.p99_ms:.3g} ms"
         )
 
 
