@@ -121,6 +121,8 @@ class Replay:
 
     def next_instant(self) -> tuple[float, list[dict[str, Any]]]:
         """The next instant and its events (completions first, then submits, in log order)."""
+        while self.due and self.due[0] in self.cancelled:  # a preempted start's completion
+            self.cancelled.discard(heapq.heappop(self.due))
         arrivals = self.jobs.arrival
         t_arrival = (
             float(arrivals[self.next_arrival]) if self.next_arrival < len(arrivals) else math.inf
@@ -131,8 +133,8 @@ class Replay:
             entry = heapq.heappop(self.due)
             if entry in self.cancelled:
                 self.cancelled.discard(entry)
-                continue
-            events.append({"kind": "complete", "id": entry[2]})
+            else:
+                events.append({"kind": "complete", "id": entry[2]})
         while self.next_arrival < len(arrivals) and arrivals[self.next_arrival] <= t:
             row = self.next_arrival
             job = {"id": self.jobs.ids[row], **self.jobs.fields[row]}
