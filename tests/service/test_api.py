@@ -275,3 +275,28 @@ def _plain_state(service) -> dict:
     from schedlab.service.app import plain
 
     return plain(service.scheduler.state())
+
+
+def test_a_log_that_cannot_be_written_stops_the_events_until_a_restart(
+    client, fcfs_spec, tmp_path, monkeypatch
+):
+    """A full disk: the event is answered 503 (it is not durable), so is every later one, and
+    /healthz turns 503; a restart rebuilds the state from the log, without that event."""
+    log = tmp_path / "events.jsonl"
+    durable = log.read_bytes()
+
+    def full(self, record):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("schedlab.service.eventlog.EventLog.append", full)
+    response = client.post("/jobs", json={"id": "c", "need": 1, "at": 2}, headers=AUTH)
+    assert response.status_code == 503 and "could not be written" in response.json()["error"]
+    monkeypatch.undo()
+    again = client.post("/advance", json={"at": 3}, headers=AUTH)
+    assert again.status_code == 503 and "restart it" in again.json()["error"]
+    assert client.get("/healthz").status_code == 503
+    assert log.read_bytes() == durable
+    rebuilt = start(fcfs_spec, None, log).service
+    assert [r.id for r in rebuilt.scheduler.state().running] == ["a"]
+    assert rebuilt.scheduler.state().queue == ("b",)
+    rebuilt.log.close()

@@ -80,3 +80,13 @@ def test_speeds():
     for bad in ("0x", "-1", "fast", "inf"):
         with pytest.raises(SpecError):
             parse_speed(bad)
+
+
+def test_a_job_started_at_a_timer_and_due_before_the_latest_instant_completes_at_it():
+    """The answer to the instant at 3 says a started at a timer at 1; it runs 1 (due at 2, in the
+    past): its completion is sent at 3, the latest instant, never back at 2."""
+    replay = Replay(jobs([3, 4, 9], [1, 1, 1]))
+    assert replay.next_instant()[0] == 3
+    replay.feed([{"time": 1.0, "kind": "start", "job": "a"}])
+    assert replay.next_instant() == (3.0, [{"kind": "complete", "id": "a"}])
+    assert replay.next_instant()[0] == 4

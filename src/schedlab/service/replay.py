@@ -3,10 +3,13 @@
 
 Each job is submitted at its arrival (times shifted so the first arrival is 0) and completed when
 its logged run time (``duration``) has passed since the action that started it; a preempted job
-keeps the rest of its run time for its next start. Events of one instant go together, completions
-first (as the simulation orders them): one request to /jobs or /jobs/{id}/complete, or to /events
-when an instant has several. :class:`Replay` decides what to send and is fed back the actions, so
-the same driver runs over HTTP (:class:`HttpTarget`) or against the library object in-process.
+keeps the rest of its run time for its next start. A job started at a policy's timer between two
+events (the answer to the later one says so) and due before it completes at the latest instant
+sent: the client never sends /advance, and time never goes back. Events of one instant go together,
+completions first (as the simulation orders them): one request to /jobs or /jobs/{id}/complete,
+or to /events when an instant has several. :class:`Replay` decides what to send and is fed back
+the actions, so the same driver runs over HTTP (:class:`HttpTarget`) or against the library object
+in-process.
 """
 
 from __future__ import annotations
@@ -111,10 +114,7 @@ class Replay:
     started_at: dict[str, float] = field(default_factory=dict)
     cancelled: set[tuple[float, int, str]] = field(default_factory=set)
     order: int = 0
-    row_of: dict[str, int] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        self.row_of = {job_id: row for row, job_id in enumerate(self.jobs.ids)}
+    now: float = -math.inf  # the latest instant sent
 
     def done(self) -> bool:
         return self.next_arrival >= len(self.jobs.ids) and not self.due
@@ -127,7 +127,8 @@ class Replay:
         t_arrival = (
             float(arrivals[self.next_arrival]) if self.next_arrival < len(arrivals) else math.inf
         )
-        t = min(t_arrival, self.due[0][0] if self.due else math.inf)
+        t = max(self.now, min(t_arrival, self.due[0][0] if self.due else math.inf))
+        self.now = t
         events: list[dict[str, Any]] = []
         while self.due and self.due[0][0] <= t:
             entry = heapq.heappop(self.due)
