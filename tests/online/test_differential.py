@@ -1,0 +1,95 @@
+"""Decisions identical to the simulation's (issue 34 item 2): fed the event stream of a simulated
+run (its arrivals, and its completions at their times and in its order), the online scheduler
+takes exactly the actions the simulation took, for every registered policy in each of its
+families (the spec of benchmarks/check_reference.py's case, fixed seed) and for a replay of the
+KTH-SP2 log excerpt with EASY backfilling. The simulation's actions come from the engine's action
+log; both sides run the same cached compiled runner."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from schedlab.errors import SpecError
+from schedlab.model.compile import compile_model
+from schedlab.online import Scheduler
+from schedlab.online.differential import instants, logged_run, replay
+from schedlab.policies.registry import get_policy
+from schedlab.simulation.simulate import as_spec
+from schedlab.workloads.traces import convert
+from tests.data import KTH
+from tests.helpers.paths import ROOT
+
+BENCHMARKS = ROOT / "benchmarks"
+sys.path.insert(0, str(BENCHMARKS))
+from check_reference import registry_cases  # noqa: E402
+
+sys.path.remove(str(BENCHMARKS))
+
+ARRIVALS = 2500  # about 5,000 events (arrivals and completions) per policy
+CASES = registry_cases()
+ONLINE = [c for c in CASES if not get_policy(c[0]).whole_run]
+WHOLE_RUN = [c for c in CASES if get_policy(c[0]).whole_run]
+
+
+def model_of(base: dict, policy: str, params: dict, arrivals: int = ARRIVALS):
+    spec = {**base, "policy": {"name": policy, **params}, "run": {"arrivals": arrivals, "seed": 7}}
+    return compile_model(as_spec(spec))
+
+
+def assert_same_decisions(model) -> None:
+    logged = logged_run(model)
+    stream = instants(model, logged)
+    online = replay(Scheduler(model), stream)
+    simulated = [a for a in logged.actions if a.kind != "complete"]
+    assert simulated, "the simulation took no action"
+    for i, (got, want) in enumerate(zip(online, simulated, strict=False)):
+        assert got == want, f"action {i} of {len(simulated)} differs"
+    assert len(online) == len(simulated)
+
+
+@pytest.mark.parametrize(
+    ("policy", "base", "params"),
+    [(p, b, q) for p, _, b, q in ONLINE],
+    ids=[f"{p}/{f}" for p, f, _, _ in ONLINE],
+)
+def test_online_actions_are_the_simulations(policy, base, params):
+    assert_same_decisions(model_of(base, policy, params))
+
+
+def test_every_family_and_every_kind_of_action_is_covered():
+    """The cases exercise each family and the engine's actions (a differential test over a
+    set that never preempts would prove little)."""
+    assert {f for _, f, _, _ in ONLINE} == {"pooled", "packing", "loss"}
+
+
+@pytest.mark.parametrize(
+    ("policy", "base", "params"),
+    [(p, b, q) for p, _, b, q in WHOLE_RUN],
+    ids=[f"{p}/{f}" for p, f, _, _ in WHOLE_RUN],
+)
+def test_a_policy_that_reads_the_whole_run_is_refused_in_one_line(policy, base, params):
+    with pytest.raises(SpecError) as refused:
+        Scheduler(model_of(base, policy, params))
+    line = str(refused.value)
+    assert "\n" not in line
+    assert line.startswith(f"policy.name: policy '{policy}' cannot run online: it reads the whole")
+
+
+def test_a_replay_of_the_kth_sp2_log_with_easy_backfilling(tmp_path):
+    """The KTH-SP2 excerpt (300 jobs, 100 nodes) with requested times as EASY's estimates."""
+    log = tmp_path / "kth.parquet"
+    convert(KTH, "swf", log)
+    spec = {
+        "cluster": {"servers": 100},
+        "workload": {"arrivals": {"process": "trace", "path": str(log)}},
+        "model": {"family": "pooled"},
+        "policy": {"name": "easy-backfill"},
+        "run": {"allow_unstable": True},
+    }
+    model = compile_model(as_spec(spec))
+    logged = logged_run(model)
+    assert len(logged.jobs) == 300
+    assert sum(a.kind == "start" for a in logged.actions) == 300
+    assert_same_decisions(model)
