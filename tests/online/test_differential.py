@@ -7,6 +7,7 @@ log; both sides run the same cached compiled runner."""
 
 from __future__ import annotations
 
+import math
 import sys
 
 import pytest
@@ -23,7 +24,7 @@ from tests.helpers.paths import ROOT
 
 BENCHMARKS = ROOT / "benchmarks"
 sys.path.insert(0, str(BENCHMARKS))
-from check_reference import registry_cases  # noqa: E402
+from check_reference import PACKING_2R, PACKING_SLOTTED, VM, registry_cases  # noqa: E402
 
 sys.path.remove(str(BENCHMARKS))
 
@@ -58,10 +59,38 @@ def test_online_actions_are_the_simulations(policy, base, params):
     assert_same_decisions(model_of(base, policy, params))
 
 
-def test_every_family_and_every_kind_of_action_is_covered():
-    """The cases exercise each family and the engine's actions (a differential test over a
-    set that never preempts would prove little)."""
-    assert {f for _, f, _, _ in ONLINE} == {"pooled", "packing", "loss"}
+@pytest.mark.parametrize("base", [PACKING_SLOTTED, PACKING_2R], ids=["slotted", "two-resources"])
+def test_slotted_time_and_two_resources(base):
+    """The decision grid of slotted time (decisions at whole slots, psychas2019 §II) and
+    resource vectors, beyond the registry's cases."""
+    assert_same_decisions(model_of(base, "fifo-ff", {}))
+
+
+@pytest.mark.parametrize(
+    ("policy", "base", "timers"), [("g16", VM, True), ("fifo-ff", PACKING_SLOTTED, False)]
+)
+def test_advancing_the_clock_between_events_changes_no_decision(policy, base, timers):
+    """advance(now) between the events (at midpoints) returns the actions of the policy's
+    timers (G16's sampling events) and of the decision grid up to now: the actions,
+    concatenated, are the simulation's."""
+    model = model_of(base, policy, {}, arrivals=400)
+    logged = logged_run(model)
+    stream = instants(model, logged)
+    s = Scheduler(model)
+    actions = []
+    lo = -math.inf
+    for previous, instant in zip([None, *stream], stream, strict=False):
+        calls = [(s.events, instant.events, instant.time)]
+        if previous is not None:
+            calls.insert(0, (s.advance, None, (previous.time + instant.time) / 2))
+        for call, events, hi in calls:
+            taken = call(hi) if events is None else call(events, hi)
+            assert all(lo < a.time <= hi for a in taken)  # each call: the actions up to its time
+            actions += taken
+            lo = hi
+    assert actions == [a for a in logged.actions if a.kind != "complete"]
+    between = any(a.time not in {i.time for i in stream} for a in actions)
+    assert between == timers
 
 
 @pytest.mark.parametrize(
