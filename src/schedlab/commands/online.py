@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from schedlab.cli_support import PluginOption, err, escape, load_plugins, out, user_errors
+from schedlab.cli_support import PluginOption, err, escape, out, user_errors
 
 DEFAULT_PORT = 8787
 
@@ -63,7 +63,6 @@ def serve(
     from schedlab.service.server import read_token, start
 
     token = read_token(token_file, insecure_local, host)
-    load_plugins(plugin)
     started = start(spec, policy, event_log, plugins=plugin or ())
     for warning in started.warnings:
         err.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False, soft_wrap=True)
