@@ -33,8 +33,6 @@ from schedlab.service.schemas import (
     SubmitRequest,
 )
 
-REQUESTS = {"submit": SubmitRequest, "complete": AtRequest, "advance": AtRequest}
-
 
 class Unavailable(SchedlabError):
     """The event log could not be written: the service refuses events until restarted."""
@@ -203,7 +201,7 @@ def create_app(service: Service, token: str | None) -> FastAPI:
 
     @app.exception_handler(Exception)
     async def _bug(request: Request, exc: Exception) -> JSONResponse:
-        return error(500, f"internal error ({type(exc).__name__}: {exc}); nothing was changed")
+        return error(500, f"internal error ({type(exc).__name__}: {exc})")
 
     @app.post("/jobs", response_model=ActionsOut)
     async def submit(body: SubmitRequest) -> JSONResponse:
