@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import socket
 import subprocess
 import sys
 import time
@@ -31,7 +32,9 @@ TIMEOUT = 300  # seconds per command
 QUICK_ARRIVALS = "4000"
 ILLUSTRATIVE = "illustrative"  # a command whose comment holds this word is shown, not run
 PROMPT = re.compile(r"^\s*\$ ")
-COMMAND = re.compile(r"^\s*(\$ )?(\.venv/bin/)?(schedlab|make)(\s|$)")
+COMMAND = re.compile(r"^\s*(\$ )?(\.venv/bin/)?(schedlab|make|curl)(\s|$)")
+BACKGROUND = "&"  # a command ending in `&` runs in the background until the doc's last command
+DOC_PORT = "8787"  # the port the docs show; the test serves on a free port instead
 PLACEHOLDER = re.compile(r"\.\.\.|^\[.*\]$|^[A-Z][A-Z_]+(\.\w+)?$")
 FILE_ARG = re.compile(r"\.(toml|parquet|csv|gz|swf|json|py)$|/$")
 OUTPUT_OPTIONS = {"--out", "-o", "--jobs-out", "--timeseries-out"}
@@ -121,10 +124,11 @@ def outputs(command: DocCommand) -> set[str]:
 
 
 def plan(
-    command: DocCommand, scratch: Path, unmade: set[str] = frozenset()
+    command: DocCommand, scratch: Path, unmade: set[str] = frozenset(), port: str = DOC_PORT
 ) -> tuple[list[str] | None, str]:
-    """The argv to run (the venv's CLI, quick options), or None and the reason it is not run.
-    ``unmade``: what skipped commands before this one would have written."""
+    """The argv to run (the venv's CLI, quick options; a last word ``&``: in the background), or
+    None and the reason it is not run. ``unmade``: what skipped commands before this one would
+    have written; ``port`` replaces the docs' port 8787."""
     if command.skip:
         return None, command.skip
     words, comment = _words(command.text)
@@ -133,6 +137,9 @@ def plan(
         return None, f"uses {', '.join(needed)}, written by a command that is not run"
     if ILLUSTRATIVE in comment:
         return None, f"marked illustrative: {comment}"
+    words = [w.replace(f":{DOC_PORT}", f":{port}") if w != DOC_PORT else port for w in words]
+    if words[0] == "curl":
+        return [words[0], "--fail", "--show-error", *words[1:]], ""
     if words[0] == "make":
         if words[1:] == ["run"]:
             return [*_cli(), "demo", "--arrivals", QUICK_ARRIVALS], ""
@@ -170,6 +177,26 @@ def _cli() -> list[str]:
     return [sys.executable, "-m", "schedlab.cli"]
 
 
+def _free_port() -> str:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return str(probe.getsockname()[1])
+
+
+def _stop(background: list[tuple[subprocess.Popen, Path]]) -> str:
+    """Stop the background commands; what they printed on stderr."""
+    said = []
+    for process, stderr in background:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        said.append(stderr.read_text(errors="replace")[-2000:])
+    return "\n".join(said)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.name)
 def test_every_command_in_the_doc_runs(doc, tmp_path):
@@ -181,25 +208,43 @@ def test_every_command_in_the_doc_runs(doc, tmp_path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), *sys.path])}
     env["SCHEDLAB_DATA"] = str(DATA)
     ran, skipped, unmade = [], [], set()
-    for command in commands:
-        argv, reason = plan(command, scratch, unmade)
-        if argv is None:
-            skipped.append(f"{doc.name}:{command.line}: {reason}")
-            unmade |= outputs(command)
-            continue
-        start = time.perf_counter()
-        done = subprocess.run(
-            argv, cwd=scratch, env=env, capture_output=True, text=True, timeout=TIMEOUT
-        )
-        where = f"{doc.name}:{command.line}: `{command.text}`"
-        if command.error:  # the doc shows this error: the command must print it, exit 2
-            assert done.returncode == 2, f"{where} exited {done.returncode}, the doc shows an error"
-            assert " ".join(command.error.split()) in " ".join(done.stderr.split()), (
-                f"{where}: the doc shows {command.error!r}, the command printed {done.stderr!r}"
+    port, background = _free_port(), []
+    try:
+        for command in commands:
+            argv, reason = plan(command, scratch, unmade, port)
+            if argv is None:
+                skipped.append(f"{doc.name}:{command.line}: {reason}")
+                unmade |= outputs(command)
+                continue
+            if argv[-1] == BACKGROUND:
+                stderr = tmp_path / f"background-{command.line}.err"
+                with stderr.open("w") as sink:
+                    process = subprocess.Popen(
+                        argv[:-1], cwd=scratch, env=env, stdout=subprocess.DEVNULL, stderr=sink
+                    )
+                background.append((process, stderr))
+                ran.append(f"{command.line} (in the background)")
+                continue
+            start = time.perf_counter()
+            done = subprocess.run(
+                argv, cwd=scratch, env=env, capture_output=True, text=True, timeout=TIMEOUT
             )
-        else:
-            assert done.returncode == 0, f"{where} exited {done.returncode}\n{done.stderr[-2000:]}"
-        ran.append(f"{command.line} ({time.perf_counter() - start:.1f} s)")
+            where = f"{doc.name}:{command.line}: `{command.text}`"
+            if command.error:  # the doc shows this error: the command must print it, exit 2
+                assert done.returncode == 2, (
+                    f"{where} exited {done.returncode}, the doc shows an error"
+                )
+                assert " ".join(command.error.split()) in " ".join(done.stderr.split()), (
+                    f"{where}: the doc shows {command.error!r}, the command printed {done.stderr!r}"
+                )
+            else:
+                assert done.returncode == 0, (
+                    f"{where} exited {done.returncode}\n{done.stderr[-2000:]}"
+                    + (f"\nbackground: {_stop(background)}" if background else "")
+                )
+            ran.append(f"{command.line} ({time.perf_counter() - start:.1f} s)")
+    finally:
+        _stop(background)
     print(f"{doc.name}: ran {', '.join(ran) or 'none'}; skipped: " + "; ".join(skipped))
 
 

@@ -82,6 +82,7 @@ def test_container_struct_and_allocation_follow_the_table():
         "batches": 3,
         "samples": 4,
         "records": SETTINGS.jobs_chunk + 4,
+        "log": 0,  # the action log is off
     }
     assert st.acc.shape == (3, K.A_FIRST_RESOURCE + n_res + 2 * n_cls)
     assert st.jacc.shape == (3, K.J_FIRST_CLASS + K.J_PER_CLASS * n_cls)
@@ -114,7 +115,7 @@ def test_a_field_added_to_a_table_appears_everywhere():
     table = (*ENGINE_STATE, extra)
     cls = container("Extended", table, "test")
     sizes = {"jobs": 4, "block": 2, "classes": 2, "servers": 1, "resources": 1}
-    sizes.update(batches=1, samples=0, records=0)
+    sizes.update(batches=1, samples=0, records=0, log=0)
     st = cls(*allocate(table, sizes, {}, "test"))
     assert st.extra.shape == (4, 5) and st.extra.dtype == np.int32 and (st.extra == 3).all()
     assert cls.extra.__doc__ == "i4[jobs, 1 + 2*classes]: a new field"

@@ -17,10 +17,25 @@ import math
 
 from schedlab._jit import kernel
 from schedlab.engine.constants import (
+    ACT_ACTIVATE,
+    ACT_KILL,
+    ACT_MIGRATE,
+    ACT_PREEMPT,
+    ACT_REALLOCATE,
+    ACT_REJECT,
+    ACT_STALL,
+    ACT_START,
     ACTIVATIONS,
     CHECK,
     DONE,
     EPS,
+    L_ALLOC,
+    L_KIND,
+    L_SEQ,
+    L_SERVER,
+    L_TIME,
+    LOG_N,
+    LOG_ON,
     LOST,
     MIGRATE_OK,
     MIGRATIONS,
@@ -78,6 +93,26 @@ from schedlab.engine.structures import (
     running_add,
     running_remove,
 )
+
+
+@kernel(wraparound=False)
+def _append_log(st, kind, j, s, a):
+    n = st.ctr[LOG_N]
+    if n < st.log_i.shape[0]:  # past the capacity only counted: Python reports the overflow
+        st.log_i[n, L_KIND] = kind
+        st.log_i[n, L_SEQ] = st.seq[j] if j >= 0 else -1
+        st.log_i[n, L_SERVER] = s
+        st.log_f[n, L_TIME] = st.clk[NOW]
+        st.log_f[n, L_ALLOC] = a
+    st.ctr[LOG_N] = n + 1
+
+
+@kernel(wraparound=False, inline="always")
+def log_action(st, kind, j, s, a):
+    """Append an applied action (constants ACT_*) of job slot j (-1: a server action) to the
+    action log when it is on (ctr[LOG_ON]; online scheduler, differential tests)."""
+    if st.ctr[LOG_ON] != 0:
+        _append_log(st, kind, j, s, a)
 
 
 @kernel(wraparound=False)
@@ -195,6 +230,7 @@ def start(st, j, s, a):
         st.t_start[j] = now
     st.ctr[STARTS] += 1
     st.clk[REWARD_RATE] += st.class_reward[c]
+    log_action(st, ACT_START, j, s, a)
     return True
 
 
@@ -261,6 +297,7 @@ def preempt(st, j):
     else:
         _lose(st, j)
     st.ctr[PREEMPTIONS] += 1
+    log_action(st, ACT_PREEMPT, j, st.server[j], 0.0)
     return True
 
 
@@ -289,6 +326,7 @@ def kill(st, j):
     st.alloc[j] = 0.0
     st.t_complete[j] = math.inf
     _lose(st, j)
+    log_action(st, ACT_KILL, j, st.server[j], 0.0)
     return True
 
 
@@ -317,6 +355,7 @@ def migrate(st, j, s):
     st.n_on_server[s] += 1
     st.server[j] = s
     st.ctr[MIGRATIONS] += 1
+    log_action(st, ACT_MIGRATE, j, s, a)
     return True
 
 
@@ -329,6 +368,7 @@ def reject(st, j):
         return violation(st, V_NOT_WAITING, j, -1)
     reject_waiting(st, j)
     st.ctr[REJECTIONS] += 1
+    log_action(st, ACT_REJECT, j, -1, 0.0)
     return True
 
 
@@ -368,6 +408,7 @@ def set_allocation(st, j, a):
     st.t_complete[j] = st.clk[NOW] + st.remaining[j] / rate_of(st, j, a)
     departure_update(st, j)
     st.ctr[REALLOCATIONS] += 1
+    log_action(st, ACT_REALLOCATE, j, s, a)
     return True
 
 
@@ -379,6 +420,7 @@ def stall(st, s):
     if st.stalled[s] == 0:
         st.stalled[s] = 1
         st.ctr[STALLS] += 1
+        log_action(st, ACT_STALL, -1, s, 0.0)
     return True
 
 
@@ -390,6 +432,7 @@ def activate(st, s):
     if st.stalled[s] != 0:
         st.stalled[s] = 0
         st.ctr[ACTIVATIONS] += 1
+        log_action(st, ACT_ACTIVATE, -1, s, 0.0)
     return True
 
 

@@ -73,7 +73,12 @@ NEXT_DEP = 49  # scan mode: the running job that completes first, -1 if none, -2
 WAITING_LIST = 50  # 1: keep the arrival-ordered list of waiting jobs (Q_HEAD, q_next); 0: the
 #                   policy never reads it (Policy.waiting_list), Q_HEAD stays -1
 ARRIVAL_BATCH = 51  # per-job batch of the latest measured arrival (arrivals come in order)
-N_CTR = 52
+ONLINE = 52  # 1: online scheduler (schedlab.online): the caller gives arrivals and completions,
+#             the loop stops before events after clk[T_STOP] (R_IDLE) and never finishes
+LOG_ON = 53  # 1: every applied action appends a record to the action log (log_f, log_i)
+LOG_N = 54  # records in the action log (past its capacity: overflow, the extra ones not kept)
+N_DONE_REQ = 55  # online: completions requested by the caller, done_req[:N_DONE_REQ], in order
+N_CTR = 56
 
 # What the compiled loop returns (a runner's return value).
 R_CONTINUE = 0  # max_events processed; call again
@@ -81,6 +86,7 @@ R_FINISHED = 1  # the run is over
 R_GROW = 2  # no free job slot: grow the per-job arrays, call again
 R_NEED_JOBS = 3  # the block is used up: refill it, call again
 R_FLUSH = 4  # the per-job output buffer is full: write it, call again
+R_IDLE = 5  # online: every event up to clk[T_STOP] is processed; nothing after it was
 
 # Float clock values (State.clk).
 NOW = 0
@@ -92,7 +98,27 @@ T_END = 5  # end of the measurement window (last arrival)
 EPS = 6  # capacity tolerance
 REWARD_RATE = 7  # current total reward rate of running jobs
 BSLD_TAU = 8  # bounded-slowdown threshold tau (run.slowdown_threshold)
-N_CLK = 9
+T_STOP = 9  # online: process the events up to this time, then return R_IDLE
+DONE_REQ_AT = 10  # online: time of the requested completions (ctr[N_DONE_REQ] > 0)
+N_CLK = 11
+
+# Action log records (State.log_i[n, :] kind, job, server; State.log_f[n, :] time, allocation);
+# the job is its arrival number (seq), -1 for server actions. Names: engine.state.ACTION_NAMES.
+L_KIND = 0
+L_SEQ = 1
+L_SERVER = 2
+L_TIME = 0
+L_ALLOC = 1
+ACT_START = 1
+ACT_PREEMPT = 2
+ACT_MIGRATE = 3
+ACT_REJECT = 4
+ACT_DROP = 5  # loss family: not admitted at its decision epoch (engine-made, not an action call)
+ACT_KILL = 6
+ACT_REALLOCATE = 7
+ACT_STALL = 8
+ACT_ACTIVATE = 9
+ACT_COMPLETE = 10  # a completion (an event, not an action: logged for replays and tests)
 
 # Metric accumulator columns (State.acc[b, :]); per-resource and per-class columns follow.
 A_TIME = 0

@@ -10,6 +10,13 @@ Each built-in policy module has a cached runner ``run(st, ps, max_events)`` that
 inlined, and the per-policy runner (which takes no function argument) is what the on-disk cache
 stores. The loop returns after ``max_events`` events so the caller can show progress; the state
 arrays carry everything, so calling again resumes.
+
+Online mode (ctr[ONLINE], :mod:`schedlab.online`, docs/decisions/0012-online-scheduler.md): the
+caller puts the jobs arriving at one instant in the block and the completions it reports in
+``done_req``, sets clk[T_STOP] and calls the same runner; the loop processes every event up to
+T_STOP (timers, the decision grid, then the given completions and arrivals), decides as a
+simulation would, and returns R_IDLE before the first event after T_STOP. It never completes a
+job by itself and never finishes.
 """
 
 from __future__ import annotations
@@ -17,18 +24,21 @@ from __future__ import annotations
 import math
 
 from schedlab._jit import kernel
-from schedlab.engine.actions import reject_waiting, release
+from schedlab.engine.actions import log_action, reject_waiting, release
 from schedlab.engine.constants import (
     A_FIRST_RESOURCE,
     A_QUEUE,
     A_REWARD,
     A_SYSTEM,
     A_TIME,
+    ACT_COMPLETE,
+    ACT_DROP,
     ARRIVED,
     BATCH,
     DECISIONS,
     DELTA,
     DONE,
+    DONE_REQ_AT,
     DRAIN,
     DROPPED,
     EVENTS,
@@ -38,6 +48,7 @@ from schedlab.engine.constants import (
     N_ARRIVED_NEW,
     N_COMPLETED_NEW,
     N_DONE,
+    N_DONE_REQ,
     N_FREE,
     N_LEAVE,
     N_RUNNING,
@@ -46,6 +57,7 @@ from schedlab.engine.constants import (
     NOW,
     NX_LEN,
     NX_POS,
+    ONLINE,
     OUT_CHUNK,
     OUT_N,
     P_HEAD,
@@ -58,12 +70,14 @@ from schedlab.engine.constants import (
     R_FINISHED,
     R_FLUSH,
     R_GROW,
+    R_IDLE,
     R_NEED_JOBS,
     REUSE,
     REWARD_RATE,
     SLOTS_USED,
     SOURCE_DONE,
     T_END,
+    T_STOP,
     T_WARM,
     TIMER,
     TS_FIRST_RESOURCE,
@@ -186,7 +200,17 @@ def _complete(st, j, t):
     st.done_buf[st.ctr[N_COMPLETED_NEW]] = j
     st.ctr[N_COMPLETED_NEW] += 1
     st.ctr[EVENTS] += 1
+    log_action(st, ACT_COMPLETE, j, st.server[j], 0.0)
     job_left(st, j)
+
+
+@kernel(wraparound=False)
+def _complete_requested(st, t):
+    """Online: complete the jobs the caller reported, in its order (all running, checked by
+    the caller)."""
+    for i in range(st.ctr[N_DONE_REQ]):
+        _complete(st, st.done_req[i], t)
+    st.ctr[N_DONE_REQ] = 0
 
 
 @kernel(wraparound=False)
@@ -214,6 +238,7 @@ def _drop_unadmitted(st):
         nxt = st.q_next[j]
         reject_waiting(st, j)
         st.ctr[DROPPED] += 1
+        log_action(st, ACT_DROP, j, -1, 0.0)
         j = nxt
 
 
@@ -238,8 +263,9 @@ def _schedule_decision(st, t):
 @kernel(wraparound=False, inline="always", cache=False)
 def run_engine(engine_state, policy_state, decide, max_events):
     """Advance the simulation by up to ``max_events`` events. Returns R_FINISHED once the run is
-    over, R_CONTINUE after max_events, or asks Python for something and returns: R_NEED_JOBS
-    (refill the block), R_GROW (no free slot), R_FLUSH (per-job output buffer full). Every return
+    over, R_CONTINUE after max_events, R_IDLE (online) at T_STOP, or asks Python for something
+    and returns: R_NEED_JOBS (refill the block), R_GROW (no free slot), R_FLUSH (per-job output
+    buffer full). Every return
     leaves a consistent state, so calling again resumes where the loop stopped, even between two
     arrivals at the same time."""
     st = borrow(engine_state)  # no reference counting from here on: Python holds both states
@@ -248,6 +274,7 @@ def run_engine(engine_state, policy_state, decide, max_events):
     clk = st.clk
     inf = math.inf
     limit = ctr[EVENTS] + max_events
+    online = ctr[ONLINE] != 0
     while ctr[EVENTS] < limit:
         if ctr[OUT_CHUNK] != 0 and ctr[OUT_N] >= ctr[OUT_CHUNK]:
             return R_FLUSH
@@ -256,14 +283,20 @@ def run_engine(engine_state, policy_state, decide, max_events):
         if pos >= n_block:
             if ctr[SOURCE_DONE] == 0:
                 return R_NEED_JOBS
-            if ctr[N_WAITING] + ctr[N_RUNNING] == 0:
+            if ctr[N_WAITING] + ctr[N_RUNNING] == 0 and not online:
                 _accumulate(st, clk[NOW], clk[T_END])
                 ctr[FINISHED] = 1
                 return R_FINISHED
         t_arr = st.nx_arrival[pos] if pos < n_block else inf
-        first = next_departure(st)
-        t_dep = st.t_complete[first] if first != -1 else inf
+        if online:  # completions come from the caller only
+            first = -1
+            t_dep = clk[DONE_REQ_AT] if ctr[N_DONE_REQ] > 0 else inf
+        else:
+            first = next_departure(st)
+            t_dep = st.t_complete[first] if first != -1 else inf
         t = min(t_arr, t_dep, clk[NEXT_DECISION], clk[TIMER])
+        if online and t > clk[T_STOP]:
+            return R_IDLE
         if t == inf or (ctr[DRAIN] == 0 and t > clk[T_END]):
             _accumulate(st, clk[NOW], clk[T_END])
             ctr[FINISHED] = 1
@@ -275,6 +308,9 @@ def run_engine(engine_state, policy_state, decide, max_events):
             _complete(st, first, t)
             event = True
             first = next_departure(st)
+        if online and t_dep <= t:
+            _complete_requested(st, t)
+            event = True
         while pos < n_block and st.nx_arrival[pos] <= t:
             if ctr[N_FREE] == 0:
                 if event:

@@ -26,7 +26,8 @@ from schedlab.engine.generated import ArrayStruct, ArrayStructType
 # (build_state), the growth of the per-slot arrays (grow) and the struct type with its cached
 # constructor (engine_handle) are generated from it. Sizes: "jobs" (S, job slots), "block" (K,
 # jobs ready to arrive), "classes" (C), "servers" (L), "resources" (R), "batches" (B, of the
-# measurement window), "samples" (T, of the time series), "records" (O, per-job output rows).
+# measurement window), "samples" (T, of the time series), "records" (O, per-job output rows),
+# "log" (rows of the action log; 0 when it is off).
 ENGINE_STATE: tuple[Field, ...] = (
     Field("arrival", "f8", "jobs", 0.0, "arrival time"),
     Field("job_class", "i4", "jobs", 0, "class index"),
@@ -58,6 +59,7 @@ ENGINE_STATE: tuple[Field, ...] = (
     Field("arrived_buf", "i4", "jobs", -1, "jobs arrived since the last decision, in order"),
     Field("leave_buf", "i4", "jobs", -1, "jobs that left since the last decision (to release)"),
     Field("free", "i4", "jobs", -1, "stack of free slots, free[:ctr[N_FREE]]"),
+    Field("done_req", "i4", "jobs", -1, "online: completions requested, done_req[:N_DONE_REQ]"),
     Field("nx_arrival", "f8", "block", 0.0, "the block: next jobs to arrive, from ctr[NX_POS] on"),
     Field("nx_class", "i4", "block", 0, "the block: their classes"),
     Field("nx_demand", "f8", ("block", "resources"), 0.0, "the block: their demands"),
@@ -113,6 +115,8 @@ ENGINE_STATE: tuple[Field, ...] = (
         "per-job output records, float columns (constants O_*)",
     ),
     Field("out_i", "i8", ("records", K.N_OUT_I), 0, "per-job output records, integer columns"),
+    Field("log_f", "f8", ("log", 2), 0.0, "action log: time, allocation (constants L_*)"),
+    Field("log_i", "i8", ("log", 3), 0, "action log: kind, job's seq, server (constants L_*)"),
 )
 
 State = container(
@@ -166,6 +170,20 @@ VIOLATION_MESSAGES = {
     "to {last_server})",
 }
 
+# The action log's kinds (constants ACT_*) by name: the engine's action functions' names.
+ACTION_NAMES = {
+    K.ACT_START: "start",
+    K.ACT_PREEMPT: "preempt",
+    K.ACT_MIGRATE: "migrate",
+    K.ACT_REJECT: "reject",
+    K.ACT_DROP: "drop",
+    K.ACT_KILL: "kill",
+    K.ACT_REALLOCATE: "set_allocation",
+    K.ACT_STALL: "stall",
+    K.ACT_ACTIVATE: "activate",
+    K.ACT_COMPLETE: "complete",
+}
+
 
 @dataclass(frozen=True)
 class EngineSettings:
@@ -184,6 +202,8 @@ class EngineSettings:
     jobs_chunk: int  # per-job output records per Parquet row group (0: no per-job output)
     few_running: bool = False  # at most a few jobs run at once: departures by scan, not heap
     waiting_list: bool = True  # keep the arrival-ordered list of waiting jobs (Q_HEAD, q_next)
+    action_log: int = 0  # rows of the action log (0: off; schedlab.online, differential tests)
+    online: bool = False  # the caller gives arrivals and completions (schedlab.online)
 
 
 @dataclass(frozen=True)
@@ -234,6 +254,8 @@ def build_state(
     ctr[K.OUT_CHUNK] = settings.jobs_chunk
     ctr[K.JOB_BATCH_BY_TIME] = int(window.warm_jobs is None)
     ctr[K.WARM_JOBS] = window.warm_jobs or 0
+    ctr[K.LOG_ON] = int(settings.action_log > 0)
+    ctr[K.ONLINE] = int(settings.online)
     clk = np.zeros(K.N_CLK, dtype=np.float64)
     clk[K.NEXT_DECISION] = np.inf
     clk[K.TIMER] = np.inf
@@ -258,6 +280,7 @@ def build_state(
         "batches": n_batches,
         "samples": n_samples,
         "records": _records(settings.jobs_chunk, slots),
+        "log": settings.action_log,
     }
     values = {
         "free": np.arange(slots - 1, -1, -1, dtype=np.int32),

@@ -40,6 +40,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
+import numpy as np
 from numba.core import config as numba_config
 from numba.core import types
 from numba.experimental import structref
@@ -237,6 +238,17 @@ class PolicyState:
             for f, v in zip(self.fields, current, strict=True)
         ]
         return module.new(*grown)
+
+    def copy(self, handle: Any) -> Any:
+        """A new handle holding a copy of every field of ``handle`` (nested states copied too):
+        a snapshot the caller may restore by using it instead (schedlab.online)."""
+        contents = [
+            f.dtype.copy(v) if isinstance(f.dtype, PolicyState) else np.copy(v) if f.dims else v
+            for f, v in ((f, getattr(handle, f.name)) for f in self.fields)
+        ]
+        if numba_config.DISABLE_JIT:
+            return PlainState(**{f.name: v for f, v in zip(self.fields, contents, strict=True)})
+        return self._module().new(*contents)
 
     @staticmethod
     def _grown_field(f: StateField, value: Any, n_slots: int) -> Any:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -182,6 +182,7 @@ def prepare(
     block: int = BLOCK,
     slots: int = SLOTS,
     jobs: Jobs | None = None,
+    action_log: int = 0,
 ) -> Run:
     """The initial engine and policy states of one replication, with its job feed.
 
@@ -189,8 +190,13 @@ def prepare(
     ``slots`` job slots, reused and doubled as needed, and a block of ``block`` jobs to arrive.
     ``whole_run`` policies see the whole job sequence at once (slot = arrival number, decision
     0003 §4): memory grows with the run.
-    ``jobs``: run these jobs instead of the model's job sequence (tests, hand-made instances)."""
+    ``jobs``: run these jobs instead of the model's job sequence (tests, hand-made instances);
+    ``action_log``: rows of the engine's action log (0: off; schedlab.online.actions_of reads it,
+    differential tests)."""
     streaming = not model.policy.whole_run
+    settings = engine_settings(model, reuse_slots=streaming)
+    if action_log:
+        settings = replace(settings, action_log=action_log)
     if jobs is None:
         source = JobSource(model, model.spec.run.seed, replication)
         w = source.window()
@@ -201,26 +207,12 @@ def prepare(
         warm = min(int(model.spec.run.warmup * n), n - 1)
         window = RunWindow(n, warm, float(jobs.arrival[warm]), float(jobs.arrival[-1]))
         units = iter([jobs])
-    elastic = np.array([c.elastic for c in model.classes], dtype=np.int8)
-    max_alloc = np.array([c.max_alloc for c in model.classes])
-    if model.policy.resource_pooled:  # one server of capacity k (grosof2023 §3.1)
-        elastic[:] = 1
-        max_alloc[:] = model.pooled_k
     everything = None
     if not streaming:
         everything = concatenate(list(units))
         units = iter([everything])
         slots = block = len(everything)
-    st = build_state(
-        class_elastic=elastic,
-        class_max_alloc=max_alloc,
-        class_reward=np.array([c.reward for c in model.classes]),
-        capacity=model.capacity,
-        settings=engine_settings(model, reuse_slots=streaming),
-        window=window,
-        slots=slots,
-        block=block,
-    )
+    st = new_state(model, settings, window, slots=slots, block=block)
     if everything is not None:  # the policy's init sees every job in its slot
         for name in ("arrival", "job_class", "demand", "work", "estimate"):
             getattr(st, name)[:] = getattr(everything, name)
@@ -234,6 +226,27 @@ def prepare(
         logged = LoggedJobs.of(model.trace) if model.trace is not None else None
         run.writer = JobsWriter(target, names, model.resources, logged)
     return run
+
+
+def new_state(
+    model: CompiledModel, settings: EngineSettings, window: RunWindow, *, slots: int, block: int
+) -> State:
+    """The engine state of a run of ``model`` before its first job (classes, cluster)."""
+    elastic = np.array([c.elastic for c in model.classes], dtype=np.int8)
+    max_alloc = np.array([c.max_alloc for c in model.classes])
+    if model.policy.resource_pooled:  # one server of capacity k (grosof2023 §3.1)
+        elastic[:] = 1
+        max_alloc[:] = model.pooled_k
+    return build_state(
+        class_elastic=elastic,
+        class_max_alloc=max_alloc,
+        class_reward=np.array([c.reward for c in model.classes]),
+        capacity=model.capacity,
+        settings=settings,
+        window=window,
+        slots=slots,
+        block=block,
+    )
 
 
 def _gittins_tables(model: CompiledModel) -> Any:

@@ -1,0 +1,292 @@
+"""`schedlab serve` on loopback: decisions/s and request latency up to saturation (issue 34 item 5).
+
+Two cases: EASY backfilling on a pooled cluster of k = 4,000 unit servers (LLNL-Thunder's size:
+4,008 processors; pooled, each job's need in processors, requested time = 2 x its size) and
+ServerFilling-SRPT at k = 8 (grosof2023's Fig. 2 setting, the quickstart spec). A synthetic job
+stream at load 0.9 (fixed seed) is replayed by the client of ``schedlab replay``
+(schedlab.service.replay.Replay: completions when a started job's size has passed): one request
+per instant, sent one at a time (the event order is the decision order), each a decision.
+
+Per case:
+* ``library``: the same instants through :class:`schedlab.online.Scheduler` in-process, as fast
+  as it goes (what the scheduler alone costs per decision);
+* ``healthz``: GET /healthz as fast as it goes (what the HTTP stack alone costs per request);
+* ``rate R``: requests paced at R per second (open loop: a request is sent at its scheduled time,
+  or at once when late), R doubling from 250 until the achieved rate stays below 0.9 R
+  (saturation), then ``saturation`` (no pacing) and ``half saturation`` (paced at half of it);
+* ``saturation, event log``: no pacing, with --event-log (one fsync per decision).
+
+The client is a minimal keep-alive HTTP/1.1 client (RawTarget; the replay client's httpx costs
+more processor time than the server on this 2-core machine). Each step is bounded: at most
+``STEP_REQUESTS`` requests or ``STEP_S`` seconds. Latency is the client's, from the scheduled
+send time to the answer (p50, p99 in ms). Targets: >= 5,000
+decisions/s sustained and p99 < 5 ms at half of saturation. Numbers: docs/online.md.
+
+Run: ``.venv/bin/python benchmarks/run_all.py bench_serve``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from schedlab.online import Complete, Job, Scheduler, Submit
+from schedlab.service.replay import HttpTarget, Replay, TraceJobs
+
+STEP_REQUESTS = 2000
+STEP_S = 6.0
+WARM_UP = 200  # requests before measuring (the first call compiles or loads the runner)
+FIRST_RATE = 250.0
+JOBS = 40_000
+LOAD = 0.9
+SEED = 1
+ROOT = Path(__file__).resolve().parents[1]
+
+THUNDER = """
+[cluster]
+servers = 4000
+[workload]
+load = 0.9
+[[workload.classes]]
+need = 1
+duration = { dist = "exponential", mean = 1.0 }
+[policy]
+name = "easy-backfill"
+[run]
+arrivals = 1000
+"""
+NEEDS = np.array([1, 2, 4, 8, 16, 32, 64, 128, 256, 512])  # processors per job, uniform
+
+
+def thunder_jobs(rng: np.random.Generator) -> TraceJobs:
+    need = rng.choice(NEEDS, JOBS)
+    size = rng.exponential(1.0, JOBS)
+    rate = LOAD * 4000 / float(NEEDS.mean())
+    fields = [
+        {"need": int(n), "size": float(s), "requested": float(2 * s)}
+        for n, s in zip(need, size, strict=True)
+    ]
+    return _jobs(rng, rate, size, fields)
+
+
+def server_filling_jobs(rng: np.random.Generator) -> TraceJobs:
+    """grosof2023 Fig. 2: needs 1, 2, 4, 8 equally likely, size exponential with mean 1/8."""
+    need = rng.choice(np.array([1, 2, 4, 8]), JOBS)
+    size = rng.exponential(1 / 8, JOBS)
+    duration = size * 8 / need  # the quickstart's duration = size * k / need
+    rate = LOAD * 8 / float(np.mean(need * duration))
+    fields = [{"need": int(n), "size": float(d)} for n, d in zip(need, duration, strict=True)]
+    return _jobs(rng, rate, duration, fields)
+
+
+def _jobs(rng, rate: float, duration: np.ndarray, fields: list[dict]) -> TraceJobs:
+    arrival = np.cumsum(rng.exponential(1 / rate, JOBS))
+    return TraceJobs([str(i) for i in range(JOBS)], arrival - arrival[0], duration, fields)
+
+
+CASES = (
+    ("EASY backfilling, pooled k = 4000 (LLNL-Thunder's size)", THUNDER, thunder_jobs, None),
+    (
+        "ServerFilling-SRPT, k = 8 (grosof2023 Fig. 2)",
+        (ROOT / "src/schedlab/examples/quickstart.toml").read_text(),
+        server_filling_jobs,
+        "server-filling-srpt",
+    ),
+)
+
+
+def library_sender(spec: Path, policy: str | None) -> Callable[[float, list[dict]], list[dict]]:
+    scheduler = Scheduler.from_spec(spec, policy)
+
+    def send(at: float, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        batch = [
+            Submit(Job(j["id"], j["need"], j.get("size"), j.get("requested")))
+            if e["kind"] == "submit" and (j := e["job"])
+            else Complete(e["id"])
+            for e in events
+        ]
+        return [asdict(a) for a in scheduler.events(batch, at)]
+
+    return send
+
+
+def step(
+    replay: Replay,
+    send: Callable[[float, list[dict]], list[dict]],
+    rate: float = math.inf,
+    warm_up: int = 0,
+) -> dict[str, Any]:
+    """Up to STEP_REQUESTS instants of ``replay`` through ``send`` (``warm_up``: only so many,
+    measuring nothing), paced at ``rate``/s."""
+    latencies: list[float] = []
+    begin = time.perf_counter()
+    most = warm_up or STEP_REQUESTS
+    while len(latencies) < most and (warm_up or time.perf_counter() - begin < STEP_S):
+        at, events = replay.next_instant()
+        if not events:
+            continue
+        due = time.perf_counter()
+        if math.isfinite(rate):  # (a sleep of 0 would still give the processor away)
+            due = begin + len(latencies) / rate
+            if due > time.perf_counter():
+                time.sleep(due - time.perf_counter())
+        answered = send(at, events)
+        latencies.append(time.perf_counter() - due)
+        replay.completed(events)
+        replay.feed(answered)
+    wall = time.perf_counter() - begin
+    ms = np.array(latencies) * 1e3
+    return {
+        "requests": len(latencies),
+        "wall_s": wall,
+        "decisions_per_s": len(latencies) / wall,
+        "p50_ms": float(np.percentile(ms, 50)),
+        "p99_ms": float(np.percentile(ms, 99)),
+        "load_average_1min": os.getloadavg()[0],
+    }
+
+
+class RawTarget:
+    """A minimal HTTP/1.1 keep-alive client (one socket, no pool, no header objects): httpx costs
+    about 2 ms of the shared processors per request here, which the server would not get."""
+
+    def __init__(self, port: int) -> None:
+        self.socket = socket.create_connection(("127.0.0.1", port))
+        self.socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.reader = self.socket.makefile("rb")
+
+    def request(self, method: str, path: str, body: Any = None) -> Any:
+        data = b"" if body is None else json.dumps(body).encode()
+        head = f"{method} {path} HTTP/1.1\r\nHost: bench\r\nContent-Length: {len(data)}\r\n"
+        self.socket.sendall(head.encode() + b"Content-Type: application/json\r\n\r\n" + data)
+        status = self.reader.readline()
+        length = 0
+        while (line := self.reader.readline()) not in (b"\r\n", b""):
+            name, _, value = line.partition(b":")
+            if name.lower() == b"content-length":
+                length = int(value)
+        answer = json.loads(self.reader.read(length))
+        if b" 200 " not in status:
+            raise RuntimeError(f"{path}: {status.decode().strip()}: {answer}")
+        return answer
+
+    def send(self, at: float, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """One instant, as :class:`schedlab.service.replay.HttpTarget` sends it."""
+        if len(events) > 1:
+            return self.request("POST", "/events", {"at": at, "events": events})["actions"]
+        if events[0]["kind"] == "submit":
+            return self.request("POST", "/jobs", {"at": at, **events[0]["job"]})["actions"]
+        return self.request("POST", f"/jobs/{events[0]['id']}/complete", {"at": at})["actions"]
+
+    def close(self) -> None:
+        self.reader.close()
+        self.socket.close()
+
+
+def healthz(target: RawTarget) -> dict[str, Any]:
+    latencies = []
+    begin = time.perf_counter()
+    while len(latencies) < STEP_REQUESTS and time.perf_counter() - begin < STEP_S:
+        sent = time.perf_counter()
+        target.request("GET", "/healthz")
+        latencies.append(time.perf_counter() - sent)
+    wall = time.perf_counter() - begin
+    ms = np.array(latencies) * 1e3
+    return {
+        "requests": len(latencies),
+        "wall_s": wall,
+        "requests_per_s": len(latencies) / wall,
+        "p50_ms": float(np.percentile(ms, 50)),
+        "p99_ms": float(np.percentile(ms, 99)),
+    }
+
+
+def serving(spec: Path, policy: str | None, log: Path | None):
+    """A ``schedlab serve`` subprocess on a free loopback port, and its client."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    argv = [sys.executable, "-m", "schedlab.cli", "serve", "--spec", str(spec), "--insecure-local"]
+    argv += ["--port", str(port), *(["--policy", policy] if policy else [])]
+    argv += ["--event-log", str(log)] if log else []
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), *sys.path])}
+    server = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    ready = HttpTarget(f"http://127.0.0.1:{port}", None)
+    ready.wait_ready(600)
+    ready.close()
+    return server, RawTarget(port)
+
+
+def stop(server: subprocess.Popen, target: RawTarget) -> None:
+    target.close()
+    server.terminate()
+    server.wait(timeout=30)
+
+
+def case_records(label: str, spec_text: str, jobs_of, policy: str | None, folder: Path):
+    spec = folder / "spec.toml"
+    spec.write_text(spec_text)
+    jobs = jobs_of(np.random.default_rng(SEED))
+    library, send = Replay(jobs), library_sender(spec, policy)
+    step(library, send, warm_up=WARM_UP)  # compiles the runner, or loads it from the cache
+    records = [{"name": f"{label}: library", **step(library, send)}]
+    server, target = serving(spec, policy, None)
+    try:
+        replay = Replay(jobs)
+        step(replay, target.send, warm_up=WARM_UP)
+        records.append({"name": f"{label}: GET /healthz", **healthz(target)})
+        rate = FIRST_RATE
+        while True:
+            measured = step(replay, target.send, rate)
+            records.append({"name": f"{label}: rate {rate:g}/s", "rate": rate, **measured})
+            if measured["decisions_per_s"] < 0.9 * rate or replay.done():
+                break
+            rate *= 2
+        saturated = step(replay, target.send)
+        records.append({"name": f"{label}: saturation", **saturated})
+        half = saturated["decisions_per_s"] / 2
+        records.append(
+            {"name": f"{label}: half saturation", "rate": half, **step(replay, target.send, half)}
+        )
+    finally:
+        stop(server, target)
+    server, target = serving(spec, policy, folder / "events.jsonl")
+    try:
+        replay = Replay(jobs)
+        step(replay, target.send, warm_up=WARM_UP)
+        logged = step(replay, target.send)
+        records.append({"name": f"{label}: saturation, event log (fsync)", **logged})
+    finally:
+        stop(server, target)
+    return records
+
+
+def run() -> list[dict]:
+    records = []
+    with tempfile.TemporaryDirectory() as folder:
+        for number, (label, spec_text, jobs_of, policy) in enumerate(CASES):
+            case = Path(folder) / f"case{number}"
+            case.mkdir()
+            records += case_records(label, spec_text, jobs_of, policy, case)
+    for r in records:
+        rate = r.get("decisions_per_s", r.get("requests_per_s"))
+        print(
+            f"   {r['name']:<70} {rate:8.0f}/s  p50 {r['p50_ms']:.3g} ms  p99 {r['p99_ms']:.3g} ms"
+        )
+    return records
+
+
+if __name__ == "__main__":
+    run()

@@ -1,0 +1,119 @@
+"""``schedlab serve`` (the online scheduler over HTTP) and ``schedlab replay`` (its client, driven
+by a converted log). See docs/online.md."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from schedlab.cli_support import PluginOption, err, escape, out, user_errors
+
+DEFAULT_PORT = 8787
+
+
+def register(app: typer.Typer) -> None:
+    app.command(name="serve")(serve)
+    app.command(name="replay")(replay)
+
+
+TokenFileOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--token-file",
+        help="A file holding the API token (default: the SCHEDLAB_TOKEN environment variable).",
+        show_default=False,
+    ),
+]
+
+
+@user_errors
+def serve(
+    spec: Annotated[
+        Path, typer.Option("--spec", help="The cluster spec (a simulation spec's TOML).")
+    ],
+    policy: Annotated[
+        str | None,
+        typer.Option("--policy", help="The policy (default: the spec's).", show_default=False),
+    ] = None,
+    port: Annotated[int, typer.Option("--port", min=0, max=65535)] = DEFAULT_PORT,
+    host: Annotated[str, typer.Option("--host", help="The address to bind.")] = "127.0.0.1",
+    event_log: Annotated[
+        Path | None,
+        typer.Option(
+            "--event-log",
+            help="The durable event log (JSON Lines; created, or replayed on start).",
+            show_default=False,
+        ),
+    ] = None,
+    token_file: TokenFileOption = None,
+    insecure_local: Annotated[
+        bool,
+        typer.Option(
+            "--insecure-local", help="No token; only with the loopback address 127.0.0.1."
+        ),
+    ] = False,
+    plugin: PluginOption = None,
+) -> None:
+    """Serve a policy as an online scheduler over HTTP/JSON (docs/online.md)."""
+    import uvicorn
+
+    from schedlab.service.app import create_app
+    from schedlab.service.server import read_token, start
+
+    token = read_token(token_file, insecure_local, host)
+    started = start(spec, policy, event_log, plugins=plugin or ())
+    for warning in started.warnings:
+        err.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False, soft_wrap=True)
+    service = started.service
+    logged = f"; event log {event_log} ({started.replayed} events replayed)" if event_log else ""
+    err.print(
+        escape(f"schedlab serve: {service.policy} on http://{host}:{port}{logged}"),
+        highlight=False,
+        soft_wrap=True,
+    )
+    try:
+        uvicorn.run(
+            create_app(service, token),
+            host=host,
+            port=port,
+            workers=1,
+            log_level="warning",
+            access_log=False,
+        )
+    finally:
+        if service.log is not None:
+            service.log.close()
+
+
+@user_errors
+def replay(
+    log: Annotated[Path, typer.Argument(help="A converted log (schedlab trace convert).")],
+    to: Annotated[
+        str, typer.Option("--to", help="The service's URL.")
+    ] = f"http://127.0.0.1:{DEFAULT_PORT}",
+    speed: Annotated[
+        str,
+        typer.Option("--speed", help="Trace seconds per wall second (1000x), or max."),
+    ] = "max",
+    token_file: TokenFileOption = None,
+    wait: Annotated[
+        float,
+        typer.Option("--wait", help="Seconds to wait for the service to answer /healthz."),
+    ] = 30.0,
+) -> None:
+    """Drive a running `schedlab serve` from a converted log; print a summary."""
+    from schedlab.service.replay import HttpTarget, Replay, drive, parse_speed, read_trace
+    from schedlab.service.server import given_token
+
+    pace = parse_speed(speed)
+    token, _ = given_token(token_file)
+    target = HttpTarget(to, token or None)
+    try:
+        target.wait_ready(wait)
+        family = target.get("/state")["family"]
+        summary, _ = drive(Replay(read_trace(log, family)), target.send, pace)
+    finally:
+        target.close()
+    out.print(summary.line(), highlight=False, soft_wrap=True)

@@ -1,0 +1,577 @@
+"""``Scheduler``: a registered policy deciding online, with a simulation's compiled runner.
+
+The engine runs in online mode (engine/loop.py, docs/decisions/0012-online-scheduler.md): each
+call puts the jobs submitted at one instant in the engine's block and the completions reported in
+its completion buffer, and runs the policy's cached runner up to that instant; the loop processes
+the timers and decision grid before it, then the completions and arrivals, decides once and
+returns. The actions come from the engine's action log. Fed a simulation's events, it takes the
+simulation's actions (tests/online/test_differential.py).
+
+Bad input is refused before anything changes (one-line SpecError); a policy's invalid action
+raises PolicyError and the state is put back as it was before the event (the engine and policy
+states are copied before each event).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+
+from schedlab.engine import constants as K
+from schedlab.engine.state import (
+    ENGINE_STATE,
+    VIOLATION_MESSAGES,
+    RunWindow,
+    State,
+    engine_handle,
+)
+from schedlab.errors import PolicyError, SpecError, shown
+from schedlab.model.compile import CompiledModel, compile_model
+from schedlab.model.spec import SimulationSpec, parse_spec
+from schedlab.online.log import ActionLogFull, actions_of
+from schedlab.online.records import (
+    Action,
+    Complete,
+    Event,
+    Job,
+    JobId,
+    RunningJob,
+    SchedulerState,
+    Submit,
+)
+from schedlab.policies.contract import PolicyState
+from schedlab.policies.user_code import call_policy
+from schedlab.simulation.simulate import (
+    Feeder,
+    Run,
+    as_spec,
+    engine_settings,
+    init_policy,
+    new_state,
+)
+
+SLOTS = 1 << 10  # initial job slots (doubled when more jobs are present at once)
+BLOCK = 1 << 6  # initial room for the jobs submitted at one instant (grown as needed)
+LOG_ROWS = 1 << 12  # initial rows of the action log (grown, and the event redone, on overflow)
+MAX_EVENTS = 1 << 40  # per call of the runner: the call ends at the instant, not at a count
+# Upper bounds (seconds) of the decision-latency histogram (Prometheus-style, cumulative).
+LATENCY_BUCKETS = (1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3, 1e-2, 0.1, 1.0)
+
+
+def _with_policy(
+    spec: SimulationSpec, policy: str | None, options: Mapping[str, Any] | None
+) -> SimulationSpec:
+    """The spec with its policy replaced (``policy``: another name, its own options dropped;
+    ``options``: the policy's settings)."""
+    if policy is None and options is None:
+        return spec
+    data = spec.model_dump(by_alias=True, exclude_unset=True)
+    name = policy or spec.policy.name
+    kept = spec.policy.params if name == spec.policy.name else {}
+    data["policy"] = {**kept, **(options or {}), "name": name}
+    return parse_spec(data)
+
+
+class Scheduler:
+    """A registered policy of any family deciding online (module docstring).
+
+    Time is the caller's: every event carries it, and it may never go backwards. Events at one
+    instant must come in one :meth:`events` call to be decided together (the simulation decides
+    once per event time); separate calls at the same time decide once each."""
+
+    def __init__(self, model: CompiledModel) -> None:
+        policy = model.policy
+        if policy.whole_run:
+            raise SpecError(
+                f"policy '{policy.name}' cannot run online: it reads the whole job sequence up "
+                "front (its state is built from every job of the run, decision 0003 §4)",
+                field="policy.name",
+            )
+        self.model = model
+        settings = replace(
+            engine_settings(model, reuse_slots=True),
+            drain=True,
+            jobs_chunk=0,
+            batches=1,
+            timeseries=0,
+            action_log=LOG_ROWS,
+            online=True,
+        )
+        window = RunWindow(None, None, 0.0, 0.0)
+        st = new_state(model, settings, window, slots=SLOTS, block=BLOCK)
+        # one metric batch over all time: the time averages of metrics(), from the first event
+        st.clk[K.T_WARM], st.clk[K.T_END] = -math.inf, math.inf
+        st.batch_edges[:] = (-math.inf, math.inf)
+        st.job_edges[:] = (-math.inf, math.inf)
+        st.ctr[K.SOURCE_DONE] = 1
+        st.ctr[K.NX_LEN] = 0
+        ps = init_policy(st, model)
+        self._run = Run(model=model, st=st, ps=ps, feeder=Feeder(iter(())), window=window)
+        self._handle = engine_handle(st)
+        self._policy_fields: _PolicyFields | None = None
+        self._classes = {c.name: i for i, c in enumerate(model.classes)}
+        self._ids: list[JobId] = []  # by arrival number
+        self._seq: dict[JobId, int] = {}  # every id ever submitted: its arrival number
+        self._slot: dict[JobId, int] = {}  # its job slot (valid while st.seq[slot] == its seq)
+        self._kinds = np.unique(model.capacity, axis=0).tolist()  # distinct server capacities
+        self._time = -math.inf
+        self._t_first = math.nan
+        self._events = 0
+        self._latency_count = np.zeros(len(LATENCY_BUCKETS) + 1, dtype=np.int64)
+        self._latency_sum = 0.0
+        knowledge = policy.traits(model.config).size_knowledge
+        self._needs_size = knowledge == "exact"
+
+    @classmethod
+    def from_spec(
+        cls,
+        spec: SimulationSpec | dict[str, Any] | str | Path,
+        policy: str | None = None,
+        *,
+        plugins: Sequence[str | Path] = (),
+        options: Mapping[str, Any] | None = None,
+    ) -> Scheduler:
+        """A scheduler for the cluster and job classes of ``spec`` (a spec file, dict or
+        SimulationSpec; its arrival process and run length are not used, its size laws only by
+        policies that need them: Gittins tables). ``policy`` replaces the spec's policy name,
+        ``options`` its settings; ``plugins``: policy plugin files to import first."""
+        if plugins:
+            from schedlab.plugins import load_plugin
+
+            for path in plugins:
+                load_plugin(path)
+        return cls(compile_model(_with_policy(as_spec(spec), policy, options)))
+
+    # ------------------------------------------------------------------------------ events
+
+    def submit(self, job: Job, at: float) -> list[Action]:
+        """``job`` arrives at ``at``; the actions the policy takes then."""
+        return self.events([Submit(job)], at)
+
+    def complete(self, job_id: JobId, at: float) -> list[Action]:
+        """Running job ``job_id`` finished at ``at``; the actions the policy takes then."""
+        return self.events([Complete(job_id)], at)
+
+    def advance(self, now: float) -> list[Action]:
+        """Time reaches ``now``: the policy's timers and decision grid (slotted time) up to it."""
+        return self.events([], now)
+
+    def events(self, batch: Iterable[Event], at: float) -> list[Action]:
+        """The events of one instant ``at``, applied in the given order (completions before
+        arrivals, as the engine does), then one decision: the actions taken since the previous
+        call (timers and decision grid before ``at``, then this decision), in the order taken.
+        Bad input (SpecError) or a policy's invalid action (PolicyError) changes nothing."""
+        batch = list(batch)
+        self._check_time(at)
+        submits = [e.job for e in batch if isinstance(e, Submit)]
+        completions = self._completions(batch)
+        rows = [self._job_row(job) for job in self._new_jobs(submits)]
+        before = self._snapshot()
+        try:
+            actions = self._apply(rows, completions, submits, at)
+        except ActionLogFull as full:  # redo the event with room for every action
+            self._use(before)
+            self._grow_log(full.written)
+            return self.events(batch, at)
+        except BaseException:
+            self._use(before)
+            raise
+        self._record_new(submits)
+        if math.isnan(self._t_first):
+            self._t_first = at
+        self._time = at
+        self._events += len(batch)
+        return [a for a in actions if a.kind != "complete"]
+
+    def _apply(
+        self,
+        rows: list[tuple[int, list[float], float, float]],
+        completions: list[Complete],
+        submits: list[Job],
+        at: float,
+    ) -> list[Action]:
+        """Run the engine to just before ``at`` (timers, decision grid), check the completions
+        against the jobs running then, and run the instant itself."""
+        if math.isnan(self._t_first):
+            self._run.st.clk[K.NOW] = at  # the time averages start at the first event
+        started = time.perf_counter()
+        self._load([], [], math.nextafter(at, -math.inf))
+        self._call(submits, at)
+        done = [self._running_slot(c.job_id) for c in completions]
+        self._load(rows, done, at)
+        self._call(submits, at)
+        self._observe(time.perf_counter() - started)
+        return actions_of(self._run.st, self._job_id(submits))
+
+    def _record_new(self, submits: list[Job]) -> None:
+        """Remember the arrival numbers and slots of the instant's new jobs."""
+        if not submits:
+            return
+        first = len(self._ids)
+        st = self._run.st
+        slots = np.flatnonzero((st.seq >= first) & (st.status != K.FREE)).tolist()
+        seqs = st.seq[slots].tolist()
+        for job in submits:
+            self._seq[job.id] = len(self._ids)
+            self._ids.append(job.id)
+        for slot, seq in zip(slots, seqs, strict=True):
+            self._slot[self._ids[seq]] = slot
+
+    # ---------------------------------------------------------------------------- checking
+
+    def _check_time(self, at: float) -> None:
+        if isinstance(at, bool) or not isinstance(at, numbers.Real) or not math.isfinite(at):
+            raise SpecError(f"time {at!r} is not a finite number", field="at")
+        if at < self._time:
+            raise SpecError(
+                f"time goes backwards: {shown(at)} is before the latest event at "
+                f"{shown(self._time)}",
+                field="at",
+            )
+
+    def _completions(self, batch: list[Event]) -> list[Complete]:
+        seen: set[JobId] = set()
+        done = []
+        for event in batch:
+            if isinstance(event, Complete):
+                if event.job_id in seen:
+                    raise SpecError(f"job {event.job_id!r} completes twice", field="job_id")
+                seen.add(event.job_id)
+                done.append(event)
+            elif not isinstance(event, Submit):
+                raise SpecError(f"unknown event {event!r} (Submit or Complete)", field="events")
+        return done
+
+    def _running_slot(self, job_id: JobId) -> int:
+        """The slot of running job ``job_id``; SpecError when it is not running."""
+        seq = self._seq.get(job_id)
+        if seq is None:
+            raise SpecError(f"unknown job {job_id!r}: it was never submitted", field="job_id")
+        st = self._run.st
+        slot = self._slot.get(job_id, -1)
+        status = int(st.status[slot]) if slot >= 0 and st.seq[slot] == seq else K.DONE
+        if status != K.RUNNING:
+            why = "is waiting" if status == K.WAITING else "has left"
+            raise SpecError(f"job {job_id!r} is not running: it {why}", field="job_id")
+        return slot
+
+    def _new_jobs(self, jobs: list[Job]) -> list[Job]:
+        seen: set[JobId] = set()
+        for job in jobs:
+            if not isinstance(job, Job):
+                raise SpecError(f"{job!r} is not a Job", field="job")
+            if not isinstance(job.id, str | int) or isinstance(job.id, bool):
+                raise SpecError(f"job id {job.id!r} must be a string or an integer", field="id")
+            if job.id in self._seq or job.id in seen:
+                raise SpecError(f"job id {job.id!r} is already used", field="id")
+            seen.add(job.id)
+        return jobs
+
+    def _job_row(self, job: Job) -> tuple[int, list[float], float, float]:
+        """(class index, demand vector, work, estimate) of a valid job; SpecError otherwise."""
+        model = self.model
+        where = f"job {job.id!r}"
+        name = job.job_class if job.job_class is not None else model.classes[0].name
+        c = self._classes.get(name)
+        if c is None:
+            known = ", ".join(self._classes)
+            raise SpecError(
+                f"{where}: unknown class {name!r}; the classes are {known}", field="job_class"
+            )
+        demand = self._demand(job, model.classes[c], where)
+        if self._needs_size and job.size is None:
+            raise SpecError(
+                f"{where}: policy '{model.policy.name}' knows sizes exactly: give its size",
+                field="size",
+            )
+        work = math.inf if job.size is None else _not_negative(job.size, where, "size")
+        estimate = (
+            math.nan if job.requested is None else _not_negative(job.requested, where, "requested")
+        )
+        return c, demand, work, estimate
+
+    def _demand(self, job: Job, cls: Any, where: str) -> list[float]:
+        resources = self.model.resources
+        if job.demand is None:
+            values = [getattr(d, "value", None) for d in cls.demand]
+            if any(v is None for v in values):
+                raise SpecError(
+                    f"{where}: give its demand (class {cls.name!r} has a random one)",
+                    field="demand",
+                )
+            demand = [float(v) for v in values]  # type: ignore[arg-type]
+        elif isinstance(job.demand, Mapping):
+            unknown = sorted(set(job.demand) - set(resources))
+            if unknown:
+                raise SpecError(
+                    f"{where}: unknown resource {unknown[0]!r}; the cluster has "
+                    f"{', '.join(resources)}",
+                    field="demand",
+                )
+            demand = [_number(job.demand.get(r, 0.0), where) for r in resources]
+        else:
+            values = job.demand if isinstance(job.demand, Sequence) else [job.demand]
+            demand = [_number(v, where) for v in values]
+            if len(demand) != len(resources):
+                raise SpecError(
+                    f"{where}: demand has {len(demand)} value(s), the cluster "
+                    f"{len(resources)} resource(s) ({', '.join(resources)})",
+                    field="demand",
+                )
+        if not (all(0 <= d < math.inf for d in demand) and any(d > 0 for d in demand)):
+            raise SpecError(
+                f"{where}: demand {demand} must be finite, >= 0 and not all 0", field="demand"
+            )
+        eps = self._run.st.clk[K.EPS]
+        if not any(
+            all(d <= c + eps for d, c in zip(demand, kind, strict=True)) for kind in self._kinds
+        ):
+            raise SpecError(
+                f"{where}: demand {demand} fits no server of the cluster", field="demand"
+            )
+        return demand
+
+    # --------------------------------------------------------------------------- the engine
+
+    def _load(
+        self, rows: list[tuple[int, list[float], float, float]], done: list[int], at: float
+    ) -> None:
+        """Put the instant's jobs in the block and its completions in the buffer; the engine
+        stops after time ``at``."""
+        run = self._run
+        if len(rows) > run.st.nx_arrival.shape[0]:
+            self._grow_block(len(rows))
+        st = run.st
+        for i, (c, demand, work, estimate) in enumerate(rows):
+            st.nx_arrival[i] = at
+            st.nx_class[i] = c
+            st.nx_demand[i] = demand
+            st.nx_work[i] = work
+            st.nx_estimate[i] = estimate
+        st.ctr[K.NX_POS] = 0
+        st.ctr[K.NX_LEN] = len(rows)
+        st.done_req[: len(done)] = done
+        st.ctr[K.N_DONE_REQ] = len(done)
+        st.clk[K.DONE_REQ_AT] = at
+        st.clk[K.T_STOP] = at
+
+    def _call(self, submits: list[Job], at: float) -> None:
+        """Run the policy's runner up to T_STOP (growing the slots when full); PolicyError on
+        an invalid action."""
+        run = self._run
+        policy = run.model.policy
+        while True:
+            code = call_policy(policy.name, policy.runner, self._handle, run.ps, MAX_EVENTS)
+            if code == K.R_GROW:
+                run.grow()
+                self._handle = engine_handle(run.st)
+            elif code == K.R_IDLE:
+                return
+            elif code != K.R_CONTINUE:
+                raise self._policy_error(submits, at)
+
+    def _set_state(self, st: State) -> None:
+        self._run.st = st
+        self._handle = engine_handle(st)
+
+    def _grow_block(self, n: int) -> None:
+        st = self._run.st
+        size = max(n, 2 * st.nx_arrival.shape[0])
+        changes = {
+            name: np.zeros((size, *getattr(st, name).shape[1:]), dtype=getattr(st, name).dtype)
+            for name in ("nx_arrival", "nx_class", "nx_demand", "nx_work", "nx_estimate")
+        }
+        self._set_state(st._replace(**changes))
+
+    def _grow_log(self, written: int) -> None:
+        st = self._run.st
+        rows = max(written, 2 * st.log_i.shape[0])
+        self._set_state(
+            st._replace(
+                log_f=np.zeros((rows, st.log_f.shape[1])),
+                log_i=np.zeros((rows, st.log_i.shape[1]), dtype=np.int64),
+            )
+        )
+
+    def _snapshot(self) -> tuple[dict[str, np.ndarray], SimpleNamespace]:
+        """Copies of the engine state's fields an event may change, and of the policy state
+        (put back by _use when an event fails)."""
+        run = self._run
+        st = run.st
+        saved = {name: getattr(st, name).copy() for name in _CHANGING}
+        if self._policy_fields is None or self._policy_fields.handle is not run.ps:
+            self._policy_fields = _PolicyFields(run.model.policy.state, run.ps)
+        return saved, self._policy_fields.save()
+
+    def _use(self, saved: tuple[dict[str, np.ndarray], SimpleNamespace]) -> None:
+        fields, policy = saved
+        self._run.ps = self._run.model.policy.state.copy(policy)
+        self._set_state(self._run.st._replace(**fields))
+
+    def _job_id(self, submits: list[Job]) -> Callable[[int], JobId]:
+        """The caller's id of the job with this arrival number (the instant's new ones too)."""
+        n_old = len(self._ids)
+
+        def job_id(seq: int) -> JobId:
+            return self._ids[seq] if seq < n_old else submits[seq - n_old].id
+
+        return job_id
+
+    def _policy_error(self, submits: list[Job], at: float) -> PolicyError:
+        """The engine's first violation, with the caller's job id, as a one-line error."""
+        st = self._run.st
+        code = int(st.ctr[K.VIOLATION])
+        job = int(st.ctr[K.VIOL_JOB])
+        shown_job: Any = job
+        if code not in _SLOT_CODES and job >= 0:
+            shown_job = repr(self._job_id(submits)(job))
+        message = VIOLATION_MESSAGES[code].format(
+            job=shown_job,
+            server=int(st.ctr[K.VIOL_SERVER]),
+            last_slot=st.status.shape[0] - 1,
+            last_server=st.capacity.shape[0] - 1,
+        )
+        return PolicyError(
+            f"policy '{self.model.policy.name}' took an invalid action at t = {shown(at)}: "
+            f"{message}; the event was not applied"
+        )
+
+    # ------------------------------------------------------------------------------ reading
+
+    def state(self) -> SchedulerState:
+        """The jobs waiting and running, the free capacity and stalled servers, now."""
+        st = self._run.st
+        queue: list[JobId] = []
+        running: list[RunningJob] = []
+        j = int(st.ctr[K.P_HEAD])
+        while j != -1:
+            job = self._ids[int(st.seq[j])]
+            if st.status[j] == K.WAITING:
+                queue.append(job)
+            else:
+                running.append(RunningJob(job, int(st.server[j]), float(st.alloc[j])))
+            j = int(st.p_next[j])
+        free = st.capacity - st.used
+        return SchedulerState(
+            time=self._time,
+            queue=tuple(queue),
+            running=tuple(running),
+            resources=self.model.resources,
+            free=tuple(tuple(row) for row in free.tolist()),
+            stalled=tuple(bool(x) for x in st.stalled),
+        )
+
+    def metrics(self) -> dict[str, Any]:
+        """Counters and gauges since the start: events, decisions, queue length, running
+        jobs, utilization per resource, the time-average number of jobs in the system since the
+        first event, and the decision latency (wall time of the compiled call per event:
+        count, sum, histogram with cumulative counts per upper bound in seconds)."""
+        st = self._run.st
+        present = int(st.ctr[K.N_WAITING] + st.ctr[K.N_RUNNING])
+        span = self._time - self._t_first
+        area = float(st.acc[0, K.A_SYSTEM]) + (self._time - float(st.clk[K.NOW])) * present
+        total = st.capacity.sum(axis=0)
+        cumulative = np.cumsum(self._latency_count).tolist()
+        return {
+            "time": self._time,
+            "events": self._events,
+            "decisions": int(st.ctr[K.DECISIONS]),
+            "queue_length": int(st.ctr[K.N_WAITING]),
+            "running": int(st.ctr[K.N_RUNNING]),
+            "utilization": {
+                r: float(st.used_total[i] / total[i]) for i, r in enumerate(self.model.resources)
+            },
+            "mean_in_system": area / span if span > 0 else math.nan,
+            "decision_latency": {
+                "count": int(self._latency_count.sum()),
+                "sum_s": self._latency_sum,
+                "buckets": {
+                    **dict(zip(LATENCY_BUCKETS, cumulative[:-1], strict=True)),
+                    math.inf: cumulative[-1],
+                },
+            },
+        }
+
+    def _observe(self, seconds: float) -> None:
+        self._latency_count[np.searchsorted(LATENCY_BUCKETS, seconds)] += 1
+        self._latency_sum += seconds
+
+
+class _PolicyFields:
+    """The fields of a policy state handle, read once (a compiled getter per read is slow):
+    ``save()`` copies them (arrays copied, scalars read, nested states recursively) into a
+    namespace that ``PolicyState.copy`` turns back into a handle."""
+
+    def __init__(self, layout: PolicyState, handle: Any) -> None:
+        self.handle = handle
+        self.arrays = {}
+        self.scalars = []
+        self.nested = {}
+        for f in layout.fields:
+            if isinstance(f.dtype, PolicyState):
+                self.nested[f.name] = _PolicyFields(f.dtype, getattr(handle, f.name))
+            elif f.dims:
+                self.arrays[f.name] = getattr(handle, f.name)
+            else:
+                self.scalars.append(f.name)
+
+    def save(self) -> SimpleNamespace:
+        return SimpleNamespace(
+            **{name: a.copy() for name, a in self.arrays.items()},
+            **{name: getattr(self.handle, name) for name in self.scalars},
+            **{name: nested.save() for name, nested in self.nested.items()},
+        )
+
+
+def _number(value: Any, where: str, name: str = "demand") -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise SpecError(f"{where}: {name} {value!r} is not a number", field=name)
+    return float(value)
+
+
+def _not_negative(value: Any, where: str, name: str) -> float:
+    x = _number(value, where, name)
+    if not 0 <= x < math.inf:
+        raise SpecError(f"{where}: {name} {value!r} must be a finite number >= 0", field=name)
+    return x
+
+
+# The engine state's fields an event may change (the others are set once: the cluster, the
+# classes, metric windows and buffers that _load rewrites or are off online).
+_FIXED = {
+    "class_elastic",
+    "class_max_alloc",
+    "class_reward",
+    "capacity",
+    "batch_edges",
+    "job_edges",
+    "ts_times",
+    "ts_values",
+    "out_f",
+    "out_i",
+    "nx_arrival",
+    "nx_class",
+    "nx_demand",
+    "nx_work",
+    "nx_estimate",
+    "log_f",
+    "log_i",
+}
+_CHANGING = tuple(f.name for f in ENGINE_STATE if f.name not in _FIXED)
+
+_SLOT_CODES = {
+    K.V_NO_SLOT_START,
+    K.V_NO_SLOT_PREEMPT,
+    K.V_NO_SLOT_MIGRATE,
+    K.V_NO_SLOT_REJECT,
+    K.V_NO_SLOT_ALLOCATION,
+    K.V_NO_SLOT_KILL,
+}

@@ -1,0 +1,250 @@
+"""The HTTP application of ``schedlab serve``: FastAPI over one :class:`schedlab.online.Scheduler`.
+
+Events are applied one at a time (the handlers run on the one event loop of uvicorn's one worker,
+and hold a lock), so the event log's order is the decision order. An accepted event is applied,
+appended to the event log and fsync'd, and only then answered. Bad input is a 4xx with one line
+(``{"error": "..."}``) and changes nothing; a policy's invalid action is a 500 naming the policy,
+the scheduler's state left as before the event.
+"""
+
+from __future__ import annotations
+
+import hmac
+import math
+import threading
+from dataclasses import asdict, dataclass, field, is_dataclass
+from typing import Any
+
+import numpy as np
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from schedlab.errors import PolicyError, SchedlabError
+from schedlab.online import Complete, Job, Scheduler, Submit
+from schedlab.service.eventlog import EventLog
+from schedlab.service.schemas import (
+    ActionsOut,
+    AtRequest,
+    ErrorOut,
+    EventsRequest,
+    JobIn,
+    SubmitRequest,
+)
+
+
+class Unavailable(SchedlabError):
+    """The event log could not be written: the service refuses events until restarted."""
+
+
+def plain(value: Any) -> Any:
+    """A JSON-able copy: dataclasses as objects, arrays as lists, non-finite floats as null."""
+    if is_dataclass(value) and not isinstance(value, type):
+        return {k: plain(v) for k, v in asdict(value).items()}
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | np.ndarray):
+        return [plain(v) for v in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def to_job(job: JobIn) -> Job:
+    """The library's job from a request's (``need`` is the pooled family's demand)."""
+    fields = job.model_dump(exclude_none=True, include=set(JobIn.model_fields))
+    if "need" in fields:
+        fields["demand"] = fields.pop("need")
+    return Job(**fields)
+
+
+def apply(scheduler: Scheduler, op: str, request: Any, job_id: str | None = None) -> list[Any]:
+    """One accepted event through the scheduler (the service and the rebuild from the log)."""
+    if op == "submit":
+        return scheduler.submit(to_job(request), request.at)
+    if op == "complete":
+        return scheduler.complete(job_id, request.at)
+    if op == "advance":
+        return scheduler.advance(request.at)
+    batch = [
+        Submit(to_job(e.job)) if e.kind == "submit" else Complete(e.id) for e in request.events
+    ]
+    return scheduler.events(batch, request.at)
+
+
+def record(op: str, request: Any, job_id: str | None = None) -> dict[str, Any]:
+    """The event log line of an accepted event (see schedlab.service.eventlog)."""
+    line = {"op": op, **request.model_dump(exclude_none=True)}
+    if op == "submit":
+        line = {"op": op, "at": line.pop("at"), "job": {k: v for k, v in line.items() if k != "op"}}
+    if job_id is not None:
+        line["id"] = job_id
+    return line
+
+
+def parse(line: dict[str, Any]) -> tuple[str, Any, str | None]:
+    """(op, request, job id) of an event log line (validated like a request)."""
+    fields = {k: v for k, v in line.items() if k not in ("op", "id", "job")}
+    op = line.get("op")
+    if op == "submit":
+        return op, SubmitRequest(**line.get("job", {}), **fields), None
+    if op in ("complete", "advance"):
+        return op, AtRequest(**fields), line.get("id") if op == "complete" else None
+    if op == "events":
+        return op, EventsRequest(**fields), None
+    raise ValueError(f"unknown op {op!r}")
+
+
+@dataclass
+class Service:
+    """The scheduler behind the API and its event log (None: no log)."""
+
+    scheduler: Scheduler
+    log: EventLog | None
+    policy: str
+    family: str
+    failed: str = ""
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def handle(self, op: str, request: Any, job_id: str | None = None) -> list[dict[str, Any]]:
+        """Apply, log (fsync) and return the actions as records; raises on refusal."""
+        with self.lock:
+            if self.failed:
+                raise Unavailable(self.failed)
+            actions = apply(self.scheduler, op, request, job_id)
+            if self.log is not None:
+                try:
+                    self.log.append(record(op, request, job_id))
+                except OSError as exc:
+                    self.failed = (
+                        f"the event log {self.log.path} could not be written ({exc}); the "
+                        "service refuses events: restart it to rebuild the state from the log"
+                    )
+                    raise Unavailable(self.failed) from None
+        return [plain(a) for a in actions]
+
+
+def error(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"error": " ".join(message.split())}, status_code=status, headers=headers)
+
+
+def validation_line(exc: RequestValidationError) -> tuple[int, str]:
+    """The first validation error as (status, one line naming the field)."""
+    errors = list(exc.errors())
+    first = errors[0]
+    where = ".".join(str(p) for p in first.get("loc", ())[1:])
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    if first.get("type") == "json_invalid":
+        return 400, f"malformed JSON: {first.get('ctx', {}).get('error', first.get('msg'))}"
+    if first.get("type") == "extra_forbidden":
+        return 422, f"unknown field '{where}'{more}"
+    return 422, f"{where or 'body'}: {first.get('msg', 'invalid')}{more}"
+
+
+OPEN_PATHS = frozenset({"/healthz", "/openapi.json"})
+
+
+class TokenGate:
+    """ASGI middleware: every path but OPEN_PATHS needs ``Authorization: Bearer TOKEN`` (compared
+    in constant time), checked before anything else reads the request."""
+
+    def __init__(self, app: Any, token: str) -> None:
+        self.app = app
+        self.token = token.encode()
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["path"] not in OPEN_PATHS:
+            header = dict(scope["headers"]).get(b"authorization", b"")
+            scheme, _, given = header.partition(b" ")
+            refusal = ""
+            if scheme.lower() != b"bearer" or not given.strip():
+                refusal = "missing token: send the header 'Authorization: Bearer TOKEN'"
+            elif not hmac.compare_digest(given.strip(), self.token):
+                refusal = "wrong token"
+            if refusal:
+                response = error(401, refusal, {"WWW-Authenticate": "Bearer"})
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def create_app(service: Service, token: str | None) -> FastAPI:
+    """The API; ``token`` None only with --insecure-local."""
+    from schedlab._version import __version__
+    from schedlab.service.prometheus import exposition
+
+    errors = {code: {"model": ErrorOut} for code in (400, 401, 422, 500, 503)}
+    app = FastAPI(
+        title="schedlab online scheduler",
+        version=__version__,
+        docs_url=None,
+        redoc_url=None,
+        responses=errors,
+    )
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        return error(*validation_line(exc))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        return error(exc.status_code, str(exc.detail), exc.headers)
+
+    @app.exception_handler(SchedlabError)
+    async def _refused(request: Request, exc: SchedlabError) -> JSONResponse:
+        if isinstance(exc, PolicyError):
+            return error(500, str(exc))
+        return error(503 if isinstance(exc, Unavailable) else 422, str(exc))
+
+    @app.exception_handler(Exception)
+    async def _bug(request: Request, exc: Exception) -> JSONResponse:
+        return error(500, f"internal error ({type(exc).__name__}: {exc})")
+
+    @app.post("/jobs", response_model=ActionsOut)
+    async def submit(body: SubmitRequest) -> JSONResponse:
+        """A job arrives at ``at``; the actions the policy took."""
+        return JSONResponse({"actions": service.handle("submit", body)})
+
+    @app.post("/jobs/{job_id}/complete", response_model=ActionsOut)
+    async def complete(job_id: str, body: AtRequest) -> JSONResponse:
+        """A running job finished at ``at``."""
+        return JSONResponse({"actions": service.handle("complete", body, job_id)})
+
+    @app.post("/advance", response_model=ActionsOut)
+    async def advance(body: AtRequest) -> JSONResponse:
+        """Time passes to ``at`` (timers and the decision grid of slotted policies)."""
+        return JSONResponse({"actions": service.handle("advance", body)})
+
+    @app.post("/events", response_model=ActionsOut)
+    async def events(body: EventsRequest) -> JSONResponse:
+        """Events of one instant, applied in order, then one decision (as the simulation)."""
+        return JSONResponse({"actions": service.handle("events", body)})
+
+    @app.get("/state")
+    async def state() -> dict[str, Any]:
+        """Time, queue, running jobs, free capacity (and configuration) per server."""
+        with service.lock:
+            current = plain(service.scheduler.state())
+        return {"policy": service.policy, "family": service.family, **current}
+
+    @app.get("/metrics", response_class=Response)
+    async def metrics() -> Response:
+        """Prometheus text format."""
+        with service.lock:
+            now = service.scheduler.metrics()
+        body, content_type = exposition(now)
+        return Response(body, media_type=content_type)
+
+    @app.get("/healthz")
+    async def healthz() -> Response:
+        """200 ``ok`` while events are accepted; 503 with the reason once the log failed."""
+        if service.failed:
+            return error(503, service.failed)
+        return JSONResponse({"status": "ok"})
+
+    if token is not None:
+        app.add_middleware(TokenGate, token=token)
+    return app

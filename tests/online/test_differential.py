@@ -1,0 +1,124 @@
+"""Decisions identical to the simulation's (issue 34 item 2): fed the event stream of a simulated
+run (its arrivals, and its completions at their times and in its order), the online scheduler
+takes exactly the actions the simulation took, for every registered policy in each of its
+families (the spec of benchmarks/check_reference.py's case, fixed seed) and for a replay of the
+KTH-SP2 log excerpt with EASY backfilling. The simulation's actions come from the engine's action
+log; both sides run the same cached compiled runner."""
+
+from __future__ import annotations
+
+import math
+import sys
+
+import pytest
+
+from schedlab.errors import SpecError
+from schedlab.model.compile import compile_model
+from schedlab.online import Scheduler
+from schedlab.online.differential import instants, logged_run, replay
+from schedlab.policies.registry import get_policy
+from schedlab.simulation.simulate import as_spec
+from schedlab.workloads.traces import convert
+from tests.data import KTH
+from tests.helpers.paths import ROOT
+
+BENCHMARKS = ROOT / "benchmarks"
+sys.path.insert(0, str(BENCHMARKS))
+from check_reference import PACKING_2R, PACKING_SLOTTED, VM, registry_cases  # noqa: E402
+
+sys.path.remove(str(BENCHMARKS))
+
+ARRIVALS = 2500  # about 5,000 events (arrivals and completions) per policy
+CASES = registry_cases()
+ONLINE = [c for c in CASES if not get_policy(c[0]).whole_run]
+WHOLE_RUN = [c for c in CASES if get_policy(c[0]).whole_run]
+
+
+def model_of(base: dict, policy: str, params: dict, arrivals: int = ARRIVALS):
+    spec = {**base, "policy": {"name": policy, **params}, "run": {"arrivals": arrivals, "seed": 7}}
+    return compile_model(as_spec(spec))
+
+
+def assert_same_decisions(model) -> None:
+    logged = logged_run(model)
+    stream = instants(model, logged)
+    online = replay(Scheduler(model), stream)
+    simulated = [a for a in logged.actions if a.kind != "complete"]
+    assert simulated, "the simulation took no action"
+    for i, (got, want) in enumerate(zip(online, simulated, strict=False)):
+        assert got == want, f"action {i} of {len(simulated)} differs"
+    assert len(online) == len(simulated)
+
+
+@pytest.mark.parametrize(
+    ("policy", "base", "params"),
+    [(p, b, q) for p, _, b, q in ONLINE],
+    ids=[f"{p}/{f}" for p, f, _, _ in ONLINE],
+)
+def test_online_actions_are_the_simulations(policy, base, params):
+    assert_same_decisions(model_of(base, policy, params))
+
+
+@pytest.mark.parametrize("base", [PACKING_SLOTTED, PACKING_2R], ids=["slotted", "two-resources"])
+def test_slotted_time_and_two_resources(base):
+    """The decision grid of slotted time (decisions at whole slots, psychas2019 §II) and
+    resource vectors, beyond the registry's cases."""
+    assert_same_decisions(model_of(base, "fifo-ff", {}))
+
+
+@pytest.mark.parametrize(
+    ("policy", "base", "timers"), [("g16", VM, True), ("fifo-ff", PACKING_SLOTTED, False)]
+)
+def test_advancing_the_clock_between_events_changes_no_decision(policy, base, timers):
+    """advance(now) between the events (at midpoints) returns the actions of the policy's
+    timers (G16's sampling events) and of the decision grid up to now: the actions,
+    concatenated, are the simulation's."""
+    model = model_of(base, policy, {}, arrivals=400)
+    logged = logged_run(model)
+    stream = instants(model, logged)
+    s = Scheduler(model)
+    actions = []
+    lo = -math.inf
+    for previous, instant in zip([None, *stream], stream, strict=False):
+        calls = [(s.events, instant.events, instant.time)]
+        if previous is not None:
+            calls.insert(0, (s.advance, None, (previous.time + instant.time) / 2))
+        for call, events, hi in calls:
+            taken = call(hi) if events is None else call(events, hi)
+            assert all(lo < a.time <= hi for a in taken)  # each call: the actions up to its time
+            actions += taken
+            lo = hi
+    assert actions == [a for a in logged.actions if a.kind != "complete"]
+    between = any(a.time not in {i.time for i in stream} for a in actions)
+    assert between == timers
+
+
+@pytest.mark.parametrize(
+    ("policy", "base", "params"),
+    [(p, b, q) for p, _, b, q in WHOLE_RUN],
+    ids=[f"{p}/{f}" for p, f, _, _ in WHOLE_RUN],
+)
+def test_a_policy_that_reads_the_whole_run_is_refused_in_one_line(policy, base, params):
+    with pytest.raises(SpecError) as refused:
+        Scheduler(model_of(base, policy, params))
+    line = str(refused.value)
+    assert "\n" not in line
+    assert line.startswith(f"policy.name: policy '{policy}' cannot run online: it reads the whole")
+
+
+def test_a_replay_of_the_kth_sp2_log_with_easy_backfilling(tmp_path):
+    """The KTH-SP2 excerpt (300 jobs, 100 nodes) with requested times as EASY's estimates."""
+    log = tmp_path / "kth.parquet"
+    convert(KTH, "swf", log)
+    spec = {
+        "cluster": {"servers": 100},
+        "workload": {"arrivals": {"process": "trace", "path": str(log)}},
+        "model": {"family": "pooled"},
+        "policy": {"name": "easy-backfill"},
+        "run": {"allow_unstable": True},
+    }
+    model = compile_model(as_spec(spec))
+    logged = logged_run(model)
+    assert len(logged.jobs) == 300
+    assert sum(a.kind == "start" for a in logged.actions) == 300
+    assert_same_decisions(model)

@@ -1,0 +1,177 @@
+"""The online scheduler's contract (issue 34 item 1): a hand-worked schedule, bad input refused
+in one line with nothing changed, a policy's invalid action refused with the state as before,
+and the engine's buffers (job slots, the instant's block, the action log) growing unseen."""
+
+from __future__ import annotations
+
+import pytest
+
+from schedlab.errors import PolicyError, SpecError
+from schedlab.online import Action, Complete, Job, RunningJob, Scheduler, Submit
+from schedlab.online import scheduler as scheduler_module
+from tests.helpers.paths import ROOT
+
+FUZZ_PLUGIN = ROOT / "tests" / "fixtures" / "plugins" / "fuzz_actions.py"
+
+
+def two_servers(policy: str = "fcfs", **options) -> Scheduler:
+    """FCFS (pooled family) on k = 2 servers; class 'one' needs 1 server, 'two' needs 2."""
+    spec = {
+        "cluster": {"servers": 2},
+        "workload": {
+            "load": 0.5,
+            "classes": [
+                {
+                    "name": "one",
+                    "probability": 0.5,
+                    "need": 1,
+                    "duration": {"dist": "exponential", "mean": 1.0},
+                },
+                {
+                    "name": "two",
+                    "probability": 0.5,
+                    "need": 2,
+                    "duration": {"dist": "exponential", "mean": 1.0},
+                },
+            ],
+        },
+        "model": {"family": "pooled"},
+        "policy": {"name": "server-filling"},
+        "run": {"arrivals": 10},
+    }
+    return Scheduler.from_spec(spec, policy, options=options or None)
+
+
+def start(t: float, job: str) -> Action:
+    return Action(time=t, kind="start", job=job, server=0, allocation=1.0)
+
+
+def test_fcfs_on_two_servers_by_hand():
+    """a (1 server, 2 s), b (2 servers, 1 s), c (1 server, 1 s) arrive at 0. FCFS starts a; b
+    needs both servers and c may not pass it (FCFS, no backfilling): 1 server idles. At 2, a
+    ends and b takes both; at 3, b ends and c starts; it ends at 4."""
+    s = two_servers()
+    arrive = [
+        Submit(Job("a", 1, size=2.0)),
+        Submit(Job("b", 2, size=1.0, job_class="two")),
+        Submit(Job("c", size=1.0)),
+    ]
+    assert s.events(arrive, 0.0) == [start(0.0, "a")]
+    state = s.state()
+    assert state.queue == ("b", "c")
+    assert state.running == (RunningJob("a", 0, 1.0),)
+    assert state.free == ((1.0,),)
+    assert s.complete("a", 2.0) == [start(2.0, "b")]
+    assert s.state().free == ((0.0,),)
+    assert s.complete("b", 3.0) == [start(3.0, "c")]
+    assert s.complete("c", 4.0) == []
+    assert s.state().queue == () and s.state().running == ()
+    metrics = s.metrics()
+    assert metrics["events"] == 6 and metrics["decisions"] == 4
+    # jobs in system: 3 on [0, 2), 2 on [2, 3), 1 on [3, 4): (6 + 2 + 1) / 4
+    assert metrics["mean_in_system"] == pytest.approx(9 / 4)
+    assert metrics["decision_latency"]["count"] == 4
+
+
+def test_the_policy_name_and_options_replace_the_specs():
+    s = two_servers("fifo-ff", blocking=False)  # first fit: c passes b
+    arrive = [Submit(Job("a", 1)), Submit(Job("b", 2, job_class="two")), Submit(Job("c", 1))]
+    assert s.events(arrive, 0.0) == [start(0.0, "a"), start(0.0, "c")]
+
+
+def busy() -> Scheduler:
+    s = two_servers()
+    s.events(
+        [Submit(Job("a", 1, size=2.0)), Submit(Job("b", 2, job_class="two")), Submit(Job(7, 1))],
+        1.0,
+    )
+    return s
+
+
+BAD_EVENTS = {
+    "unknown job": ([Complete("zz")], 2.0, "job_id: unknown job 'zz': it was never submitted"),
+    "waiting job": ([Complete("b")], 2.0, "job_id: job 'b' is not running: it is waiting"),
+    "twice": ([Complete("a"), Complete("a")], 2.0, "job_id: job 'a' completes twice"),
+    "id reused": ([Submit(Job("a", 1))], 2.0, "id: job id 'a' is already used"),
+    "id twice": ([Submit(Job("d", 1)), Submit(Job("d", 1))], 2.0, "id: job id 'd' is already used"),
+    "backwards": (
+        [Submit(Job("d", 1))],
+        0.5,
+        "at: time goes backwards: 0.5 is before the latest event at 1.0",
+    ),
+    "not finite": ([], float("nan"), "at: time nan is not a finite number"),
+    "above the cluster": (
+        [Submit(Job("d", 3))],
+        2.0,
+        "demand: job 'd': demand [3.0] fits no server of the cluster",
+    ),
+    "unknown class": (
+        [Submit(Job("d", 1, job_class="three"))],
+        2.0,
+        "job_class: job 'd': unknown class 'three'; the classes are one, two",
+    ),
+    "bad size": (
+        [Submit(Job("d", 1, size=-1.0))],
+        2.0,
+        "size: job 'd': size -1.0 must be a finite number >= 0",
+    ),
+    "vector": (
+        [Submit(Job("d", (1, 1)))],
+        2.0,
+        "demand: job 'd': demand has 2 value(s), the cluster 1 resource(s) (servers)",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_EVENTS))
+def test_bad_input_is_one_line_and_changes_nothing(case):
+    """The refused event leaves the state as it was, and the scheduler then decides as one that
+    never saw it."""
+    events, at, message = BAD_EVENTS[case]
+    s, untouched = busy(), busy()
+    before, metrics = s.state(), s.metrics()
+    with pytest.raises(SpecError) as refused:
+        s.events(events, at)
+    assert str(refused.value) == message
+    assert s.state() == before
+    assert s.metrics()["decisions"] == metrics["decisions"]
+    assert s.metrics()["events"] == metrics["events"]
+    follow = [Complete("a"), Submit(Job("d", 1, size=1.0))]
+    assert s.events(follow, 3.0) == untouched.events(follow, 3.0)
+    assert s.state() == untouched.state()
+
+
+def test_a_policy_s_invalid_action_is_a_policy_error_and_the_state_is_as_before():
+    """A plugin that takes random, partly invalid actions: its first invalid one is refused
+    with the policy, the action, the job and the reason; the state is the one before."""
+    from schedlab import load_plugin
+
+    load_plugin(FUZZ_PLUGIN)
+    s = two_servers("fuzz-actions", p_bad=0.1, p_out=0.0, kind=0, seed=1)
+    for i in range(200):
+        before = s.state()
+        try:
+            s.submit(Job(i, 1, size=1.0), float(i))
+        except PolicyError as error:
+            message = str(error)
+            break
+    else:
+        pytest.fail("the fuzz policy never took an invalid action")
+    assert i == 10  # the jobs before were placed: a state with jobs waiting and running
+    assert message == (
+        "policy 'fuzz-actions' took an invalid action at t = 10.0: start of job 0 which is not "
+        "waiting; the event was not applied"
+    )
+    assert "\n" not in message
+    assert s.state() == before
+
+
+def test_slots_block_and_action_log_grow_as_needed(monkeypatch):
+    """3,000 jobs in one instant (more than the initial 1,024 slots and 64-job block) and a log
+    of 1 row: every job is queued and every start is returned."""
+    monkeypatch.setattr(scheduler_module, "LOG_ROWS", 1)
+    s = two_servers("fifo-ff", blocking=False)
+    actions = s.events([Submit(Job(i, 1, size=1.0)) for i in range(3000)], 0.0)
+    assert actions == [start(0.0, 0), start(0.0, 1)]
+    assert len(s.state().queue) == 2998
+    assert s.events([Complete(0), Complete(1)], 1.0) == [start(1.0, 2), start(1.0, 3)]
