@@ -12,19 +12,21 @@ import sys
 
 import pytest
 
+from schedlab.engine import constants as K
 from schedlab.errors import SpecError
 from schedlab.model.compile import compile_model
 from schedlab.online import Scheduler
 from schedlab.online.differential import instants, logged_run, replay
+from schedlab.online.log import ActionLogFull, actions_of
 from schedlab.policies.registry import get_policy
-from schedlab.simulation.simulate import as_spec
+from schedlab.simulation.simulate import as_spec, prepare, steps
 from schedlab.workloads.traces import convert
 from tests.data import KTH
 from tests.helpers.paths import ROOT
 
 BENCHMARKS = ROOT / "benchmarks"
 sys.path.insert(0, str(BENCHMARKS))
-from check_reference import PACKING_2R, PACKING_SLOTTED, VM, registry_cases  # noqa: E402
+from check_reference import PACKING_2R, PACKING_SLOTTED, POOLED, VM, registry_cases  # noqa: E402
 
 sys.path.remove(str(BENCHMARKS))
 
@@ -122,3 +124,17 @@ def test_a_replay_of_the_kth_sp2_log_with_easy_backfilling(tmp_path):
     assert len(logged.jobs) == 300
     assert sum(a.kind == "start" for a in logged.actions) == 300
     assert_same_decisions(model)
+
+
+def test_the_action_log_is_off_in_simulations_and_its_overflow_is_an_error():
+    """An ordinary simulation logs nothing; a logged one with too small a log says so (the
+    actions past its capacity were not kept) instead of handing out a partial log."""
+    model = model_of(POOLED, "server-filling", {}, arrivals=200)
+    plain = prepare(model)
+    for _ in steps(plain):
+        pass
+    assert plain.st.ctr[K.LOG_ON] == 0 and plain.st.ctr[K.LOG_N] == 0
+    logged = prepare(model, action_log=1)
+    with pytest.raises(ActionLogFull, match=r"holds 1 records but \d+ actions were taken"):
+        for _ in steps(logged, 10):
+            actions_of(logged.st, int)

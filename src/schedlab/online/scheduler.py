@@ -20,7 +20,6 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -47,7 +46,7 @@ from schedlab.online.records import (
     SchedulerState,
     Submit,
 )
-from schedlab.policies.contract import PolicyState
+from schedlab.online.snapshot import copier, field_paths
 from schedlab.policies.user_code import call_policy
 from schedlab.simulation.simulate import (
     Feeder,
@@ -116,7 +115,10 @@ class Scheduler:
         ps = init_policy(st, model)
         self._run = Run(model=model, st=st, ps=ps, feeder=Feeder(iter(())), window=window)
         self._handle = engine_handle(st)
-        self._policy_fields: _PolicyFields | None = None
+        self._spare: tuple[State, Any] | None = None  # a state and its handle
+        self._spare_ps: tuple[Any, Any] | None = None  # (policy state copied, its copy)
+        self._copy_engine = copier(_ENGINE_PATHS)
+        self._copy_policy = copier(field_paths(policy.state.fields))
         self._classes = {c.name: i for i, c in enumerate(model.classes)}
         self._ids: list[JobId] = []  # by arrival number
         self._seq: dict[JobId, int] = {}  # every id ever submitted: its arrival number
@@ -401,20 +403,26 @@ class Scheduler:
             )
         )
 
-    def _snapshot(self) -> tuple[dict[str, np.ndarray], SimpleNamespace]:
-        """Copies of the engine state's fields an event may change, and of the policy state
-        (put back by _use when an event fails)."""
+    def _snapshot(self) -> tuple[State, Any]:
+        """Copies of the engine state's fields an event may change and of the policy state,
+        into spare states (allocated again after the slots grow or a restore): put back by
+        _use when an event fails."""
         run = self._run
         st = run.st
-        saved = {name: getattr(st, name).copy() for name in _CHANGING}
-        if self._policy_fields is None or self._policy_fields.handle is not run.ps:
-            self._policy_fields = _PolicyFields(run.model.policy.state, run.ps)
-        return saved, self._policy_fields.save()
+        if self._spare is None or self._spare[0].status.shape != st.status.shape:
+            spare = State(*(a.copy() for a in st))
+            self._spare = (spare, engine_handle(spare))
+        if self._spare_ps is None or self._spare_ps[0] is not run.ps:
+            self._spare_ps = (run.ps, run.model.policy.state.copy(run.ps))
+        self._copy_engine(self._spare[1], self._handle, int(st.ctr[K.PEAK_SLOTS]))
+        self._copy_policy(self._spare_ps[1], run.ps, 0)
+        return self._spare[0], self._spare_ps[1]
 
-    def _use(self, saved: tuple[dict[str, np.ndarray], SimpleNamespace]) -> None:
-        fields, policy = saved
-        self._run.ps = self._run.model.policy.state.copy(policy)
-        self._set_state(self._run.st._replace(**fields))
+    def _use(self, saved: tuple[State, Any]) -> None:
+        """Put the states of ``saved`` (a snapshot) back."""
+        spare, self._run.ps = saved
+        self._set_state(self._run.st._replace(**{name: getattr(spare, name) for name in _CHANGING}))
+        self._spare = self._spare_ps = None  # now in use
 
     def _job_id(self, submits: list[Job]) -> Callable[[int], JobId]:
         """The caller's id of the job with this arrival number (the instant's new ones too)."""
@@ -505,32 +513,6 @@ class Scheduler:
         self._latency_sum += seconds
 
 
-class _PolicyFields:
-    """The fields of a policy state handle, read once (a compiled getter per read is slow):
-    ``save()`` copies them (arrays copied, scalars read, nested states recursively) into a
-    namespace that ``PolicyState.copy`` turns back into a handle."""
-
-    def __init__(self, layout: PolicyState, handle: Any) -> None:
-        self.handle = handle
-        self.arrays = {}
-        self.scalars = []
-        self.nested = {}
-        for f in layout.fields:
-            if isinstance(f.dtype, PolicyState):
-                self.nested[f.name] = _PolicyFields(f.dtype, getattr(handle, f.name))
-            elif f.dims:
-                self.arrays[f.name] = getattr(handle, f.name)
-            else:
-                self.scalars.append(f.name)
-
-    def save(self) -> SimpleNamespace:
-        return SimpleNamespace(
-            **{name: a.copy() for name, a in self.arrays.items()},
-            **{name: getattr(self.handle, name) for name in self.scalars},
-            **{name: nested.save() for name, nested in self.nested.items()},
-        )
-
-
 def _number(value: Any, where: str, name: str = "demand") -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise SpecError(f"{where}: {name} {value!r} is not a number", field=name)
@@ -566,6 +548,13 @@ _FIXED = {
     "log_i",
 }
 _CHANGING = tuple(f.name for f in ENGINE_STATE if f.name not in _FIXED)
+# With n = ctr[PEAK_SLOTS]: the per-slot arrays' first n rows, the free stack's last n
+# (online/snapshot.py says why that is all an event may change)
+_ENGINE_PATHS = tuple(
+    (f.name, len(f.dims), "tail" if f.name == "free" else "head" if f.per_job else "all")
+    for f in ENGINE_STATE
+    if f.name in _CHANGING
+)
 
 _SLOT_CODES = {
     K.V_NO_SLOT_START,
