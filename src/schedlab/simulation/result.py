@@ -170,7 +170,7 @@ class Result:
         }
 
 
-NO_ESTIMATE = Estimate(math.nan, (math.nan, math.nan))
+NO_ESTIMATE = Estimate(math.nan, (math.nan, math.nan), reliable=False)  # estimates nothing
 # Metric families (the name before any "[resource]" or "[class]") that estimate something in an
 # overloaded system too: its saturated throughput and what follows from it. Every other metric,
 # present or future, is steady-state only (issue 28 item 1: a list of the masked ones missed the
