@@ -92,8 +92,9 @@ def test_every_metric_of_an_unstable_run_is_masked_or_declared(runs, family):
             assert math.isfinite(est.mean), name
             continue
         assert _masked(est), f"{family}: {name} = {est}"
-        assert data[name] == {"mean": None, "ci95": [None, None]}, name
+        assert data[name] == {"mean": None, "ci95": [None, None], "reliable": False}, name
         assert all(math.isnan(row[c]) for c in (name, f"{name}_lo", f"{name}_hi")), name
+        assert row[f"{name}_reliable"] is False, name
 
 
 def test_quickstart_fcfs_has_no_finite_slowdown(runs):

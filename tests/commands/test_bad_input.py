@@ -80,7 +80,11 @@ def test_unstable_load_runs_with_flag(tmp_toml):
 
     data = json.loads(result.stdout)
     assert data["stable"] is False
-    assert data["metrics"]["mean_response_time"] == {"mean": None, "ci95": [None, None]}
+    assert data["metrics"]["mean_response_time"] == {
+        "mean": None,
+        "ci95": [None, None],
+        "reliable": False,
+    }
 
 
 def test_json_output_shape(tmp_toml):

@@ -8,8 +8,8 @@ that interval. The window is cut into B batches (``run.batches``, default 20): e
 time averages, equal numbers of consecutive arrivals (or equal arrival-time spans, horizon runs)
 for per-job metrics. Each metric's 95% interval is the Student-t interval of the batch means
 (B - 1 degrees of freedom) around the overall estimate. Quantiles come from the mergeable sketch of
-:mod:`schedlab.engine.sketch` (relative error 0.5%), with a sectioning interval from the batch
-quantiles.
+:mod:`schedlab.engine.sketch` (relative error 0.5%, interpolated within a bucket), with a
+sectioning interval from the batch quantiles (interpolated too: never rounded to the buckets).
 
 Per-job metrics: response time (finish - arrival), waiting time (first start - arrival),
 slowdown response / work and bounded slowdown max(response / max(work, tau), 1) with tau =
@@ -45,15 +45,20 @@ BACKLOG = "backlog grew over the whole log: a transient, not a steady state"
 
 @dataclass(frozen=True)
 class Estimate:
-    """A point estimate with its 95% confidence interval (Student t with ``dof`` degrees)."""
+    """A point estimate with its 95% confidence interval (Student t with ``dof`` degrees).
+
+    ``reliable`` is False when this metric's interval cannot be taken as an estimate (set where
+    the result is assembled, engine/reliability.py; the reason is in ``Result.unreliable``)."""
 
     mean: float
     ci95: tuple[float, float]
     dof: int = 0
+    reliable: bool = True
 
     def __repr__(self) -> str:
         lo, hi = self.ci95
-        return f"Estimate(mean={_short(self.mean)}, ci95=({_short(lo)}, {_short(hi)}))"
+        flag = "" if self.reliable else ", reliable=False"
+        return f"Estimate(mean={_short(self.mean)}, ci95=({_short(lo)}, {_short(hi)}){flag})"
 
     def short(self) -> str:
         """``1.63 [1.57, 1.69]`` (the interval left out when there is none)."""
@@ -77,7 +82,11 @@ class Estimate:
         return lo <= value <= hi
 
     def to_dict(self) -> dict[str, object]:
-        return {"mean": _finite(self.mean), "ci95": [_finite(self.ci95[0]), _finite(self.ci95[1])]}
+        return {
+            "mean": _finite(self.mean),
+            "ci95": [_finite(self.ci95[0]), _finite(self.ci95[1])],
+            "reliable": self.reliable,
+        }
 
 
 def _short(x: float) -> str:
@@ -126,7 +135,8 @@ def _ratio_metric(num: np.ndarray, den: np.ndarray) -> Estimate:
 def _quantile_metrics(sketches: np.ndarray, name: str, least: float = 0.0) -> dict[str, Estimate]:
     """``p50_<name>`` ... for QUANTILES: the whole window's quantile with a sectioning interval
     from the batches' quantiles. ``least``: the smallest value the metric takes (1 for bounded
-    slowdowns: a bucket's representative may lie up to 0.5% below it, never the true value)."""
+    slowdowns: a value interpolated in the bucket (1 / (1 + ALPHA), 1] may lie up to 0.5% below it,
+    never the true value)."""
     per_batch = np.cumsum(sketches, axis=1)
     whole = np.cumsum(sketches.sum(axis=0))[None, :]
     out = {}

@@ -18,8 +18,12 @@ A metric of a stable run is *unreliable* when
 A *measured* quantity (``EXACT``: the makespan of a finite log replay) is a value of the one
 replay, not an estimate of a mean: it has no interval and is never unreliable for lack of one.
 
-Unreliable values are kept (with the reason) but never shown or plotted as ordinary estimates:
-tables print ``unreliable`` with the reason, plots draw them as hollow markers without a band.
+Reliability is judged per metric (issue 32 item 4): each metric's ``Estimate.reliable`` says
+whether *its* interval can be trusted, a stored run has one ``<metric>_reliable`` column per
+metric, and a point, table cell or plotted marker of metric M is flagged only when M is (a loose
+p90 waiting time never flags the same run's mean response time). Unreliable values are kept (with
+the reason) but never shown or plotted as ordinary estimates: tables print ``unreliable`` with the
+reason, plots draw them as hollow markers without a band.
 Every metric is nonnegative, so an interval is never reported below 0: :func:`clipped` cuts it at
 0 (the true value lies there anyway) after the reason recorded where it reached.
 """
@@ -27,6 +31,7 @@ Every metric is nonnegative, so an interval is never reported below 0: :func:`cl
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from schedlab.engine.metrics import Estimate
 
@@ -95,7 +100,7 @@ def interval_problem(name: str, mean: float, lo: float, hi: float) -> str | None
 def clipped(est: Estimate) -> Estimate:
     """``est`` with its interval cut at 0 below (every metric is nonnegative)."""
     lo, hi = est.ci95
-    return est if not lo < 0 else Estimate(est.mean, (0.0, hi), est.dof)
+    return est if not lo < 0 else replace(est, ci95=(0.0, hi))
 
 
 def assess(metrics: dict[str, Estimate], short: str | None) -> dict[str, str]:

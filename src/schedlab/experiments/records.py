@@ -3,18 +3,20 @@
 Columns: ``spec_hash``, ``experiment``, ``point``, axis values (dotted spec paths such as
 ``workload.load``), convenience columns (``policy``, ``family``, ``load``, ``arrival_rate``,
 ``seed``, ``replication``, ``arrivals``, and ``axes``: a JSON list of the axis columns), every
-metric as ``<name>``, ``<name>_lo``, ``<name>_hi`` (95% interval), ``stable``, ``instability``,
-``reliable``, ``unreliability``, ``long_enough``, ``backlog`` (a trace replay whose backlog grew
-through the whole log, simulation/result.py), ``time_unit`` (the trace's: "s"; empty: the model's
-time units), ``slowdown_threshold`` (tau of the bounded slowdown), ``events``, ``wall_s``,
-``schedlab_version``, ``code_hash``, ``spec_json``.
+metric as ``<name>``, ``<name>_lo``, ``<name>_hi`` (95% interval) and ``<name>_reliable``,
+``stable``, ``instability``, ``reliable``, ``unreliability``, ``long_enough``, ``backlog`` (a
+trace replay whose backlog grew through the whole log, simulation/result.py), ``time_unit`` (the
+trace's: "s"; empty: the model's time units), ``slowdown_threshold`` (tau of the bounded
+slowdown), ``events``, ``wall_s``, ``schedlab_version``, ``code_hash``, ``spec_json``.
 
 An unstable run (``stable = false``, reason in ``instability``) stores NaN in the columns of every
 metric without a steady-state meaning (response times, numbers in system...), so no query can
-print or average a number for it (``avg`` over a NaN is NaN). ``reliable = false`` marks a stable
-run whose interval of some metric cannot be taken as an estimate (engine/reliability.py);
-``unreliability`` says which metrics and why; ``long_enough`` is false when the run is shorter
-than the relaxation-time rule.
+print or average a number for it (``avg`` over a NaN is NaN). ``<name>_reliable = false`` marks a
+metric whose interval cannot be taken as an estimate (engine/reliability.py: judged per metric);
+``reliable = false`` marks a run with any such metric (or an unstable one); ``unreliability`` says
+which metrics and why; ``long_enough`` is false when the run is shorter than the relaxation-time
+rule. Rows stored before the per-metric flags existed have no ``<name>_reliable``: for them
+:func:`metric_reliable` takes the run's ``reliable`` for each metric (as they were read then).
 """
 
 from __future__ import annotations
@@ -52,6 +54,15 @@ def _num(x: float, stable: bool = True) -> float | None:
     return None if stable else math.nan
 
 
+def metric_reliable(row: dict[str, Any], metric: str) -> bool:
+    """Whether the stored run's interval of ``metric`` can be trusted: its ``<metric>_reliable``,
+    or the run's ``reliable`` for rows stored before the per-metric flags (or a missing flag)."""
+    flag = row.get(f"{metric}_reliable")
+    if flag is None:
+        flag = row.get("reliable", True)
+    return flag is not False
+
+
 def run_record(
     result: Result,
     *,
@@ -83,6 +94,7 @@ def run_record(
         row[name] = _num(est.mean, result.stable)
         row[f"{name}_lo"] = _num(est.ci95[0], result.stable)
         row[f"{name}_hi"] = _num(est.ci95[1], result.stable)
+        row[f"{name}_reliable"] = est.reliable
     row.update(
         stable=result.stable,
         instability=result.instability or "",

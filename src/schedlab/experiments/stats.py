@@ -4,10 +4,12 @@
   gave the same value (replays of one log are identical: never a zero-width interval).
 * Several replications: the mean of the replication means with a Student-t interval.
 * A point with any unstable replication is unstable: no finite mean is reported for it.
-* A stable point is unreliable (``reliable = False``, reason in ``note``) when its interval cannot
-  be taken as an estimate (engine/reliability.py: no finite interval, lower bound <= 0 for a
-  positive metric, half-width over 50% of the mean; a lower bound below 0 is then cut at 0) or
-  one of its runs is shorter than the relaxation-time rule.
+* A stable point is unreliable for a metric (``reliable = False``, reason in ``note``) when its
+  interval of that metric cannot be taken as an estimate (engine/reliability.py: no finite
+  interval, lower bound <= 0 for a positive metric, half-width over 50% of the mean; a lower bound
+  below 0 is then cut at 0), one of its runs is shorter than the relaxation-time rule, or one of
+  its runs has that metric unreliable (``<metric>_reliable``, experiments/records.py): judged per
+  metric, never from the run's other metrics.
 * Sequential sizing: :func:`rescaled_interval` turns a 95% t-interval into one at another level
   (same standard error and degrees of freedom), :func:`replications_needed` estimates the
   replications that bring a 95% half-width down to a target fraction of the mean, and
@@ -31,6 +33,7 @@ from scipy import stats
 
 from schedlab.engine.metrics import t_interval
 from schedlab.engine.reliability import interval_problem
+from schedlab.experiments.records import metric_reliable
 
 
 @dataclass(frozen=True)
@@ -45,16 +48,20 @@ class PointStat:
     reliable: bool = True
 
 
-def _short(members: Sequence[dict[str, Any]]) -> str | None:
-    if all(r.get("long_enough", True) is not False for r in members):
-        return None
-    return "run shorter than the relaxation-time rule"
+def _runs_problem(members: Sequence[dict[str, Any]], metric: str) -> str | None:
+    """Why the runs make the point's ``metric`` unreliable: one is shorter than the
+    relaxation-time rule, or one's own interval of ``metric`` cannot be trusted."""
+    if not all(r.get("long_enough", True) is not False for r in members):
+        return "run shorter than the relaxation-time rule"
+    if not all(metric_reliable(r, metric) for r in members):
+        return "a run's own interval of it cannot be trusted (its unreliability column says why)"
+    return None
 
 
 def _judged(stat: PointStat, metric: str, members: Sequence[dict[str, Any]]) -> PointStat:
     """``stat`` marked unreliable when its interval or its runs say so; its interval cut at 0
     below (every metric is nonnegative, engine/reliability.py)."""
-    why = interval_problem(metric, stat.mean, stat.lo, stat.hi) or _short(members)
+    why = interval_problem(metric, stat.mean, stat.lo, stat.hi) or _runs_problem(members, metric)
     if why is None:
         return stat
     return replace(stat, lo=max(stat.lo, 0.0), reliable=False, note=f"unreliable: {why}")
@@ -194,8 +201,8 @@ def compare(
                     PointStat(full_key, len(pairs), math.nan, math.nan, math.nan, False, "unstable")
                 )
                 continue
-            short = _short([r for pair in pairs for r in pair])
-            flag = {"reliable": False, "note": f"unreliable: {short}"} if short else {}
+            why = _runs_problem([r for pair in pairs for r in pair], metric)
+            flag = {"reliable": False, "note": f"unreliable: {why}"} if why else {}
             xa = np.array([_value(a, metric) for a, _ in pairs])
             xb = np.array([_value(b, metric) for _, b in pairs])
             if len(pairs) >= 2:

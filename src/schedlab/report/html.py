@@ -253,7 +253,7 @@ def _td(cell: Cell | None, ratio: bool) -> str:
         return '<td class="ref">1 (reference)</td>'
     value = f"{_num(cell.mean)}×" if ratio else _num(cell.mean)
     if not cell.reliable:  # the reason, never the interval (engine/reliability.py)
-        why = cell.note or "unreliable: a run of this point is unreliable"
+        why = cell.note or "unreliable: its interval at this point cannot be trusted"
         reason = f'<span class="ci">{_e(why)}</span>'
         return f'<td class="unreliable" title="{_e(why)}">{value} ⚠ {reason}</td>'
     ci = (

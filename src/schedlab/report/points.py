@@ -1,7 +1,8 @@
 """From stored runs to plotted points: mean and 95% interval per series and x (or a paired ratio).
 
 Used by ``schedlab plot``, ``schedlab report`` and ``schedlab compare``. A point is unstable when
-any of its runs is; it is unreliable when any of its runs is stored with ``reliable = false``.
+any of its runs is; it is unreliable when its plotted metric is (judged per metric,
+experiments/stats.py: a run's other metrics never flag it).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from schedlab.errors import SchedlabError, unknown_name
-from schedlab.experiments.stats import PointStat, compare, group, summarize
+from schedlab.experiments.stats import PointStat, compare, summarize
 from schedlab.report.figures import Point
 
 
@@ -21,17 +22,10 @@ class PlotError(SchedlabError):
 
 
 def _plain(columns: set[str]) -> list[str]:
-    return [c for c in columns if not c.endswith(("_lo", "_hi")) and c != "spec_json"]
+    return [c for c in columns if not c.endswith(("_lo", "_hi", "_reliable")) and c != "spec_json"]
 
 
-def _reliable(rows: list[dict[str, Any]], by: list[str]) -> dict[tuple, bool]:
-    return {
-        key: all(r.get("reliable", True) is not False for r in members)
-        for key, members in group(rows, by).items()
-    }
-
-
-def _point(stat: PointStat, series: Any, x: Any, reliable: bool) -> Point:
+def _point(stat: PointStat, series: Any, x: Any) -> Point:
     return Point(
         series=str(series),
         x=float(x),
@@ -39,7 +33,7 @@ def _point(stat: PointStat, series: Any, x: Any, reliable: bool) -> Point:
         lo=stat.lo,
         hi=stat.hi,
         stable=stat.stable,
-        reliable=reliable,
+        reliable=stat.reliable,
     )
 
 
@@ -61,21 +55,15 @@ def plot_points(
             f"runs at {hue}={mixed[0][0]}, {x}={mixed[0][1]} come from {len(groups[mixed[0]])} "
             "different points: narrow them with --where or choose another --hue"
         )
-    reliable = _reliable(rows, [hue, x])
     if ratio_to is not None:
         if ratio_to not in {str(r.get(hue)) for r in rows}:
             raise PlotError(f"--ratio-to: no runs with {hue} = '{ratio_to}'")
         ref = next(r.get(hue) for r in rows if str(r.get(hue)) == ratio_to)
         stats = compare(rows, [x], y, hue, ref, ratio=True)
-        points = [
-            _point(
-                s, s.key[1], s.key[0], reliable[(s.key[1], s.key[0])] and reliable[(ref, s.key[0])]
-            )
-            for s in stats
-        ]
+        points = [_point(s, s.key[1], s.key[0]) for s in stats]
         return points, f"{y} / {y}[{hue}={ratio_to}]"
     stats = summarize(rows, [hue, x], y)
-    points = [_point(s, s.key[0], s.key[1], reliable[s.key]) for s in stats]
+    points = [_point(s, s.key[0], s.key[1]) for s in stats]
     return points, y
 
 

@@ -76,7 +76,6 @@ def rank(
     ``idealized`` policies, ranked among themselves), then rank; ``shown`` metrics' means are
     carried along (``Ranked.values``)."""
     members = group(rows, [LOAD, "policy"])
-    reliable = {k: all(r.get("reliable", True) is not False for r in v) for k, v in members.items()}
     sign = -1.0 if higher_is_better(metric) else 1.0
     out: list[Ranked] = []
     stats = summarize(rows, [LOAD, "policy"], metric)
@@ -109,7 +108,7 @@ def rank(
                         lo=s.lo if s.stable else math.nan,
                         hi=s.hi if s.stable else math.nan,
                         stable=s.stable,
-                        reliable=reliable[s.key],
+                        reliable=s.reliable,  # of ``metric`` (experiments/stats.py)
                         bound=is_bound(s.key[1]),
                         ratio_to_best=s.mean / best if s.stable and best > 0 else math.nan,
                         values={m: _mean_of(mine, m) for m in shown},

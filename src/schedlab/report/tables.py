@@ -4,7 +4,7 @@ column per series (policy or variant), each cell a mean with its 95% interval.
 ``wide_table`` gives the metric itself; ``ratio_table`` each series' paired ratio to a reference
 series at the same point (the one named, or else the best series at that point), computed on
 common random numbers by :func:`schedlab.experiments.stats.compare`. Cells of unstable points
-hold no number; cells of unreliable points are flagged.
+hold no number; cells whose metric is unreliable at that point are flagged.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def _cell(stat: PointStat, members: list[dict[str, Any]]) -> Cell:
         lo=stat.lo,
         hi=stat.hi,
         stable=stat.stable,
-        reliable=stat.reliable and all(r.get("reliable", True) is not False for r in members),
+        reliable=stat.reliable,  # judged per metric (experiments/stats.py)
         note=stat.note if not stat.reliable else "",
         runs=stat.n,
         specs=len({r.get("spec_json") for r in members}),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,8 +31,10 @@ class Result:
     anything: they grow with the run length).
 
     ``unreliable`` maps each metric that cannot be taken as an estimate to the reason
-    (:mod:`schedlab.engine.reliability`); ``reliable`` is True when the run is stable and there is
-    none. Intervals are cut at 0 below (every metric is nonnegative), the reason saying so.
+    (:mod:`schedlab.engine.reliability`) and that metric's ``Estimate.reliable`` is False (also for
+    the masked metrics of an unstable run); ``reliable`` is True when the run is stable and no
+    metric is unreliable. Intervals are cut at 0 below (every metric is nonnegative), the reason
+    saying so.
 
     A trace replay is finite: it is always ``stable`` (no steady state to have or miss) and
     reports every metric; ``backlog`` says when its number in system grew through the whole log
@@ -73,7 +75,10 @@ class Result:
                 self.metrics[name] = NO_ESTIMATE
         kept = {n: e for n, e in self.metrics.items() if self.stable or not steady_state_only(n)}
         self.unreliable = assess(kept, self.too_short if self.stable else None)
-        self.metrics = {name: clipped(est) for name, est in self.metrics.items()}
+        self.metrics = {
+            name: replace(clipped(est), reliable=name in kept and name not in self.unreliable)
+            for name, est in self.metrics.items()
+        }
 
     @property
     def reliable(self) -> bool:
@@ -165,7 +170,7 @@ class Result:
         }
 
 
-NO_ESTIMATE = Estimate(math.nan, (math.nan, math.nan))
+NO_ESTIMATE = Estimate(math.nan, (math.nan, math.nan), reliable=False)  # estimates nothing
 # Metric families (the name before any "[resource]" or "[class]") that estimate something in an
 # overloaded system too: its saturated throughput and what follows from it. Every other metric,
 # present or future, is steady-state only (issue 28 item 1: a list of the masked ones missed the
