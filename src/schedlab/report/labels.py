@@ -48,6 +48,8 @@ LABELS: dict[str, str] = {
     "workload.rate": "arrival rate λ",
     "cluster.servers": "servers k",
     "servers": "servers k",
+    "cluster.pools[0].count": "servers",
+    "workload.arrivals.interarrival.dist": "inter-arrival distribution",
     "policy": "policy",
     "policy.name": "policy",
     "variant": "variant",
@@ -174,6 +176,30 @@ def label(name: str) -> str:
     if m:
         return f"{short(m['y'])} / {short(m['y'])} of {policy_label(m['ref'])}"
     return name
+
+
+def people_values(values: Sequence[Any]) -> list[str]:
+    """Values of one table column as people read them: numbers to 3 significant digits (more
+    only where two values distinct to 12 digits would print alike: 0.9995 and 0.9999), an
+    unset parameter (None) as "default", booleans as yes/no, anything else as text."""
+
+    def one(v: Any, digits: int) -> str:
+        if v is None:
+            return "default"
+        if isinstance(v, bool):
+            return "yes" if v else "no"
+        if isinstance(v, int):
+            return str(v)
+        if isinstance(v, float):
+            return f"{v:.{digits}g}"
+        return str(v)
+
+    distinct = {one(v, 12) for v in values}  # 1.1975000000000002 is 1.1975
+    for digits in range(3, 13):
+        shown = [one(v, digits) for v in values]
+        if len(set(shown)) == len(distinct):
+            return shown
+    return shown
 
 
 def short(name: str) -> str:

@@ -165,8 +165,8 @@ def run_fig3a(ctx: Context) -> Outcome:
     figures = line_plot(
         [pt for p in FIG3_POLICIES for pt in _series_points(runs[p])],
         ctx.out / "psychas2019_fig3a",
-        x="time slot",
-        y="total queue size",
+        x="time (slots)",
+        y="total queue size (jobs)",
         hue="policy",
         title="psychas2019 Fig. 3(a): sizes 0.4/0.6, one server, 0.014 arrivals/slot",
     )
@@ -280,8 +280,8 @@ def run_fig3b(ctx: Context) -> Outcome:
     figures = line_plot(
         [pt for p in FIG3_POLICIES for pt in _series_points(runs[p])] + stalled_points,
         ctx.out / "psychas2019_fig3b",
-        x="time slot",
-        y="total queue size",
+        x="time (slots)",
+        y="total queue size (jobs)",
         hue="policy",
         title="psychas2019 Fig. 3(b): capacity 10, sizes 2/5, fixed service, 0.0306/slot",
     )
@@ -521,7 +521,7 @@ def run_fig4(ctx: Context, which: str) -> Outcome:
         points,
         ctx.out / f"psychas2019_{setup.name}",
         x="traffic intensity alpha",
-        y="mean queue size",
+        y="mean queue size (jobs)",
         hue="algorithm",
         title=(
             f"psychas2019 Fig. 4({which}): 5 servers, sizes ~ Unif[{setup.low}, {setup.high}], "
@@ -598,7 +598,7 @@ def run_fig5(ctx: Context) -> Outcome:
         points,
         ctx.out / "psychas2019_fig5",
         x="traffic scaling 1/beta",
-        y="time-average queue size",
+        y="time-average queue size (jobs)",
         hue="algorithm",
         title=f"psychas2019 Fig. 5 method: {src.path.stem}, 1000 servers, 100 ms",
         logy=True,
