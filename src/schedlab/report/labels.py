@@ -110,7 +110,10 @@ def base_metric(name: str) -> str:
 
 def unit_of(name: str, units: Units) -> str:
     """The unit of a metric, as a label's suffix shows it: "s", "time units", "tau = 10 s"
-    (bounded slowdowns: a ratio, with their threshold), "fraction of capacity"; "" if none."""
+    (bounded slowdowns: a ratio, with their threshold), "fraction of capacity"; "" if none (a
+    ratio of two metrics: ``mean_response_time / mean_response_time[policy=srpt-1]``)."""
+    if _RATIO.match(name):
+        return ""
     base = base_metric(name)
     if base.endswith(_TIMES):
         return units.time
