@@ -142,14 +142,13 @@ def spec_argument(positional: Path | None, option: Path | None) -> Path:  # type
     return spec
 
 
-def load_plugins(paths: Sequence[Path] | None) -> None:
-    """Import each ``--plugin`` file so that its policies are registered."""
+def load_plugins(paths: Sequence[Path] | None) -> list[str]:
+    """Import each ``--plugin`` file so that its policies are registered; their names."""
     if not paths:
-        return
+        return []
     from schedlab.plugins import load_plugin
 
-    for path in paths:
-        load_plugin(path)
+    return [name for path in paths for name in load_plugin(path)]
 
 
 def _plain(value: Any) -> Any:

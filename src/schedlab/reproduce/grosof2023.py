@@ -254,10 +254,10 @@ def _ratio(at: dict, series: str, load: float) -> float:
     return a.mean / b.mean if a.stable else math.inf
 
 
-def _ratio_points(runs: dict, loads: tuple[float, ...]) -> list[Point]:
+def _ratio_points(runs: dict, policies: tuple[str, ...], loads: tuple[float, ...]) -> list[Point]:
     """Ratio to SRPT-1 with a delta-method interval from the two batch-means intervals."""
     points = []
-    for policy in RATIO_POLICIES:
+    for policy in policies:
         for load in loads:
             a, b = runs[(policy, load)], runs[("srpt-1", load)]
             if not (a["stable"] and b["stable"]):
@@ -365,14 +365,20 @@ def _limit_claim(at: dict, grid: Sequence[float], n: int) -> Claim:
 
 
 def _figure_et(
-    ctx: Context, runs: dict, loads: tuple[float, ...], sizes: str, name: str, title: str
+    ctx: Context,
+    runs: dict,
+    policies: tuple[str, ...],
+    loads: tuple[float, ...],
+    sizes: str,
+    name: str,
+    title: str,
 ) -> list:
     points = [
         Point("SRPT-1, M/G/1-SRPT formula", load, v, v, v, analytic=True)
         for load in loads
         for v in [bounds(load, sizes).lower]
     ]
-    for policy in (*MSJ_POLICIES, "srpt-1"):
+    for policy in (*policies, "srpt-1"):
         for load in loads:
             rec = runs[(policy, load)]
             points.append(
@@ -399,17 +405,19 @@ def _figure_et(
 
 def fig2(ctx: Context) -> Outcome:
     loads, n = FIG2_LOADS, _arrivals(ctx)
-    runs = _run(ctx, (*MSJ_POLICIES, "srpt-1"), loads, "exponential")
+    policies = (*MSJ_POLICIES, *ctx.extra_policies("pooled"))
+    runs = _run(ctx, (*policies, "srpt-1"), loads, "exponential")
     paths = _figure_et(
         ctx,
         runs,
+        policies,
         loads,
         "exponential",
         "grosof2023-fig2",
         "grosof2023 Fig. 2: k=8, K uniform on {1,2,4,8}, S ~ Exp(1)",
     )
     rows = [
-        *_et_rows(runs, (*MSJ_POLICIES, "srpt-1"), loads),
+        *_et_rows(runs, (*policies, "srpt-1"), loads),
         *_bound_rows(loads, "exponential"),
         *_limit_rows(ctx, "exponential"),
     ]
@@ -448,8 +456,9 @@ def ratio_judge(loads: Sequence[float], sizes: str, n: int) -> Judge:
 
 def _ratio_figure(ctx: Context, sizes: str, name: str, title: str) -> Outcome:
     n = _arrivals(ctx)
-    runs = _run(ctx, (*RATIO_POLICIES, "srpt-1"), RATIO_LOADS, sizes)
-    points = _ratio_points(runs, RATIO_LOADS)
+    policies = (*RATIO_POLICIES, *ctx.extra_policies("pooled"))
+    runs = _run(ctx, (*policies, "srpt-1"), RATIO_LOADS, sizes)
+    points = _ratio_points(runs, policies, RATIO_LOADS)
     points += [
         Point("Theorem 4.1 bound (over analytic SRPT-1)", load, r, r, r, analytic=True)
         for load in RATIO_LOADS
@@ -467,7 +476,7 @@ def _ratio_figure(ctx: Context, sizes: str, name: str, title: str) -> Outcome:
         colors=COLORS,
     )
     rows = [
-        *_et_rows(runs, (*RATIO_POLICIES, "srpt-1"), RATIO_LOADS),
+        *_et_rows(runs, (*policies, "srpt-1"), RATIO_LOADS),
         *_bound_rows(RATIO_LOADS, sizes),
     ]
     judge = ratio_judge(RATIO_LOADS, sizes, n)
