@@ -15,6 +15,7 @@ from typing import Annotated, Any
 import typer
 
 from schedlab.cli_support import (
+    DEBUG,
     FormatOption,
     OutputFormat,
     PluginOption,
@@ -54,8 +55,17 @@ def _main(
             "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
         ),
     ] = False,
+    debug: Annotated[
+        bool,
+        typer.Option(
+            "--debug",
+            help="On an error, print its full traceback (e.g. of a plugin's Numba typing error) "
+            "before the one-line message.",
+        ),
+    ] = False,
 ) -> None:
     """Simulate and analyse cluster-scheduling policies (packing, loss and pooled models)."""
+    DEBUG.on = debug
 
 
 @contextmanager

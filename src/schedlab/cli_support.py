@@ -18,6 +18,7 @@ import math
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from enum import StrEnum
 from functools import wraps
 from pathlib import Path
@@ -105,14 +106,34 @@ def fail(message: str, code: int = 2) -> None:
     raise typer.Exit(code)
 
 
+@dataclass
+class _Debug:
+    on: bool = False  # `schedlab --debug ...`: an error prints its traceback before its line
+
+
+DEBUG = _Debug()
+
+
+def _traceback(exc: BaseException) -> None:
+    """The full traceback of ``exc`` on stderr, with the error it replaced (a plugin's error is
+    raised ``from None`` as one line: its original is the context)."""
+    import traceback
+
+    shown = exc.__context__ if exc.__suppress_context__ and exc.__context__ else exc
+    sys.stderr.write("".join(traceback.format_exception(shown)))
+
+
 def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Turn schedlab's own errors into one line on stderr and exit code 2."""
+    """Turn schedlab's own errors into one line on stderr and exit code 2 (after the full
+    traceback with ``schedlab --debug``)."""
 
     @wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
         except SchedlabError as exc:
+            if DEBUG.on:
+                _traceback(exc)
             fail(escape(str(exc)), code=exc.exit_code)
         except KeyboardInterrupt:
             fail("interrupted", code=130)
