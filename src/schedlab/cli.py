@@ -15,7 +15,7 @@ from typing import Annotated, Any
 import typer
 
 from schedlab.cli_support import (
-    DEBUG,
+    GLOBAL,
     FormatOption,
     OutputFormat,
     PluginOption,
@@ -63,9 +63,15 @@ def _main(
             "before the one-line message.",
         ),
     ] = False,
+    wide: Annotated[
+        bool,
+        typer.Option(
+            "--wide", help="Every table at its natural width (default: fitted to 100 columns)."
+        ),
+    ] = False,
 ) -> None:
     """Simulate and analyse cluster-scheduling policies (packing, loss and pooled models)."""
-    DEBUG.on = debug
+    GLOBAL.debug, GLOBAL.wide = debug, wide
 
 
 @contextmanager

@@ -32,7 +32,7 @@ from schedlab.errors import SchedlabError, unknown_name
 # Piped output is never wrapped by rich (a long path or message stays one line) ...
 UNLIMITED_WIDTH = 100_000
 # ... but a table fits this many columns when piped (cells wrap, long words fold, nothing is cut;
-# `--wide` prints its natural width). On a terminal a table fits the terminal.
+# `schedlab --wide` prints its natural width). On a terminal a table fits the terminal.
 TABLE_WIDTH = 100
 
 
@@ -107,11 +107,14 @@ def fail(message: str, code: int = 2) -> None:
 
 
 @dataclass
-class _Debug:
-    on: bool = False  # `schedlab --debug ...`: an error prints its traceback before its line
+class GlobalOptions:
+    """The options given before the command (``schedlab --debug --wide COMMAND ...``)."""
+
+    debug: bool = False  # an error prints its traceback before its one line
+    wide: bool = False  # every table at its natural width (never fitted to 100 columns)
 
 
-DEBUG = _Debug()
+GLOBAL = GlobalOptions()
 
 
 def _traceback(exc: BaseException) -> None:
@@ -132,7 +135,7 @@ def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return fn(*args, **kwargs)
         except SchedlabError as exc:
-            if DEBUG.on:
+            if GLOBAL.debug:
                 _traceback(exc)
             fail(escape(str(exc)), code=exc.exit_code)
         except KeyboardInterrupt:
@@ -230,12 +233,21 @@ def emit_rows(
 def print_table(table: Any, *, wide: bool = False) -> None:
     """Print a rich table on stdout within :data:`TABLE_WIDTH` columns when piped (the
     terminal's width on a terminal): cells wrap and over-long words fold, so nothing is cut.
-    ``wide``: the table's natural width."""
+    ``wide`` (or ``schedlab --wide``): the table's natural width."""
     for column in table.columns:
         if column.overflow == "ellipsis" and not column.no_wrap:
             column.overflow = "fold"
-    width = None if wide or out.is_terminal else TABLE_WIDTH
+    width = None if wide or GLOBAL.wide or out.is_terminal else TABLE_WIDTH
     out.print(table, width=width)
+
+
+def table_fits(table: Any) -> bool:
+    """Whether ``table`` prints at its natural width within the width :func:`print_table` gives
+    it (always with ``schedlab --wide``)."""
+    if GLOBAL.wide:
+        return True
+    width = out.width if out.is_terminal else TABLE_WIDTH
+    return Console(width=UNLIMITED_WIDTH).measure(table).maximum <= width
 
 
 def emit_object(data: dict[str, Any], fmt: OutputFormat, show_table: Callable[[], None]) -> None:
