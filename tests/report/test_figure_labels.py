@@ -58,7 +58,6 @@ def test_the_checks_tell_good_labels_from_bad():
 
 TINY = {  # module attribute -> value, to keep each run small
     "psychas2018-fig3": {},
-    "psychas2022-fig2": {},
     "psychas2022-fig3": {
         "FIG3_QUICK_L": (10, 20),
         "FIG3_QUICK_HORIZON": 12.0,

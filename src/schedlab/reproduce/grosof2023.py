@@ -35,6 +35,7 @@ from schedlab.engine.reliability import relaxation_arrivals
 from schedlab.experiments.stats import joint_widening
 from schedlab.model.compile import compile_model
 from schedlab.model.spec import SimulationSpec, parse_spec
+from schedlab.policies.registry import get_policy
 from schedlab.report.figures import Point, line_plot, policy_colors
 from schedlab.reproduce.ordering import BELOW, compare, describe, lower_claim
 from schedlab.reproduce.registry import (
@@ -86,6 +87,8 @@ def spec(policy: str, load: float, arrivals: int, sizes: str) -> SimulationSpec:
         classes.append(
             {"name": f"need{need}", "probability": 0.25, "need": need, "duration": duration}
         )
+    # a policy of several families (a plugin's) is told the pooled family
+    model = {} if get_policy(policy).family == "pooled" else {"model": {"family": "pooled"}}
     return parse_spec(
         {
             "cluster": {"servers": K},
@@ -93,6 +96,7 @@ def spec(policy: str, load: float, arrivals: int, sizes: str) -> SimulationSpec:
             "policy": {"name": policy},
             "run": {"arrivals": arrivals, "seed": 2023, "timeseries": 0, "check": False},
         }
+        | model
     )
 
 
