@@ -163,6 +163,7 @@ def _plot_file(
         hue=plot.hue,
         logy=plot.logy,
         ratio=plot.ratio_to is not None,
+        ylabel=with_unit(y, Units.of(rows)),  # the runs' own time unit (s for a log)
         colors=colors,
         names={n: policy_label(n) for n in names} if plot.hue == "policy" else None,
         title=plot.title or f"{stem.removeprefix('report-')}: {label(y)}",
