@@ -102,3 +102,50 @@ def test_every_figure_has_units_math_text_and_the_papers_citation(name, tmp_path
             assert raw_symbols(text) == [], (text, fig)
             assert not PAPER_KEY.search(text) and "Paper 0" not in text, (text, fig)
         assert any(t.startswith(cite) for t in fig.titles), (cite, fig.titles)
+
+
+def test_plot_of_runs_in_seconds_says_seconds(tmp_path, monkeypatch):
+    """`schedlab plot` of runs whose time unit is the second (a log's) labels its y axis "(s)",
+    not the model's "time units"."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from schedlab.cli import app
+    from schedlab.experiments.store import ResultStore
+
+    store = ResultStore(tmp_path)
+    for i, (policy, load, mean) in enumerate(
+        [("fcfs", 0.5, 10.0), ("fcfs", 0.7, 20.0), ("easy-backfill", 0.5, 8.0)]
+    ):
+        for seed in (1, 2):
+            spec = {"policy": {"name": policy}, "workload": {"load": load}, "run": {"seed": seed}}
+            store.write(
+                {
+                    "spec_hash": f"h{i}{seed}",
+                    "spec_json": json.dumps(spec),
+                    "policy": policy,
+                    "load": load,
+                    "mean_response_time": mean + seed,
+                    "stable": True,
+                    "reliable": True,
+                    "time_unit": "s",
+                    "experiment": "log",
+                    "point": i,
+                    "replication": seed - 1,
+                    "mean_response_time_lo": mean + seed - 1,
+                    "mean_response_time_hi": mean + seed + 1,
+                }
+            )
+    labels: list[str] = []
+    savefig = matplotlib.figure.Figure.savefig
+
+    def catch(fig, *args, **kwargs):
+        labels.extend(ax.get_ylabel() for ax in fig.axes)
+        return savefig(fig, *args, **kwargs)
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", catch)
+    args = ["plot", str(tmp_path), "--x", "load", "--y", "mean_response_time"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert labels and set(labels) == {"mean response time E[T] (s)"}, labels
