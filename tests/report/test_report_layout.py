@@ -161,3 +161,4 @@ def test_keys_read_as_people_write_them():
     assert people_values([1.1975000000000002, 1.1975, 0.5]) == ["1.2", "1.2", "0.5"]
     assert people_values([0.9995, 0.9999, 20]) == ["0.9995", "0.9999", "20"]
     assert people_values([None, "lognormal"]) == ["default", "lognormal"]
+    assert people_values([0.0, 2500.0, 123456.0]) == ["0", "2500", "123000"]  # no 2.5e+03

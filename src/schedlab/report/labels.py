@@ -10,6 +10,7 @@ registered with (e.g. ``server-filling-srpt`` -> ServerFilling-SRPT).
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -183,8 +184,9 @@ def label(name: str) -> str:
 
 def people_values(values: Sequence[Any]) -> list[str]:
     """Values of one table column as people read them: numbers to 3 significant digits (more
-    only where two values distinct to 12 digits would print alike: 0.9995 and 0.9999), an
-    unset parameter (None) as "default", booleans as yes/no, anything else as text."""
+    only where two values distinct to 12 digits would print alike: 0.9995 and 0.9999; 2500, not
+    2.5e+03), an unset parameter (None) as "default", booleans as yes/no, anything else as
+    text."""
 
     def one(v: Any, digits: int) -> str:
         if v is None:
@@ -193,6 +195,8 @@ def people_values(values: Sequence[Any]) -> list[str]:
             return "yes" if v else "no"
         if isinstance(v, int):
             return str(v)
+        if isinstance(v, float) and 10**digits <= abs(v) < 1e9:  # 2500, never 2.5e+03
+            return f"{round(v, digits - 1 - math.floor(math.log10(abs(v)))):.0f}"
         if isinstance(v, float):
             return f"{v:.{digits}g}"
         return str(v)
