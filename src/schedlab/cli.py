@@ -15,6 +15,7 @@ from typing import Annotated, Any
 import typer
 
 from schedlab.cli_support import (
+    GLOBAL,
     FormatOption,
     OutputFormat,
     PluginOption,
@@ -54,8 +55,23 @@ def _main(
             "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
         ),
     ] = False,
+    debug: Annotated[
+        bool,
+        typer.Option(
+            "--debug",
+            help="On an error, print its full traceback (e.g. of a plugin's Numba typing error) "
+            "before the one-line message.",
+        ),
+    ] = False,
+    wide: Annotated[
+        bool,
+        typer.Option(
+            "--wide", help="Every table at its natural width (default: fitted to 100 columns)."
+        ),
+    ] = False,
 ) -> None:
     """Simulate and analyse cluster-scheduling policies (packing, loss and pooled models)."""
+    GLOBAL.debug, GLOBAL.wide = debug, wide
 
 
 @contextmanager

@@ -18,6 +18,7 @@ import math
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from enum import StrEnum
 from functools import wraps
 from pathlib import Path
@@ -31,7 +32,7 @@ from schedlab.errors import SchedlabError, unknown_name
 # Piped output is never wrapped by rich (a long path or message stays one line) ...
 UNLIMITED_WIDTH = 100_000
 # ... but a table fits this many columns when piped (cells wrap, long words fold, nothing is cut;
-# `--wide` prints its natural width). On a terminal a table fits the terminal.
+# `schedlab --wide` prints its natural width). On a terminal a table fits the terminal.
 TABLE_WIDTH = 100
 
 
@@ -105,14 +106,37 @@ def fail(message: str, code: int = 2) -> None:
     raise typer.Exit(code)
 
 
+@dataclass
+class GlobalOptions:
+    """The options given before the command (``schedlab --debug --wide COMMAND ...``)."""
+
+    debug: bool = False  # an error prints its traceback before its one line
+    wide: bool = False  # every table at its natural width (never fitted to 100 columns)
+
+
+GLOBAL = GlobalOptions()
+
+
+def _traceback(exc: BaseException) -> None:
+    """The full traceback of ``exc`` on stderr, with the error it replaced (a plugin's error is
+    raised ``from None`` as one line: its original is the context)."""
+    import traceback
+
+    shown = exc.__context__ if exc.__suppress_context__ and exc.__context__ else exc
+    sys.stderr.write("".join(traceback.format_exception(shown)))
+
+
 def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Turn schedlab's own errors into one line on stderr and exit code 2."""
+    """Turn schedlab's own errors into one line on stderr and exit code 2 (after the full
+    traceback with ``schedlab --debug``)."""
 
     @wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
         except SchedlabError as exc:
+            if GLOBAL.debug:
+                _traceback(exc)
             fail(escape(str(exc)), code=exc.exit_code)
         except KeyboardInterrupt:
             fail("interrupted", code=130)
@@ -142,14 +166,13 @@ def spec_argument(positional: Path | None, option: Path | None) -> Path:  # type
     return spec
 
 
-def load_plugins(paths: Sequence[Path] | None) -> None:
-    """Import each ``--plugin`` file so that its policies are registered."""
+def load_plugins(paths: Sequence[Path] | None) -> list[str]:
+    """Import each ``--plugin`` file so that its policies are registered; their names."""
     if not paths:
-        return
+        return []
     from schedlab.plugins import load_plugin
 
-    for path in paths:
-        load_plugin(path)
+    return [name for path in paths for name in load_plugin(path)]
 
 
 def _plain(value: Any) -> Any:
@@ -210,12 +233,21 @@ def emit_rows(
 def print_table(table: Any, *, wide: bool = False) -> None:
     """Print a rich table on stdout within :data:`TABLE_WIDTH` columns when piped (the
     terminal's width on a terminal): cells wrap and over-long words fold, so nothing is cut.
-    ``wide``: the table's natural width."""
+    ``wide`` (or ``schedlab --wide``): the table's natural width."""
     for column in table.columns:
         if column.overflow == "ellipsis" and not column.no_wrap:
             column.overflow = "fold"
-    width = None if wide or out.is_terminal else TABLE_WIDTH
+    width = None if wide or GLOBAL.wide or out.is_terminal else TABLE_WIDTH
     out.print(table, width=width)
+
+
+def table_fits(table: Any) -> bool:
+    """Whether ``table`` prints at its natural width within the width :func:`print_table` gives
+    it (always with ``schedlab --wide``)."""
+    if GLOBAL.wide:
+        return True
+    width = out.width if out.is_terminal else TABLE_WIDTH
+    return Console(width=UNLIMITED_WIDTH).measure(table).maximum <= width
 
 
 def emit_object(data: dict[str, Any], fmt: OutputFormat, show_table: Callable[[], None]) -> None:

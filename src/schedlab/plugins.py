@@ -82,6 +82,11 @@ def load_plugin(path: str | Path) -> list[str]:
     return added
 
 
+def plugin_policies() -> frozenset[str]:
+    """The names of the policies registered by the plugin files imported in this process."""
+    return frozenset(p for m in _FILES.values() for p in getattr(m, "__schedlab_policies__", []))
+
+
 def loaded_plugin_files() -> tuple[str, ...]:
     """The plugin files imported in this process (for worker processes to import them too)."""
     return tuple(str(p) for p in _FILES)

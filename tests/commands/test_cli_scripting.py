@@ -291,3 +291,20 @@ def test_policies_wide_shows_every_column():
     for column in ("title", "families", "parameters"):
         assert column in wide.stdout and column not in narrow.stdout.split("\n", 3)[1]
     assert "Psychas & Ghaderi 2022 (psychas2022), §4, Algorithm 2" in " ".join(wide.stdout.split())
+
+
+def test_compare_table_fits_100_columns_and_wide_shows_every_metric(tmp_path):
+    """compare's ranked table fits 100 columns when piped: the other metrics' columns are left
+    out with a note naming them; ``schedlab --wide compare`` shows them (issue 32 item 7)."""
+    args = ["compare", QUICKSTART, "--loads", "0.5", "--policy", "fcfs", "--policy"]
+    args += ["server-filling", "--replications", "1", "--arrivals", "2000"]
+    narrow = shell(*args, "--out", tmp_path / "a", env={"COLUMNS": ""})
+    assert narrow.returncode == 0, narrow.stderr
+    table = [line for line in narrow.stdout.splitlines() if line[:1] in "┏┃┡│└"]
+    assert table and max(len(line) for line in table) <= 100
+    assert "p99 wait" not in narrow.stdout and "…" not in narrow.stdout
+    assert "more metric columns (mean_waiting_time" in narrow.stderr
+    assert "schedlab --wide compare" in narrow.stderr
+    wide = cli("--wide", *args, "--out", tmp_path / "a")  # the stored runs, read back
+    assert wide.exit_code == 0, wide.output
+    assert "p99 wait" in wide.output and "more metric columns" not in wide.output

@@ -212,8 +212,8 @@ def test_unstable_and_analytic_series_are_drawn_apart(tmp_path):
         "policy,load,mean_response_time,mean_response_time_ci95_lo,mean_response_time_ci95_hi,"
         "stable,reliable,analytic"
     )
-    text = svg.read_text()
-    assert label("mean_response_time") in text and label("load") in text
+    text = svg.read_text()  # labels with their units; rho is math text, drawn apart
+    assert "mean response time E[T] (time units)" in text and "load" in text
 
 
 def test_report_and_experiments_never_import_the_cli_layers():

@@ -22,6 +22,7 @@ from schedlab.cli_support import (
     out,
     print_table,
     runs_progress,
+    table_fits,
     user_errors,
 )
 
@@ -348,9 +349,7 @@ def _cell(mean: float) -> str:
 def _print(
     ranked, fmt: str, metric: str, shown: list[str], units, native, log_rows: list[dict]
 ) -> None:
-    from schedlab.engine.metrics import BACKLOG
-    from schedlab.policies.registry import get_policy, needs
-    from schedlab.report.labels import label, terse
+    from schedlab.policies.registry import get_policy
 
     others = [m for m in shown if m != metric]
     traits = {p: get_policy(p).traits() for p in {r.policy for r in ranked}}
@@ -389,6 +388,25 @@ def _print(
         w.writeheader()
         w.writerows(records)
         return
+    table = _ranked_table(ranked, metric, others, units, native, log_rows)
+    if others and not table_fits(table):  # the other metrics with `schedlab --wide` (or CSV)
+        table = _ranked_table(ranked, metric, [], units, native, log_rows)
+        err.print(
+            f"[dim]{len(others)} more metric columns ({escape(', '.join(others))}): "
+            "`schedlab --wide compare ...` shows them, --format csv lists them[/]",
+            highlight=False,
+        )
+    print_table(table)
+
+
+def _ranked_table(ranked, metric: str, others: list[str], units, native, log_rows: list[dict]):
+    """The ranked rows as a rich table: load, rank, policy, the metric with its interval, the
+    ratio to the best, what the policy needs, then the ``others`` metrics."""
+    from schedlab.engine.metrics import BACKLOG
+    from schedlab.policies.registry import get_policy, needs
+    from schedlab.report.labels import label, terse
+
+    traits = {p: get_policy(p).traits() for p in {r.policy for r in ranked}}
     table = Table(show_header=True, header_style="bold")
 
     columns = [label("load"), "rank", "policy", terse(metric, units) + " 95% CI", "x best"]
@@ -425,4 +443,4 @@ def _print(
         ]
         row += ["", "as logged", *(_cell(log.get(m) or math.nan) for m in others)]
         table.add_row(*row, *([""] if notes else []))
-    print_table(table, wide=True)
+    return table

@@ -262,8 +262,8 @@ def plot(
     """Plot a metric against a column with 95% CI bands; unstable points are marked."""
     from schedlab.experiments.store import ResultStore
     from schedlab.report.figures import line_plot, policy_colors
+    from schedlab.report.labels import Units, policy_label, with_unit
     from schedlab.report.labels import label as label_of
-    from schedlab.report.labels import policy_label
     from schedlab.report.points import plot_points
 
     if not directory.is_dir():
@@ -281,6 +281,7 @@ def plot(
         hue=hue,
         logy=logy,
         ratio=ratio_to is not None,
+        ylabel=with_unit(label, Units.of(rows)),  # the runs' own time unit (s for a log)
         colors=policy_colors(everyone),
         names={n: policy_label(n) for n in everyone} if hue == "policy" else None,
         title=f"{_experiment_name(rows, directory)}: {label_of(label)}",

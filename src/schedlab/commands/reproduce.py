@@ -11,10 +11,12 @@ import typer
 from schedlab.cli_support import (
     FormatOption,
     OutputFormat,
+    PluginOption,
     emit_rows,
     err,
     escape,
     fail,
+    load_plugins,
     out,
     runs_progress,
     user_errors,
@@ -68,8 +70,13 @@ def reproduce(
         ),
     ] = None,
     fmt: FormatOption = OutputFormat.table,
+    plugin: PluginOption = None,
 ) -> None:
-    """Reproduce a paper figure: run it, write the figure and CSV, check the paper's claims."""
+    """Reproduce a paper figure: run it, write the figure and CSV, check the paper's claims.
+
+    With --plugin, the plugin's policies join the figure's policy sweeps of a family they run in
+    as extra series (the claims judge the built-in policies only; a note says where they were
+    added and where they did not apply)."""
     from schedlab.datasets import data_dir, data_dir_origin, use_data_dir
     from schedlab.reproduce.registry import (
         AUTHORS,
@@ -104,6 +111,9 @@ def reproduce(
         return
     if all_ and not audit:
         fail("--all goes with --audit: schedlab reproduce --audit --all [--quick]")
+    if plugin and audit:
+        fail("--plugin does not go with --audit: the audit judges the built-in policies' claims")
+    extra = tuple(load_plugins(plugin))
     if audit:
         if scale != "paper" or plan_only or yes:
             fail("--audit runs the paper scale (or --quick): leave out --scale, --plan-only, --yes")
@@ -144,6 +154,7 @@ def reproduce(
                 cluster=cluster,
                 progress=progress,
                 scale=AUTHORS if authors else "",
+                extra=extra,
             ),
         )
     record_outcome(entry, outcome, target, quick, started, entry.authors if authors else None)

@@ -4,12 +4,15 @@ schedlab's own policies are trusted: an exception from them is schedlab's bug an
 is what to report. A plugin's exception — while being compiled, checked, initialised or deciding
 — becomes one :class:`~schedlab.errors.PolicyError` line: the policy, the innermost place in the
 user's code and the error's first line (Numba adds the compiled function's file and line to the
-traceback of what it raises).
+traceback of what it raises). A Numba typing error names no frame of the user's code in its
+traceback: its place is the innermost "typing of call at FILE (LINE)" of the user's code in its
+message, and its reason the message's first line past Numba's "Failed in ... pipeline" headers.
 """
 
 from __future__ import annotations
 
 import inspect
+import re
 import traceback
 from collections.abc import Callable
 from pathlib import Path
@@ -25,16 +28,37 @@ def is_built_in(function: Any) -> bool:
     return getattr(function, "py_func", function).__module__.startswith("schedlab.")
 
 
+_TYPED_AT = re.compile(r"typing of (?:[\w-]+ )?call at (?P<file>.+?) \((?P<line>\d+)\)$", re.M)
+_NUMBA_HEADER = re.compile(r"^Failed in \w+ mode pipeline")
+
+
+def _users(path: str) -> bool:
+    return not Path(path).resolve().is_relative_to(_SCHEDLAB) and "numba" not in Path(path).parts
+
+
+def _typing_place(message: str) -> str | None:
+    """The innermost place of the user's code a Numba typing error's message names."""
+    places = [m for m in _TYPED_AT.finditer(message) if _users(m["file"])]
+    return f"{places[0]['file']}:{places[0]['line']}" if places else None
+
+
+def _first_line(message: str) -> str:
+    """The message's first line that says something (a signature that did not match with it)."""
+    lines = [x.strip() for x in message.strip().splitlines() if x.strip()]
+    lines = [x for x in lines if not _NUMBA_HEADER.match(x)] or lines or [""]
+    signature = lines[1] if len(lines) > 1 and lines[1].startswith(">>>") else ""
+    return f"{lines[0]} {signature.removeprefix('>>> ')}".strip()
+
+
 def policy_raised(name: str, function: Any, exc: Exception) -> PolicyError:
     """The one line for ``exc``, raised by policy ``name``'s ``function``."""
-    frames = [
-        f
-        for f in traceback.extract_tb(exc.__traceback__)
-        if not Path(f.filename).resolve().is_relative_to(_SCHEDLAB)
-        and "numba" not in Path(f.filename).parts
-    ]
-    where = f"{frames[-1].filename}:{frames[-1].lineno}" if frames else _source_file(function)
-    text = (str(exc).strip().splitlines() or [""])[0]
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if _users(f.filename)]
+    where = (
+        f"{frames[-1].filename}:{frames[-1].lineno}"
+        if frames
+        else _typing_place(str(exc)) or _source_file(function)
+    )
+    text = _first_line(str(exc))
     return PolicyError(
         f"policy '{name}' ({where}) raised {type(exc).__name__}: {text}".rstrip(": ")
     )

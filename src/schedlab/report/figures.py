@@ -21,7 +21,10 @@ What a reader sees, and why:
   series);
 * ratio plots (``ratio=True``) have a logarithmic axis and a y = 1 line;
 * a figure saved inside :func:`variant_titles` (a reproduction's ``--quick`` run) says so in its
-  title.
+  title;
+* every text of a saved figure is typeset (:func:`typeset`): the papers' symbols as math text
+  (``F^g`` -> $F^g$, ``F*`` -> $F^*$, ``rho`` -> $\rho$, ...), a paper's key as its author-year
+  citation (``psychas2018`` -> Psychas & Ghaderi 2018).
 
 The CSV keeps the machine names given as ``x``, ``y`` and ``hue``; the axes show their human
 labels (:mod:`schedlab.report.labels`) unless ``xlabel``/``ylabel`` are given.
@@ -31,6 +34,7 @@ from __future__ import annotations
 
 import csv
 import math
+import re
 import textwrap
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -47,7 +51,8 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter
 
 from schedlab import outputs
-from schedlab.report.labels import label
+from schedlab.papers import PAPERS
+from schedlab.report.labels import Units, with_unit
 
 # Colour-blind-safe first: the seven Okabe-Ito hues and Tol's indigo, which stay apart under the
 # three dichromacies (tests/report/test_figure_styles.py); then Tol's wine and brown and the tab20
@@ -155,12 +160,54 @@ def _mark_variant(fig: plt.Figure) -> None:
             ax.set_title(f"{ax.get_title()} [{variant}]", fontsize=ax.title.get_fontsize())
 
 
+# The papers' symbols, written in plain text by the code, and their math text (matplotlib).
+_SYMBOLS = (
+    (re.compile(r"(?<![\w$])F\^g(?!\w)"), r"$F^g$"),
+    (re.compile(r"(?<![\w$])F\*"), r"$F^*$"),
+    (re.compile(r"(?<![\w$])C\^2(?!\w)"), r"$C^2$"),
+    (re.compile(r"\b(rho|alpha|beta|zeta|lambda|tau)\b"), r"$\\\1$"),
+    (re.compile(r"\b(mu|lambda)_([A-Za-z])\b"), r"$\\\1_\2$"),
+    (re.compile(r"\bbeta_bar\b"), r"$\\bar{\\beta}$"),
+    (re.compile("ρ"), r"$\\rho$"),
+    (re.compile("τ"), r"$\\tau$"),
+    (re.compile("λ"), r"$\\lambda$"),
+)
+_PAPER_KEY = re.compile(r"\b(" + "|".join(PAPERS) + r")\b")
+
+
+def math_text(text: str) -> str:
+    """``text`` with the papers' symbols as matplotlib math text and each paper key as its
+    citation (``psychas2022 Fig. 3: ... F^g`` -> ``Psychas & Ghaderi 2022, Fig. 3: ... $F^g$``);
+    a text that already holds math text is left as it is."""
+    if "$" in text:
+        return text
+    text = re.sub(r"\b(" + "|".join(PAPERS) + r") (Fig\.|Table|§)", r"\1, \2", text)
+    text = _PAPER_KEY.sub(lambda m: PAPERS[m[1]].cite, text)
+    for pattern, symbol in _SYMBOLS:
+        text = pattern.sub(symbol, text)
+    return text.replace("$$", "")  # adjacent symbols: one math span
+
+
+def typeset(fig: plt.Figure) -> None:
+    """Every title, axis label and legend entry of ``fig`` through
+    :func:`math_text`."""
+    texts = [fig._suptitle] if fig._suptitle is not None else []
+    for ax in fig.axes:
+        texts += [ax.title, ax.xaxis.label, ax.yaxis.label]
+        legend = ax.get_legend()
+        if legend is not None:
+            texts += [*legend.get_texts(), legend.get_title()]
+    for t in texts:
+        t.set_text(math_text(t.get_text()))
+
+
 def save_figure(fig: plt.Figure, path: Path, **options: object) -> list[Path]:
     """Write ``fig`` as PNG and SVG beside ``path`` (through schedlab.outputs) and close it; the
-    three targets (with the CSV written next) are checked before anything is written. Inside
-    :func:`variant_titles` the title says the variant."""
+    three targets (with the CSV written next) are checked before anything is written. Its texts
+    are typeset (:func:`typeset`); inside :func:`variant_titles` the title says the variant."""
     try:
         _mark_variant(fig)
+        typeset(fig)
         outputs.make_dirs(path.parent)
         for suffix in (".png", ".svg", ".csv"):
             outputs.check_target(path.with_suffix(suffix))
@@ -351,8 +398,8 @@ def line_plot(
             Line2D([], [], ls="none", marker="o", ms=6.5, mfc="white", mec=NEUTRAL, mew=1.5)
         )
         labels.append(UNRELIABLE_LABEL)
-    ax.set_xlabel(xlabel or label(x))
-    ax.set_ylabel(ylabel or label(y))
+    ax.set_xlabel(xlabel or with_unit(x, Units()))
+    ax.set_ylabel(ylabel or with_unit(y, Units()))
     ax.set_title(textwrap.fill(title, 90), fontsize=10)
     ax.grid(True, alpha=0.3)
     if len(handles) > 5:  # many entries: the legend goes beside the axes, not over the lines
@@ -432,8 +479,8 @@ def errorbar_plot(
         ax.set_yscale("log")
         ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
         ax.yaxis.set_minor_formatter(FuncFormatter(_minor_label))
-    ax.set_xlabel(xlabel or label(x))
-    ax.set_ylabel(ylabel or label(y))
+    ax.set_xlabel(xlabel or with_unit(x, Units()))
+    ax.set_ylabel(ylabel or with_unit(y, Units()))
     ax.set_title(textwrap.fill(title, 90), fontsize=10)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)

@@ -39,8 +39,10 @@ from schedlab.engine.reliability import EXACT
 from schedlab.errors import SchedlabError
 from schedlab.experiments.spec import ExperimentSpec, PlotSpec
 from schedlab.experiments.store import ResultStore
+from schedlab.papers import PAPERS
+from schedlab.report.figure_tables import figure_tables_html
 from schedlab.report.figures import line_plot, policy_colors
-from schedlab.report.labels import Units, label, policy_label, unit_of, with_unit
+from schedlab.report.labels import Units, label, people_values, policy_label, unit_of, with_unit
 from schedlab.report.points import PlotError, plot_points
 from schedlab.report.record import ExperimentRecord, read_record
 from schedlab.report.sweep import hue_of, swept_axes, with_spec_columns
@@ -161,6 +163,7 @@ def _plot_file(
         hue=plot.hue,
         logy=plot.logy,
         ratio=plot.ratio_to is not None,
+        ylabel=with_unit(y, Units.of(rows)),  # the runs' own time unit (s for a log)
         colors=colors,
         names={n: policy_label(n) for n in names} if plot.hue == "policy" else None,
         title=plot.title or f"{stem.removeprefix('report-')}: {label(y)}",
@@ -184,7 +187,11 @@ def _default_plots(
     for key, mine in sorted(panels.items(), key=lambda kv: str(kv[0]))[:MAX_DEFAULT_FIGURES]:
         suffix = "".join(f"-{a}={v}" for a, v in zip(rest, key, strict=True))
         stem = _safe(f"report-{name}-mean_response_time-vs-{x}{suffix}")
-        where = ", ".join(f"{label(a)} = {v}" for a, v in zip(rest, key, strict=True))
+        where = ", ".join(
+            f"{label(a)} = {v}"
+            for a, v in zip(rest, people_values(key), strict=True)
+            if v != "default"
+        )
         plot = PlotSpec(
             x=x,
             hue=hue,
@@ -282,24 +289,24 @@ def _table_html(whole: WideTable, hue: str | None) -> str:
     return "".join(parts)
 
 
-def _key_value(column: str, value: Any) -> str:
-    """A key cell: a file's name rather than its path (pages never show local paths)."""
-    if column.endswith(".path") and isinstance(value, str):
-        return Path(value).name
-    return str(value)
+def _key_values(column: str, values: list[Any]) -> list[str]:
+    """A key column's cells: a file's name rather than its path (pages never show local paths),
+    numbers and unset parameters as people read them (:func:`people_values`)."""
+    if column.endswith(".path"):
+        values = [Path(v).name if isinstance(v, str) else v for v in values]
+    return people_values(values)
 
 
 def _block_html(table: WideTable, hue: str | None) -> str:
     head = "".join(f'<th class="key">{_e(label(k))}</th>' for k in table.keys)
     head += "".join(
-        f"<th>{_e(policy_label(s) if hue == 'policy' else s)}</th>" for s in table.series
+        f"<th>{_e(policy_label(s) if hue == 'policy' else s if hue else label(table.metric))}</th>"
+        for s in table.series
     )
+    shown = [_key_values(k, [key[i] for key, _ in table.rows]) for i, k in enumerate(table.keys)]
     body = []
-    for key, cells in table.rows:
-        keys = "".join(
-            f'<td class="key">{_e(_key_value(k, v))}</td>'
-            for k, v in zip(table.keys, key, strict=True)
-        )
+    for j, (_, cells) in enumerate(table.rows):
+        keys = "".join(f'<td class="key">{_e(column[j])}</td>' for column in shown)
         body.append(
             f"<tr>{keys}{''.join(_cell_html(cells.get(s), table.ratio) for s in table.series)}</tr>"
         )
@@ -465,7 +472,8 @@ def build_report(directory: Path) -> str:
     if record and record.title:
         head.append(f"<p><b>{_e(record.title)}</b>")
         if record.paper:
-            head.append(f" — paper {_e(record.paper)} {_e(record.figure)}")
+            paper = PAPERS[record.paper].cite if record.paper in PAPERS else record.paper
+            head.append(f" — {_e(paper)}, {_e(record.figure)}")
         head.append("</p>")
     when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     from schedlab._version import __version__
@@ -488,6 +496,10 @@ def build_report(directory: Path) -> str:
     body += [_figure_html(directory, p) for p in figures] or ["<p>No figure.</p>"]
     body.append('<h2 id="tables">Tables</h2>')
     metrics = (record.metrics if record and record.metrics else None) or ["mean_response_time"]
+    plotted = [f for f in (record.figures if record else []) if f.endswith(".csv")]
+    if record and record.kind == "reproduction" and plotted:  # the figures' own metrics
+        body.append(figure_tables_html(directory, plotted, Units.of(rows)))
+        experiments = []
     for name in experiments:
         mine = [r for r in rows if (r.get("experiment") or "") == name]
         exp_metrics = list(specs[name].outputs.metrics) if name in specs else metrics

@@ -10,6 +10,7 @@ registered with (e.g. ``server-filling-srpt`` -> ServerFilling-SRPT).
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -48,6 +49,8 @@ LABELS: dict[str, str] = {
     "workload.rate": "arrival rate λ",
     "cluster.servers": "servers k",
     "servers": "servers k",
+    "cluster.pools[0].count": "servers",
+    "workload.arrivals.interarrival.dist": "inter-arrival distribution",
     "policy": "policy",
     "policy.name": "policy",
     "variant": "variant",
@@ -108,7 +111,10 @@ def base_metric(name: str) -> str:
 
 def unit_of(name: str, units: Units) -> str:
     """The unit of a metric, as a label's suffix shows it: "s", "time units", "tau = 10 s"
-    (bounded slowdowns: a ratio, with their threshold), "fraction of capacity"; "" if none."""
+    (bounded slowdowns: a ratio, with their threshold), "fraction of capacity"; "" if none (a
+    ratio of two metrics: ``mean_response_time / mean_response_time[policy=srpt-1]``)."""
+    if _RATIO.match(name):
+        return ""
     base = base_metric(name)
     if base.endswith(_TIMES):
         return units.time
@@ -174,6 +180,33 @@ def label(name: str) -> str:
     if m:
         return f"{short(m['y'])} / {short(m['y'])} of {policy_label(m['ref'])}"
     return name
+
+
+def people_values(values: Sequence[Any]) -> list[str]:
+    """Values of one table column as people read them: numbers to 3 significant digits (more
+    only where two values distinct to 12 digits would print alike: 0.9995 and 0.9999; 2500, not
+    2.5e+03), an unset parameter (None) as "default", booleans as yes/no, anything else as
+    text."""
+
+    def one(v: Any, digits: int) -> str:
+        if v is None:
+            return "default"
+        if isinstance(v, bool):
+            return "yes" if v else "no"
+        if isinstance(v, int):
+            return str(v)
+        if isinstance(v, float) and 10**digits <= abs(v) < 1e9:  # 2500, never 2.5e+03
+            return f"{round(v, digits - 1 - math.floor(math.log10(abs(v)))):.0f}"
+        if isinstance(v, float):
+            return f"{v:.{digits}g}"
+        return str(v)
+
+    distinct = {one(v, 12) for v in values}  # 1.1975000000000002 is 1.1975
+    for digits in range(3, 13):
+        shown = [one(v, digits) for v in values]
+        if len(set(shown)) == len(distinct):
+            return shown
+    return shown
 
 
 def short(name: str) -> str:

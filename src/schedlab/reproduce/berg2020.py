@@ -689,8 +689,8 @@ def run_fig4(ctx: Context) -> Outcome:
     figures = heat_map(
         cells,
         ctx.out / "berg2020-fig4",
-        x="mu_I",
-        y="mu_E",
+        x="mu_I (per time unit)",
+        y="mu_E (per time unit)",
         value="log2(E[T_EF] / E[T_IF])  (> 0: IF better)",
         title=f"berg2020 Fig. 4: IF vs EF, k = {K}, lambda_I = lambda_E (analysis: "
         "busy-period + Coxian + matrix-analytic; squares: simulation)",
@@ -830,8 +830,8 @@ def run_fig5(ctx: Context) -> Outcome:
         figures += errorbar_plot(
             curve,
             ctx.out / f"berg2020-fig5{panel}",
-            x="mu_I",
-            y="mean response time E[T]",
+            x="mu_I (per time unit)",
+            y="mean response time E[T] (time units)",
             hue="series",
             title=f"berg2020 Fig. 5{panel} ({name} load): k = {K}, mu_E = 1, rho = {rho}, "
             "lambda_I = lambda_E",
@@ -920,7 +920,7 @@ def run_fig6(ctx: Context) -> Outcome:
             curve,
             ctx.out / f"berg2020-fig6{panel}",
             x="number of servers k",
-            y="mean response time E[T]",
+            y="mean response time E[T] (time units)",
             hue="series",
             title=f"berg2020 Fig. 6{panel}: rho = {FIG6_RHO}, mu_I = {mi:g}, mu_E = 1, "
             "lambda_I = lambda_E",

@@ -55,6 +55,7 @@ from schedlab.experiments.split import (
 from schedlab.experiments.stats import joint_widening
 from schedlab.model.compile import compile_model
 from schedlab.model.spec import SimulationSpec, parse_spec
+from schedlab.policies.registry import get_policy
 from schedlab.report.figures import Point, line_plot, policy_colors
 from schedlab.reproduce.ordering import BELOW, compare, describe, lower_claim
 from schedlab.reproduce.registry import (
@@ -114,6 +115,8 @@ def spec(policy: str, load: float, arrivals: int, sizes: str) -> SimulationSpec:
         classes.append(
             {"name": f"need{need}", "probability": 0.25, "need": need, "duration": duration}
         )
+    # a policy of several families (a plugin's) is told the pooled family
+    model = {} if get_policy(policy).family == "pooled" else {"model": {"family": "pooled"}}
     return parse_spec(
         {
             "cluster": {"servers": K},
@@ -121,6 +124,7 @@ def spec(policy: str, load: float, arrivals: int, sizes: str) -> SimulationSpec:
             "policy": {"name": policy},
             "run": {"arrivals": arrivals, "seed": 2023, "timeseries": 0, "check": False},
         }
+        | model
     )
 
 
@@ -291,12 +295,12 @@ def _ratio(at: dict, series: str, load: float) -> float:
     return a.mean / b.mean if a.stable else math.inf
 
 
-def _ratio_points(runs: dict, loads: tuple[float, ...]) -> list[Point]:
+def _ratio_points(runs: dict, policies: tuple[str, ...], loads: tuple[float, ...]) -> list[Point]:
     """Ratio to SRPT-1 with a delta-method interval from the two batch-means intervals; at a
     split load (--scale authors) the t interval of the replications' ratios, paired: replication
     r of both saw the same jobs."""
     points = []
-    for policy in RATIO_POLICIES:
+    for policy in policies:
         for load in loads:
             a, b = runs[(policy, load)], runs[("srpt-1", load)]
             if not (a["stable"] and b["stable"]):
@@ -410,14 +414,20 @@ def _limit_claim(at: dict, grid: Sequence[float], n: int) -> Claim:
 
 
 def _figure_et(
-    ctx: Context, runs: dict, loads: tuple[float, ...], sizes: str, name: str, title: str
+    ctx: Context,
+    runs: dict,
+    policies: tuple[str, ...],
+    loads: tuple[float, ...],
+    sizes: str,
+    name: str,
+    title: str,
 ) -> list:
     points = [
         Point("SRPT-1, M/G/1-SRPT formula", load, v, v, v, analytic=True)
         for load in loads
         for v in [bounds(load, sizes).lower]
     ]
-    for policy in (*MSJ_POLICIES, "srpt-1"):
+    for policy in (*policies, "srpt-1"):
         for load in loads:
             rec = runs[(policy, load)]
             points.append(
@@ -444,17 +454,19 @@ def _figure_et(
 
 def fig2(ctx: Context) -> Outcome:
     loads, n = FIG2_LOADS, _arrivals(ctx)
-    runs = _run(ctx, (*MSJ_POLICIES, "srpt-1"), loads, "exponential")
+    policies = (*MSJ_POLICIES, *ctx.extra_policies("pooled"))
+    runs = _run(ctx, (*policies, "srpt-1"), loads, "exponential")
     paths = _figure_et(
         ctx,
         runs,
+        policies,
         loads,
         "exponential",
         "grosof2023-fig2",
         "grosof2023 Fig. 2: k=8, K uniform on {1,2,4,8}, S ~ Exp(1)",
     )
     rows = [
-        *_et_rows(runs, (*MSJ_POLICIES, "srpt-1"), loads),
+        *_et_rows(runs, (*policies, "srpt-1"), loads),
         *_bound_rows(loads, "exponential"),
         *_limit_rows(ctx, "exponential"),
     ]
@@ -574,11 +586,12 @@ def authors_plan(ctx: Context, sizes: str) -> list[str]:
 
 def _ratio_figure(ctx: Context, sizes: str, name: str, title: str) -> Outcome:
     n = _arrivals(ctx)
+    policies = (*RATIO_POLICIES, *ctx.extra_policies("pooled"))
     plans = authors_plans(sizes) if ctx.scale == AUTHORS else {}
     single = tuple(load for load in RATIO_LOADS if load not in plans)
-    runs = _run(ctx, (*RATIO_POLICIES, "srpt-1"), single, sizes)
-    runs |= _run_split(ctx, (*RATIO_POLICIES, "srpt-1"), plans, sizes)
-    points = _ratio_points(runs, RATIO_LOADS)
+    runs = _run(ctx, (*policies, "srpt-1"), single, sizes)
+    runs |= _run_split(ctx, (*policies, "srpt-1"), plans, sizes)
+    points = _ratio_points(runs, policies, RATIO_LOADS)
     points += [
         Point("Theorem 4.1 bound (over analytic SRPT-1)", load, r, r, r, analytic=True)
         for load in RATIO_LOADS
@@ -596,7 +609,7 @@ def _ratio_figure(ctx: Context, sizes: str, name: str, title: str) -> Outcome:
         colors=COLORS,
     )
     rows = [
-        *_et_rows(runs, (*RATIO_POLICIES, "srpt-1"), RATIO_LOADS),
+        *_et_rows(runs, (*policies, "srpt-1"), RATIO_LOADS),
         *_bound_rows(RATIO_LOADS, sizes),
     ]
     judge = ratio_judge(RATIO_LOADS, sizes, n, tuple(plans))

@@ -47,6 +47,7 @@ from schedlab.experiments.store import ResultStore
 from schedlab.model.spec import SimulationSpec, parse_spec
 from schedlab.optim.capacity_lp import lp_over_configurations, max_workload
 from schedlab.optim.rounded_bounds import SizeLaw, rounded_bounds
+from schedlab.policies.registry import get_policy
 from schedlab.report.figures import Point, line_plot
 from schedlab.report.points import timeseries_points
 from schedlab.reproduce.ordering import BELOW, compare, describe, lower_claim
@@ -165,8 +166,8 @@ def run_fig3a(ctx: Context) -> Outcome:
     figures = line_plot(
         [pt for p in FIG3_POLICIES for pt in _series_points(runs[p])],
         ctx.out / "psychas2019_fig3a",
-        x="time slot",
-        y="total queue size",
+        x="time (slots)",
+        y="total queue size (jobs)",
         hue="policy",
         title="psychas2019 Fig. 3(a): sizes 0.4/0.6, one server, 0.014 arrivals/slot",
     )
@@ -280,8 +281,8 @@ def run_fig3b(ctx: Context) -> Outcome:
     figures = line_plot(
         [pt for p in FIG3_POLICIES for pt in _series_points(runs[p])] + stalled_points,
         ctx.out / "psychas2019_fig3b",
-        x="time slot",
-        y="total queue size",
+        x="time (slots)",
+        y="total queue size (jobs)",
         hue="policy",
         title="psychas2019 Fig. 3(b): capacity 10, sizes 2/5, fixed service, 0.0306/slot",
     )
@@ -385,7 +386,9 @@ def fig4_spec(setup: Fig4, policy: str, alpha: float, arrivals: int) -> Simulati
                     }
                 ],
             },
-            "model": {"time": "slotted"},
+            # a policy of several families (a plugin's) is told the packing family
+            "model": {"time": "slotted"}
+            | ({} if get_policy(policy).family == "packing" else {"family": "packing"}),
             "policy": {"name": policy, **params},
             "run": {"arrivals": arrivals, "seed": SEED, "warmup": 0.1, "timeseries": 0},
         }
@@ -509,7 +512,8 @@ def run_fig4(ctx: Context, which: str) -> Outcome:
         if ctx.quick
         else (4_000_000 if which == "a" else 1_000_000)
     )
-    grid = [(p, a) for a in alphas for p in FIG4_POLICIES]
+    policies = (*FIG4_POLICIES, *ctx.extra_policies("packing"))
+    grid = [(p, a) for a in alphas for p in policies]
     specs = [fig4_spec(setup, p, a, arrivals) for p, a in grid]
     records = ctx.run(specs, experiment=f"psychas2019-{setup.name}")
     points = [_record_point(p, a, recs[0]) for (p, a), recs in zip(grid, records, strict=True)]
@@ -521,7 +525,7 @@ def run_fig4(ctx: Context, which: str) -> Outcome:
         points,
         ctx.out / f"psychas2019_{setup.name}",
         x="traffic intensity alpha",
-        y="mean queue size",
+        y="mean queue size (jobs)",
         hue="algorithm",
         title=(
             f"psychas2019 Fig. 4({which}): 5 servers, sizes ~ Unif[{setup.low}, {setup.high}], "
@@ -598,7 +602,7 @@ def run_fig5(ctx: Context) -> Outcome:
         points,
         ctx.out / "psychas2019_fig5",
         x="traffic scaling 1/beta",
-        y="time-average queue size",
+        y="time-average queue size (jobs)",
         hue="algorithm",
         title=f"psychas2019 Fig. 5 method: {src.path.stem}, 1000 servers, 100 ms",
         logy=True,

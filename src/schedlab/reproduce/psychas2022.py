@@ -307,7 +307,7 @@ def run_fig2(ctx: Context) -> Outcome:
         points,
         ctx.out / "psychas2022_fig2",
         x="workload scale factor",
-        y="normalized reward (per server)",
+        y="normalized reward per server (per time unit)",
         hue="assignment",
         title="psychas2022 Fig. 2: worst-case subset (1,1), (4,16), (2,32), (32,256)",
         vlines=[v for v in vlines if v[1] or crit],
@@ -400,7 +400,7 @@ def run_fig3(ctx: Context) -> Outcome:
         points,
         ctx.out / "psychas2022_fig3",
         x="number of servers L",
-        y="reward per server",
+        y="reward per server (per time unit)",
         hue="series",
         title="psychas2022 Fig. 3: DRA's time-average reward per server vs L (worst-case subset)",
     )
@@ -476,7 +476,7 @@ def run_fig4(ctx: Context) -> Outcome:
         points,
         ctx.out / "psychas2022_fig4",
         x="time (mean service times)",
-        y="reward per server",
+        y="reward per server (per time unit)",
         hue="series",
         title=f"psychas2022 Fig. 4: DRA's reward per server over time, L = {servers}",
     )
@@ -631,7 +631,7 @@ def run_fig5(ctx: Context) -> Outcome:
         points,
         ctx.out / "psychas2022_fig5",
         x="number of servers L",
-        y="time-average reward per server",
+        y="time-average reward per server (per time unit)",
         hue="algorithm",
         title="psychas2022 Fig. 5 on a trace: reward per server vs L",
     )
@@ -738,7 +738,7 @@ def run_fig6(ctx: Context) -> Outcome:
         points,
         ctx.out / "psychas2022_fig6",
         x="time (s)",
-        y="reward per server",
+        y="reward per server (per s)",
         hue="series",
         title=f"psychas2022 Fig. 6 on a trace: reward over time, L = {servers}",
     )
@@ -757,7 +757,7 @@ def run_fig6(ctx: Context) -> Outcome:
         arriving,
         ctx.out / "psychas2022_fig6_arrivals",
         x="time (s)",
-        y="arriving size per server per second",
+        y="arriving size per server (per s)",
         hue="priority",
         title=f"psychas2022 Fig. 6 (lower panel): arriving work by priority, L = {servers}",
     )

@@ -5,6 +5,11 @@ one builds its simulation specs (paper scale, or a smaller ``--quick`` variant),
 :meth:`Context.run` (parallel, cached in the output directory), writes its figure(s) and the CSV
 behind them with :mod:`schedlab.report.figures`, and checks the paper's stated claims for that
 figure, returning each :class:`Claim` with PASS/FAIL and the numbers behind it.
+
+Extra policies (``schedlab reproduce NAME --plugin FILE``) join a reproduction's policy sweeps
+of a family they run in (:meth:`Context.extra_policies`) as extra series labelled as the
+plugin's; the claims about the built-in policies are unchanged, and a note says where the extra
+policies were added and where they did not apply.
 """
 
 from __future__ import annotations
@@ -82,6 +87,15 @@ class Context:
     cluster: str | None = None
     progress: Progress | None = None
     scale: str = ""
+    extra: tuple[str, ...] = ()  # plugin policies, run beside the built-in ones where they fit
+    added: dict[str, tuple[str, ...]] = field(default_factory=dict)  # family -> extra run there
+
+    def extra_policies(self, family: str) -> tuple[str, ...]:
+        """The extra policies that run in ``family`` (a policy sweep of that family adds them as
+        series; recorded for the outcome's note)."""
+        mine = tuple(p for p in self.extra if family in get_policy(p).families)
+        self.added[family] = mine
+        return mine
 
     @property
     def store(self) -> ResultStore:
@@ -129,15 +143,41 @@ QUICK = "quick variant"
 
 def run_reproduction(entry: Reproduction, ctx: Context) -> Outcome:
     """``entry.run(ctx)``; with ``ctx.quick`` every figure it saves says "quick variant" in its
-    title (:func:`schedlab.report.figures.variant_titles`)."""
+    title (:func:`schedlab.report.figures.variant_titles`); with extra policies, a note says
+    where they were added (:func:`extra_note`)."""
     with variant_titles(QUICK if ctx.quick else ""):
-        return entry.run(ctx)
+        outcome = entry.run(ctx)
+    if ctx.extra:
+        outcome.notes.append(extra_note(ctx))
+    return outcome
+
+
+def extra_note(ctx: Context) -> str:
+    """Which extra policies the reproduction ran, in which family's sweeps, and which it could
+    not run (their families, against the families of its sweeps)."""
+    added = list(dict.fromkeys(p for ps in ctx.added.values() for p in ps))
+    left = [p for p in ctx.extra if p not in added]
+    parts = []
+    if added:
+        families = ", ".join(f for f, ps in ctx.added.items() if ps)
+        names = ", ".join(label(p) for p in added)
+        parts.append(f"--plugin: {names} added as extra series to the {families} policy sweeps")
+    if left:
+        sweeps = ", ".join(ctx.added) or "none that takes extra policies"
+        names = ", ".join(f"{p} ({'/'.join(get_policy(p).families)})" for p in left)
+        parts.append(
+            f"--plugin: not applicable here: {names}; this reproduction's policy sweeps: {sweeps}"
+        )
+    return "; ".join(parts) + " (the claims judge the built-in policies only)"
 
 
 def label(policy: str) -> str:
     """A policy's name in a reproduction's figures, tables and claims: its registered label
-    (the paper's name for it where that differs from its title; ``Policy.label``)."""
-    return get_policy(policy).label
+    (the paper's name for it where that differs from its title; ``Policy.label``), marked
+    "(plugin)" for a plugin file's policy."""
+    from schedlab.plugins import plugin_policies
+
+    return get_policy(policy).label + (" (plugin)" if policy in plugin_policies() else "")
 
 
 _REGISTRY: dict[str, Reproduction] = {}
