@@ -135,7 +135,7 @@ def _wanted(names: list[str], demand_columns: tuple[str, ...], logged: bool) -> 
 
 
 def _parquet_batches(path: Path, demand_columns: tuple[str, ...]) -> Iterator[TraceColumns]:
-    file = pq.ParquetFile(path)
+    file = pq.ParquetFile(path, pre_buffer=False)  # pre-buffering would read the file ahead
     wanted = _wanted(file.schema_arrow.names, demand_columns, logged=False)
     for batch in file.iter_batches(batch_size=BATCH_ROWS, columns=wanted):
         yield _columns(batch, demand_columns)
@@ -419,7 +419,7 @@ class LoggedJobs:
         self.fields = tuple(LOGGED[n] for n in names)
         self._cache: dict[int, pa.Table] = {}
         self._table = table  # keeps a temporary sorted copy alive while it is read
-        self._file = pq.ParquetFile(table.replayed)
+        self._file = pq.ParquetFile(table.replayed, pre_buffer=False)
         sizes = [
             self._file.metadata.row_group(g).num_rows for g in range(self._file.num_row_groups)
         ]
