@@ -210,7 +210,9 @@ def measure(rows: int, tmp: Path, gzip: bool) -> list[dict]:
     """Convert and replay a ``rows``-row log and the first :data:`SMALL` rows' log."""
     records = []
     converted = {}
-    for n in sorted({min(SMALL, rows), rows}):
+    if rows <= SMALL:
+        raise SystemExit(f"--rows: give more than the {SMALL:,} rows of the reference log")
+    for n in (SMALL, rows):
         src = tmp / f"task_events-{n}.csv{'.gz' if gzip else ''}"
         t = time.perf_counter()
         written = synthetic_task_events(src, n, gzip=gzip)
