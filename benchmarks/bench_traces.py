@@ -22,99 +22,13 @@ import subprocess
 import sys
 import tempfile
 import time
-import zlib
 from pathlib import Path
 
-import numpy as np
-import pyarrow as pa
-import pyarrow.csv as pacsv
-
+from bench_big_logs import synthetic_task_events  # the same generator, written in blocks
 from schedlab.datasets import data_file
 
 HPC2N = "swf/HPC2N-2002-2.1-cln.swf.gz"  # in the data folder (--data-dir / $SCHEDLAB_DATA)
 ROWS = int(os.environ.get("SCHEDLAB_BENCH_ROWS", "10000000"))
-
-# 2011 event codes
-SUBMIT, SCHEDULE, EVICT, FAIL, FINISH, KILL, LOST, UPDATE_PENDING, UPDATE_RUNNING = range(9)
-
-
-def synthetic_task_events(path: Path, rows: int, seed: int = 1) -> int:
-    """Write about ``rows`` task_events rows (gzip level 1) in the 2011 format, time-ordered.
-
-    Tasks arrive as a Poisson process over ~1.5 days; 80% are scheduled and finish, the rest are
-    killed, fail, are evicted (and resubmitted), or are still running at the end; 5% get an
-    UPDATE_RUNNING. Returns the number of rows written.
-    """
-    rng = np.random.default_rng(seed)
-    n = int(rows / 3.05)
-    t0 = 600_000_000 + np.sort(rng.uniform(0, 1.3e11, n)).astype(np.int64)
-    wait = rng.exponential(2e6, n).astype(np.int64)
-    dur = (rng.lognormal(17.5, 1.6, n)).astype(np.int64) + 1
-    u = rng.random(n)
-    job = 6_000_000_000 + (np.arange(n) // 16).astype(np.int64)
-    index = (np.arange(n) % 16).astype(np.int64)
-    cpu = np.round(rng.choice([0.0625, 0.125, 0.25, 0.03125, 0.5], n), 5)
-    mem = np.round(rng.uniform(0.001, 0.3, n), 5)
-    ev_t, ev_i, ev_c = [t0], [np.arange(n)], [np.full(n, SUBMIT)]
-    ev_t.append(t0 + wait)
-    ev_i.append(np.arange(n))
-    ev_c.append(np.full(n, SCHEDULE))
-    end = t0 + wait + dur
-    outcome = np.select(
-        [u < 0.80, u < 0.88, u < 0.93, u < 0.97],
-        [FINISH, KILL, FAIL, EVICT],
-        default=-1,  # still running at the end
-    )
-    has_end = outcome >= 0
-    ev_t.append(end[has_end])
-    ev_i.append(np.flatnonzero(has_end))
-    ev_c.append(outcome[has_end])
-    ev_t.append(t0 + wait + dur // 2)
-    upd = np.flatnonzero(rng.random(n) < 0.05)
-    ev_t[-1] = ev_t[-1][upd]
-    ev_i.append(upd)
-    ev_c.append(np.full(upd.size, UPDATE_RUNNING))
-    evicted = np.flatnonzero(outcome == EVICT)
-    for code, delay in ((SUBMIT, 1), (SCHEDULE, 1_000_000), (FINISH, 1_000_000 + dur)):
-        ev_t.append(end[evicted] + (delay if np.isscalar(delay) else delay[evicted]))
-        ev_i.append(evicted)
-        ev_c.append(np.full(evicted.size, code))
-    t = np.concatenate(ev_t)
-    i = np.concatenate(ev_i)
-    c = np.concatenate(ev_c).astype(np.int64)
-    order = np.argsort(t, kind="stable")
-    t, i, c = t[order], i[order], c[order]
-    users = np.array([f"u{k:03d}" + "x" * 40 + "=" for k in range(500)], dtype=object)
-    table = pa.table(
-        {
-            "time": t,
-            "missing": pa.nulls(t.size, pa.int64()),
-            "job": job[i],
-            "index": index[i],
-            "machine": 1_000_000 + (i % 12_000),
-            "code": c,
-            "user": pa.array(users[job[i] % 500], pa.string()),
-            "cls": (i % 4),
-            "prio": (i % 12),
-            "cpu": cpu[i],
-            "mem": mem[i],
-            "disk": np.full(t.size, 0.0004244),
-            "diff": np.zeros(t.size, np.int64),
-        }
-    )
-    comp = zlib.compressobj(1, zlib.DEFLATED, 31)
-    with path.open("wb") as f:
-        for start in range(0, table.num_rows, 1_000_000):
-            sink = pa.BufferOutputStream()
-            pacsv.write_csv(
-                table.slice(start, 1_000_000),
-                sink,
-                pacsv.WriteOptions(include_header=False, quoting_style="none"),
-            )
-            f.write(comp.compress(sink.getvalue().to_pybytes()))
-        f.write(comp.flush())
-    return table.num_rows
-
 
 CHILD = """
 import json, resource, sys, time

@@ -271,7 +271,7 @@ def test_a_parquet_trace_is_read_in_row_groups(tmp_path, monkeypatch):
         "run": {"arrivals": n, "seed": 1},
     }
     model = _model(spec)
-    assert model.trace.in_memory is None and model.trace.n_rows == n
+    assert model.trace.sorted_copy is None and model.trace.n_rows == n
     assert [b.arrival.size for b in model.trace.batches()] == [100] * 10 + [50]
     jobs = generate_jobs(model, 1)
     assert np.array_equal(jobs.arrival, arrival - arrival[0])

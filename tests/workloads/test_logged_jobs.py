@@ -70,7 +70,7 @@ def test_sorted_parquet_in_several_row_groups(kth: Path, tmp_path: Path) -> None
     check_against_trace(replay(small_groups), table)
 
 
-def test_unsorted_csv_held_in_memory(kth: Path, tmp_path: Path) -> None:
+def test_unsorted_csv_sorted_out_of_core(kth: Path, tmp_path: Path) -> None:
     table = pq.read_table(kth)
     shuffled = table.take(pa.array(np.random.default_rng(3).permutation(table.num_rows)))
     path = tmp_path / "shuffled.csv"

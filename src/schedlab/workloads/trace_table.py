@@ -12,7 +12,11 @@ demand column); clusters with named resources use ``demand_<resource>``.
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import shutil
+import tempfile
+import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,11 +27,13 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from schedlab.errors import SpecError
+from schedlab.workloads.outofcore import sort_parquet
 
 SCALAR_DEMAND = "demand"
 
 
 BATCH_ROWS = 1 << 16  # rows per batch when a Parquet table is read in row groups
+CSV_BLOCK = 1 << 24  # bytes per block when a CSV table is read
 
 
 @dataclass(frozen=True)
@@ -44,9 +50,12 @@ class TraceColumns:
 @dataclass(frozen=True)
 class TraceTable:
     """A trace mapped onto one model, read once at compile time for its statistics and streamed
-    again (:meth:`batches`) by the run: a Parquet table sorted by arrival (what ``schedlab trace
-    convert`` writes) is read in row groups of ``BATCH_ROWS`` rows and never held whole. A CSV
-    table, or a table not sorted by arrival, is held in memory (sorted, stable) instead."""
+    again (:meth:`batches`) by the run, ``BATCH_ROWS`` rows at a time, never held whole: a Parquet
+    table sorted by arrival (what ``schedlab trace convert`` writes) is read in place; a CSV table,
+    or a table not sorted by arrival, is first copied (its columns that the replay reads) to a
+    temporary Parquet file stably sorted by arrival out of core (:mod:`.outofcore`), which
+    ``sorted_copy`` names and which is deleted with the object that :func:`read_trace_table`
+    returned."""
 
     path: str
     n_rows: int
@@ -59,7 +68,7 @@ class TraceTable:
     has_job_class: bool  # the table has a job_class column
     job_class_range: tuple[int, int]  # smallest and largest job_class (-1 where null)
     n_estimates: int  # jobs with a known estimate (the user's requested time, > 0)
-    in_memory: TraceColumns | None = None  # CSV or unsorted tables
+    sorted_copy: str | None = None  # CSV or unsorted tables: the temporary sorted Parquet copy
     time_unit: str | None = None  # "s" for converted logs (their metadata); None: not stated
 
     @property
@@ -69,19 +78,7 @@ class TraceTable:
 
     def batches(self) -> Iterator[TraceColumns]:
         """The rows in arrival order, times shifted to start at 0, in batches."""
-        if self.in_memory is not None:
-            t = self.in_memory
-            for lo in range(0, self.n_rows, BATCH_ROWS):
-                hi = min(lo + BATCH_ROWS, self.n_rows)
-                yield TraceColumns(
-                    t.arrival[lo:hi] - self.first_arrival,
-                    t.duration[lo:hi],
-                    t.demand[lo:hi],
-                    t.estimate[lo:hi],
-                    t.job_class[lo:hi],
-                )
-            return
-        for cols in _parquet_batches(Path(self.path), self.demand_columns):
+        for cols in _parquet_batches(Path(self.replayed), self.demand_columns):
             yield TraceColumns(
                 cols.arrival - self.first_arrival,
                 cols.duration,
@@ -89,6 +86,11 @@ class TraceTable:
                 cols.estimate,
                 cols.job_class,
             )
+
+    @property
+    def replayed(self) -> str:
+        """The Parquet file the run streams: the table itself or its sorted copy."""
+        return self.sorted_copy or self.path
 
     def load(self) -> TraceColumns:
         """Every row at once (for analyses of the trace's size law; a run streams instead)."""
@@ -123,14 +125,32 @@ def _columns(table: pa.Table | pa.RecordBatch, demand_columns: tuple[str, ...]) 
     )
 
 
+def _wanted(names: list[str], demand_columns: tuple[str, ...], logged: bool) -> list[str]:
+    """The columns a replay reads (and, with ``logged``, those a per-job table looks up)."""
+    wanted = ["arrival", "duration", *demand_columns]
+    wanted += [c for c in ("estimate", "job_class") if c in names]
+    if logged:
+        wanted += [c for c in LOGGED if c in names]
+    return list(dict.fromkeys(wanted))
+
+
 def _parquet_batches(path: Path, demand_columns: tuple[str, ...]) -> Iterator[TraceColumns]:
-    file = pq.ParquetFile(path)
-    names = set(file.schema_arrow.names)
-    wanted = ["arrival", "duration", *demand_columns] + [
-        c for c in ("estimate", "job_class") if c in names
-    ]
-    for batch in file.iter_batches(batch_size=BATCH_ROWS, columns=list(dict.fromkeys(wanted))):
+    file = pq.ParquetFile(path, pre_buffer=False)  # pre-buffering would read the file ahead
+    wanted = _wanted(file.schema_arrow.names, demand_columns, logged=False)
+    for batch in file.iter_batches(batch_size=BATCH_ROWS, columns=wanted):
         yield _columns(batch, demand_columns)
+
+
+def _csv_batches(path: Path, columns: list[str]) -> Iterator[pa.RecordBatch]:
+    """``columns`` of a CSV table in blocks, as the types a replay reads them as (numbers as
+    float64, ``source_id`` as text), so that no block can disagree with the first on a type."""
+    types = {c: LOGGED[c][1] if c in LOGGED else pa.float64() for c in columns}
+    reader = pacsv.open_csv(
+        path,
+        read_options=pacsv.ReadOptions(block_size=CSV_BLOCK),
+        convert_options=pacsv.ConvertOptions(include_columns=columns, column_types=types),
+    )
+    yield from reader
 
 
 def _schema_names(path: Path, field: str) -> tuple[list[str], bool]:
@@ -141,7 +161,7 @@ def _schema_names(path: Path, field: str) -> tuple[list[str], bool]:
     try:
         if parquet:
             return list(pq.ParquetFile(path).schema_arrow.names), True
-        return list(pacsv.read_csv(path).column_names), False
+        return list(pacsv.open_csv(path).schema.names), False
     except (pa.ArrowInvalid, OSError) as exc:
         raise SpecError(f"{path}: cannot read job table: {exc}", field=field) from None
 
@@ -229,82 +249,133 @@ def _validate(
         )
 
 
+@dataclass
+class _Pass:
+    """What one pass over a table's rows gathers (see :func:`read_trace_table`)."""
+
+    n: int = 0
+    first: float = math.nan
+    last: float = math.nan
+    lowest: float = math.inf
+    highest: float = -math.inf
+    ordered: bool = True
+    sum_duration: float = 0.0
+    class_lo: int = 0
+    class_hi: int = 0
+    n_estimates: int = 0
+    sum_demand_duration: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0))
+    needs: set[float] = dataclasses.field(default_factory=set)
+
+    def add(self, cols: TraceColumns) -> None:
+        if cols.arrival.size:
+            if self.n == 0:
+                self.first = float(cols.arrival[0])
+            elif cols.arrival[0] < self.last:
+                self.ordered = False
+            self.ordered = self.ordered and bool(np.all(np.diff(cols.arrival) >= 0))
+            self.last = float(cols.arrival[-1])
+            self.lowest = min(self.lowest, float(cols.arrival.min()))
+            self.highest = max(self.highest, float(cols.arrival.max()))
+        self.n += cols.arrival.size
+        self.sum_duration += float(cols.duration.sum())
+        self.sum_demand_duration += (cols.demand * cols.duration[:, None]).sum(axis=0)
+        self.needs.update(np.unique(cols.demand[:, 0]).tolist())
+        self.n_estimates += int(np.count_nonzero(cols.estimate > 0))
+        if cols.job_class.size:
+            self.class_lo = min(self.class_lo, int(cols.job_class.min()))
+            self.class_hi = max(self.class_hi, int(cols.job_class.max()))
+
+
 def read_trace_table(
     path: Path, *, family: str, resources: tuple[str, ...], capacity: np.ndarray, field: str
 ) -> TraceTable:
     """Check a canonical job table against the model and gather what the load needs, in one
-    pass over its row groups (module docstring for the columns)."""
+    pass over its rows (module docstring for the columns). A CSV table is copied to Parquet in
+    that pass; a table not sorted by arrival is then sorted out of core into a temporary file
+    (:class:`TraceTable`), so that no table is ever held whole."""
     path = Path(path)
     column_names, parquet = _schema_names(path, field)
     demand_columns = _demand_columns(path, column_names, family, resources, field)
-    if parquet:
-        parts: Iterator[TraceColumns] = _parquet_batches(path, demand_columns)
-    else:
-        parts = iter([_columns(pacsv.read_csv(path), demand_columns)])
-    n = 0
-    first = last = math.nan
-    ordered = True
-    sum_duration = 0.0
-    sum_demand_duration = np.zeros(len(demand_columns))
-    needs: set[float] = set()
-    class_lo, class_hi = 0, 0
-    n_estimates = 0
-    kept: list[TraceColumns] = []
-    for cols in parts:
-        _validate(cols, n, path, family, capacity, field)
-        if cols.arrival.size:
-            if n == 0:
-                first = float(cols.arrival[0])
-            elif cols.arrival[0] < last:
-                ordered = False
-            ordered = ordered and bool(np.all(np.diff(cols.arrival) >= 0))
-            last = float(cols.arrival[-1])
-        n += cols.arrival.size
-        sum_duration += float(cols.duration.sum())
-        sum_demand_duration += (cols.demand * cols.duration[:, None]).sum(axis=0)
-        needs.update(np.unique(cols.demand[:, 0]).tolist())
-        n_estimates += int(np.count_nonzero(cols.estimate > 0))
-        if cols.job_class.size:
-            class_lo = min(class_lo, int(cols.job_class.min()))
-            class_hi = max(class_hi, int(cols.job_class.max()))
-        if not parquet:
-            kept.append(cols)
-    if n == 0:
-        raise SpecError(f"{path}: the job table is empty", field=field)
-    in_memory = None
-    if not parquet or not ordered:  # held whole: a CSV table, or rows to sort by arrival
-        if parquet:
-            kept = list(_parquet_batches(path, demand_columns))
-        everything = TraceColumns(
-            *(
-                np.concatenate([getattr(p, f) for p in kept])
-                for f in TraceColumns.__dataclass_fields__
-            )
-        )
-        order = np.argsort(everything.arrival, kind="stable")
-        in_memory = TraceColumns(
-            *(getattr(everything, f)[order] for f in TraceColumns.__dataclass_fields__)
-        )
-        first = float(in_memory.arrival[0])
-        last = float(in_memory.arrival[-1])
-    mean_duration = sum_duration / n
-    return TraceTable(
+    kept = _wanted(column_names, demand_columns, logged=True)
+    tmp = None if parquet else Path(tempfile.mkdtemp(prefix="schedlab-replay-"))
+    try:
+        stats, sorted_copy = _read_pass(path, tmp, demand_columns, kept, family, capacity, field)
+        if not stats.ordered:
+            if tmp is None:
+                tmp = Path(tempfile.mkdtemp(prefix="schedlab-replay-"))
+            source = Path(sorted_copy) if sorted_copy else path
+            sorted_copy = str(tmp / "sorted.parquet")
+            sort_parquet(source, Path(sorted_copy), "arrival", kept, tmp / "duckdb")
+            if source != path:
+                source.unlink()
+    except BaseException:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    n = stats.n
+    mean_duration = stats.sum_duration / n
+    table = TraceTable(
         path=str(path),
         n_rows=n,
-        first_arrival=first,
-        last_arrival=last,
+        first_arrival=stats.first if stats.ordered else stats.lowest,
+        last_arrival=stats.last if stats.ordered else stats.highest,
         mean_duration=mean_duration,
         # demand per resource weighted by duration, so that load = rate * mean_demand * mean
         # duration / capacity counts each job's demand-time product exactly
-        mean_demand=sum_demand_duration / n / mean_duration,
-        needs=np.array(sorted(needs)),
+        mean_demand=stats.sum_demand_duration / n / mean_duration,
+        needs=np.array(sorted(stats.needs)),
         demand_columns=demand_columns,
         has_job_class="job_class" in column_names,
-        job_class_range=(class_lo, class_hi),
-        n_estimates=n_estimates,
-        in_memory=in_memory,
+        job_class_range=(stats.class_lo, stats.class_hi),
+        n_estimates=stats.n_estimates,
+        sorted_copy=sorted_copy,
         time_unit=_time_unit(path) if parquet else None,
     )
+    if tmp is not None:
+        weakref.finalize(table, shutil.rmtree, tmp, ignore_errors=True)
+    return table
+
+
+def _read_pass(
+    path: Path,
+    tmp: Path | None,
+    demand_columns: tuple[str, ...],
+    kept: list[str],
+    family: str,
+    capacity: np.ndarray,
+    field: str,
+) -> tuple[_Pass, str | None]:
+    """Validate every row and gather the statistics; a CSV table (``tmp`` given) is copied, its
+    ``kept`` columns, to ``tmp/rows.parquet`` on the way (returned; None for Parquet)."""
+    stats = _Pass(sum_demand_duration=np.zeros(len(demand_columns)))
+    copy = None if tmp is None else tmp / "rows.parquet"
+    try:
+        if copy is None:
+            parts: Iterator[TraceColumns] = _parquet_batches(path, demand_columns)
+        else:
+            parts = (_columns(b, demand_columns) for b in _copied(path, kept, copy))
+        for cols in parts:
+            _validate(cols, stats.n, path, family, capacity, field)
+            stats.add(cols)
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise SpecError(f"{path}: cannot read job table: {exc}", field=field) from None
+    if stats.n == 0:
+        raise SpecError(f"{path}: the job table is empty", field=field)
+    return stats, None if copy is None else str(copy)
+
+
+def _copied(path: Path, columns: list[str], copy: Path) -> Iterator[pa.RecordBatch]:
+    """The blocks of a CSV table, each also appended to the Parquet file ``copy``."""
+    writer: pq.ParquetWriter | None = None
+    try:
+        for batch in _csv_batches(path, columns):
+            if writer is None:
+                writer = pq.ParquetWriter(copy, batch.schema)
+            writer.write_batch(batch)
+            yield batch
+    finally:
+        if writer is not None:
+            writer.close()
 
 
 def _time_unit(path: Path) -> str | None:
@@ -339,36 +410,25 @@ CACHED_GROUPS = 2  # Parquet row groups of logged columns held at once
 
 class LoggedJobs:
     """The log's own values (:data:`LOGGED`) of a trace's jobs, by arrival number: the engine
-    numbers jobs in arrival order, which is the table's row order (a sorted Parquet table: read
-    one row group at a time, at most ``CACHED_GROUPS`` held; a CSV or unsorted table: held whole,
-    sorted as :meth:`TraceTable.batches` sorts it)."""
+    numbers jobs in arrival order, which is the row order of the file the run streams
+    (:attr:`TraceTable.replayed`), read one row group at a time, at most ``CACHED_GROUPS``
+    held."""
 
     def __init__(self, table: TraceTable, names: list[str]) -> None:
         self.names = names
         self.fields = tuple(LOGGED[n] for n in names)
         self._cache: dict[int, pa.Table] = {}
-        self._file: pq.ParquetFile | None = None
-        self._whole: pa.Table | None = None
-        path = Path(table.path)
-        if table.in_memory is None:
-            self._file = pq.ParquetFile(path)
-            sizes = [
-                self._file.metadata.row_group(g).num_rows for g in range(self._file.num_row_groups)
-            ]
-            self._starts = np.concatenate([[0], np.cumsum(sizes)])
-            return
-        whole = pq.read_table(path) if path.suffix in (".parquet", ".pq") else pacsv.read_csv(path)
-        order = np.argsort(_column(whole, "arrival"), kind="stable")
-        self._whole = self._typed(whole.select(names).take(pa.array(order)))
+        self._table = table  # keeps a temporary sorted copy alive while it is read
+        self._file = pq.ParquetFile(table.replayed, pre_buffer=False)
+        sizes = [
+            self._file.metadata.row_group(g).num_rows for g in range(self._file.num_row_groups)
+        ]
+        self._starts = np.concatenate([[0], np.cumsum(sizes)])
 
     @classmethod
     def of(cls, table: TraceTable) -> LoggedJobs | None:
         """The lookup for ``table``, or None when it has none of the logged columns."""
-        path = Path(table.path)
-        if path.suffix in (".parquet", ".pq"):
-            present = pq.ParquetFile(path).schema_arrow.names
-        else:
-            present = pacsv.read_csv(path).column_names
+        present = pq.ParquetFile(table.replayed).schema_arrow.names
         names = [n for n in LOGGED if n in present]
         return cls(table, names) if names else None
 
@@ -377,7 +437,6 @@ class LoggedJobs:
 
     def _group(self, g: int) -> pa.Table:
         if g not in self._cache:
-            assert self._file is not None
             if len(self._cache) >= CACHED_GROUPS:
                 self._cache.pop(next(iter(self._cache)))
             self._cache[g] = self._typed(self._file.read_row_group(g, columns=self.names))
@@ -386,20 +445,17 @@ class LoggedJobs:
     def take(self, seq: np.ndarray) -> dict[str, pa.Array]:
         """The logged columns of the jobs numbered ``seq`` (any order), by per-job name."""
         seq = np.asarray(seq, dtype=np.int64)
-        if self._whole is not None:
-            part = self._whole.take(pa.array(seq))
+        groups = np.searchsorted(self._starts, seq, side="right") - 1
+        pieces, where = [], []
+        for g in np.unique(groups):
+            rows = np.flatnonzero(groups == g)
+            local = seq[rows] - self._starts[g]
+            pieces.append(self._group(int(g)).take(pa.array(local)))
+            where.append(rows)
+        if not pieces:
+            part = self._typed(pa.table({n: pa.array([], LOGGED[n][1]) for n in self.names}))
         else:
-            groups = np.searchsorted(self._starts, seq, side="right") - 1
-            pieces, where = [], []
-            for g in np.unique(groups):
-                rows = np.flatnonzero(groups == g)
-                local = seq[rows] - self._starts[g]
-                pieces.append(self._group(int(g)).take(pa.array(local)))
-                where.append(rows)
-            if not pieces:
-                part = self._typed(pa.table({n: pa.array([], LOGGED[n][1]) for n in self.names}))
-            else:
-                back = np.empty(seq.size, dtype=np.int64)
-                back[np.concatenate(where)] = np.arange(seq.size)
-                part = pa.concat_tables(pieces).take(pa.array(back))
+            back = np.empty(seq.size, dtype=np.int64)
+            back[np.concatenate(where)] = np.arange(seq.size)
+            part = pa.concat_tables(pieces).take(pa.array(back))
         return {LOGGED[n][0]: part.column(n).combine_chunks() for n in self.names}

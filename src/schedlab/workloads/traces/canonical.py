@@ -144,8 +144,9 @@ class JobSink:
 
     Batches are kept in memory up to ``spill_bytes``; beyond that they are written to temporary
     Parquet parts (with their ingestion order ``_seq``) and sorted out of core by DuckDB (which
-    spills to disk), so the output may be larger than memory. ``table()`` returns everything in
-    memory instead. Either way ties in arrival keep their ingestion order.
+    spills to disk beyond :func:`schedlab.workloads.outofcore.sort_memory`), so the output may be
+    larger than memory. ``table()`` returns everything in memory instead. Either way ties in
+    arrival keep their ingestion order.
     """
 
     def __init__(self, spill_bytes: int = 256 << 20, tmp_dir: str | Path | None = None) -> None:
@@ -217,16 +218,11 @@ class JobSink:
         yield from self._duckdb_sorted(batch_rows)
 
     def _duckdb_sorted(self, batch_rows: int) -> Iterator[pa.Table]:
-        import duckdb
+        from schedlab.workloads.outofcore import connect
 
         assert self._tmp is not None and self._schema is not None
-        con = duckdb.connect()
+        con = connect(self._tmp / "duckdb")
         try:
-            con.execute("SET enable_progress_bar = false")
-            con.execute("SET threads = 2")
-            con.execute("SET memory_limit = '256MB'")
-            con.execute("SET preserve_insertion_order = true")
-            con.execute(f"SET temp_directory = '{self._tmp / 'duckdb'}'")
             files = ", ".join(f"'{p}'" for p in self._parts)
             cols = ", ".join(f'"{n}"' for n in self._schema.names)
             reader = con.sql(

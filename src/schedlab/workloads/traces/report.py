@@ -100,6 +100,12 @@ class ReadReport:
         self.bad[kind] = self.bad.get(kind, 0) + int(count)
         self.examples.setdefault(kind, text)
 
+    def absorb(self, other: ReadReport) -> None:
+        """Add the bad rows counted in ``other`` (a later part of the same input) to these."""
+        for kind, n in other.bad.items():
+            self.bad[kind] = self.bad.get(kind, 0) + n
+            self.examples.setdefault(kind, other.examples[kind])
+
     @property
     def n_bad(self) -> int:
         return sum(self.bad.values())

@@ -160,7 +160,7 @@ def _blocks_of(path: Path, block_size: int, state: dict[str, str]) -> Iterator[B
     state["next_line"] = str(line + n)
 
 
-def _prefetched(items: Iterator[T], depth: int = 2) -> Iterator[T]:
+def prefetched(items: Iterator[T], depth: int = 2) -> Iterator[T]:
     """Iterate ``items`` in a background thread, ``depth`` items ahead."""
     q: queue.Queue[tuple[str, object]] = queue.Queue(maxsize=depth)
     stop = threading.Event()
@@ -201,7 +201,7 @@ def iter_blocks(
     """Blocks of whole lines from each file in turn; damage is counted in ``report``."""
     for path in paths:
         state: dict[str, str] = {}
-        yield from _prefetched(_blocks_of(path, block_size, state))
+        yield from prefetched(_blocks_of(path, block_size, state))
         if "damage" in state:
             line = int(state.get("next_line", "1"))
             lost = " and its partial last line was dropped" if state.get("partial") else ""
