@@ -120,7 +120,7 @@ MAX_INT = np.uint64(2**63 - 1)
 POW10 = np.array([float(10**k) for k in range(23)])  # exact doubles
 
 
-@kernel(nogil=True, wraparound=False)
+@kernel(nogil=True)
 def _scan_numbers(data, n_fields, slot, is_float, required, out_i, out_f, expected):
     """Parse ``expected`` lines of unquoted numbers from the bytes ``data``: field ``f`` goes to
     row ``slot[f]`` of ``out_f`` (``is_float[f]``) or ``out_i``, or nowhere (-1); an empty field
