@@ -1,13 +1,6 @@
-"""Parse blocks of comma-separated lines into NumPy columns: a compiled scanner for plain numbers,
-Arrow's reader, an exact fallback.
+"""Parse blocks of comma-separated lines into NumPy columns: Arrow's reader, an exact fallback.
 
-A block of a layout whose columns are all numbers (Google's ``task_events``: a 10^8-row log is
-mostly such blocks) is first scanned by one compiled loop that takes only the plain case, every
-line with the right number of unquoted fields, integers of at most 19 digits and decimals whose
-significand is below 2^53 and whose decimal exponent is at most 22 in size (Clinger's fast path:
-one exact division or multiplication, so the value is the correctly rounded one, bit for bit what
-Arrow's parser gives); at the first anything else it gives the block up. Then each block goes to
-Arrow's CSV reader (``pyarrow.csv``), which
+Each block of whole lines (:mod:`.source`) goes to Arrow's CSV reader (``pyarrow.csv``), which
 tokenizes every field but converts only the columns a format uses. The result is taken only when
 the block parses cleanly and yields one row per line; otherwise (a row with the wrong number of
 fields, a non-numeric or non-finite value (``nan``, ``inf``, ``1e400``: never let into a table),
@@ -27,9 +20,7 @@ from typing import Literal
 import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
-from numba import config as numba_config
 
-from schedlab._jit import kernel
 from schedlab.workloads.traces.report import ReadReport
 from schedlab.workloads.traces.source import Block, split_lines
 
@@ -111,122 +102,6 @@ def _fast(data: bytes, layout: Layout, expected: int) -> dict[str, np.ndarray | 
         else:
             out[c.name] = col.combine_chunks()
     return out
-
-
-COMMA, NEWLINE, MINUS, PLUS, DOT, ZERO, NINE = (ord(c) for c in ",\n-+.09")
-LOWER_E, UPPER_E = ord("e"), ord("E")
-EXACT = np.uint64(1 << 53)  # significands below it are exact doubles
-MAX_INT = np.uint64(2**63 - 1)
-POW10 = np.array([float(10**k) for k in range(23)])  # exact doubles
-
-
-@kernel(nogil=True)
-def _scan_numbers(data, n_fields, slot, is_float, required, out_i, out_f, expected):
-    """Parse ``expected`` lines of unquoted numbers from the bytes ``data``: field ``f`` goes to
-    row ``slot[f]`` of ``out_f`` (``is_float[f]``) or ``out_i``, or nowhere (-1); an empty field
-    is NaN or -1 unless ``required[f]``. Returns False at the first thing the plain case does not
-    cover (the caller then reads the block with Arrow)."""
-    n = data.shape[0]
-    pos = 0
-    for line in range(expected):
-        f = 0
-        while True:
-            if f >= n_fields:
-                return False
-            s = slot[f]
-            if s < 0:
-                while pos < n and data[pos] != COMMA and data[pos] != NEWLINE:
-                    pos += 1
-            elif pos >= n or data[pos] == COMMA or data[pos] == NEWLINE:
-                if required[f]:
-                    return False
-                if is_float[f]:
-                    out_f[s, line] = np.nan
-                else:
-                    out_i[s, line] = -1
-            else:
-                negative = data[pos] == MINUS
-                if negative:
-                    pos += 1
-                value = np.uint64(0)
-                digits = 0
-                while pos < n and ZERO <= data[pos] <= NINE:
-                    value = value * np.uint64(10) + np.uint64(data[pos] - ZERO)
-                    digits += 1
-                    pos += 1
-                    if digits > 19 or (is_float[f] and value >= EXACT):
-                        return False
-                if digits == 0:
-                    return False
-                if not is_float[f]:
-                    if value > MAX_INT:
-                        return False
-                    out_i[s, line] = -np.int64(value) if negative else np.int64(value)
-                else:
-                    exponent = 0
-                    if pos < n and data[pos] == DOT:
-                        pos += 1
-                        while pos < n and ZERO <= data[pos] <= NINE:
-                            value = value * np.uint64(10) + np.uint64(data[pos] - ZERO)
-                            exponent -= 1
-                            pos += 1
-                            if value >= EXACT:
-                                return False
-                    if pos < n and (data[pos] == LOWER_E or data[pos] == UPPER_E):
-                        pos += 1
-                        sign = 1
-                        if pos < n and (data[pos] == MINUS or data[pos] == PLUS):
-                            sign = -1 if data[pos] == MINUS else 1
-                            pos += 1
-                        e = 0
-                        e_digits = 0
-                        while pos < n and ZERO <= data[pos] <= NINE and e_digits < 4:
-                            e = e * 10 + (data[pos] - ZERO)
-                            e_digits += 1
-                            pos += 1
-                        if e_digits == 0:
-                            return False
-                        exponent += sign * e
-                    if exponent < -22 or exponent > 22:
-                        return False
-                    x = np.float64(value)
-                    x = x / POW10[-exponent] if exponent < 0 else x * POW10[exponent]
-                    out_f[s, line] = -x if negative else x
-            if pos < n and data[pos] == COMMA:
-                pos += 1
-                f += 1
-                continue
-            if pos < n and data[pos] != NEWLINE:
-                return False  # anything else after a number
-            if f != n_fields - 1:
-                return False
-            pos += 1
-            break
-    return pos >= n
-
-
-def _numeric(layout: Layout) -> bool:
-    return not layout.quoted and all(c.kind != "str" for c in layout.cols)
-
-
-def _scanned(data: bytes, layout: Layout, expected: int) -> dict[str, np.ndarray] | None:
-    """The columns of a block of plain numbers (:func:`_scan_numbers`), or None."""
-    slot = np.full(layout.n_fields, -1, np.int64)
-    is_float = np.zeros(layout.n_fields, np.bool_)
-    required = np.zeros(layout.n_fields, np.bool_)
-    ints = [c for c in layout.cols if c.kind == "int"]
-    floats = [c for c in layout.cols if c.kind == "float"]
-    for group, flag in ((ints, False), (floats, True)):
-        for k, c in enumerate(group):
-            slot[c.index], is_float[c.index], required[c.index] = k, flag, c.required
-    out_i = np.empty((len(ints), expected), np.int64)
-    out_f = np.empty((len(floats), expected), np.float64)
-    buffer = np.frombuffer(data, np.uint8)
-    if not _scan_numbers(buffer, layout.n_fields, slot, is_float, required, out_i, out_f, expected):
-        return None
-    columns = {c.name: out_i[k] for k, c in enumerate(ints)}
-    columns.update({c.name: out_f[k] for k, c in enumerate(floats)})
-    return columns  # type: ignore[return-value]
 
 
 def _convert(raw: bytes, kind: Kind) -> float | int | str:
@@ -347,11 +222,7 @@ def parse_block(block: Block, layout: Layout, report: ReadReport, *, skip: int =
     expected = block.n_lines - skip
     if expected <= 0:
         return _empty(layout)
-    fast = None
-    if _numeric(layout) and not numba_config.DISABLE_JIT:
-        fast = _scanned(data, layout, expected)
-    if fast is None:
-        fast = _fast(data, layout, expected)
+    fast = _fast(data, layout, expected)
     if fast is not None:
         first = block.first_line + skip
         return Parsed(fast, np.arange(first, first + expected, dtype=np.int64))
