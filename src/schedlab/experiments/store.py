@@ -29,6 +29,12 @@ class StoreError(SchedlabError):
     """The result directory is unusable (unwritable, or holds a corrupted file)."""
 
 
+def record_table(row: dict[str, Any]) -> pa.Table:
+    """A run's record as the one-row table the store writes. PyArrow imports pandas on the first
+    table a process builds (about a second): sweep workers inherit it (experiments/warm.py)."""
+    return pa.Table.from_pylist([row])
+
+
 class ResultStore:
     def __init__(self, root: str | Path) -> None:
         self.root = Path(root)
@@ -93,7 +99,7 @@ class ResultStore:
         """Store a run (atomically; a full disk or a read-only folder is one line)."""
         outputs.make_dirs(self.runs)
         final = outputs.inside(self.root, f"{RUNS}/{row['spec_hash']}.parquet")
-        return outputs.write_parquet(pa.Table.from_pylist([row]), final)
+        return outputs.write_parquet(record_table(row), final)
 
     def read(self, hashes: list[str] | None = None) -> list[dict[str, Any]]:
         """Stored rows (all, or those of the given hashes in that order)."""
