@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import itertools
 import json
 import os
 import subprocess
@@ -147,7 +148,9 @@ def overhead_per_run(stamps: list[dict]) -> dict[str, float]:
     the gap before the same worker's next run (dispatch)."""
     inside = [s["t1"] - s["t0"] - s["wall_s"] for s in stamps]
     gaps = [
-        b["t0"] - a["t1"] for runs in per_worker(stamps).values() for a, b in zip(runs, runs[1:])
+        b["t0"] - a["t1"]
+        for runs in per_worker(stamps).values()
+        for a, b in itertools.pairwise(runs)
     ]
     n = len(stamps)
     return {
@@ -286,8 +289,9 @@ def cluster_comparison(arrivals: int = CLUSTER_ARRIVALS) -> dict:
     load = os.getloadavg()[0]
     pool = in_fresh_process("--overhead", "pool", "--arrivals", str(arrivals))
     dask = in_fresh_process("--overhead", "cluster", "--arrivals", str(arrivals))
+    runs = len(tasks(arrivals))
     return {
-        "name": f"cluster_overhead_{len(tasks(1))}_runs_{arrivals}_arrivals_{CLUSTER_WORKERS}_workers",
+        "name": f"cluster_overhead_{runs}_runs_{arrivals}_arrivals_{CLUSTER_WORKERS}_workers",
         "pool_overhead_per_run_s": pool["overhead_per_run_s"],
         "cluster_overhead_per_run_s": dask["overhead_per_run_s"],
         "cluster_overhead_ratio": dask["overhead_per_run_s"] / pool["overhead_per_run_s"],

@@ -6,12 +6,12 @@ its first run of that policy (about a second per policy and process on the 2-cor
 than a 10^5-arrival run takes), and imports pandas on its first store write (PyArrow does, on the
 first table it builds: 0.7 s), which is most of the per-run overhead of a sweep of short runs
 (benchmarks/bench_scaling.py). :func:`warm` runs one tiny spec per policy of the sweep for a few
-hundred arrivals, as a worker runs it (``runner.execute``: the run and its record), and builds the
-record's table as the store does: in the sweep's own process when its workers are forked from it, or in the fork
-server, which imports this module at start-up (:data:`schedlab.experiments.runner.PRELOAD`) and
-reads the specs from the environment variable ``SCHEDLAB_WARM_SPECS`` (a JSON list) that the
-parent sets before the server starts. A failure here only costs time: the real run reports its
-own errors.
+hundred arrivals, as a worker runs it (``runner.execute``: the run and its record), and builds
+the record's table as the store does: in the sweep's own process when its workers are forked from
+it, or in the fork server, which imports this module at start-up
+(:data:`schedlab.experiments.runner.PRELOAD`) and reads the specs from the environment variable
+``SCHEDLAB_WARM_SPECS`` (a JSON list) that the parent sets before the server starts. A failure
+here only costs time: the real run reports its own errors.
 """
 
 from __future__ import annotations
