@@ -24,7 +24,9 @@ For each worker count W it prints
 * ``overhead/run``: what a run costs beyond its own simulation (``wall_s``): in the worker
   (claim, spec parsing and compilation, the result record, the store write: the stamped time
   minus ``wall_s``) plus the gap before the worker's next run (dispatch, pickling, the result's
-  way back), averaged over the runs;
+  way back), averaged over the runs; ``in worker CPU``: its part in the worker, in CPU time of
+  the worker (the whole call's minus the simulation's, ``simulate.run_model``), which the other
+  processes of a shared host do not inflate;
 * ``write/record``: the time to store one run record (Parquet), alone;
 * ``idle``: per worker, the share of the sweep's wall time in which it ran no run.
 
@@ -61,6 +63,7 @@ from schedlab.experiments import runner, warm
 from schedlab.experiments.runner import Task, run_tasks
 from schedlab.experiments.store import ResultStore
 from schedlab.model.spec import parse_spec
+from schedlab.simulation import simulate
 
 LOADS = (0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
 POLICIES = ("server-filling", "server-filling-srpt")
@@ -102,18 +105,39 @@ def tasks(arrivals: int, seed: int = 1) -> list[Task]:
     return out
 
 
+RUN_CPU: list[float] = []  # CPU seconds of this process's runs (simulate.run_model)
+
+
+def _cpu_timed(run_model):
+    """``simulate.run_model`` that adds its process CPU time to RUN_CPU."""
+
+    @functools.wraps(run_model)
+    def timed(*args, **kwargs):
+        c0 = time.process_time()
+        try:
+            return run_model(*args, **kwargs)
+        finally:
+            RUN_CPU.append(time.process_time() - c0)
+
+    return timed
+
+
 def _stamping(execute_and_store, folder: Path):
-    """``runner.execute_and_store`` that appends (pid, run, start, end) to ``folder/<pid>`` in the
-    process that ran it. Keeps the original's name, so the pool pickles it by reference and a
-    worker forked after the patch runs it."""
+    """``runner.execute_and_store`` that appends (pid, run, start, end, and the CPU time of the
+    whole call and of its simulation) to ``folder/<pid>`` in the process that ran it. Keeps the
+    original's name, so the pool pickles it by reference and a worker forked after the patch runs
+    it."""
 
     @functools.wraps(execute_and_store)
     def run(task, root, plugins=()):
-        t0 = time.monotonic()
+        RUN_CPU.clear()
+        c0, t0 = time.process_time(), time.monotonic()
         ran = execute_and_store(task, root, plugins)
-        t1 = time.monotonic()
+        t1, c1 = time.monotonic(), time.process_time()
+        stamp = {"pid": os.getpid(), "hash": task.hash, "t0": t0, "t1": t1}
+        stamp["cpu"], stamp["run_cpu"] = c1 - c0, sum(RUN_CPU)
         with open(folder / str(os.getpid()), "a") as fh:
-            fh.write(json.dumps({"pid": os.getpid(), "hash": task.hash, "t0": t0, "t1": t1}) + "\n")
+            fh.write(json.dumps(stamp) + "\n")
         return ran
 
     return run
@@ -147,6 +171,7 @@ def overhead_per_run(stamps: list[dict]) -> dict[str, float]:
     """Mean cost of a run beyond its simulation: in its worker (stamped time - ``wall_s``) and
     the gap before the same worker's next run (dispatch)."""
     inside = [s["t1"] - s["t0"] - s["wall_s"] for s in stamps]
+    inside_cpu = [s["cpu"] - s["run_cpu"] for s in stamps]
     gaps = [
         b["t0"] - a["t1"]
         for runs in per_worker(stamps).values()
@@ -155,6 +180,7 @@ def overhead_per_run(stamps: list[dict]) -> dict[str, float]:
     n = len(stamps)
     return {
         "in_worker_s": sum(inside) / n,
+        "in_worker_cpu_s": sum(inside_cpu) / n,
         "dispatch_s": sum(gaps) / n,
         "total_s": (sum(inside) + sum(gaps)) / n,
     }
@@ -177,6 +203,7 @@ def timed_sweep(todo: list[Task], workers: int) -> dict:
         folder = Path(tmp) / "stamps"
         folder.mkdir()
         runner.execute_and_store = _stamping(runner.execute_and_store, folder)
+        simulate.run_model = _cpu_timed(simulate.run_model)
         store = ResultStore(Path(tmp) / "results")
         m0 = time.monotonic()
         run_tasks(todo, store, workers=workers)
@@ -243,6 +270,8 @@ def measure(worker_counts: list[int], arrivals: int) -> list[dict]:
                 "workers_that_ran": m["workers_seen"],
                 "overhead_per_run_s": m["overhead"]["total_s"],
                 "overhead_in_worker_s": m["overhead"]["in_worker_s"],
+                # the same in CPU time of the worker: what the load of other processes leaves out
+                "overhead_in_worker_cpu_s": m["overhead"]["in_worker_cpu_s"],
                 "overhead_dispatch_s": m["overhead"]["dispatch_s"],
                 "write_per_record_s": m["write"],
                 "events": m["events"],
@@ -351,6 +380,7 @@ def print_table(records: list[dict]) -> None:
     print(
         f"{'workers':>7} {'wall s':>8} {'speedup':>8} {'at equal runs':>13} {'ideal s':>8} "
         f"{'run s':>7} {'ready s':>8} {'warm-up s':>9} {'overhead/run s':>15} "
+        f"{'in worker CPU s':>15} "
         f"{'write/record s':>15}  idle per worker  load avg"
     )
     for r in records:
@@ -359,6 +389,7 @@ def print_table(records: list[dict]) -> None:
             f"{r['workers']:>7} {r['wall_s']:>8.2f} {r['speedup']:>8.2f} "
             f"{r['speedup_at_equal_runs']:>13.2f} {r['ideal_s']:>8.2f} {r['run_mean_s']:>7.3f} "
             f"{r['ready_s']:>8.2f} {r['warm_up_s']:>9.2f} {r['overhead_per_run_s']:>15.4f} "
+            f"{r['overhead_in_worker_cpu_s']:>15.4f} "
             f"{r['write_per_record_s']:>15.4f}  {idle:<15}  "
             f"{r['load_average_before']:.1f}-{r['load_average_after']:.1f}"
         )
