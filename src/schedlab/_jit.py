@@ -113,8 +113,9 @@ def _blas_without_scipy_linalg() -> None:
     its package first: the whole of ``scipy.linalg`` (0.3 s on an idle 2-core host, 1 s at load
     7; issue 33 items 1 and 2). The extension needs nothing of its package, so it is loaded from
     its file under its own name: Numba's import finds it, and BLAS in compiled code works as
-    before. Nothing is done where ``scipy.linalg`` is already imported or the file is not found
-    (Numba then imports it as usual)."""
+    before; a later import of ``scipy.linalg`` gets it as its ``cython_blas`` attribute
+    (:class:`_AttachBlas`). Nothing is done where ``scipy.linalg`` is already imported or the
+    file is not found (Numba then imports it as usual)."""
     import importlib.machinery
     import importlib.util
 
@@ -133,6 +134,33 @@ def _blas_without_scipy_linalg() -> None:
         spec.loader.exec_module(module)
     except Exception:
         del sys.modules[BLAS_MODULE]
+        return
+    sys.meta_path.insert(0, _AttachBlas())
+
+
+class _AttachBlas:
+    """Import hook for the first import of ``scipy.linalg`` after its BLAS module was loaded
+    alone: the package gets the module as its ``cython_blas`` attribute, as a plain import gives
+    it (an import of a submodule already in ``sys.modules`` does not set it). Then removes
+    itself."""
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        if name != "scipy.linalg":
+            return None
+        import importlib.machinery
+
+        sys.meta_path.remove(self)
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is None or spec.loader is None:
+            return spec
+        run = spec.loader.exec_module
+
+        def exec_module(module: Any) -> None:
+            module.cython_blas = sys.modules[BLAS_MODULE]
+            run(module)
+
+        spec.loader.exec_module = exec_module  # this spec's own loader object
+        return spec
 
 
 def _mangled_prefix(func: Callable) -> str:
