@@ -192,6 +192,7 @@ def test_a_script_without_a_main_guard_sweeps_in_parallel(tmp_path: Path, thread
 
 FIRST_RUN_SCRIPT = """
 import json, sys
+import schedlab.plugins  # run_tasks imports it (the plugins its workers load) before the pool
 from schedlab.experiments.runner import Task, execute_and_store, worker_pool
 from schedlab.model.spec import parse_spec
 

@@ -6,9 +6,9 @@ its first run of that policy (about a second per policy and process on the 2-cor
 than a 10^5-arrival run takes), and imports pandas on its first store write (PyArrow does, on the
 first table it builds: 0.7 s), which is most of the per-run overhead of a sweep of short runs
 (benchmarks/bench_scaling.py). :func:`warm` runs one tiny spec per policy of the sweep for a few
-hundred arrivals, as a worker runs it (``runner.execute``: the run and its record), and builds
-the record's table as the store does: in the sweep's own process when its workers are forked from
-it, or in the fork server, which imports this module at start-up
+hundred arrivals, as a worker runs it (the run and its record, as ``runner.execute``), and
+builds the record's table as the store does: in the sweep's own process when its workers are
+forked from it, or in the fork server, which imports this module at start-up
 (:data:`schedlab.experiments.runner.PRELOAD`) and reads the specs from the environment variable
 ``SCHEDLAB_WARM_SPECS`` (a JSON list) that the parent sets before the server starts. A failure
 here only costs time: the real run reports its own errors.
@@ -38,14 +38,17 @@ def warm_specs(spec_jsons: list[str]) -> str:
 
 
 def warm(specs: str) -> None:
-    """Run each spec of :func:`warm_specs`' value for a few hundred arrivals and build its record's
-    table, as a sweep's worker does (nothing is stored)."""
-    from schedlab.experiments.runner import Task, execute
+    """Run each spec of :func:`warm_specs`' value for a few hundred arrivals, build its record and
+    the record's table, as a sweep's worker does (``runner.execute``; nothing is stored)."""
+    from schedlab.experiments.records import run_record
     from schedlab.experiments.store import record_table
+    from schedlab.model.compile import compile_model
+    from schedlab.model.spec import parse_spec
+    from schedlab.simulation.simulate import run_model
 
     for data in json.loads(specs):
         try:
-            record_table(execute(Task(spec_json=json.dumps(data))))
+            record_table(run_record(run_model(compile_model(parse_spec(data)))))
         except Exception:
             continue
 
