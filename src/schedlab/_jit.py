@@ -93,12 +93,74 @@ def kernel(func: Callable | None = None, /, *, wraparound: bool = True, **option
     Usable bare (``@kernel``) or with options (``@kernel(wraparound=False, inline="always")``)."""
     if func is None:
         return functools.partial(kernel, wraparound=wraparound, **options)
+    _blas_without_scipy_linalg()
     import numba
 
     if not wraparound:
         _install_indexing()
         _NO_WRAPAROUND.add(_mangled_prefix(func))
     return numba.njit(**{"cache": True, **options})(func)
+
+
+BLAS_MODULE = "scipy.linalg.cython_blas"
+
+
+@functools.cache
+def _blas_without_scipy_linalg() -> None:
+    """Load SciPy's BLAS extension module alone, before Numba asks for it. Numba imports
+    ``scipy.linalg.cython_blas`` when it first loads its target's registries (before the first
+    compiled call: ``numba.np.arraymath`` checks that BLAS exists), and importing a submodule runs
+    its package first: the whole of ``scipy.linalg`` (0.3 s on an idle 2-core host, 1 s at load
+    7; issue 33 items 1 and 2). The extension needs nothing of its package, so it is loaded from
+    its file under its own name: Numba's import finds it, and BLAS in compiled code works as
+    before; a later import of ``scipy.linalg`` gets it as its ``cython_blas`` attribute
+    (:class:`_AttachBlas`). Nothing is done where ``scipy.linalg`` is already imported or the
+    file is not found (Numba then imports it as usual)."""
+    import importlib.machinery
+    import importlib.util
+
+    if "scipy.linalg" in sys.modules or BLAS_MODULE in sys.modules:
+        return
+    scipy = importlib.util.find_spec("scipy")  # finds the package, does not import it
+    if scipy is None or not scipy.submodule_search_locations:
+        return
+    folders = [str(Path(p) / "linalg") for p in scipy.submodule_search_locations]
+    spec = importlib.machinery.PathFinder.find_spec(BLAS_MODULE, folders)
+    if spec is None or spec.loader is None:
+        return
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[BLAS_MODULE] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception:
+        del sys.modules[BLAS_MODULE]
+        return
+    sys.meta_path.insert(0, _AttachBlas())
+
+
+class _AttachBlas:
+    """Import hook for the first import of ``scipy.linalg`` after its BLAS module was loaded
+    alone: the package gets the module as its ``cython_blas`` attribute, as a plain import gives
+    it (an import of a submodule already in ``sys.modules`` does not set it). Then removes
+    itself."""
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        if name != "scipy.linalg":
+            return None
+        import importlib.machinery
+
+        sys.meta_path.remove(self)
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is None or spec.loader is None:
+            return spec
+        run = spec.loader.exec_module
+
+        def exec_module(module: Any) -> None:
+            module.cython_blas = sys.modules[BLAS_MODULE]
+            run(module)
+
+        spec.loader.exec_module = exec_module  # this spec's own loader object
+        return spec
 
 
 def _mangled_prefix(func: Callable) -> str:

@@ -133,12 +133,13 @@ def marked(table: Any) -> Any:
     return table.replace_schema_metadata({**(table.schema.metadata or {}), MARK: b"1"})
 
 
-def write_parquet(table: Any, path: Path) -> Path:
-    """Write a pyarrow table to ``path`` (marked as schedlab's)."""
+def write_parquet(table: Any, path: Path, **options: Any) -> Path:
+    """Write a pyarrow table to ``path`` (marked as schedlab's); ``options`` go to
+    ``pyarrow.parquet.write_table``."""
     import pyarrow.parquet as pq
 
     with atomic(path, parquet=True) as tmp:
-        pq.write_table(marked(table), tmp)
+        pq.write_table(marked(table), tmp, **options)
     return Path(path)
 
 

@@ -131,16 +131,20 @@ def _rows_without_timing(directory: Path) -> list[dict]:
 
 
 def test_dask_cluster_gives_identical_rows(tmp_path):
+    """Issue 33 item 3: the same sweep on a LocalCluster of 2 worker processes and on the local
+    pool of 2 workers stores the same rows: same seeds, every metric and interval bound equal."""
     from dask.distributed import LocalCluster
 
     path = write_experiment(tmp_path, arrivals=3000)
     tasks = load_experiment(path).tasks()
-    run_tasks(tasks, ResultStore(tmp_path / "local"), workers=1)
+    run_tasks(tasks, ResultStore(tmp_path / "local"), workers=2)
     with LocalCluster(
         n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
     ) as cluster:
         run_tasks(tasks, ResultStore(tmp_path / "dask"), cluster=cluster.scheduler_address)
-    assert _rows_without_timing(tmp_path / "local") == _rows_without_timing(tmp_path / "dask")
+    local, dask = _rows_without_timing(tmp_path / "local"), _rows_without_timing(tmp_path / "dask")
+    assert len(local) == len(tasks) and len({r["seed"] for r in local}) == 1
+    assert local == dask
 
 
 @pytest.mark.parametrize("workers", ["1", "2"])

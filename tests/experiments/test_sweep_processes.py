@@ -188,3 +188,37 @@ def test_a_script_without_a_main_guard_sweeps_in_parallel(tmp_path: Path, thread
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.splitlines() == ["fork server" if thread else "fork", "runs 4"]
+
+
+FIRST_RUN_SCRIPT = """
+import json, sys
+import schedlab.plugins  # run_tasks imports it (the plugins its workers load) before the pool
+from schedlab.experiments.runner import Task, execute_and_store, worker_pool
+from schedlab.model.spec import parse_spec
+
+spec = {{
+    "cluster": {{"servers": 2}},
+    "workload": {{"load": 0.5, "classes": [{{"need": 1, "duration": {{"dist": "exponential",
+                  "mean": 1.0}}}}]}},
+    "policy": {{"name": "fcfs"}},
+    "run": {{"arrivals": 2000, "seed": 3}},
+}}
+task = Task.of(parse_spec(spec), replication=1)
+worker_pool(2, [task.spec_json]).shutdown()  # the sweep's warm-up, before its workers fork
+before = set(sys.modules)
+assert execute_and_store(task, {root!r})
+print(json.dumps(sorted(set(sys.modules) - before)))
+"""
+
+
+def test_the_warm_up_loads_everything_a_workers_first_run_needs(tmp_path: Path):
+    """Decision 0009: a worker forked after the sweep's warm-up imports nothing when it runs and
+    stores its first run (PyArrow's first table imported pandas there, 0.7 s in every worker)."""
+    env = {**os.environ, "PYTHONPATH": SRC}
+    script = FIRST_RUN_SCRIPT.format(root=str(tmp_path / "out"))
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.splitlines()[-1] == "[]"
+    assert len(ResultStore(tmp_path / "out").done()) == 1

@@ -20,6 +20,7 @@ schedlab.simulate(spec.model_copy(update={"run": run}))
 print(json.dumps(sorted(sys.modules)))
 """
 NOT_NEEDED = (
+    "scipy.linalg",  # Numba's BLAS check imports scipy.linalg.cython_blas: loaded alone (_jit.py)
     "scipy.stats",
     "scipy.optimize",
     "scipy.integrate",
@@ -44,3 +45,30 @@ def test_simulating_the_quickstart_imports_only_what_the_run_needs():
     modules = set(json.loads(done.stdout.splitlines()[-1]))
     loaded = sorted(m for m in NOT_NEEDED if m in modules)
     assert not loaded, f"imported without need: {loaded}"
+
+
+BLAS_PROGRAM = """
+import sys
+import numpy as np
+from schedlab._jit import kernel
+
+@kernel(cache=False)
+def dot(a, b):
+    return np.dot(a, b)
+
+print(dot(np.arange(3.0), np.arange(1.0, 4.0)), "scipy.linalg" in sys.modules)
+import scipy.linalg.cython_blas
+print(scipy.linalg.cython_blas is sys.modules["scipy.linalg.cython_blas"])
+print(scipy.linalg.solve(np.eye(2) * 2.0, np.ones(2)).tolist() == [0.5, 0.5])
+"""
+
+
+def test_blas_works_in_compiled_code_without_importing_scipy_linalg(tmp_path):
+    """Numba's BLAS module is loaded without its package (schedlab._jit): ``np.dot`` in compiled
+    code still calls BLAS and gives 0*1 + 1*2 + 2*3 = 8; a later import of scipy.linalg works and
+    has the same module as its ``cython_blas``."""
+    script = tmp_path / "blas_dot.py"
+    script.write_text(BLAS_PROGRAM)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["8.0", "False", "True", "True"]

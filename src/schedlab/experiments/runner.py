@@ -17,6 +17,7 @@ place outside the directory, and runs never overwrite each other's table).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import multiprocessing
 import os
@@ -62,8 +63,10 @@ class Task:
     point: int = -1
     axes: dict[str, Any] = field(default_factory=dict)
 
-    @property
+    @functools.cached_property
     def hash(self) -> str:
+        """The run's identity (records.spec_hash); computed once (a sweep asks for it several
+        times per run: claim, store, release)."""
         return spec_hash(_parse(self.spec_json), self.replication)
 
     @classmethod

@@ -23,10 +23,19 @@ from schedlab import outputs
 from schedlab.errors import SchedlabError
 
 RUNS = "runs"
+# A record is one row: column statistics, dictionaries and compression only cost time there (a
+# quarter of the write of a 120-column record; issue 33 item 2, the per-run overhead of a sweep).
+RECORD_OPTIONS = {"write_statistics": False, "use_dictionary": False, "compression": "none"}
 
 
 class StoreError(SchedlabError):
     """The result directory is unusable (unwritable, or holds a corrupted file)."""
+
+
+def record_table(row: dict[str, Any]) -> pa.Table:
+    """A run's record as the one-row table the store writes. PyArrow imports pandas on the first
+    table a process builds (about a second): sweep workers inherit it (experiments/warm.py)."""
+    return pa.Table.from_pylist([row])
 
 
 class ResultStore:
@@ -93,7 +102,7 @@ class ResultStore:
         """Store a run (atomically; a full disk or a read-only folder is one line)."""
         outputs.make_dirs(self.runs)
         final = outputs.inside(self.root, f"{RUNS}/{row['spec_hash']}.parquet")
-        return outputs.write_parquet(pa.Table.from_pylist([row]), final)
+        return outputs.write_parquet(record_table(row), final, **RECORD_OPTIONS)
 
     def read(self, hashes: list[str] | None = None) -> list[dict[str, Any]]:
         """Stored rows (all, or those of the given hashes in that order)."""

@@ -1,15 +1,17 @@
-"""Load the compiled policies of a sweep before its workers start, so that every worker starts
-with them in memory (decision 0009).
+"""Load the compiled policies of a sweep, and what storing a run loads, before its workers start,
+so that every worker starts with them in memory (decision 0009).
 
 Without this, each worker process loads each policy's compiled runner from Numba's disk cache on
 its first run of that policy (about a second per policy and process on the 2-core machine, more
-than a 10^5-arrival run takes), which is most of the per-run overhead of a sweep of short runs
+than a 10^5-arrival run takes), and imports pandas on its first store write (PyArrow does, on the
+first table it builds: 0.7 s), which is most of the per-run overhead of a sweep of short runs
 (benchmarks/bench_scaling.py). :func:`warm` runs one tiny spec per policy of the sweep for a few
-hundred arrivals: in the sweep's own process when its workers are forked from it, or in the fork
-server, which imports this module at start-up (:data:`schedlab.experiments.runner.PRELOAD`) and
-reads the specs from the environment variable ``SCHEDLAB_WARM_SPECS`` (a JSON list) that the
-parent sets before the server starts. A failure here only costs time: the real run reports its
-own errors.
+hundred arrivals, as a worker runs it (the run and its record, as ``runner.execute``), and
+builds the record's table as the store does: in the sweep's own process when its workers are
+forked from it, or in the fork server, which imports this module at start-up
+(:data:`schedlab.experiments.runner.PRELOAD`) and reads the specs from the environment variable
+``SCHEDLAB_WARM_SPECS`` (a JSON list) that the parent sets before the server starts. A failure
+here only costs time: the real run reports its own errors.
 """
 
 from __future__ import annotations
@@ -36,14 +38,17 @@ def warm_specs(spec_jsons: list[str]) -> str:
 
 
 def warm(specs: str) -> None:
-    """Run each spec of :func:`warm_specs`' value for a few hundred arrivals."""
+    """Run each spec of :func:`warm_specs`' value for a few hundred arrivals, build its record and
+    the record's table, as a sweep's worker does (``runner.execute``; nothing is stored)."""
+    from schedlab.experiments.records import run_record
+    from schedlab.experiments.store import record_table
     from schedlab.model.compile import compile_model
     from schedlab.model.spec import parse_spec
     from schedlab.simulation.simulate import run_model
 
     for data in json.loads(specs):
         try:
-            run_model(compile_model(parse_spec(data)))
+            record_table(run_record(run_model(compile_model(parse_spec(data)))))
         except Exception:
             continue
 
