@@ -5,9 +5,9 @@ The data folder is, in order:
 1. the ``--data-dir DIR`` option of ``schedlab reproduce`` (:func:`use_data_dir` passes it on as
    the environment variable, so worker processes see it too);
 2. the environment variable ``SCHEDLAB_DATA``;
-3. else ``shared/data`` beside the git checkout that holds the current directory: for a clone at
-   ``/work/schedlab`` run from anywhere inside it, ``/work/shared/data`` (outside a git checkout:
-   ``../shared/data`` from the current directory).
+3. else ``shared/data`` beside the git checkout that holds the current directory: for a clone
+   ``DIR/schedlab`` run from anywhere inside it, ``DIR/shared/data``, i.e. ``../shared/data`` from
+   the checkout's top (outside a git checkout: ``../shared/data`` from the current directory).
 
 It is never computed from where the source code is installed. A file that is missing is one line
 naming the path looked for and how to point elsewhere (:class:`DataMissing`), never a traceback.
