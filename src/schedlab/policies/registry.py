@@ -143,14 +143,16 @@ def needs(traits: PolicyTraits) -> str:
     return ", ".join(parts) or "-"
 
 
-def policies_markdown() -> str:
-    """Every registered policy as a Markdown table (the one in docs/policies.md)."""
+def policies_markdown(*, built_in_only: bool = False) -> str:
+    """Every registered policy as a Markdown table; ``built_in_only``: the table of
+    docs/policies.md, without the plugins this process has loaded."""
     rows = [
         "| name | family | preempts | sizes | migrates | paper | section | file (under src/) "
         "| what it does | parameters |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for p in sorted(all_policies(), key=lambda p: (p.family, p.name)):
+    shown = [p for p in all_policies() if not built_in_only or p.name in BUILT_IN]
+    for p in sorted(shown, key=lambda p: (p.family, p.name)):
         traits = p.traits()
         cells = [
             f"`{p.name}`",
