@@ -4,8 +4,12 @@ Two cases: EASY backfilling on a pooled cluster of k = 4,000 unit servers (LLNL-
 4,008 processors; pooled, each job's need in processors, requested time = 2 x its size) and
 ServerFilling-SRPT at k = 8 (grosof2023's Fig. 2 setting, the quickstart spec). A synthetic job
 stream at load 0.9 (fixed seed) is replayed by the client of ``schedlab replay``
-(schedlab.service.replay.Replay: completions when a started job's size has passed): one request
-per instant, sent one at a time (the event order is the decision order), each a decision.
+(schedlab.service.replay.Replay: completions when a started job's size has passed), in two
+ways: **sequential** (the replay of ``schedlab replay``: one request per instant, sent one at a
+time on one connection, so the event order is the decision order) and **concurrent** (a batch
+system with many users: CONNECTIONS keep-alive connections, open loop in the replay's time run
+faster than the wall clock; the events due are sent at once, each submit in its own request,
+see :func:`concurrent_step`). Each request is one decision.
 
 Per case:
 * ``library``: the same instants through :class:`schedlab.online.Scheduler` in-process, as fast
@@ -14,12 +18,16 @@ Per case:
 * ``rate R``: requests paced at R per second (open loop: a request is sent at its scheduled time,
   or at once when late), R doubling from 250 until the achieved rate stays below 0.9 R
   (saturation), then ``saturation`` (no pacing) and ``half saturation`` (paced at half of it);
-* ``saturation, event log``: no pacing, with --event-log (one fsync per decision).
+* ``saturation, event log``: sequential, no pacing, with --event-log (one request at a time:
+  an fsync per decision, group commit has nothing to group);
+* ``concurrent[, event log]: rate R``: R events/s, R doubling from 250 until fewer than 0.9 R
+  events/s go out; ``saturation (highest rate achieved)``, the step of most decisions/s; ``half
+  saturation``, at half of its event rate; without and with --event-log (group commit).
 
 The client is a minimal keep-alive HTTP/1.1 client (RawTarget; the replay client's httpx costs
 more processor time than the server on this 2-core machine). Each step is bounded: at most
 ``STEP_REQUESTS`` requests or ``STEP_S`` seconds. Latency is the client's, from the scheduled
-send time to the answer (p50, p99 in ms). Targets: >= 5,000
+send time (concurrent: the event's due time) to the answer (p50, p99 in ms). Targets: >= 5,000
 decisions/s sustained and p99 < 5 ms at half of saturation. Numbers: docs/online.md.
 
 Run: ``.venv/bin/python benchmarks/run_all.py bench_serve``.
@@ -27,6 +35,7 @@ Run: ``.venv/bin/python benchmarks/run_all.py bench_serve``.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import os
@@ -36,16 +45,18 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import uvloop
 
 from schedlab.online import Complete, Job, Scheduler, Submit
+from schedlab.service.app import action_record
 from schedlab.service.replay import HttpTarget, Replay, TraceJobs
 
 STEP_REQUESTS = 2000
+CONNECTIONS = 8  # concurrent submitters (keep-alive connections) of the concurrent load test
 STEP_S = 6.0
 WARM_UP = 200  # requests before measuring (the first call compiles or loads the runner)
 FIRST_RATE = 250.0
@@ -117,7 +128,7 @@ def library_sender(spec: Path, policy: str | None) -> Callable[[float, list[dict
             else Complete(e["id"])
             for e in events
         ]
-        return [asdict(a) for a in scheduler.events(batch, at)]
+        return [action_record(a) for a in scheduler.events(batch, at)]
 
     return send
 
@@ -140,8 +151,8 @@ def step(
         due = time.perf_counter()
         if math.isfinite(rate):  # (a sleep of 0 would still give the processor away)
             due = begin + len(latencies) / rate
-            if due > time.perf_counter():
-                time.sleep(due - time.perf_counter())
+            if (wait := due - time.perf_counter()) > 0:
+                time.sleep(wait)
         answered = send(at, events)
         latencies.append(time.perf_counter() - due)
         replay.completed(events)
@@ -186,13 +197,154 @@ class RawTarget:
         """One instant, as :class:`schedlab.service.replay.HttpTarget` sends it."""
         if len(events) > 1:
             return self.request("POST", "/events", {"at": at, "events": events})["actions"]
-        if events[0]["kind"] == "submit":
-            return self.request("POST", "/jobs", {"at": at, **events[0]["job"]})["actions"]
-        return self.request("POST", f"/jobs/{events[0]['id']}/complete", {"at": at})["actions"]
+        return self.request("POST", *event_request(at, events[0]))["actions"]
 
     def close(self) -> None:
         self.reader.close()
         self.socket.close()
+
+
+def event_request(at: float, event: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """(path, body) of one event at ``at``: POST /jobs or POST /jobs/{id}/complete."""
+    if event["kind"] == "submit":
+        return "/jobs", {"at": at, **event["job"]}
+    return f"/jobs/{event['id']}/complete", {"at": at}
+
+
+def head(path: str, data: bytes) -> bytes:
+    return (
+        f"POST {path} HTTP/1.1\r\nHost: bench\r\nContent-Length: {len(data)}\r\n"
+        "Content-Type: application/json\r\n\r\n"
+    ).encode() + data
+
+
+class AsyncTarget:
+    """RawTarget's POST on one asyncio keep-alive connection (a concurrent submitter)."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader = reader
+        self.writer = writer
+
+    @classmethod
+    async def open(cls, port: int) -> AsyncTarget:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.get_extra_info("socket").setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return cls(reader, writer)
+
+    async def post(self, path: str, body: dict[str, Any]) -> tuple[int, Any]:
+        """(HTTP status, JSON answer)."""
+        self.writer.write(head(path, json.dumps(body).encode()))
+        status = await self.reader.readline()
+        length = 0
+        while (line := await self.reader.readline()) not in (b"\r\n", b""):
+            name, _, value = line.partition(b":")
+            if name.lower() == b"content-length":
+                length = int(value)
+        return int(status.split()[1]), json.loads(await self.reader.readexactly(length))
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+async def concurrent_step(
+    replay: Replay, targets: list[AsyncTarget], rate: float, trace_rate: float
+) -> dict[str, Any]:
+    """Open loop over ``targets`` (concurrent keep-alive connections): the replay's events at
+    about ``rate`` events/s (its trace time runs rate / trace_rate times faster than the wall
+    clock). The events due form a batch with one time, the latest of them: its completions in
+    one request, each submit in its own, all at once over the connections (independent jobs
+    need no order between them); the next batch is sent once this one is answered, so the
+    service's time never goes backwards. A completion that races a preemption of its job in
+    the same batch is refused (422, nothing changed) and sent again when the job restarts.
+    Latency: from an event's due time to its answer."""
+    speed = rate / trace_rate  # trace seconds per wall second
+    t0 = replay.now if math.isfinite(replay.now) else 0.0
+    latencies: list[float] = []
+    sent = raced = 0  # events; completions refused because a submit preempted the job first
+    begin = time.perf_counter()
+
+    async def send(target: AsyncTarget, at: float, group: list[tuple[float, dict]]) -> None:
+        nonlocal raced
+        events = [e for _, e in group]
+        if len(events) > 1:
+            status, answer = await target.post("/events", {"at": at, "events": events})
+        else:
+            status, answer = await target.post(*event_request(at, events[0]))
+        latencies.append(time.perf_counter() - begin - max(0.0, group[0][0] - t0) / speed)
+        if status == 422 and "is not running" in answer["error"]:
+            raced += 1
+            for event in events:  # its work is done: it completes as soon as it restarts
+                replay.left[event["id"]] = 0.0
+            return
+        if status != 200:
+            raise RuntimeError(f"{status}: {answer}")
+        replay.feed(answer["actions"])
+
+    async def submitter(target: AsyncTarget, at: float, batch: list[list[tuple]]) -> None:
+        while batch:
+            await send(target, at, batch.pop())
+
+    while len(latencies) < STEP_REQUESTS and time.perf_counter() - begin < STEP_S:
+        now = t0 + (time.perf_counter() - begin) * speed
+        upcoming = replay.upcoming()
+        if upcoming == math.inf:
+            break
+        if upcoming > now:
+            await asyncio.sleep((upcoming - now) / speed)
+            continue
+        batch: list[tuple[float, dict]] = []
+        while replay.upcoming() <= now:
+            at, events = replay.next_instant()
+            batch += [(at, e) for e in events]
+            replay.completed(events)
+        sent += len(batch)
+        completions = [b for b in batch if b[1]["kind"] == "complete"]
+        groups = [[b] for b in reversed(batch) if b[1]["kind"] == "submit"]  # popped: due order
+        groups += [completions] if completions else []
+        await asyncio.gather(*(submitter(t, replay.now, groups) for t in targets))
+    wall = time.perf_counter() - begin
+    ms = np.array(latencies) * 1e3
+    return {
+        "connections": len(targets),
+        "requests": len(latencies),
+        "wall_s": wall,
+        "events_sent_per_s": sent / wall,
+        "completions_raced": raced,
+        "decisions_per_s": len(latencies) / wall,
+        "p50_ms": float(np.percentile(ms, 50)),
+        "p99_ms": float(np.percentile(ms, 99)),
+        "load_average_1min": os.getloadavg()[0],
+    }
+
+
+def concurrent_records(label: str, replay: Replay, port: int) -> list[dict[str, Any]]:
+    """The concurrent load test: event rates R doubling from FIRST_RATE until the events sent
+    fall below 0.9 R per second; saturation is the step of most decisions per second; then a
+    step at half of its event rate."""
+    jobs = replay.jobs
+    trace_rate = 2 * len(jobs.ids) / float(jobs.arrival[-1])  # a submit and a completion per job
+
+    async def steps() -> list[dict[str, Any]]:
+        targets = [await AsyncTarget.open(port) for _ in range(CONNECTIONS)]
+        records, rate = [], FIRST_RATE
+        try:
+            while True:
+                measured = await concurrent_step(replay, targets, rate, trace_rate)
+                records.append({"name": f"{label}: rate {rate:g}/s", "rate": rate, **measured})
+                if measured["events_sent_per_s"] < 0.9 * rate or replay.done():
+                    break
+                rate *= 2
+            best = max(records, key=lambda r: r["decisions_per_s"])
+            records.append({**best, "name": f"{label}: saturation (highest rate achieved)"})
+            half = best["events_sent_per_s"] / 2
+            measured = await concurrent_step(replay, targets, half, trace_rate)
+            records.append({"name": f"{label}: half saturation", "rate": half, **measured})
+        finally:
+            for target in targets:
+                target.close()
+        return records
+
+    return uvloop.run(steps())
 
 
 def healthz(target: RawTarget) -> dict[str, Any]:
@@ -260,6 +412,8 @@ def case_records(label: str, spec_text: str, jobs_of, policy: str | None, folder
         records.append(
             {"name": f"{label}: half saturation", "rate": half, **step(replay, target.send, half)}
         )
+        port = target.socket.getpeername()[1]
+        records += concurrent_records(f"{label}: concurrent", replay, port)
     finally:
         stop(server, target)
     server, target = serving(spec, policy, folder / "events.jsonl")
@@ -268,6 +422,8 @@ def case_records(label: str, spec_text: str, jobs_of, policy: str | None, folder
         step(replay, target.send, warm_up=WARM_UP)
         logged = step(replay, target.send)
         records.append({"name": f"{label}: saturation, event log (fsync)", **logged})
+        port = target.socket.getpeername()[1]
+        records += concurrent_records(f"{label}: concurrent, event log", replay, port)
     finally:
         stop(server, target)
     return records

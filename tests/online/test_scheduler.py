@@ -175,3 +175,28 @@ def test_slots_block_and_action_log_grow_as_needed(monkeypatch):
     assert actions == [start(0.0, 0), start(0.0, 1)]
     assert len(s.state().queue) == 2998
     assert s.events([Complete(0), Complete(1)], 1.0) == [start(1.0, 2), start(1.0, 3)]
+
+
+def _sketches(s: Scheduler) -> list[list[int]]:
+    st = s._run.st
+    return [sk.tolist() for sk in (st.sk_response, st.sk_waiting, st.sk_bsld)]
+
+
+def test_a_policy_error_after_a_completion_puts_its_recorded_metrics_back():
+    """Job 0's completion is recorded in the engine's quantile sketches before the policy
+    decides and fails: the failed event leaves them as before (they are copied only before an
+    event that reports completions, the only events that change them)."""
+    from schedlab import load_plugin
+
+    load_plugin(FUZZ_PLUGIN)
+    failing = two_servers("fuzz-actions", p_bad=0.0, raise_after=2)
+    passing = two_servers("fuzz-actions", p_bad=0.0)
+    for s in (failing, passing):
+        s.submit(Job(0, 1, size=1.0), 0.0)
+        s.submit(Job(1, 1, size=1.0), 0.5)
+    before = _sketches(failing)
+    passing.complete(0, 1.0)
+    assert _sketches(passing) != before  # a completion is recorded in them
+    with pytest.raises(PolicyError):
+        failing.complete(0, 1.0)
+    assert _sketches(failing) == before

@@ -9,7 +9,8 @@ simulation's actions (tests/online/test_differential.py).
 
 Bad input is refused before anything changes (one-line SpecError); a policy's invalid action
 raises PolicyError and the state is put back as it was before the event (the engine and policy
-states are copied before each event).
+states are copied before each event; the metric sketches, 3 x 77 KB that only a job's completion
+changes, only before an event that reports completions).
 """
 
 from __future__ import annotations
@@ -118,6 +119,7 @@ class Scheduler:
         self._spare: tuple[State, Any] | None = None  # a state and its handle
         self._spare_ps: tuple[Any, Any] | None = None  # (policy state copied, its copy)
         self._copy_engine = copier(_ENGINE_PATHS)
+        self._copy_sketches = copier(_SKETCH_PATHS)
         self._copy_policy = copier(field_paths(policy.state.fields))
         self._classes = {c.name: i for i, c in enumerate(model.classes)}
         self._ids: list[JobId] = []  # by arrival number
@@ -176,15 +178,15 @@ class Scheduler:
         submits = [e.job for e in batch if isinstance(e, Submit)]
         completions = self._completions(batch)
         rows = [self._job_row(job) for job in self._new_jobs(submits)]
-        before = self._snapshot()
+        before = self._snapshot(bool(completions))
         try:
             actions = self._apply(rows, completions, submits, at)
         except ActionLogFull as full:  # redo the event with room for every action
-            self._use(before)
+            self._use(before, bool(completions))
             self._grow_log(full.written)
             return self.events(batch, at)
         except BaseException:
-            self._use(before)
+            self._use(before, bool(completions))
             raise
         self._record_new(submits)
         if math.isnan(self._t_first):
@@ -403,10 +405,11 @@ class Scheduler:
             )
         )
 
-    def _snapshot(self) -> tuple[State, Any]:
-        """Copies of the engine state's fields an event may change and of the policy state,
-        into spare states (allocated again after the slots grow or a restore): put back by
-        _use when an event fails."""
+    def _snapshot(self, sketches: bool) -> tuple[State, Any]:
+        """Copies of the engine state's fields an event may change (``sketches``: with the
+        metric sketches, which only a completion changes) and of the policy state, into spare
+        states (allocated again after the slots grow or a restore): put back by _use when an
+        event fails."""
         run = self._run
         st = run.st
         if self._spare is None or self._spare[0].status.shape != st.status.shape:
@@ -415,13 +418,16 @@ class Scheduler:
         if self._spare_ps is None or self._spare_ps[0] is not run.ps:
             self._spare_ps = (run.ps, run.model.policy.state.copy(run.ps))
         self._copy_engine(self._spare[1], self._handle, int(st.ctr[K.PEAK_SLOTS]))
+        if sketches:
+            self._copy_sketches(self._spare[1], self._handle, 0)
         self._copy_policy(self._spare_ps[1], run.ps, 0)
         return self._spare[0], self._spare_ps[1]
 
-    def _use(self, saved: tuple[State, Any]) -> None:
-        """Put the states of ``saved`` (a snapshot) back."""
+    def _use(self, saved: tuple[State, Any], sketches: bool) -> None:
+        """Put the states of ``saved`` (a snapshot, ``sketches`` as taken) back."""
         spare, self._run.ps = saved
-        self._set_state(self._run.st._replace(**{name: getattr(spare, name) for name in _CHANGING}))
+        names = _CHANGING if sketches else _NOT_SKETCHES
+        self._set_state(self._run.st._replace(**{name: getattr(spare, name) for name in names}))
         self._spare = self._spare_ps = None  # now in use
 
     def _job_id(self, submits: list[Job]) -> Callable[[int], JobId]:
@@ -548,13 +554,18 @@ _FIXED = {
     "log_i",
 }
 _CHANGING = tuple(f.name for f in ENGINE_STATE if f.name not in _FIXED)
+# The quantile sketches: changed only when a job completes (engine/records.py job_left), which
+# online happens only for a completion the caller reports (engine/loop.py)
+_SKETCHES = ("sk_response", "sk_waiting", "sk_bsld")
+_NOT_SKETCHES = tuple(name for name in _CHANGING if name not in _SKETCHES)
 # With n = ctr[PEAK_SLOTS]: the per-slot arrays' first n rows, the free stack's last n
 # (online/snapshot.py says why that is all an event may change)
 _ENGINE_PATHS = tuple(
     (f.name, len(f.dims), "tail" if f.name == "free" else "head" if f.per_job else "all")
     for f in ENGINE_STATE
-    if f.name in _CHANGING
+    if f.name in _NOT_SKETCHES
 )
+_SKETCH_PATHS = tuple((f.name, len(f.dims), "all") for f in ENGINE_STATE if f.name in _SKETCHES)
 
 _SLOT_CODES = {
     K.V_NO_SLOT_START,

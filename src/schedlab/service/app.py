@@ -1,8 +1,10 @@
 """The HTTP application of ``schedlab serve``: FastAPI over one :class:`schedlab.online.Scheduler`.
 
 Events are applied one at a time (the handlers run on the one event loop of uvicorn's one worker,
-and hold a lock), so the event log's order is the decision order. An accepted event is applied,
-appended to the event log and fsync'd, and only then answered. Bad input is a 4xx with one line
+and apply and append an event without yielding to the loop), so the event log's order is the
+decision order. An accepted event is applied and appended to the event log, and answered once an
+fsync covering its line has completed (group commit, schedlab.service.eventlog.GroupCommit:
+concurrent requests share fsyncs). Bad input is a 4xx with one line
 (``{"error": "..."}``) and changes nothing; a policy's invalid action is a 500 naming the policy,
 the scheduler's state left as before the event.
 """
@@ -12,7 +14,7 @@ from __future__ import annotations
 import hmac
 import math
 import threading
-from dataclasses import asdict, dataclass, field, is_dataclass
+from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from typing import Any
 
 import numpy as np
@@ -22,8 +24,8 @@ from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from schedlab.errors import PolicyError, SchedlabError
-from schedlab.online import Complete, Job, Scheduler, Submit
-from schedlab.service.eventlog import EventLog
+from schedlab.online import Action, Complete, Job, Scheduler, Submit
+from schedlab.service.eventlog import EventLog, GroupCommit
 from schedlab.service.schemas import (
     ActionsOut,
     AtRequest,
@@ -51,6 +53,18 @@ def plain(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value
+
+
+_ACTION_FIELDS = tuple(f.name for f in fields(Action))
+
+
+def action_record(action: Action) -> dict[str, Any]:
+    """An action as JSON (what :func:`plain` gives, without its generic recursion: per request)."""
+    record = {name: getattr(action, name) for name in _ACTION_FIELDS}
+    for name in ("time", "allocation"):
+        if not math.isfinite(record[name]):
+            record[name] = None
+    return record
 
 
 def to_job(job: JobIn) -> Job:
@@ -108,9 +122,17 @@ class Service:
     family: str
     failed: str = ""
     lock: threading.Lock = field(default_factory=threading.Lock)
+    commit: GroupCommit | None = field(init=False, default=None)
 
-    def handle(self, op: str, request: Any, job_id: str | None = None) -> list[dict[str, Any]]:
-        """Apply, log (fsync) and return the actions as records; raises on refusal."""
+    def __post_init__(self) -> None:
+        if self.log is not None:
+            self.commit = GroupCommit(self.log)
+
+    async def handle(
+        self, op: str, request: Any, job_id: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Apply and log the event, wait until its line is fsync'd, and return the actions as
+        records; raises on refusal."""
         with self.lock:
             if self.failed:
                 raise Unavailable(self.failed)
@@ -119,12 +141,22 @@ class Service:
                 try:
                     self.log.append(record(op, request, job_id))
                 except OSError as exc:
-                    self.failed = (
-                        f"the event log {self.log.path} could not be written ({exc}); the "
-                        "service refuses events: restart it to rebuild the state from the log"
-                    )
-                    raise Unavailable(self.failed) from None
-        return [plain(a) for a in actions]
+                    raise self._unavailable(exc) from None
+        if self.commit is not None:
+            try:
+                await self.commit.durable()
+            except OSError as exc:
+                raise self._unavailable(exc) from None
+        return [action_record(a) for a in actions]
+
+    def _unavailable(self, exc: OSError) -> Unavailable:
+        """The log failed: every later event is refused until a restart rebuilds the state."""
+        assert self.log is not None
+        self.failed = self.failed or (
+            f"the event log {self.log.path} could not be written ({exc}); the "
+            "service refuses events: restart it to rebuild the state from the log"
+        )
+        return Unavailable(self.failed)
 
 
 def error(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
@@ -206,22 +238,22 @@ def create_app(service: Service, token: str | None) -> FastAPI:
     @app.post("/jobs", response_model=ActionsOut)
     async def submit(body: SubmitRequest) -> JSONResponse:
         """A job arrives at ``at``; the actions the policy took."""
-        return JSONResponse({"actions": service.handle("submit", body)})
+        return JSONResponse({"actions": await service.handle("submit", body)})
 
     @app.post("/jobs/{job_id}/complete", response_model=ActionsOut)
     async def complete(job_id: str, body: AtRequest) -> JSONResponse:
         """A running job finished at ``at``."""
-        return JSONResponse({"actions": service.handle("complete", body, job_id)})
+        return JSONResponse({"actions": await service.handle("complete", body, job_id)})
 
     @app.post("/advance", response_model=ActionsOut)
     async def advance(body: AtRequest) -> JSONResponse:
         """Time passes to ``at`` (timers and the decision grid of slotted policies)."""
-        return JSONResponse({"actions": service.handle("advance", body)})
+        return JSONResponse({"actions": await service.handle("advance", body)})
 
     @app.post("/events", response_model=ActionsOut)
     async def events(body: EventsRequest) -> JSONResponse:
         """Events of one instant, applied in order, then one decision (as the simulation)."""
-        return JSONResponse({"actions": service.handle("events", body)})
+        return JSONResponse({"actions": await service.handle("events", body)})
 
     @app.get("/state")
     async def state() -> dict[str, Any]:

@@ -10,14 +10,18 @@ Format (JSON Lines, UTF-8, one object per line, ``\\n`` after every line):
   "at": T}`` or ``{"op": "events", "at": T, "events": [...]}`` -- the request's fields as
   validated (:mod:`schedlab.service.schemas`), ``at`` in the caller's time unit.
 
-A line is written with one ``write`` and ``os.fsync``'d before the service answers; a rejected
-event is never written. On start an existing log is checked against the spec and policy (a
-mismatch is refused in one line) and its events are replayed through a fresh scheduler; a last
-line without its newline (a crash mid-write) is cut off with a warning.
+A line is written with one ``write``, in the decision order, and an ``os.fsync`` covering it has
+completed before the service answers (group commit, :class:`GroupCommit`: the events decided
+while one fsync runs are written meanwhile and covered by the next one, so concurrent requests
+share fsyncs; a lone request still waits for its own). A rejected event is never written. On
+start an existing log is checked against the spec and policy (a mismatch is refused in one line)
+and its events are replayed through a fresh scheduler; a last line without its newline (a crash
+mid-write) is cut off with a warning.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from dataclasses import asdict, dataclass
@@ -56,7 +60,8 @@ def _dumps(record: dict[str, Any]) -> bytes:
 
 
 class EventLog:
-    """An append-only JSON Lines file; :meth:`append` returns once the line is on disk."""
+    """An append-only JSON Lines file: :meth:`append` writes a line, :meth:`sync` makes every
+    line written so far durable."""
 
     def __init__(self, path: Path, fd: int) -> None:
         self.path = path
@@ -93,21 +98,59 @@ class EventLog:
                 log.append(
                     {"format": fields.pop("format"), "version": fields.pop("version"), **fields}
                 )
+                log.sync()
                 _sync_directory(path)
         except OSError as exc:
             raise SpecError(f"{path}: cannot write the event log: {exc.strerror}") from None
         return OpenedLog(log, events[1:], warnings)
 
     def append(self, record: dict[str, Any]) -> None:
-        """Write one line and fsync it (raises OSError if the disk refuses)."""
+        """Write one line, not yet synced (raises OSError if the disk refuses)."""
         line = _dumps(record)
         written = os.write(self._fd, line)
         if written != len(line):
             raise OSError(f"short write to {self.path} ({written} of {len(line)} bytes)")
+
+    def sync(self) -> None:
+        """fsync: every line appended so far is on disk (raises OSError if it fails)."""
         os.fsync(self._fd)
 
     def close(self) -> None:
         os.close(self._fd)
+
+
+class GroupCommit:
+    """Group commit of an :class:`EventLog` on one asyncio loop: :meth:`durable` returns once an
+    fsync that began after the caller's line was appended has completed. One fsync at a time
+    runs in a thread (the loop keeps deciding and appending meanwhile); it covers every line
+    appended before it began, and its waiters are answered together."""
+
+    def __init__(self, log: EventLog) -> None:
+        self.log = log
+        self._waiting: list[asyncio.Future[None]] = []
+        self._syncing: asyncio.Task[None] | None = None
+
+    async def durable(self) -> None:
+        """Wait until the lines appended so far are on disk (raises OSError if the fsync fails)."""
+        loop = asyncio.get_running_loop()
+        done = loop.create_future()
+        self._waiting.append(done)
+        if self._syncing is None or self._syncing.done():
+            self._syncing = loop.create_task(self._sync())
+        await done
+
+    async def _sync(self) -> None:
+        loop = asyncio.get_running_loop()
+        while self._waiting:
+            covered, self._waiting = self._waiting, []
+            try:
+                await loop.run_in_executor(None, self.log.sync)
+            except OSError as exc:
+                for done in covered:
+                    done.set_exception(exc)
+                continue
+            for done in covered:
+                done.set_result(None)
 
 
 def _parse(path: Path, number: int, line: bytes) -> dict[str, Any]:

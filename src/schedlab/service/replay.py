@@ -119,15 +119,20 @@ class Replay:
     def done(self) -> bool:
         return self.next_arrival >= len(self.jobs.ids) and not self.due
 
-    def next_instant(self) -> tuple[float, list[dict[str, Any]]]:
-        """The next instant and its events (completions first, then submits, in log order)."""
+    def upcoming(self) -> float:
+        """The time of the next known event (an arrival or a started job's completion)."""
         while self.due and self.due[0] in self.cancelled:  # a preempted start's completion
             self.cancelled.discard(heapq.heappop(self.due))
         arrivals = self.jobs.arrival
         t_arrival = (
             float(arrivals[self.next_arrival]) if self.next_arrival < len(arrivals) else math.inf
         )
-        t = max(self.now, min(t_arrival, self.due[0][0] if self.due else math.inf))
+        return min(t_arrival, self.due[0][0] if self.due else math.inf)
+
+    def next_instant(self) -> tuple[float, list[dict[str, Any]]]:
+        """The next instant and its events (completions first, then submits, in log order)."""
+        arrivals = self.jobs.arrival
+        t = max(self.now, self.upcoming())
         self.now = t
         events: list[dict[str, Any]] = []
         while self.due and self.due[0][0] <= t:
