@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import socket
 import subprocess
 import sys
 import time
@@ -26,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.docs import DATA, DOCS, ROOT, blocks, scratch_repo, write_file_blocks
+from tests.helpers.network import free_port
 
 FULL = os.environ.get("SCHEDLAB_DOCS_FULL", "") not in ("", "0")
 TIMEOUT = 300  # seconds per command
@@ -177,12 +177,6 @@ def _cli() -> list[str]:
     return [sys.executable, "-m", "schedlab.cli"]
 
 
-def _free_port() -> str:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return str(probe.getsockname()[1])
-
-
 def _stop(background: list[tuple[subprocess.Popen, Path]]) -> str:
     """Stop the background commands; what they printed on stderr."""
     said = []
@@ -208,7 +202,7 @@ def test_every_command_in_the_doc_runs(doc, tmp_path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), *sys.path])}
     env["SCHEDLAB_DATA"] = str(DATA)
     ran, skipped, unmade = [], [], set()
-    port, background = _free_port(), []
+    port, background = str(free_port()), []
     try:
         for command in commands:
             argv, reason = plan(command, scratch, unmade, port)

@@ -20,26 +20,9 @@ from schedlab.report.figures import Point, line_plot, policy_colors
 from schedlab.report.labels import label
 from schedlab.report.sweep import swept_axes
 from tests.helpers import paths
+from tests.helpers.chromium import chromium_flags
 
 runner = CliRunner()
-
-
-def chromium_flags(profile: Path) -> list[str]:
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    if chromium is None:
-        pytest.skip("Debian's chromium is not installed (.ci/run installs it)")
-    return [
-        chromium,
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        f"--user-data-dir={profile}",
-    ]
 
 
 def rendered_dom(page: Path, profile: Path) -> str:

@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from schedlab.cli import app
-from tests.report.test_report import chromium_flags
+from tests.helpers.chromium import chromium_flags
 
 runner = CliRunner()
 

@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from schedlab.cli import app
-from tests.service.test_kill_restart import free_port
+from tests.helpers.network import free_port
 
 runner = CliRunner()
 
@@ -65,3 +65,26 @@ def test_replay_says_in_one_line_that_no_service_answers(kth_table):
 def test_replay_refuses_a_speed_that_is_no_speed(kth_table):
     code, output = run("replay", str(kth_table), "--speed", "fast")
     assert code == 2 and "--speed: 'fast' is not a speed (e.g. 1000x, or max)" in output
+
+
+@pytest.mark.parametrize("command", ["serve", "replay"])
+def test_without_the_serve_extra_the_commands_say_how_to_install_it(
+    fcfs_spec, tmp_path, monkeypatch, command
+):
+    from schedlab.commands import online
+
+    real = online.importlib.util.find_spec
+    monkeypatch.setattr(
+        online.importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "uvicorn" else real(name, *a),
+    )
+    args = (
+        ["--spec", str(fcfs_spec), "--insecure-local"]
+        if command == "serve"
+        else [str(tmp_path / "log.parquet")]
+    )
+    code, output = run(command, *args)
+    assert code == 2 and output.count("error:") == 1
+    says = "needs the 'serve' extra (uvicorn not installed): pip install 'schedlab[serve]'"
+    assert says in output

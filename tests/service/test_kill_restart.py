@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 from dataclasses import asdict
@@ -14,16 +13,11 @@ from pathlib import Path
 
 from schedlab.online import Complete, Job, Scheduler, Submit
 from schedlab.service.replay import HttpTarget, Replay, drive, read_trace
+from tests.helpers.network import free_port
 from tests.service.conftest import TOKEN
 
 ROOT = Path(__file__).resolve().parents[2]
 STARTUP_S = 300  # a cold Numba cache compiles the runner first
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def serve(spec: Path, log: Path, port: int, stderr: Path) -> subprocess.Popen:

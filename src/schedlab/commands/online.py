@@ -3,14 +3,27 @@ by a converted log). See docs/online.md."""
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from schedlab.cli_support import PluginOption, err, escape, out, user_errors
+from schedlab.errors import SchedlabError
 
 DEFAULT_PORT = 8787
+SERVICE_STACK = ("fastapi", "uvicorn", "prometheus_client", "httpx")  # the 'serve' extra
+
+
+def require_service_stack(command: str) -> None:
+    """One line naming the extra when the web stack is not installed (it is optional)."""
+    missing = [m for m in SERVICE_STACK if importlib.util.find_spec(m) is None]
+    if missing:
+        raise SchedlabError(
+            f"schedlab {command} needs the 'serve' extra ({', '.join(missing)} not installed): "
+            "pip install 'schedlab[serve]'"
+        )
 
 
 def register(app: typer.Typer) -> None:
@@ -57,6 +70,7 @@ def serve(
     plugin: PluginOption = None,
 ) -> None:
     """Serve a policy as an online scheduler over HTTP/JSON (docs/online.md)."""
+    require_service_stack("serve")
     import uvicorn
 
     from schedlab.service.app import create_app
@@ -104,6 +118,7 @@ def replay(
     ] = 30.0,
 ) -> None:
     """Drive a running `schedlab serve` from a converted log; print a summary."""
+    require_service_stack("replay")
     from schedlab.service.replay import HttpTarget, Replay, drive, parse_speed, read_trace
     from schedlab.service.server import given_token
 
