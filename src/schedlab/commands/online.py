@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from schedlab.cli_support import PluginOption, err, escape, out, user_errors
+from schedlab.cli_support import PluginOption, err, escape, out, spec_argument, user_errors
 from schedlab.errors import SchedlabError
 
 DEFAULT_PORT = 8787
@@ -43,9 +43,13 @@ TokenFileOption = Annotated[
 
 @user_errors
 def serve(
-    spec: Annotated[
-        Path, typer.Option("--spec", help="The cluster spec (a simulation spec's TOML).")
-    ],
+    spec_arg: Annotated[
+        Path | None,
+        typer.Argument(metavar="SPEC", help="The cluster spec (a simulation spec's TOML)."),
+    ] = None,
+    spec_opt: Annotated[
+        Path | None, typer.Option("--spec", "-s", help="The same, as an option (alias).")
+    ] = None,
     policy: Annotated[
         str | None,
         typer.Option("--policy", help="The policy (default: the spec's).", show_default=False),
@@ -70,6 +74,7 @@ def serve(
     plugin: PluginOption = None,
 ) -> None:
     """Serve a policy as an online scheduler over HTTP/JSON (docs/online.md)."""
+    spec = spec_argument(spec_arg, spec_opt)
     require_service_stack("serve")
     import uvicorn
 
