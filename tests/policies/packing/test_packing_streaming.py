@@ -1,0 +1,99 @@
+"""BF-J, BF-S, BF-J/S, VQS and VQS-BF are per-slot policies (decision 0013): memory bounded by the
+jobs present, and the same run whatever the slots (issue 33 item 4).
+
+Truths used: a run must not depend on the engine's block size or slot count (reused slots must
+keep arrival order: ties by arrival number, never by slot); BF-J's arrival-ordered ring may be
+given up (a queue spanning more arrivals than the ring) and rebuilt without changing one pick;
+the engine's slots follow the peak number of jobs present, not the run length (the slot count
+doubles only when every slot is taken, so it stays below twice that peak)."""
+
+from __future__ import annotations
+
+import pytest
+
+import schedlab.policies.packing.best_fit as best_fit
+from schedlab.engine import constants as K
+from schedlab.model.compile import compile_model
+from schedlab.simulation.simulate import as_spec, prepare, run_loop, run_model
+from tests.helpers.block_sizes import same_run_for_any_block
+
+POLICIES = [
+    ("bf-j", {}),
+    ("bf-s", {}),
+    ("bf-js", {}),
+    ("bf-js", {"stalling": True}),
+    ("vqs", {}),
+    ("vqs-bf", {"stalling": True}),
+]
+
+
+def packing(policy: str, params: dict, arrivals: int, load: float = 0.85, resources: int = 1):
+    """Two job classes on four servers (two resources: named capacities, ``multi_resource``
+    from ``params``)."""
+
+    def demand(low: float, high: float):
+        law = {"dist": "uniform", "low": low, "high": high}
+        return law if resources == 1 else {"cpu": law, "mem": {**law, "low": low / 2}}
+
+    return compile_model(
+        as_spec(
+            {
+                "cluster": {
+                    "servers": 4,
+                    "capacity": 1.0 if resources == 1 else {"cpu": 1.0, "mem": 1.0},
+                },
+                "workload": {
+                    "load": load,
+                    "classes": [
+                        {
+                            "probability": 0.7,
+                            "demand": demand(0.05, 0.3),
+                            "duration": {"dist": "exponential", "mean": 1.0},
+                        },
+                        {
+                            "probability": 0.3,
+                            "demand": demand(0.4, 0.9),
+                            "duration": {"dist": "hyperexponential", "mean": 1.0, "scv": 4.0},
+                        },
+                    ],
+                },
+                "policy": {"name": policy, **params},
+                "run": {"arrivals": arrivals, "seed": 3, "jobs": True},
+            }
+        )
+    )
+
+
+@pytest.mark.parametrize(("policy", "params"), POLICIES, ids=[f"{p}{q}" for p, q in POLICIES])
+def test_the_same_run_for_any_block_and_slot_count(policy, params):
+    assert not packing(policy, params, 10).policy.whole_run
+    same_run_for_any_block(packing(policy, params, 1500))
+
+
+def test_two_resource_dot_mode_is_the_same_for_any_block_and_slot_count():
+    for mode in ("bf-j", "bf-s"):
+        same_run_for_any_block(packing(mode, {"multi_resource": "dot"}, 800, resources=2))
+
+
+def test_bf_j_ring_given_up_and_rebuilt_changes_no_pick(monkeypatch):
+    """A ring of 4 arrivals is given up at almost every decision of a loaded BF-J run (its queue
+    walked instead) and rebuilt whenever the queue spans fewer than 2 arrivals: the run equals
+    the one with the full-size ring (RING = 2^16 never overflows here)."""
+    model = packing("bf-j", {}, 3000, load=0.95)
+    full = run_model(model, slots=4)
+    monkeypatch.setattr(best_fit, "RING", 4)
+    small = run_model(model, slots=4)
+    assert small.jobs.equals(full.jobs)
+    assert small.to_dict()["metrics"] == full.to_dict()["metrics"]
+
+
+@pytest.mark.parametrize("policy", ["bf-j", "vqs", "vqs-bf"])
+def test_memory_follows_the_jobs_present_not_the_run_length(policy):
+    """20,000 arrivals at load 0.7: the engine's slots and the policy's per-job arrays stay below
+    twice the peak number of jobs present (at most a few hundred), far below the run length."""
+    run = prepare(packing(policy, {}, 20_000, load=0.7), slots=2)
+    run_loop(run)
+    peak = int(run.st.ctr[K.PEAK_SLOTS])
+    slots = run.st.status.shape[0]
+    assert 0 < peak < 2_000 and slots < 2 * peak
+    assert run.ps.x.shape[0] == slots
