@@ -9,11 +9,16 @@ doubles only when every slot is taken, so it stays below twice that peak)."""
 
 from __future__ import annotations
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 import schedlab.policies.packing.best_fit as best_fit
+import schedlab.workloads.trace_table as trace_table
 from schedlab.engine import constants as K
 from schedlab.model.compile import compile_model
+from schedlab.policies.packing.indexes import population_bounds
 from schedlab.simulation.simulate import as_spec, prepare, run_loop, run_model
 from tests.helpers.block_sizes import same_run_for_any_block
 
@@ -97,3 +102,44 @@ def test_memory_follows_the_jobs_present_not_the_run_length(policy):
     slots = run.st.status.shape[0]
     assert 0 < peak < 2_000 and slots < 2 * peak
     assert run.ps.x.shape[0] == slots
+
+
+def trace_model(tmp_path, policy: str, n: int = 3000):
+    """A replayed packing trace: sizes 0.25 (a third of the jobs) or 0.02..0.9 on a 0.001 grid,
+    the smallest (0.01) at an odd arrival number."""
+    rng = np.random.default_rng(5)
+    demand = np.where(rng.random(n) < 0.3, 0.25, np.round(rng.uniform(0.02, 0.9, n), 3))
+    demand[101] = 0.01
+    arrival = np.cumsum(rng.exponential(1.0 / 9.0, n))
+    table = pa.table({"arrival": arrival, "duration": rng.exponential(1.0, n), "demand": demand})
+    path = tmp_path / "trace.parquet"
+    pq.write_table(table, path)
+    spec = {
+        "cluster": {"servers": 5, "capacity": 1.0},
+        "workload": {"arrivals": {"process": "trace", "path": str(path)}},
+        "model": {"family": "packing"},
+        "policy": {"name": policy},
+        "run": {"jobs": True, "allow_unstable": True},
+    }
+    return compile_model(as_spec(spec)), demand
+
+
+def test_a_trace_s_sizes_are_read_in_one_pass_in_bounded_memory(tmp_path, monkeypatch):
+    """Read in batches of 100 rows: with every size kept, the buckets are population_bounds over
+    all sizes (the whole-run definition) and the smallest size is exact; with at most 100 kept
+    (every 32nd job), the smallest is still exact (it is not sampled) and the buckets still
+    ordered. Only speed depends on the buckets: VQS-BF (J = "auto" from the smallest size) runs
+    the same with either."""
+    monkeypatch.setattr(trace_table, "BATCH_ROWS", 100)
+    model, demand = trace_model(tmp_path, "vqs-bf")
+    context = model.context
+    whole = best_fit.trace_sizes(context.trace, context.capacity)
+    assert whole.smallest == 0.01
+    np.testing.assert_array_equal(whole.bounds, population_bounds(demand))
+    full = run_model(model)
+    monkeypatch.setattr(best_fit, "SAMPLE", 100)
+    sampled = best_fit.trace_sizes(context.trace, context.capacity)
+    assert sampled.smallest == 0.01
+    assert sampled.bounds.size < whole.bounds.size
+    assert np.all(np.diff(sampled.bounds) > 0) and sampled.bounds[-1] == np.inf
+    assert run_model(model).jobs.equals(full.jobs)

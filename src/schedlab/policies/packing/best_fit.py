@@ -53,6 +53,7 @@ Inferred details (the paper leaves them open):
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 import numpy as np
@@ -82,6 +83,7 @@ from schedlab.policy_api import (
     PolicyState,
     SpecError,
     StateField,
+    TraceView,
     activate,
     engine_sizes,
     first_waiting,
@@ -102,6 +104,7 @@ MODES = {"bf-js": 0, "bf-j": 1, "bf-s": 2}
 MODE_JS, MODE_J, MODE_S = 0, 1, 2
 JOB_BUCKETS = 4096
 RING = 1 << 16  # BF-J's arrival-ordered ring: waiting jobs at most this many arrivals apart
+SAMPLE = 1 << 20  # most trace job sizes kept to place the size buckets
 
 
 class BestFitConfig(PolicyConfig):
@@ -522,14 +525,47 @@ def scalar_sizes(demand: np.ndarray, capacity: np.ndarray) -> tuple[np.ndarray, 
     return (demand / top).max(axis=1), (capacity / top).min(axis=1), True
 
 
+@dataclass(frozen=True)
+class TraceSizes:
+    """The scalar job sizes of a replayed trace, read in one pass batch by batch: ``smallest``
+    (None without jobs; VQS's J = "auto") and ``bounds``, the size index's buckets:
+    :func:`population_bounds` over every ``stride``-th job (stride doubled while more than
+    ``SAMPLE`` are kept), each sampled size standing for ``stride`` jobs."""
+
+    smallest: float | None
+    bounds: np.ndarray
+
+
+def trace_sizes(trace: TraceView, capacity: np.ndarray) -> TraceSizes:
+    """One streaming pass over the trace's demand rows (memory: a batch and the sample)."""
+    parts: list[np.ndarray] = []
+    kept = seen = 0
+    stride = 1
+    smallest = None
+    for demand in trace.demand_batches():
+        x, _, _ = scalar_sizes(demand, capacity)
+        if x.size:
+            low = float(x.min())
+            smallest = low if smallest is None else min(smallest, low)
+        part = x[(-seen) % stride :: stride]  # the jobs whose number is a multiple of stride
+        parts.append(part)
+        kept += part.size
+        seen += x.size
+        while kept > SAMPLE:
+            parts = [np.concatenate(parts)[::2]]
+            kept = parts[0].size
+            stride *= 2
+    sample = np.concatenate(parts) if parts else np.zeros(0)
+    return TraceSizes(smallest, population_bounds(sample, per_bucket=max(1, 32 // stride)))
+
+
 def job_bounds(context: PolicyContext) -> np.ndarray | None:
     """Bucket boundaries of the job size index: from a replayed trace's job sizes
-    (:func:`population_bounds`), else None (equal-width buckets; a law's sizes spread out). Only
+    (:func:`trace_sizes`), else None (equal-width buckets; a law's sizes spread out). Only
     speed depends on them (indexes.py)."""
     if context.trace is None:
         return None
-    x, _, _ = scalar_sizes(context.trace.replayed_demand(), context.capacity)
-    return population_bounds(x)
+    return trace_sizes(context.trace, context.capacity).bounds
 
 
 def init(st: Any, context: PolicyContext, config: BestFitConfig) -> Any:

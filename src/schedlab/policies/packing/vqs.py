@@ -60,7 +60,13 @@ import numpy as np
 from pydantic import Field
 
 from schedlab.optim.configurations import reduced_compact, universal_partition
-from schedlab.policies.packing.best_fit import JOB_BUCKETS, job_bounds, scalar_size, scalar_sizes
+from schedlab.policies.packing.best_fit import (
+    JOB_BUCKETS,
+    job_bounds,
+    scalar_size,
+    scalar_sizes,
+    trace_sizes,
+)
 from schedlab.policies.packing.indexes import (
     JOB_INDEX,
     NEG_INF,
@@ -572,14 +578,17 @@ def j_for_min_size(min_size: float, top: float) -> int:
     return int(min(MAX_J, max(2, math.ceil(math.log2(top / min_size) - 1e-12))))
 
 
-def resolve_j(context: PolicyContext, config: VqsConfig, x: np.ndarray | None = None) -> int:
-    """J of the run: the parameter, or (``auto``) from the smallest possible job size."""
+def resolve_j(context: PolicyContext, config: VqsConfig) -> int:
+    """J of the run: the parameter, or (``auto``) from the smallest possible job size: a
+    replayed trace's smallest job (one streaming pass), else the classes' laws."""
     if config.J != "auto":
         return int(config.J)
     _, cap, _ = scalar_sizes(np.ones((1, context.capacity.shape[1])), context.capacity)
     top = float(cap.max())
-    if x is not None and x.size:
-        return j_for_min_size(float(x.min()), top)
+    if context.trace is not None:
+        smallest = trace_sizes(context.trace, context.capacity).smallest
+        if smallest is not None:
+            return j_for_min_size(smallest, top)
     # the smallest scalar size the classes can produce
     lows = []
     caps_top = context.capacity.max(axis=0)
@@ -609,10 +618,7 @@ def _common(
     """Values and sizes shared by the VQS and VQS-BF states."""
     _, cap, mapped = scalar_sizes(st.demand[:0], st.capacity)
     classes = server_classes(cap)
-    x = None
-    if context.trace is not None and config.J == "auto":  # the smallest job of the trace
-        x, _, _ = scalar_sizes(context.trace.replayed_demand(), context.capacity)
-    J = resolve_j(context, config, x)  # checked by check()
+    J = resolve_j(context, config)  # checked by check()
     top = float(cap.max())
     part = universal_partition(J)
     lo_abs = top * part.lower
@@ -701,10 +707,7 @@ def check(context: PolicyContext, config: VqsConfig) -> None:
         )
     _, cap, _ = scalar_sizes(np.ones((1, context.capacity.shape[1])), context.capacity)
     classes = server_classes(cap)
-    x = None
-    if context.trace is not None:  # J = "auto" follows the smallest job of the run
-        x, _, _ = scalar_sizes(context.trace.replayed_demand(), context.capacity)
-    J = resolve_j(context, config, x)
+    J = resolve_j(context, config)
     if J - int(classes.max()) < 2:
         raise SpecError(
             f"J = {J} is too small for servers {2 ** int(classes.max())} times smaller than the "
