@@ -1,8 +1,9 @@
 """BF-J, BF-S, BF-J/S, VQS and VQS-BF are per-slot policies (decision 0013): memory bounded by the
 jobs present, and the same run whatever the slots (issue 33 item 4).
 
-Truths used: a run must not depend on the engine's block size or slot count (reused slots must
-keep arrival order: ties by arrival number, never by slot); BF-J's arrival-ordered ring may be
+Truths used: a run must not depend on the engine's block size or slot count; among jobs of equal
+size the oldest starts first (psychas2019 §IV-A's ties, BF-J's arrival order), whatever slots
+they occupy (ties by arrival number, never by slot); BF-J's arrival-ordered ring may be
 given up (a queue spanning more arrivals than the ring) and rebuilt without changing one pick;
 the engine's slots follow the peak number of jobs present, not the run length (the slot count
 doubles only when every slot is taken, so it stays below twice that peak)."""
@@ -17,7 +18,7 @@ import pytest
 import schedlab.policies.packing.best_fit as best_fit
 import schedlab.workloads.trace_table as trace_table
 from schedlab.engine import constants as K
-from schedlab.model.compile import compile_model
+from schedlab.model.compile import CompiledModel, compile_model
 from schedlab.policies.packing.indexes import population_bounds
 from schedlab.simulation.simulate import as_spec, prepare, run_loop, run_model
 from tests.helpers.block_sizes import same_run_for_any_block
@@ -32,14 +33,31 @@ POLICIES = [
 ]
 
 
-def packing(policy: str, params: dict, arrivals: int, load: float = 0.85, resources: int = 1):
-    """Two job classes on four servers (two resources: named capacities, ``multi_resource``
-    from ``params``)."""
+def packing(
+    policy: str, params: dict, arrivals: int, load: float = 0.85, resources: int = 1
+) -> CompiledModel:
+    """Two job classes on four servers: sizes uniform on a range, or (two resources: named
+    capacities, ``multi_resource`` from ``params``) a range per resource."""
 
     def demand(low: float, high: float):
         law = {"dist": "uniform", "low": low, "high": high}
         return law if resources == 1 else {"cpu": law, "mem": {**law, "low": low / 2}}
 
+    return compiled(policy, params, arrivals, load, demand(0.05, 0.3), demand(0.4, 0.9))
+
+
+def tied(policy: str, params: dict, arrivals: int) -> CompiledModel:
+    """Sizes on a coarse grid: many waiting jobs of equal size, whose ties only arrival order
+    breaks."""
+    small = {"dist": "discrete", "values": [0.1, 0.2, 0.3]}
+    large = {"dist": "discrete", "values": [0.5, 0.7]}
+    return compiled(policy, params, arrivals, 0.9, small, large)
+
+
+def compiled(policy: str, params: dict, arrivals: int, load: float, small, large):
+    """Four servers, a class of small jobs (70%) and one of large jobs with variable durations;
+    sizes by resource name (a mapping of laws) give two resources."""
+    resources = 1 if "dist" in small else 2
     return compile_model(
         as_spec(
             {
@@ -52,12 +70,12 @@ def packing(policy: str, params: dict, arrivals: int, load: float = 0.85, resour
                     "classes": [
                         {
                             "probability": 0.7,
-                            "demand": demand(0.05, 0.3),
+                            "demand": small,
                             "duration": {"dist": "exponential", "mean": 1.0},
                         },
                         {
                             "probability": 0.3,
-                            "demand": demand(0.4, 0.9),
+                            "demand": large,
                             "duration": {"dist": "hyperexponential", "mean": 1.0, "scv": 4.0},
                         },
                     ],
@@ -73,6 +91,19 @@ def packing(policy: str, params: dict, arrivals: int, load: float = 0.85, resour
 def test_the_same_run_for_any_block_and_slot_count(policy, params):
     assert not packing(policy, params, 10).policy.whole_run
     same_run_for_any_block(packing(policy, params, 1500))
+    same_run_for_any_block(tied(policy, params, 1500))
+
+
+@pytest.mark.parametrize("policy", ["bf-j", "bf-s", "bf-js", "vqs-bf"])
+def test_jobs_of_equal_size_start_in_arrival_order(policy):
+    """psychas2019 §IV-A (ties: the oldest of equally large jobs, inferred) and BF-J's arrival
+    order: a job never starts before an older waiting job of the same size, whatever slots the
+    two occupy (slots are reused from the second job on)."""
+    result = run_model(tied(policy, {}, 3000), slots=2)
+    jobs = result.jobs.sort_by("job").to_pydict()
+    size, start = np.array(jobs["demand[resource]"]), np.array(jobs["start"])
+    for value in np.unique(size):
+        assert np.all(np.diff(start[size == value]) >= 0), value
 
 
 def test_two_resource_dot_mode_is_the_same_for_any_block_and_slot_count():
