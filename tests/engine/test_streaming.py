@@ -10,6 +10,7 @@ order statistics.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -20,6 +21,8 @@ from schedlab.engine import sketch
 from schedlab.errors import SpecError
 from schedlab.model.compile import compile_model
 from schedlab.model.spec import parse_spec
+from schedlab.policies.contract import _REGISTRY
+from schedlab.policies.registry import get_policy
 from schedlab.simulation.generate import UNIT, generate_jobs
 from schedlab.simulation.simulate import prepare, run_loop, run_model
 from schedlab.streams import stream
@@ -197,14 +200,17 @@ def test_sketch_quantiles_within_the_stated_relative_error():
     assert np.array_equal(halves[0] + halves[1], counts)  # mergeable: sketches add
 
 
-def test_a_whole_run_policy_is_refused_a_run_larger_than_memory():
-    """BF-J/S still keeps the whole run (decision 0003 §4): 10^11 arrivals are refused in one line
-    at compile time, before anything is generated, naming the policy."""
+def test_a_whole_run_policy_is_refused_a_run_larger_than_memory(monkeypatch):
+    """BF-J/S no longer keeps the whole run (decision 0013): 10^11 arrivals at a stable load are
+    accepted. A policy that does (a plugin declaring ``whole_run``, decision 0003 §4) is refused
+    them in one line at compile time, before anything is generated, naming the policy."""
     spec = {
         **PACKING,
         "policy": {"name": "bf-js"},
         "run": {"arrivals": 10**11, "seed": 1, "max_hours": 10**6},
     }
+    assert _model(spec).spec.run.arrivals == 10**11
+    monkeypatch.setitem(_REGISTRY, "bf-js", replace(get_policy("bf-js"), whole_run=True))
     with pytest.raises(SpecError, match=r"run.arrivals: policy 'bf-js' keeps every job") as info:
         _model(spec)
     assert "\n" not in str(info.value)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import sys
+from dataclasses import replace
 
 import pytest
 
@@ -33,7 +34,6 @@ sys.path.remove(str(BENCHMARKS))
 ARRIVALS = 2500  # about 5,000 events (arrivals and completions) per policy
 CASES = registry_cases()
 ONLINE = [c for c in CASES if not get_policy(c[0]).whole_run]
-WHOLE_RUN = [c for c in CASES if get_policy(c[0]).whole_run]
 
 
 def model_of(base: dict, policy: str, params: dict, arrivals: int = ARRIVALS):
@@ -61,11 +61,21 @@ def test_online_actions_are_the_simulations(policy, base, params):
     assert_same_decisions(model_of(base, policy, params))
 
 
-@pytest.mark.parametrize("base", [PACKING_SLOTTED, PACKING_2R], ids=["slotted", "two-resources"])
-def test_slotted_time_and_two_resources(base):
+@pytest.mark.parametrize(
+    ("policy", "base"),
+    [
+        ("fifo-ff", PACKING_SLOTTED),
+        ("fifo-ff", PACKING_2R),
+        ("vqs-bf", PACKING_SLOTTED),
+        ("bf-j", PACKING_2R),
+    ],
+    ids=["slotted", "two-resources", "vqs-bf-slotted", "bf-j-two-resources"],
+)
+def test_slotted_time_and_two_resources(policy, base):
     """The decision grid of slotted time (decisions at whole slots, psychas2019 §II) and
-    resource vectors, beyond the registry's cases."""
-    assert_same_decisions(model_of(base, "fifo-ff", {}))
+    resource vectors (BF-J's dot-product score, psychas2019 §VIII), beyond the registry's
+    cases."""
+    assert_same_decisions(model_of(base, policy, {}))
 
 
 @pytest.mark.parametrize(
@@ -95,17 +105,23 @@ def test_advancing_the_clock_between_events_changes_no_decision(policy, base, ti
     assert between == timers
 
 
-@pytest.mark.parametrize(
-    ("policy", "base", "params"),
-    [(p, b, q) for p, _, b, q in WHOLE_RUN],
-    ids=[f"{p}/{f}" for p, f, _, _ in WHOLE_RUN],
-)
-def test_a_policy_that_reads_the_whole_run_is_refused_in_one_line(policy, base, params):
+def test_every_registered_policy_decides_online():
+    """No built-in policy reads the whole run any more (BF-J/S, VQS and VQS-BF are per slot,
+    decision 0013): every case of the registry is compared above."""
+    assert len(ONLINE) == len(CASES)
+    assert {"bf-j", "bf-s", "bf-js", "vqs", "vqs-bf"} <= {c[0] for c in ONLINE}
+
+
+def test_a_policy_that_reads_the_whole_run_is_refused_in_one_line():
+    """A plugin declaring ``whole_run`` (its state built from every job of the run) cannot
+    decide online."""
+    model = model_of(POOLED, "server-filling", {}, arrivals=50)
+    model = replace(model, policy=replace(model.policy, whole_run=True))
     with pytest.raises(SpecError) as refused:
-        Scheduler(model_of(base, policy, params))
+        Scheduler(model)
     line = str(refused.value)
     assert "\n" not in line
-    assert line.startswith(f"policy.name: policy '{policy}' cannot run online: it reads the whole")
+    assert line.startswith("policy.name: policy 'server-filling' cannot run online: it reads the")
 
 
 def test_a_replay_of_the_kth_sp2_log_with_easy_backfilling(tmp_path):

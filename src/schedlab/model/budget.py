@@ -15,8 +15,8 @@ memory after minutes; :func:`check_budget` refuses them with one line stating th
   run length, so its memory is ``BASE_BYTES`` (the interpreter, NumPy/Numba and the compiled
   code: 302 MB peak RSS measured by benchmarks/bench_memory.py at 10^5 to 10^8 arrivals) plus a
   bounded number of slots; a run at load rho >= 1 (run.allow_unstable, pooled and packing
-  families) accumulates about (1 - 1/rho) jobs per arrival. A ``whole_run`` policy (BF-J/S,
-  VQS: its state is built from every job of the run) holds every job: ``BYTES_PER_ARRIVAL``
+  families) accumulates about (1 - 1/rho) jobs per arrival. A ``whole_run`` policy (a plugin
+  whose state is built from every job of the run) holds every job: ``BYTES_PER_ARRIVAL``
   (engine slot 145 + job block 36 + the generated jobs 36 + policy arrays, rounded up) plus 16 per
   resource per arrival.
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import difflib
 import functools
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -99,6 +100,7 @@ class CompiledModel:
                 has_job_class=self.trace.has_job_class,
                 jobs_with_estimate=self.trace.n_estimates,
                 replayed_demand=functools.partial(replayed_demand, self),
+                demand_batches=functools.partial(replayed_demand_batches, self),
             )
         return PolicyContext(
             policy_name=self.policy.name,
@@ -140,9 +142,18 @@ class CompiledModel:
 
 def replayed_demand(model: CompiledModel) -> np.ndarray:
     """The demand rows of the trace jobs a run of ``model`` replays."""
+    return np.concatenate(list(replayed_demand_batches(model)))
+
+
+def replayed_demand_batches(model: CompiledModel) -> Iterator[np.ndarray]:
+    """The same rows, batch by batch as the table is read (memory: one batch)."""
     assert model.trace is not None
-    n = model.trace_jobs()
-    return np.concatenate([cols.demand for cols in model.trace.batches()])[:n]
+    left = model.trace_jobs()
+    for cols in model.trace.batches():
+        if left <= 0:
+            return
+        yield cols.demand[:left]
+        left -= cols.demand.shape[0]
 
 
 def _cluster(spec: SimulationSpec, family: Family) -> tuple[tuple[str, ...], np.ndarray]:

@@ -10,7 +10,7 @@ on is written here, typed, in one place.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -61,12 +61,14 @@ class TraceView:
     ``needs``: the distinct first-resource demands of its jobs (server needs, pooled family);
     ``has_job_class``: the table has a job_class column; ``replayed_demand()``: the demand rows
     (jobs x resources) of the jobs this run replays, read from the table on each call;
+    ``demand_batches()``: the same rows batch by batch (memory: one batch of the table);
     ``jobs_with_estimate``: how many of its jobs have a known requested time (the ``estimate``
     column, e.g. SWF field 9; the engine gives the others NaN)."""
 
     needs: np.ndarray
     has_job_class: bool
     replayed_demand: Callable[[], np.ndarray]
+    demand_batches: Callable[[], Iterator[np.ndarray]]
     jobs_with_estimate: int = 0
 
 

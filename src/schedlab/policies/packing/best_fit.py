@@ -18,7 +18,10 @@ servers with departures and newly arrived jobs can change anything. The policies
 only those, and give exactly the placements of the full scans, at a cost of O(log) per placement:
 waiting jobs are kept in a bucket index by size (largest that fits: BF-S), servers in a bucket index
 by residual capacity (tightest that fits: BF-J), plus segment trees over server index (BF-S's
-server order) and job arrival order (BF-J's job order). See ``indexes.py``.
+server order) and job arrival order (BF-J's job order: a ring over arrival numbers modulo
+``RING``; while the waiting jobs span more arrivals than that, BF-J walks the queue instead, with
+the same picks). See ``indexes.py``. The state is per job slot (memory bounded by the jobs
+present; docs/decisions/0013-per-slot-packing.md).
 
 Inferred details (the paper leaves them open):
 * ties: BF-S takes the oldest of equally large jobs; BF-J the lowest-indexed of equally tight
@@ -50,6 +53,7 @@ Inferred details (the paper leaves them open):
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 import numpy as np
@@ -68,7 +72,7 @@ from schedlab.policies.packing.indexes import (
     new_tree,
     next_pow2,
     population_bounds,
-    seg_first_ge,
+    ring_first_ge,
     seg_set,
 )
 from schedlab.policies.packing.sweep import SWEEP_FIELDS, departed_servers, next_server
@@ -79,6 +83,7 @@ from schedlab.policy_api import (
     PolicyState,
     SpecError,
     StateField,
+    TraceView,
     activate,
     engine_sizes,
     first_waiting,
@@ -98,6 +103,8 @@ from schedlab.policy_api import (
 MODES = {"bf-js": 0, "bf-j": 1, "bf-s": 2}
 MODE_JS, MODE_J, MODE_S = 0, 1, 2
 JOB_BUCKETS = 4096
+RING = 1 << 16  # BF-J's arrival-ordered ring: waiting jobs at most this many arrivals apart
+SAMPLE = 1 << 20  # most trace job sizes kept to place the size buckets
 
 
 class BestFitConfig(PolicyConfig):
@@ -121,15 +128,20 @@ STATE = PolicyState(
         StateField("jscale", "f8"),  # job size -> bucket (equal-width buckets)
         StateField("sscale", "f8"),  # residual capacity -> server bucket
         StateField("use_jtree", "b1"),  # BF-J keeps waiting jobs in a segment tree
+        StateField("ring_ok", "b1"),  # the ring holds every waiting job (else: walk the queue)
         # scalar sizes (psychas2019 §VII-B mapping for several resources)
-        StateField("x", "f8", "jobs"),  # job size
+        StateField("top", "f8", "resources"),  # C_r, the largest capacity of each resource
+        StateField("x", "f8", "jobs"),  # job size (set when it arrives)
         StateField("cap", "f8", "servers"),  # server capacity
         StateField("u", "f8", "servers"),  # used capacity
         StateField("res", "f8", "servers"),  # residual capacity (the server index's key)
         StateField("jix", JOB_INDEX, "jobs"),  # waiting jobs by size
         StateField("six", SERVER_INDEX),  # active servers by residual capacity
+        StateField("sid", "i8", "servers"),  # server index (ties in the residual index)
         StateField("s_tree", "f8", "server_tree"),  # residual capacity over server index
-        StateField("j_tree", "f8", "job_tree"),  # -size of waiting jobs over arrival order
+        # -size of waiting jobs over arrival number mod the ring size, and their slots
+        StateField("j_tree", "f8", "job_tree"),
+        StateField("ring_job", "i4", "ring"),
         *SWEEP_FIELDS,  # decision epochs
         StateField("n_stalled", "i8"),
     ],
@@ -147,7 +159,7 @@ def _server_key(ps, s, active):
         if r < 0.0:
             r = 0.0
         ps.res[s] = r
-        ix_insert(ps.six, ps.res, ps.sscale, s, False)
+        ix_insert(ps.six, ps.res, ps.sid, ps.sscale, s, False)
         seg_set(ps.s_tree, s, r)
     else:
         seg_set(ps.s_tree, s, NEG_INF)
@@ -158,8 +170,8 @@ def _start_scalar(st, ps, j, s):
     if not start(st, j, s, 1.0):
         return False
     ix_remove(ps.jix, j)
-    if ps.use_jtree:
-        seg_set(ps.j_tree, j, NEG_INF)
+    if ps.use_jtree and ps.ring_ok:
+        seg_set(ps.j_tree, st.seq[j] & (ps.ring_job.shape[0] - 1), NEG_INF)
     ps.u[s] += ps.x[j]
     _server_key(ps, s, True)
     return True
@@ -219,14 +231,14 @@ def _best_server_dot(st, j, servers, n_servers):
 
 
 @kernel(wraparound=False)
-def _fill_dot(st, s, lo, hi):
-    """BF-S (dot score) on server s over waiting jobs: the whole queue when lo < 0, else only jobs
-    lo..hi-1. Returns jobs placed."""
+def _fill_dot(st, s, new_only):
+    """BF-S (dot score) on server s over waiting jobs: the whole queue, or (``new_only``) only the
+    arrivals since the last decision. Returns jobs placed."""
     n = 0
     while True:
         best = -1
         best_score = NEG_INF
-        if lo < 0:
+        if not new_only:
             j = first_waiting(st)
             while j != -1:
                 if fits(st, j, s, 1.0):
@@ -236,7 +248,8 @@ def _fill_dot(st, s, lo, hi):
                         best = j
                 j = st.q_next[j]
         else:
-            for j in range(lo, hi):
+            for i in range(n_arrived_new(st)):
+                j = st.arrived_buf[i]
                 if is_waiting(st, j) and fits(st, j, s, 1.0):
                     sc = dot_score(st, j, s)
                     if sc > best_score:
@@ -256,6 +269,92 @@ def _fits_empty(st, j, s):
     return True
 
 
+# ------------------------------------------------------------------------------ BF-J's ring
+
+
+@kernel(wraparound=False)
+def scalar_size(st, top, j):
+    """Job j's scalar size (:func:`scalar_sizes`, one job): its demand with one resource, else
+    max_r demand_r / C_r."""
+    if top.shape[0] == 1:
+        return st.demand[j, 0]
+    m = st.demand[j, 0] / top[0]
+    for r in range(1, top.shape[0]):
+        v = st.demand[j, r] / top[r]
+        if v > m:
+            m = v
+    return m
+
+
+@kernel(wraparound=False)
+def _ring_put(st, ps, j):
+    """Waiting job j into BF-J's ring (leaf = arrival number mod P); the ring is given up when
+    the waiting jobs span P arrivals or more (the queue is walked until it is rebuilt)."""
+    if not ps.ring_ok:
+        return
+    p = ps.ring_job.shape[0]
+    if st.seq[j] - st.seq[first_waiting(st)] >= p:
+        ps.ring_ok = False
+        return
+    k = st.seq[j] & (p - 1)
+    ps.ring_job[k] = j
+    seg_set(ps.j_tree, k, -ps.x[j])
+
+
+@kernel(wraparound=False)
+def _ring_rebuild(st, ps):
+    """Refill the ring from the waiting queue once its jobs span less than P/2 arrivals (a ring
+    given up is then rebuilt at most once per P/2 arrivals)."""
+    p = ps.ring_job.shape[0]
+    j = first_waiting(st)
+    if j != -1 and n_arrived(st) - st.seq[j] >= p // 2:
+        return
+    tree = ps.j_tree
+    tree[:] = NEG_INF
+    while j != -1:
+        k = st.seq[j] & (p - 1)
+        ps.ring_job[k] = j
+        tree[p + k] = -ps.x[j]
+        j = st.q_next[j]
+    for k in range(p - 1, 0, -1):
+        a = tree[2 * k]
+        b = tree[2 * k + 1]
+        tree[k] = a if a >= b else b
+    ps.ring_ok = True
+
+
+@kernel(wraparound=False)
+def _bf_j_all(st, ps):
+    """BF-J over every waiting job in arrival order, skipping those larger than the roomiest
+    server (scalar sizes): by the ring when it holds them, else by walking the queue."""
+    if ps.ring_ok:
+        j = first_waiting(st)
+        if j == -1:
+            return
+        lo = st.seq[j]
+        nxt = lo
+        while True:
+            top = ix_max_item(ps.six)
+            if top < 0:
+                break
+            k = ring_first_ge(ps.j_tree, lo, nxt, -(ps.res[top] + ps.eps))
+            if k < 0:
+                break
+            j = ps.ring_job[k]
+            _place_scalar(st, ps, j)
+            nxt = st.seq[j] + 1
+        return
+    j = first_waiting(st)
+    while j != -1:
+        nxt_j = st.q_next[j]
+        top = ix_max_item(ps.six)
+        if top < 0:
+            break
+        if -ps.x[j] >= -(ps.res[top] + ps.eps):
+            _place_scalar(st, ps, j)
+        j = nxt_j
+
+
 # ------------------------------------------------------------------------------------ decide
 
 
@@ -265,18 +364,23 @@ def decide(st, ps):
     dot = ps.dot
     x = ps.x
     u = ps.u
-    # arrivals since the last decision are the contiguous ids a0..a1-1 while job ids are
-    # arrival indices (seq[j] == j); engine v2's slot reuse needs the arrived_buf form
-    a0 = n_arrived(st) - n_arrived_new(st)
-    a1 = n_arrived(st)
+    # arrivals since the last decision: st.arrived_buf[:n_new] in arrival order, with arrival
+    # numbers a0..n_arrived(st)-1
+    n_new = n_arrived_new(st)
+    a0 = n_arrived(st) - n_new
+    arrived = st.arrived_buf
 
-    # new arrivals join the size index (scalar mode)
+    # new arrivals get their size and join the size index (scalar mode)
     if not dot:
-        for j in range(a0, a1):
+        if ps.use_jtree and not ps.ring_ok:
+            _ring_rebuild(st, ps)
+        for i in range(n_new):
+            j = arrived[i]
+            x[j] = scalar_size(st, ps.top, j)
             if is_waiting(st, j):
-                ix_insert(ps.jix, x, ps.jscale, j, True)
+                ix_insert(ps.jix, x, st.seq, ps.jscale, j, True)
                 if ps.use_jtree:
-                    seg_set(ps.j_tree, j, -x[j])
+                    _ring_put(st, ps, j)
 
     # departures: release capacity, collect the servers that had them, activate empty stalled ones
     if not dot:
@@ -302,10 +406,11 @@ def decide(st, ps):
             s = dirty[k]
             if st.stalled[s] == 0:
                 if dot:
-                    _fill_dot(st, s, -1, -1)
+                    _fill_dot(st, s, False)
                 else:
                     _fill_scalar(st, ps, s)
-        for j in range(a0, a1):
+        for i in range(n_new):
+            j = arrived[i]
             if is_waiting(st, j):
                 if dot:
                     s = _best_server_dot(st, j, dirty, -1)
@@ -318,38 +423,31 @@ def decide(st, ps):
             # old jobs can only fit servers that had departures; new jobs anywhere
             if nd > 0:
                 j = first_waiting(st)
-                while j != -1 and j < a0:
+                while j != -1 and st.seq[j] < a0:
                     nxt = st.q_next[j]
                     s = _best_server_dot(st, j, dirty, nd)
                     if s >= 0:
                         start(st, j, s, 1.0)
                     j = nxt
-            for j in range(a0, a1):
+            for i in range(n_new):
+                j = arrived[i]
                 if is_waiting(st, j):
                     s = _best_server_dot(st, j, dirty, -1)
                     if s >= 0:
                         start(st, j, s, 1.0)
         elif nd > 0:
-            # every waiting job in arrival order; skip those larger than the roomiest server
-            prev = -1
-            while True:
-                top = ix_max_item(ps.six)
-                if top < 0:
-                    break
-                j = seg_first_ge(ps.j_tree, prev + 1, -(ps.res[top] + ps.eps))
-                if j < 0:
-                    break
-                _place_scalar(st, ps, j)
-                prev = j
+            _bf_j_all(st, ps)
         else:
-            for j in range(a0, a1):
+            for i in range(n_new):
+                j = arrived[i]
                 if is_waiting(st, j):
                     _place_scalar(st, ps, j)
     else:
         # BF-S: servers in index order; those without departures can only take new arrivals
         n_srv = st.capacity.shape[0]
         thr_new = np.inf
-        for j in range(a0, a1):
+        for i in range(n_new):
+            j = arrived[i]
             if is_waiting(st, j):
                 if dot:
                     thr_new = 0.0
@@ -362,13 +460,11 @@ def decide(st, ps):
             if s >= n_srv:
                 break
             if st.stalled[s] == 0:
-                if dot:
-                    placed = _fill_dot(st, s, -1 if is_dirty else a0, a1)
-                else:
-                    placed = _fill_scalar(st, ps, s)
+                placed = _fill_dot(st, s, not is_dirty) if dot else _fill_scalar(st, ps, s)
                 if placed == 0 and not is_dirty and not dot:
                     thr_new = np.inf  # tighten: the smallest new job still waiting
-                    for j in range(a0, a1):
+                    for i in range(n_new):
+                        j = arrived[i]
                         if is_waiting(st, j) and x[j] - ps.eps < thr_new:
                             thr_new = x[j] - ps.eps
             cur = s
@@ -429,6 +525,49 @@ def scalar_sizes(demand: np.ndarray, capacity: np.ndarray) -> tuple[np.ndarray, 
     return (demand / top).max(axis=1), (capacity / top).min(axis=1), True
 
 
+@dataclass(frozen=True)
+class TraceSizes:
+    """The scalar job sizes of a replayed trace, read in one pass batch by batch: ``smallest``
+    (None without jobs; VQS's J = "auto") and ``bounds``, the size index's buckets:
+    :func:`population_bounds` over every ``stride``-th job (stride doubled while more than
+    ``SAMPLE`` are kept), each sampled size standing for ``stride`` jobs."""
+
+    smallest: float | None
+    bounds: np.ndarray
+
+
+def trace_sizes(trace: TraceView, capacity: np.ndarray) -> TraceSizes:
+    """One streaming pass over the trace's demand rows (memory: a batch and the sample)."""
+    parts: list[np.ndarray] = []
+    kept = seen = 0
+    stride = 1
+    smallest = None
+    for demand in trace.demand_batches():
+        x, _, _ = scalar_sizes(demand, capacity)
+        if x.size:
+            low = float(x.min())
+            smallest = low if smallest is None else min(smallest, low)
+        part = x[(-seen) % stride :: stride]  # the jobs whose number is a multiple of stride
+        parts.append(part)
+        kept += part.size
+        seen += x.size
+        while kept > SAMPLE:
+            parts = [np.concatenate(parts)[::2]]
+            kept = parts[0].size
+            stride *= 2
+    sample = np.concatenate(parts) if parts else np.zeros(0)
+    return TraceSizes(smallest, population_bounds(sample, per_bucket=max(1, 32 // stride)))
+
+
+def job_bounds(context: PolicyContext) -> np.ndarray | None:
+    """Bucket boundaries of the job size index: from a replayed trace's job sizes
+    (:func:`trace_sizes`), else None (equal-width buckets; a law's sizes spread out). Only
+    speed depends on them (indexes.py)."""
+    if context.trace is None:
+        return None
+    return trace_sizes(context.trace, context.capacity).bounds
+
+
 def init(st: Any, context: PolicyContext, config: BestFitConfig) -> Any:
     n_jobs = st.arrival.shape[0]
     n_srv = st.capacity.shape[0]
@@ -436,23 +575,20 @@ def init(st: Any, context: PolicyContext, config: BestFitConfig) -> Any:
     dot = n_res > 1 and config.multi_resource == "dot"
     mode = MODES[config.mode]
     if dot:
-        x = np.zeros(n_jobs)
         cap = np.zeros(n_srv)
         eps = 0.0
     else:
-        x, cap, mapped = scalar_sizes(st.demand, st.capacity)
+        _, cap, mapped = scalar_sizes(st.demand[:0], st.capacity)
         eps = 0.25e-9 if mapped else 0.5 * float(tolerance(st))
     xmax = float(cap.max()) if not dot else 1.0
     s_buckets = min(JOB_BUCKETS, next_pow2(2 * n_srv))
     use_jt = mode == MODE_J and not dot
-    j_tree, _ = new_tree(n_jobs if use_jt else 1)
+    ring = RING if use_jt else 1
+    j_tree = np.full(2 * ring, NEG_INF)
     s_tree, _ = new_tree(n_srv)
-    jix = (
-        new_index(JOB_INDEX, n_jobs, JOB_BUCKETS)
-        if dot
-        else new_index(JOB_INDEX, n_jobs, 0, population_bounds(x))
-    )
-    sizes = engine_sizes(st, server_tree=s_tree.shape[0], job_tree=j_tree.shape[0])
+    bounds = None if dot else job_bounds(context)
+    jix = new_index(JOB_INDEX, n_jobs, JOB_BUCKETS if bounds is None else 0, bounds)
+    sizes = engine_sizes(st, server_tree=s_tree.shape[0], job_tree=j_tree.shape[0], ring=ring)
     ps = STATE.allocate(
         sizes,
         {
@@ -464,11 +600,13 @@ def init(st: Any, context: PolicyContext, config: BestFitConfig) -> Any:
             "jscale": JOB_BUCKETS / xmax,
             "sscale": s_buckets / xmax,
             "use_jtree": use_jt,
-            "x": x,
+            "ring_ok": True,
+            "top": st.capacity.max(axis=0).astype(float),
             "cap": cap,
             "res": cap,
             "jix": jix,
             "six": new_index(SERVER_INDEX, n_srv, s_buckets),
+            "sid": np.arange(n_srv, dtype=np.int64),
             "s_tree": s_tree,
             "j_tree": j_tree,
         },
@@ -501,9 +639,6 @@ _COMMON = {
     "preemptive": False,
     "size_knowledge": "none",
     "migrates": False,
-    # job ids are arrival numbers (a0..a1, the arrival-ordered job tree) and the size buckets
-    # come from every job of the run: the whole run is held (docs/decisions/0003 §4)
-    "whole_run": True,
 }
 
 register(

@@ -5,21 +5,26 @@ server with the least residual capacity that fits job j" (BF-J). Both are thresh
 set of keyed items that changes by single insertions and removals:
 
 * a **bucket index**: items (jobs keyed by size, or servers keyed by residual capacity) in NB
-  buckets, each bucket a doubly linked list kept sorted (by key, ties by item id), plus a segment
-  tree over bucket counts to jump to the nearest non-empty bucket. Queries and updates cost
-  O(log NB) plus a scan of one bucket. Buckets are either of equal key width (servers) or given by
-  boundaries (jobs: :func:`population_bounds` splits the run's job sizes into buckets that each
-  receive at most a few dozen jobs over the whole run, or hold a single size value, so a bucket
-  scan is short whatever the size distribution — a trace's sizes crowd into a narrow range);
+  buckets, each bucket a doubly linked list kept sorted (by key, ties by arrival number or
+  index), plus a segment tree over bucket counts to jump to the nearest non-empty bucket.
+  Queries and updates cost O(log NB) plus a scan of one bucket. Buckets are either of equal key
+  width (servers, and jobs of a synthetic workload) or given by boundaries (jobs of a trace:
+  :func:`population_bounds` splits the trace's job sizes into buckets that each receive at most
+  a few dozen jobs over the whole run, or hold a single size value, so a bucket scan is short
+  whatever the size distribution — a trace's sizes crowd into a narrow range);
 * a **max segment tree** over item ids, for "the first item (in index or arrival order) whose key
   reaches a threshold" (servers in index order for BF-S; waiting jobs in arrival order, keyed by
-  minus their size, for BF-J).
+  minus their size, for BF-J: a ring over arrival numbers, :func:`ring_first_ge`).
 
 An index is a nested policy state (:func:`bucket_index`) with named arrays ``nxt``, ``prv``,
 ``bucket`` (per item), ``head``, ``tail`` (per bucket), ``counts`` (segment tree of bucket counts)
 and ``bounds`` (empty for equal-width buckets); keys live in a separate array owned by the caller.
 ``descending`` orders a bucket by decreasing key (jobs: the largest first), otherwise by
-increasing key (servers: the tightest first); ties by item id (jobs: the oldest first).
+increasing key (servers: the tightest first); ties by an order array the caller gives (jobs: their
+arrival numbers, the oldest first, whatever slot they occupy; servers: their index).
+
+Buckets only decide where a search starts: the item a query returns is the same for any
+non-decreasing bucketing, so the job boundaries are a matter of speed, never of results.
 """
 
 from __future__ import annotations
@@ -177,6 +182,24 @@ def seg_last_ge(tree, hi, thr):
         k -= 1
 
 
+@kernel(wraparound=False)
+def ring_first_ge(tree, lo, start, thr):
+    """A segment tree used as a ring over arrival numbers (leaf = number mod P) whose items all
+    have numbers in [lo, lo + P): the leaf of the first item in arrival order with number >=
+    ``start`` (lo <= start) whose value is >= thr, or -1. The search wraps at leaf P - 1."""
+    p = tree.shape[0] >> 1
+    length = lo + p - start  # numbers start .. lo + P - 1
+    if length <= 0:
+        return -1
+    a = start & (p - 1)
+    k = seg_first_ge(tree, a, thr)
+    if k < 0 and a > 0:
+        k = seg_first_ge(tree, 0, thr)
+    if k < 0 or ((k - a) & (p - 1)) >= length:
+        return -1
+    return k
+
+
 # --------------------------------------------------------------------------- bucket index
 
 
@@ -193,23 +216,24 @@ def bucket_of(bounds, key, scale, n_buckets):
 
 
 @kernel(wraparound=False)
-def _before(keys, a, b, descending):
+def _before(keys, order, a, b, descending):
     ka = keys[a]
     kb = keys[b]
     if ka == kb:
-        return a < b
+        return order[a] < order[b]
     return ka > kb if descending else ka < kb
 
 
 @kernel(wraparound=False)
-def ix_insert(ix, keys, scale, i, descending):
-    """Insert item i with key keys[i]."""
+def ix_insert(ix, keys, order, scale, i, descending):
+    """Insert item i with key keys[i]; equal keys in increasing ``order`` (jobs: the engine's
+    arrival numbers ``st.seq``, so that reused slots keep arrival order; servers: their index)."""
     nxt, prv, bk, head, tail, counts = ix.nxt, ix.prv, ix.bucket, ix.head, ix.tail, ix.counts
     bounds = ix.bounds
     nb = head.shape[0]
     b = bucket_of(bounds, keys[i], scale, nb)
     p = tail[b]
-    while p != -1 and not _before(keys, p, i, descending):
+    while p != -1 and not _before(keys, order, p, i, descending):
         p = prv[p]
     list_insert_after(nxt, prv, head, tail, b, b, p, i)
     bk[i] = b
@@ -230,7 +254,7 @@ def ix_remove(ix, i):
 
 @kernel(wraparound=False)
 def ix_largest_le(ix, keys, scale, thr):
-    """Descending index: the item with the largest key <= thr (ties: smallest id), or -1."""
+    """Descending index: the item with the largest key <= thr (ties: smallest order), or -1."""
     nxt, head, tail, counts, bounds = ix.nxt, ix.head, ix.tail, ix.counts, ix.bounds
     nb = head.shape[0]
     b = bucket_of(bounds, thr, scale, nb)
@@ -250,7 +274,7 @@ def ix_largest_le(ix, keys, scale, thr):
 
 @kernel(wraparound=False)
 def ix_smallest_ge(ix, keys, scale, thr):
-    """Ascending index: the item with the smallest key >= thr (ties: smallest id), or -1."""
+    """Ascending index: the item with the smallest key >= thr (ties: smallest order), or -1."""
     nxt, head, tail, counts, bounds = ix.nxt, ix.head, ix.tail, ix.counts, ix.bounds
     nb = head.shape[0]
     b = bucket_of(bounds, thr, scale, nb)

@@ -60,7 +60,13 @@ import numpy as np
 from pydantic import Field
 
 from schedlab.optim.configurations import reduced_compact, universal_partition
-from schedlab.policies.packing.best_fit import JOB_BUCKETS, scalar_sizes
+from schedlab.policies.packing.best_fit import (
+    JOB_BUCKETS,
+    job_bounds,
+    scalar_size,
+    scalar_sizes,
+    trace_sizes,
+)
 from schedlab.policies.packing.indexes import (
     JOB_INDEX,
     NEG_INF,
@@ -69,7 +75,6 @@ from schedlab.policies.packing.indexes import (
     ix_remove,
     new_index,
     new_tree,
-    population_bounds,
     seg_first_ge,
     seg_set,
 )
@@ -87,7 +92,6 @@ from schedlab.policy_api import (
     kernel,
     list_append,
     list_remove,
-    n_arrived,
     n_arrived_new,
     n_completed_new,
     register,
@@ -119,8 +123,10 @@ def _common_fields() -> list[StateField]:
         StateField("stalling", "b1"),
         StateField("stall_beta", "f8"),
         StateField("max_stalled", "i8"),  # most servers stalled at once
-        StateField("x", "f8", "jobs"),  # scalar job size
-        StateField("typ", "i8", "jobs"),  # virtual queue of each job
+        StateField("top", "f8", "resources"),  # C_r, the largest capacity of each resource
+        StateField("lo_abs", "f8", "queues"),  # lower end of each I_j (absolute)
+        StateField("x", "f8", "jobs"),  # scalar job size (set when it arrives)
+        StateField("typ", "i8", "jobs"),  # virtual queue of each job (set when it arrives)
         StateField("q", "i8", "queues"),  # Q_j: jobs in virtual queue j
         StateField("cap", "f8", "servers"),
         StateField("cls", "i8", "servers"),  # a_l: capacity C / 2^a_l
@@ -140,7 +146,6 @@ VQS_STATE = PolicyState(
     [
         *_common_fields(),
         StateField("reserve", "f8", "servers"),  # room reserved for the VQ_1 job
-        StateField("lo_abs", "f8", "queues"),  # lower end of each I_j (absolute)
         # virtual queues: FIFO lists of jobs
         StateField("vq_nxt", "i4", "jobs", fill=-1),
         StateField("vq_prv", "i4", "jobs", fill=-1),
@@ -322,13 +327,29 @@ def _vqs_renew(ps, s):
 
 
 @kernel(wraparound=False)
+def _arrive(st, ps, j):
+    """Job j's scalar size and virtual queue (partition I, eq. (6)): the first I_t, in order,
+    whose lower end it exceeds, else VQ_{2J-1}."""
+    x = scalar_size(st, ps.top, j)
+    ps.x[j] = x
+    n = ps.lo_abs.shape[0]
+    t = n - 1
+    for k in range(n - 1):
+        if x > ps.lo_abs[k]:
+            t = k
+            break
+    ps.typ[j] = t
+
+
+@kernel(wraparound=False)
 def decide_vqs(st, ps):
-    # arrivals since the last decision are the contiguous ids a0..a1-1 while job ids are
-    # arrival indices (seq[j] == j); engine v2's slot reuse needs the arrived_buf form
-    a0 = n_arrived(st) - n_arrived_new(st)
-    a1 = n_arrived(st)
+    # arrivals since the last decision: st.arrived_buf[:n_new], in arrival order
+    n_new = n_arrived_new(st)
+    arrived = st.arrived_buf
     vq_nxt, vq_prv, vq_head, vq_tail = ps.vq_nxt, ps.vq_prv, ps.vq_head, ps.vq_tail
-    for j in range(a0, a1):  # arrivals join their virtual queue
+    for i in range(n_new):  # arrivals join their virtual queue
+        j = arrived[i]
+        _arrive(st, ps, j)
         t = ps.typ[j]
         list_append(vq_nxt, vq_prv, vq_head, vq_tail, t, t, j)
         ps.q[t] += 1
@@ -362,7 +383,8 @@ def decide_vqs(st, ps):
                 _vqs_open(ps, s)
                 _vqs_fill(st, ps, s)
     # new arrivals: to a server whose active configuration serves their virtual queue
-    for j in range(a0, a1):
+    for i in range(n_new):
+        j = arrived[i]
         if not is_waiting(st, j):
             continue
         t = ps.typ[j]
@@ -468,13 +490,14 @@ def _bf_visit(st, ps, s):
 def decide_vqs_bf(st, ps):
     eps = ps.eps
     x = ps.x
-    # arrivals since the last decision are the contiguous ids a0..a1-1 while job ids are
-    # arrival indices (seq[j] == j); engine v2's slot reuse needs the arrived_buf form
-    a0 = n_arrived(st) - n_arrived_new(st)
-    a1 = n_arrived(st)
+    # arrivals since the last decision: st.arrived_buf[:n_new], in arrival order
+    n_new = n_arrived_new(st)
+    arrived = st.arrived_buf
     thr_new = np.inf
-    for j in range(a0, a1):
-        ix_insert(ps.jix, x, ps.jscale, j, True)
+    for i in range(n_new):
+        j = arrived[i]
+        _arrive(st, ps, j)
+        ix_insert(ps.jix, x, st.seq, ps.jscale, j, True)
         ps.q[ps.typ[j]] += 1
         if x[j] - eps < thr_new:
             thr_new = x[j] - eps
@@ -520,7 +543,8 @@ def decide_vqs_bf(st, ps):
         placed = _bf_visit(st, ps, s)
         if placed == 0 and not is_dirty:
             thr_new = np.inf
-            for j in range(a0, a1):
+            for i in range(n_new):
+                j = arrived[i]
                 if is_waiting(st, j) and x[j] - eps < thr_new:
                     thr_new = x[j] - eps
 
@@ -554,14 +578,17 @@ def j_for_min_size(min_size: float, top: float) -> int:
     return int(min(MAX_J, max(2, math.ceil(math.log2(top / min_size) - 1e-12))))
 
 
-def resolve_j(context: PolicyContext, config: VqsConfig, x: np.ndarray | None = None) -> int:
-    """J of the run: the parameter, or (``auto``) from the smallest possible job size."""
+def resolve_j(context: PolicyContext, config: VqsConfig) -> int:
+    """J of the run: the parameter, or (``auto``) from the smallest possible job size: a
+    replayed trace's smallest job (one streaming pass), else the classes' laws."""
     if config.J != "auto":
         return int(config.J)
     _, cap, _ = scalar_sizes(np.ones((1, context.capacity.shape[1])), context.capacity)
     top = float(cap.max())
-    if x is not None and x.size:
-        return j_for_min_size(float(x.min()), top)
+    if context.trace is not None:
+        smallest = trace_sizes(context.trace, context.capacity).smallest
+        if smallest is not None:
+            return j_for_min_size(smallest, top)
     # the smallest scalar size the classes can produce
     lows = []
     caps_top = context.capacity.max(axis=0)
@@ -589,21 +616,15 @@ def _common(
     st: Any, context: PolicyContext, config: VqsConfig
 ) -> tuple[dict[str, Any], dict[str, int]]:
     """Values and sizes shared by the VQS and VQS-BF states."""
-    x, cap, mapped = scalar_sizes(st.demand, st.capacity)
+    _, cap, mapped = scalar_sizes(st.demand[:0], st.capacity)
     classes = server_classes(cap)
-    J = resolve_j(context, config, x if context.trace is not None else None)  # checked by check()
+    J = resolve_j(context, config)  # checked by check()
     top = float(cap.max())
     part = universal_partition(J)
     lo_abs = top * part.lower
     lo_abs[-1] = 0.0  # VQ_{2J-1} also holds every job of size <= 2^-J
     hi_abs = top * part.upper
     hi_abs[0] = top
-    typ = np.full(x.shape[0], 2 * J - 1, dtype=np.int64)
-    assigned = np.zeros(x.shape[0], dtype=bool)
-    for t in range(2 * J - 1):
-        hit = ~assigned & (x > lo_abs[t])
-        typ[hit] = t
-        assigned |= hit
     cfg = config_table(J, classes)
     values = {
         "eps": 0.25e-9 if mapped else 0.5 * float(tolerance(st)),
@@ -611,8 +632,7 @@ def _common(
         "stalling": config.stalling,
         "stall_beta": config.stall_beta,
         "max_stalled": int(np.floor(config.max_stalled_fraction * cap.size + 1e-9)),
-        "x": x,
-        "typ": typ,
+        "top": st.capacity.max(axis=0).astype(float),
         "cap": cap,
         "cls": classes,
         "conf": np.full(cap.size, -1, dtype=np.int64),
@@ -661,16 +681,18 @@ def _rebuild(tree: np.ndarray) -> None:
 
 def init_vqs_bf(st: Any, context: PolicyContext, config: VqsConfig) -> Any:
     values, sizes = _common(st, context, config)
-    cap, x = values["cap"], values["x"]
-    del values["lo_abs"]
+    cap = values["cap"]
     n_srv = cap.shape[0]
+    bounds = job_bounds(context)
     s_tree, _ = new_tree(n_srv)
     s_tree[s_tree.shape[0] // 2 : s_tree.shape[0] // 2 + n_srv] = cap
     _rebuild(s_tree)
     values.update(
         {
             "conf": np.zeros(n_srv, dtype=np.int64),
-            "jix": new_index(JOB_INDEX, x.shape[0], 0, population_bounds(x)),
+            "jix": new_index(
+                JOB_INDEX, engine_sizes(st)["jobs"], JOB_BUCKETS if bounds is None else 0, bounds
+            ),
             "res": cap,
             "s_tree": s_tree,
         }
@@ -685,10 +707,7 @@ def check(context: PolicyContext, config: VqsConfig) -> None:
         )
     _, cap, _ = scalar_sizes(np.ones((1, context.capacity.shape[1])), context.capacity)
     classes = server_classes(cap)
-    x = None
-    if context.trace is not None:  # J = "auto" follows the smallest job of the run
-        x, _, _ = scalar_sizes(context.trace.replayed_demand(), context.capacity)
-    J = resolve_j(context, config, x)
+    J = resolve_j(context, config)
     if J - int(classes.max()) < 2:
         raise SpecError(
             f"J = {J} is too small for servers {2 ** int(classes.max())} times smaller than the "
@@ -710,7 +729,6 @@ register(
         init=init_vqs,
         runner=run_vqs,
         check=check,
-        whole_run=True,  # job ids are arrival numbers; size buckets from the whole run (0003 §4)
         preemptive=False,
         size_knowledge="none",
         migrates=False,
@@ -729,7 +747,6 @@ register(
         init=init_vqs_bf,
         runner=run_vqs_bf,
         check=check,
-        whole_run=True,  # job ids are arrival numbers; size buckets from the whole run (0003 §4)
         preemptive=False,
         size_knowledge="none",
         migrates=False,
