@@ -251,8 +251,6 @@ def simulate(
     With --replications R the R independent replications are combined (Student t over the
     replication means); --workers W or --cluster ADDRESS runs them in parallel.
     """
-    import pyarrow.csv as pacsv
-
     from schedlab import outputs
     from schedlab.api import simulate as run_simulation
     from schedlab.errors import SchedlabError
@@ -298,6 +296,8 @@ def simulate(
         err.print("[yellow]note:[/] one replication: --workers/--cluster have nothing to share")
     if timeseries_out is not None:
         if timeseries_out.suffix == ".csv":
+            import pyarrow.csv as pacsv
+
             with outputs.atomic(timeseries_out) as tmp:
                 pacsv.write_csv(result.timeseries, tmp)
         else:
