@@ -5,6 +5,7 @@ exit status kept, the exit handlers run, and a thread still running is waited fo
 from __future__ import annotations
 
 import json
+import pstats
 import subprocess
 import sys
 from pathlib import Path
@@ -71,3 +72,11 @@ def test_the_exit_status_of_an_error_is_kept(tmp_path: Path) -> None:
     done = schedlab("simulate", tmp_path / "missing.toml")
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [f"error: {tmp_path / 'missing.toml'}: no such file"]
+
+
+def test_a_profile_of_the_command_is_written(tmp_path: Path) -> None:
+    profile = tmp_path / "version.prof"
+    command = [sys.executable, "-m", "cProfile", "-o", profile, "-m", "schedlab.cli", "version"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert pstats.Stats(str(profile)).total_calls > 0
