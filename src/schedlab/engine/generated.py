@@ -4,9 +4,10 @@ A state reaches compiled code as a Numba ``StructRef`` (passed by reference: one
 call, docs/decisions/0001-engine-architecture.md) of type :class:`ArrayStructType`. Its
 constructor must be cached on disk, or every process would compile it again
 (``structref.define_proxy``'s would). The constructor ``new`` (the fields in table order) and one
-getter ``get_<field>`` per field are generated as source into a real module file in the Numba
-cache directory, named by a hash of that source, and compiled with ``cache=True`` like any other
-module (docs/decisions/0002-policy-contract.md). The engine state and every policy state use it.
+getter ``get_<field>`` per field (made a kernel where it is first read) are generated as source
+into a real module file in the Numba cache directory, named by a hash of that source, and
+compiled with ``cache=True`` like any other module (docs/decisions/0002-policy-contract.md). The
+engine state and every policy state use it.
 """
 
 from __future__ import annotations
@@ -63,8 +64,8 @@ def source(name: str, fields: tuple[Field, ...]) -> str:
         *[f"    s.{f.name} = {f.name}" for f in fields],
         "    return s",
     ]
-    for f in fields:
-        lines += ["", "", "@kernel", f"def get_{f.name}(s):"]
+    for f in fields:  # compiled when first read (policies/contract.py), not all at import
+        lines += ["", "", f"def get_{f.name}(s):"]
         lines.append(f"    return s.{f.name}")
     return "\n".join(lines) + "\n"
 

@@ -20,15 +20,17 @@ import contextlib
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.parquet as pq
 
 from schedlab import outputs
 from schedlab.engine import constants as K
 from schedlab.engine.state import State
+
+if TYPE_CHECKING:  # pyarrow loads when a run writes its jobs, not with the engine (issue 33)
+    import pyarrow as pa
+    import pyarrow.parquet as pq
 
 STATUS_NAMES = np.array(["free", "waiting", "running", "done", "lost"])
 
@@ -75,6 +77,8 @@ class JobsWriter:
         resources: tuple[str, ...],
         logged: Logged | None = None,
     ):
+        import pyarrow as pa
+
         self.path = path  # where the table ends up
         self.file = (
             None if path is None else outputs.temporary(outputs.check_target(path, parquet=True))
@@ -124,6 +128,8 @@ class JobsWriter:
         columns["status"] = STATUS_NAMES[i[:, K.O_STATUS]]
         if self.logged is not None:
             columns.update(self.logged.take(i[:, K.O_SEQ]))
+        import pyarrow as pa
+
         self._add(pa.table(columns, schema=self.schema))
 
     def _add(self, table: pa.Table) -> None:
@@ -142,6 +148,8 @@ class JobsWriter:
     def _open(self) -> None:
         """The Parquet writer, created on first use with the rows kept so far."""
         if self.writer is None:
+            import pyarrow.parquet as pq
+
             self.writer = pq.ParquetWriter(self.file, self.schema)
             for part in self.pending:
                 self.writer.write_table(part)
@@ -195,9 +203,13 @@ class JobsWriter:
         """The table when it stayed in memory (None when it went to a file)."""
         if self.writer is not None:
             return None
+        import pyarrow as pa
+
         return pa.concat_tables(self.pending) if self.pending else self.schema.empty_table()
 
 
 def read_jobs(path: Path) -> pa.Table:
     """The per-job table in arrival order (loads it whole: for analyses of moderate runs)."""
+    import pyarrow.parquet as pq
+
     return pq.read_table(path).sort_by("job")

@@ -18,7 +18,7 @@ import functools
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from pydantic import BaseModel, ValidationError
@@ -36,7 +36,9 @@ from schedlab.policies.context import JobClass, PolicyContext, TraceView
 from schedlab.policies.contract import Policy
 from schedlab.policies.user_code import call_policy
 from schedlab.workloads.batch_vectors import BatchVector, class_shares, vector_table
-from schedlab.workloads.trace_table import TraceTable, read_trace_table
+
+if TYPE_CHECKING:  # a trace (and pyarrow) loads when a spec replays one (issue 33)
+    from schedlab.workloads.trace_table import TraceTable
 
 POOLED_RESOURCE = "servers"
 SCALAR_RESOURCE = "resource"
@@ -405,6 +407,8 @@ def compile_model(spec: SimulationSpec) -> CompiledModel:
     trace = None
     classes: list[CompiledClass] = []
     if wl.arrivals.process == "trace":
+        from schedlab.workloads.trace_table import read_trace_table
+
         trace = read_trace_table(
             wl.arrivals.path,
             family=family,

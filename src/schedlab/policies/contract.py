@@ -36,6 +36,7 @@ copied); writing a field from Python is not supported: give initial values to ``
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
@@ -46,6 +47,7 @@ from numba.core import types
 from numba.experimental import structref
 from pydantic import BaseModel, ConfigDict
 
+from schedlab._jit import kernel
 from schedlab.engine import generated
 from schedlab.engine.fields import Field, allocate, struct_fields
 from schedlab.engine.generated import ArrayStructType
@@ -151,7 +153,7 @@ class PolicyStruct(structref.StructRefProxy):
         getters = _GETTERS.get(self._type)
         if getters is None or name not in getters:
             raise AttributeError(name)
-        return getters[name](self)
+        return _getter(getters[name])(self)
 
     def __dir__(self) -> list[str]:
         return sorted(_GETTERS.get(self._type, {}))
@@ -160,6 +162,13 @@ class PolicyStruct(structref.StructRefProxy):
 structref.define_boxing(PolicyStructType, PolicyStruct)
 
 _GETTERS: dict[types.Type, dict[str, Callable[[Any], Any]]] = {}
+
+
+@functools.cache
+def _getter(read: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """A generated field getter, compiled (or loaded from the cache) when first used: a state of
+    many fields is read from Python a few fields at a time, if at all (issue 33 item 1)."""
+    return kernel(read)
 
 
 class PlainState:

@@ -29,13 +29,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.csv as pacsv
 
 from schedlab import outputs
 from schedlab.errors import SchedlabError
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # pyarrow loads when a table is converted, not with the CLI (issue 33)
+    import pyarrow as pa
+
     from schedlab.experiments.runner import Task
     from schedlab.model.spec import SimulationSpec
 
@@ -117,6 +117,8 @@ class Finished:
 
     @classmethod
     def of(cls, table: pa.Table) -> Finished:
+        import pyarrow as pa
+
         table = table.filter(pa.compute.equal(table.column("status"), "done")).sort_by("job")
         names = table.column_names
         seq = table.column("job").to_numpy()
@@ -153,6 +155,8 @@ class Finished:
 def evalys_table(table: pa.Table, k: int, name: str) -> tuple[pa.Table, int]:
     """The evalys/Batsim jobs CSV columns of a per-job table, and the number of jobs without
     servers (:func:`placement`)."""
+    import pyarrow as pa
+
     f = Finished.of(table)
     placed = f.servers(k)
     wait = f.start - f.submit
@@ -236,6 +240,8 @@ def write_jobs(table: pa.Table, target: Path, fmt: str, *, k: int, note: str) ->
         with outputs.atomic(target) as tmp:
             Path(tmp).write_text(text)
         return 0
+    import pyarrow.csv as pacsv
+
     csv, unplaced = evalys_table(table, k, note)
     with outputs.atomic(target) as tmp:
         pacsv.write_csv(csv, tmp)

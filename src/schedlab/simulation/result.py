@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pyarrow as pa
 
 from schedlab.engine.jobs_output import read_jobs
 from schedlab.engine.metrics import Estimate, t_interval
 from schedlab.engine.reliability import assess, clipped
 from schedlab.model.spec import SimulationSpec
+
+if TYPE_CHECKING:  # pyarrow loads when a table is read, not with every run (issue 33)
+    import pyarrow as pa
 
 
 @dataclass
@@ -40,6 +43,9 @@ class Result:
     reports every metric; ``backlog`` says when its number in system grew through the whole log
     (a transient, engine/metrics.py). ``time_unit`` is the trace's time unit ("s" for converted
     logs; None: the model's time units), in which ``spec.run.slowdown_threshold`` (tau) is given.
+
+    ``timeseries`` is the sampled time series as a pyarrow table, built from
+    ``timeseries_columns`` on first use (a run that never reads it does not import pyarrow).
     """
 
     spec: SimulationSpec
@@ -55,7 +61,7 @@ class Result:
     loop_s: float
     counters: dict[str, float]  # engine counts (int) and policy reports
     warnings: list[str]
-    timeseries: pa.Table
+    timeseries_columns: dict[str, np.ndarray] = field(repr=False, compare=False)
     jobs_path: Path | None = None  # the per-job Parquet table (run.jobs), streamed during the run
     jobs_table: pa.Table | None = None  # or the table itself when small (run.jobs = true)
     replications: list[Result] = field(default_factory=list)
@@ -83,6 +89,11 @@ class Result:
     @property
     def reliable(self) -> bool:
         return self.stable and not self.unreliable
+
+    @functools.cached_property
+    def timeseries(self) -> pa.Table:
+        """The sampled time series (time, number in system and in queue, utilizations ...)."""
+        return float_table(self.timeseries_columns)
 
     @property
     def jobs(self) -> pa.Table | None:
@@ -218,9 +229,22 @@ def combine_replications(reps: list[Result]) -> Result:
         loop_s=sum(r.loop_s for r in reps),
         counters=counters,
         warnings=warnings,
-        timeseries=first.timeseries,
+        timeseries_columns=first.timeseries_columns,
         jobs_path=first.jobs_path,
         jobs_table=first.jobs_table,
         replications=reps,
         too_short=first.too_short,
     )
+
+
+def float_table(columns: dict[str, np.ndarray]) -> pa.Table:
+    """A table of float64 columns built from the arrays' buffers (zero copy): ``pa.table`` and
+    ``pa.array`` look for pandas first, importing it when it is installed (half a second of a
+    short run's start-up, issue 33). NaN stays NaN, as with ``pa.array``."""
+    import pyarrow as pa
+
+    arrays = [
+        pa.Array.from_buffers(pa.float64(), len(v), [None, pa.py_buffer(v)])
+        for v in (np.ascontiguousarray(c, dtype=np.float64) for c in columns.values())
+    ]
+    return pa.Table.from_arrays(arrays, names=list(columns))

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
 
 from schedlab.engine import constants as K
 from schedlab.engine.jobs_output import JobsWriter, jobs_path
@@ -37,7 +36,6 @@ from schedlab.policies.user_code import call_policy
 from schedlab.simulation.generate import Jobs, JobSource, concatenate
 from schedlab.simulation.result import Result, combine_replications
 from schedlab.simulation.stability_limits import limit_verdict
-from schedlab.workloads.trace_table import LoggedJobs
 
 EVENTS_PER_CHUNK = 2_000_000
 BLOCK = 1 << 16  # jobs the engine holds ready to arrive (any value gives the same run)
@@ -221,6 +219,8 @@ def prepare(
     ps = init_policy(st, model)
     run = Run(model=model, st=st, ps=ps, feeder=feeder, window=window)
     if model.spec.run.jobs:
+        from schedlab.workloads.trace_table import LoggedJobs  # pyarrow: loaded when used
+
         names = tuple(c.name for c in model.classes)
         target = jobs_path(model.spec.run.jobs, replication)
         logged = LoggedJobs.of(model.trace) if model.trace is not None else None
@@ -375,7 +375,7 @@ def run_model(
         counters=computed.counters
         | (model.policy.report(run.ps, st) if getattr(model.policy, "report", None) else {}),
         warnings=computed.warnings + trace_warmup(model, run.window),
-        timeseries=timeseries_table(st, model),
+        timeseries_columns=timeseries_columns(st, model),
         jobs_path=run.writer.path if run.writer is not None else None,
         jobs_table=run.writer.table() if run.writer is not None else None,
         too_short=short_run(model, computed.counters["arrivals"]),
@@ -394,10 +394,11 @@ def trace_warmup(model: CompiledModel, window: RunWindow) -> list[str]:
     ]
 
 
-def timeseries_table(st: State, model: CompiledModel) -> pa.Table:
+def timeseries_columns(st: State, model: CompiledModel) -> dict[str, np.ndarray]:
+    """The sampled time series' columns (:attr:`Result.timeseries` builds the table)."""
     keep = ~np.isnan(st.ts_values[:, K.TS_SYSTEM])
     values = st.ts_values[keep]
-    columns: dict[str, Any] = {
+    columns: dict[str, np.ndarray] = {
         "time": st.ts_times[keep],
         "number_in_system": values[:, K.TS_SYSTEM],
         "number_in_queue": values[:, K.TS_QUEUE],
@@ -407,15 +408,4 @@ def timeseries_table(st: State, model: CompiledModel) -> pa.Table:
     total = st.capacity.sum(axis=0)
     for r, name in enumerate(model.resources):
         columns[f"utilization[{name}]"] = values[:, K.TS_FIRST_RESOURCE + r] / total[r]
-    return float_table(columns)
-
-
-def float_table(columns: dict[str, np.ndarray]) -> pa.Table:
-    """A table of float64 columns built from the arrays' buffers (zero copy): ``pa.table`` and
-    ``pa.array`` look for pandas first, importing it when it is installed (half a second of a
-    short run's start-up, issue 33). NaN stays NaN, as with ``pa.array``."""
-    arrays = [
-        pa.Array.from_buffers(pa.float64(), len(v), [None, pa.py_buffer(v)])
-        for v in (np.ascontiguousarray(c, dtype=np.float64) for c in columns.values())
-    ]
-    return pa.Table.from_arrays(arrays, names=list(columns))
+    return columns
