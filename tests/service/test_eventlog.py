@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import threading
 
 import pytest
 
-from schedlab.errors import SpecError
+from schedlab.errors import SchedlabError, SpecError
 from schedlab.service.eventlog import FORMAT, EventLog, GroupCommit, LogHeader
 
 HEADER = LogHeader(spec_hash="abc", policy="easy-backfill", options={"reserve": 1})
@@ -68,7 +69,7 @@ def test_a_torn_last_line_is_cut_off_with_a_warning(tmp_path):
 
 def test_a_torn_header_starts_the_log_anew(tmp_path):
     path = tmp_path / "events.jsonl"
-    path.write_bytes(b'{"format": "sched')
+    path.write_bytes(b'{"format":"sched')
     opened = EventLog.open(path, HEADER)
     opened.log.close()
     assert opened.events == [] and len(opened.warnings) == 1
@@ -172,3 +173,26 @@ def test_a_failed_group_fsync_fails_every_event_it_covered():
 
     outcomes = asyncio.run(scenario())
     assert [type(o) for o in outcomes] == [OSError] * 3
+
+
+@pytest.mark.parametrize("content", [b"a file of the user's, no newline", b"\x00\x01binary"])
+def test_a_file_that_is_no_log_and_has_no_whole_line_is_refused_and_kept(tmp_path, content):
+    path = tmp_path / "notes.txt"
+    path.write_bytes(content)
+    with pytest.raises(SpecError, match="is not a schedlab event log"):
+        EventLog.open(path, HEADER)
+    assert path.read_bytes() == content
+
+
+def test_a_link_or_a_special_file_is_refused_and_not_followed(tmp_path):
+    target = tmp_path / "elsewhere.jsonl"
+    target.write_bytes(b"kept\n")
+    link = tmp_path / "events.jsonl"
+    link.symlink_to(target)
+    with pytest.raises(SchedlabError, match="symbolic link"):
+        EventLog.open(link, HEADER)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(SchedlabError, match="not a regular file"):
+        EventLog.open(fifo, HEADER)
+    assert target.read_bytes() == b"kept\n"

@@ -29,10 +29,14 @@ from pathlib import Path
 from typing import Any
 
 from schedlab.errors import SpecError
+from schedlab.outputs import check_target
 
 FORMAT = "schedlab-event-log"
 VERSION = 1
 NEWLINE = b"\n"
+# How every log begins (the header's first field, as _dumps writes it): a file without one whole
+# line is a torn header only if it begins so; anything else is not a log and is never truncated.
+MAGIC = b'{"format":"' + FORMAT.encode() + b'"'
 
 
 @dataclass(frozen=True)
@@ -71,13 +75,15 @@ class EventLog:
     def open(cls, path: str | Path, header: LogHeader) -> OpenedLog:
         """Open (or create) the log at ``path`` for ``header``; the events it holds are returned
         for the caller to replay. A torn last line is truncated (and reported in ``warnings``)."""
-        path = Path(path)
+        path = check_target(Path(path))  # no link, directory or special file is followed
         try:
             data = path.read_bytes() if path.exists() else b""
         except OSError as exc:
             raise SpecError(f"{path}: cannot read the event log: {exc.strerror}") from None
         complete, newline, torn = data.rpartition(NEWLINE)
         warnings = []
+        if torn and not complete and not (torn.startswith(MAGIC) or MAGIC.startswith(torn)):
+            raise SpecError(f"{path}: is not a schedlab event log; give a new file or a log")
         if torn:
             data = complete + newline
             number = data.count(NEWLINE) + 1
