@@ -5,7 +5,6 @@ from __future__ import annotations
 import html
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -26,6 +25,7 @@ from schedlab.experiments.store import ResultStore
 from schedlab.model.compile import compile_model
 from schedlab.model.spec import parse_spec
 from schedlab.simulation.simulate import run_model
+from tests.helpers.chromium import chromium_flags
 from tests.helpers.experiment_files import BASE, write_experiment
 from tests.helpers.specs import pooled_spec
 
@@ -239,21 +239,7 @@ def test_plot_and_report_render_in_headless_chromium(tmp_path):
     text = page.read_text()
     assert "data:image/png;base64," in text
     assert html.escape('name = "small"') in text  # the experiment spec is in the page
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    if chromium is None:
-        pytest.skip("Debian's chromium is not installed (.ci/run installs it)")
-    flags = [
-        chromium,
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        f"--user-data-dir={tmp_path / 'chrome'}",
-    ]
+    flags = chromium_flags(tmp_path / "chrome")
     shot = tmp_path / "report.png"
     subprocess.run(
         [*flags, "--window-size=1200,1600", f"--screenshot={shot}", page.as_uri()],
