@@ -81,7 +81,15 @@ def load(name: str, fields: tuple[Field, ...], struct_type: ArrayStructType) -> 
     ``new(*contents)`` builds a struct of ``struct_type``, ``get_<field>(s)`` reads a field."""
     text = source(name, fields)
     digest = hashlib.sha1(text.encode()).hexdigest()[:16]
-    module_name = f"schedlab_state_{name.replace('-', '_')}_{digest}"
+    return import_generated(
+        f"schedlab_state_{name.replace('-', '_')}_{digest}", text, TYPE=struct_type
+    )
+
+
+def import_generated(module_name: str, text: str, **globals_: Any) -> Any:
+    """The module ``module_name`` of source ``text``, written once into the generated folder
+    (atomically) and imported from there, so that Numba caches its kernels on disk; ``globals_``
+    are set before it runs. Imported once per process."""
     if module_name in sys.modules:
         return sys.modules[module_name]
     directory = generated_dir()
@@ -94,7 +102,8 @@ def load(name: str, fields: tuple[Field, ...], struct_type: ArrayStructType) -> 
     spec = importlib.util.spec_from_file_location(module_name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    module.TYPE = struct_type  # type: ignore[attr-defined]
+    for key, value in globals_.items():
+        setattr(module, key, value)
     sys.modules[module_name] = module
     spec.loader.exec_module(module)
     return module

@@ -4,7 +4,7 @@ The online scheduler copies the engine and policy states before each event (deci
 Python loop over their ~70 arrays (and a compiled getter per scalar of a policy state) cost as
 much as the event itself. ``copy_into(dst, src, n)`` is generated per list of fields (nested
 policy states included, as dotted paths) and compiled once, cached on disk like the states' own
-constructors (engine/generated.py; its loader is not reused because it writes only those).
+constructors (engine/generated.import_generated).
 
 A field's ``rows`` says what to copy: "all"; "head", its first n rows; "tail", its last n rows.
 The engine's job slots in use are always below ``ctr[PEAK_SLOTS]`` (the free stack hands out
@@ -17,14 +17,11 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import importlib.util
-import os
-import sys
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from schedlab.engine.fields import Field
-from schedlab.engine.generated import generated_dir
+from schedlab.engine.generated import import_generated
 from schedlab.policies.contract import PolicyState
 
 Path = tuple[str, int, str]  # (dotted path, number of dimensions (0: a scalar), rows)
@@ -68,17 +65,4 @@ def copier(paths: tuple[Path, ...]) -> Callable[[Any, Any, int], None]:
     """The compiled ``copy_into`` of these fields (its module written once into the cache)."""
     text = source(paths)
     name = f"schedlab_snapshot_{hashlib.sha1(text.encode()).hexdigest()[:16]}"
-    if name not in sys.modules:
-        directory = generated_dir()
-        directory.mkdir(parents=True, exist_ok=True)
-        path = directory / f"{name}.py"
-        if not path.exists() or path.read_text() != text:
-            tmp = path.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(text)
-            os.replace(tmp, path)  # atomic: a concurrent process sees the old or the new file
-        spec = importlib.util.spec_from_file_location(name, path)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name].copy_into
+    return import_generated(name, text).copy_into
