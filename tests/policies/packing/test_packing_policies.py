@@ -99,11 +99,21 @@ def slotted_spec(
 
 
 def overlaps(jobs, a, b) -> bool:
-    """Whether a job of size a and a job of size b ever run at the same time on one server."""
+    """Whether a job of size a and a job of size b (a != b) ever run at the same time on one
+    server: some job i of size a and k of size b with start_i < finish_k and start_k < finish_i.
+    For each k, the jobs of size a started before finish_k are a prefix of them in start order,
+    and one overlaps k iff the prefix's latest finish is after start_k (a job never started or
+    never finished, NaN, overlaps nothing)."""
+    assert a != b
     demand = np.array(jobs["demand[resource]"])
     start, finish = np.array(jobs["start"]), np.array(jobs["finish"])
-    ia, ib = np.flatnonzero(demand == a), np.flatnonzero(demand == b)
-    return any((start[i] < finish[k]) and (start[k] < finish[i]) for i in ia for k in ib if i != k)
+    known = ~(np.isnan(start) | np.isnan(finish))
+    ia, ib = np.flatnonzero(known & (demand == a)), np.flatnonzero(known & (demand == b))
+    order = ia[np.argsort(start[ia], kind="stable")]
+    latest_finish = np.maximum.accumulate(finish[order]) if order.size else np.empty(0)
+    before = np.searchsorted(start[order], finish[ib], side="left")
+    started = before > 0
+    return bool(np.any(latest_finish[before[started] - 1] > start[ib][started]))
 
 
 def max_concurrent(jobs, size) -> int:
