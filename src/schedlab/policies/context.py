@@ -83,7 +83,8 @@ class PolicyContext:
     job classes; ``classes_declared``: the spec declares classes (with a trace: the trace's
     jobs take the declared classes' demands); ``trace``: the replayed trace, or None; ``rate``:
     arrivals per time unit; ``load``: the offered load of the bottleneck resource; ``seed``:
-    the run's seed (a policy's own random draws start from it).
+    the run's seed and ``replication`` the replication's number (a policy's own random draws
+    start from both: :meth:`random_stream`).
     """
 
     policy_name: str
@@ -99,6 +100,7 @@ class PolicyContext:
     load: float
     seed: int
     trace: TraceView | None = None
+    replication: int = 0
 
     def __getattr__(self, name: str) -> Any:
         raise AttributeError(
@@ -123,9 +125,10 @@ class PolicyContext:
         return self.trace is not None and not self.classes_declared
 
     def random_stream(self) -> np.random.Generator:
-        """The policy's own random stream ("policy" in schedlab.streams), from the run's seed:
-        a policy's draws never disturb the job sequence (common random numbers)."""
-        return stream(self.seed, 0, "policy")
+        """The policy's own random stream ("policy" in schedlab.streams), from the run's seed
+        and replication: independent across replications, and a policy's draws never disturb
+        the job sequence (common random numbers)."""
+        return stream(self.seed, self.replication, "policy")
 
     def need_values(self) -> np.ndarray:
         """Every server need a job can have, sorted: the trace's needs (unless the spec declares

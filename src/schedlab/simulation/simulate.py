@@ -216,7 +216,7 @@ def prepare(
             getattr(st, name)[:] = getattr(everything, name)
     feeder = Feeder(units)
     feeder.refill(st)
-    ps = init_policy(st, model)
+    ps = init_policy(st, model, replication)
     run = Run(model=model, st=st, ps=ps, feeder=feeder, window=window)
     if model.spec.run.jobs:
         from schedlab.workloads.trace_table import LoggedJobs  # pyarrow: loaded when used
@@ -260,8 +260,9 @@ def _gittins_tables(model: CompiledModel) -> Any:
 TABLE_BUILDERS: dict[str, Callable[[CompiledModel], Any]] = {"gittins": _gittins_tables}
 
 
-def init_policy(st: State, model: CompiledModel) -> Any:
-    """The policy's initial state, given the model's context and the tables it asks for."""
+def init_policy(st: State, model: CompiledModel, replication: int = 0) -> Any:
+    """The policy's initial state, given the model's context (of this replication: its own
+    random stream) and the tables it asks for."""
     policy = model.policy
     names = call_policy(policy.name, policy.tables, model.config)
     unknown = [n for n in names if n not in TABLE_BUILDERS]
@@ -271,7 +272,8 @@ def init_policy(st: State, model: CompiledModel) -> Any:
             f"pipeline builds {', '.join(map(repr, TABLE_BUILDERS))}"
         )
     tables = {name: TABLE_BUILDERS[name](model) for name in names}
-    return call_policy(policy.name, policy.init, st, model.context, model.config, **tables)
+    context = replace(model.context, replication=replication)
+    return call_policy(policy.name, policy.init, st, context, model.config, **tables)
 
 
 def run_loop(run: Run, progress: Progress | None = None) -> float:

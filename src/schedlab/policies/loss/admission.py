@@ -146,11 +146,12 @@ def run(st, ps, max_events):
 
 
 def init(st: Any, context: PolicyContext, config: AdmissionConfig) -> Any:
-    """The policy state of one run; the random stream is seeded from the run's seed."""
-    seed = np.random.SeedSequence([context.seed, 0x706F77]).generate_state(1, np.uint64)
+    """The policy state of one run; the compiled generator is seeded from the policy's own
+    stream of the run's seed and replication (PolicyContext.random_stream)."""
+    seed = int(context.random_stream().integers(0, 2**62))
     return STATE.allocate(
         engine_sizes(st, d=config.d),
-        {"best_fit": config.choice == "best-fit", "d": config.d, "rng": seed.view(np.int64)},
+        {"best_fit": config.choice == "best-fit", "d": config.d, "rng": np.array([seed])},
     )
 
 

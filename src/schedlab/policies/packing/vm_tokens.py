@@ -30,7 +30,7 @@ the quantities it defines are parameters with choices marked CHOSEN:
 Sampling and expiry events form a continuous-time Markov chain whose rates change only at events;
 the policy draws the time of its next event from the total rate at every decision epoch (exact by
 memorylessness) and asks the engine for a wake-up then (``wake_at``). The draws come from the
-policy's own random stream (schedlab.streams, stream "policy"), seeded once per run.
+policy's own random stream (schedlab.streams, stream "policy"), seeded once per replication.
 ``samples`` counts sampling events (psychas2018 §7.2 counts them among G16's events).
 """
 
