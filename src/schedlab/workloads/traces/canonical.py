@@ -39,6 +39,7 @@ import pyarrow.parquet as pq
 from schedlab import outputs
 from schedlab.workloads.traces.ids import materialize
 from schedlab.workloads.traces.report import TraceError, printable
+from schedlab.workloads.traces.source import prefetched
 
 META_KEY = b"schedlab.trace"
 SEQ = "_seq"  # ingestion order, the tie-break that makes the arrival sort deterministic
@@ -215,7 +216,8 @@ class JobSink:
                 yield table.slice(start, batch_rows)
             return
         self._spill()
-        yield from self._duckdb_sorted(batch_rows)
+        # DuckDB sorts and fetches in a thread of its own while the batch before is written
+        yield from prefetched(self._duckdb_sorted(batch_rows), depth=1)
 
     def _duckdb_sorted(self, batch_rows: int) -> Iterator[pa.Table]:
         from schedlab.workloads.outofcore import connect
