@@ -183,7 +183,8 @@ class JobSink:
         part = self._tmp / f"part-{len(self._parts):05d}.parquet"
         table = pa.concat_tables(self._batches)
         seq = np.arange(self._spilled_rows, self._spilled_rows + table.num_rows, dtype=np.int64)
-        pq.write_table(table.append_column(SEQ, pa.array(seq)), part, compression="lz4")
+        # uncompressed: written once, read once by DuckDB (LZ4 cost 0.3 CPU-s per 2.6 M jobs)
+        pq.write_table(table.append_column(SEQ, pa.array(seq)), part, compression="none")
         self._spilled_rows += table.num_rows
         self._parts.append(part)
         self._batches, self._bytes = [], 0
