@@ -222,6 +222,7 @@ def measure(rows: int, tmp: Path, gzip: bool) -> list[dict]:
             flush=True,
         )
         out = tmp / f"jobs-{n}.parquet"
+        load_before = os.getloadavg()[0]
         r = _child(CONVERT, str(src), str(out))
         src.unlink()
         converted[n] = out
@@ -233,7 +234,9 @@ def measure(rows: int, tmp: Path, gzip: bool) -> list[dict]:
                 "rows": r["rows"],
                 "jobs": r["jobs"],
                 "rows_per_s": r["rows"] / r["wall_s"],
+                "rows_per_cpu_s": r["rows"] / r["cpu_s"],
                 "peak_rss_mb": r["peak_rss_bytes"] / 2**20,
+                "load_average_1min_before": load_before,
                 "load_average_1min": os.getloadavg()[0],
             }
         )
@@ -259,7 +262,13 @@ def measure(rows: int, tmp: Path, gzip: bool) -> list[dict]:
     small, big = records[-2]["peak_rss_mb"], records[-1]["peak_rss_mb"]
     records[-1]["peak_rss_over_small_mb"] = big - small
     for rec in records:
-        rate = f", {rec['rows_per_s'] / 1e6:.2f} M rows/s" if "rows_per_s" in rec else ""
+        rate = (
+            f", {rec['rows_per_s'] / 1e6:.2f} M rows/s, {rec['rows_per_cpu_s'] / 1e6:.2f} M rows"
+            f" per CPU-s (load {rec['load_average_1min_before']:.1f} before, "
+            f"{rec['load_average_1min']:.1f} after)"
+            if "rows_per_s" in rec
+            else ""
+        )
         print(f"   {rec['name']}: peak RSS {rec['peak_rss_mb']:,.0f} MB{rate}", flush=True)
     print(f"   replay peak RSS, big - small: {big - small:+.0f} MB (target: within 100 MB)")
     return records

@@ -39,6 +39,7 @@ import pyarrow.parquet as pq
 from schedlab import outputs
 from schedlab.workloads.traces.ids import materialize
 from schedlab.workloads.traces.report import TraceError, printable
+from schedlab.workloads.traces.source import prefetched
 
 META_KEY = b"schedlab.trace"
 SEQ = "_seq"  # ingestion order, the tie-break that makes the arrival sort deterministic
@@ -182,7 +183,8 @@ class JobSink:
         part = self._tmp / f"part-{len(self._parts):05d}.parquet"
         table = pa.concat_tables(self._batches)
         seq = np.arange(self._spilled_rows, self._spilled_rows + table.num_rows, dtype=np.int64)
-        pq.write_table(table.append_column(SEQ, pa.array(seq)), part, compression="lz4")
+        # uncompressed: written once, read once by DuckDB (LZ4 cost 0.3 CPU-s per 2.6 M jobs)
+        pq.write_table(table.append_column(SEQ, pa.array(seq)), part, compression="none")
         self._spilled_rows += table.num_rows
         self._parts.append(part)
         self._batches, self._bytes = [], 0
@@ -215,7 +217,8 @@ class JobSink:
                 yield table.slice(start, batch_rows)
             return
         self._spill()
-        yield from self._duckdb_sorted(batch_rows)
+        # DuckDB sorts and fetches in a thread of its own while the batch before is written
+        yield from prefetched(self._duckdb_sorted(batch_rows), depth=1)
 
     def _duckdb_sorted(self, batch_rows: int) -> Iterator[pa.Table]:
         from schedlab.workloads.outofcore import connect
