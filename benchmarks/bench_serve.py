@@ -39,6 +39,7 @@ import asyncio
 import json
 import math
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -170,28 +171,33 @@ def step(
 
 
 class RawTarget:
-    """A minimal HTTP/1.1 keep-alive client (one socket, no pool, no header objects): httpx costs
-    about 2 ms of the shared processors per request here, which the server would not get."""
+    """A minimal HTTP/1.1 keep-alive client (one socket, no pool, no header objects, the answer's
+    head parsed in one search): httpx costs about 2 ms of the shared processors per request
+    here, which the server would not get."""
 
     def __init__(self, port: int) -> None:
         self.socket = socket.create_connection(("127.0.0.1", port))
         self.socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.reader = self.socket.makefile("rb")
+        self.buffer = b""
 
     def request(self, method: str, path: str, body: Any = None) -> Any:
         data = b"" if body is None else json.dumps(body).encode()
-        head = f"{method} {path} HTTP/1.1\r\nHost: bench\r\nContent-Length: {len(data)}\r\n"
-        self.socket.sendall(head.encode() + b"Content-Type: application/json\r\n\r\n" + data)
-        status = self.reader.readline()
-        length = 0
-        while (line := self.reader.readline()) not in (b"\r\n", b""):
-            name, _, value = line.partition(b":")
-            if name.lower() == b"content-length":
-                length = int(value)
-        answer = json.loads(self.reader.read(length))
-        if b" 200 " not in status:
-            raise RuntimeError(f"{path}: {status.decode().strip()}: {answer}")
+        self.socket.sendall(encoded(method, path, data))
+        while (end := self.buffer.find(b"\r\n\r\n")) < 0:
+            self.buffer += self._received()
+        length = content_length(self.buffer[:end])
+        while len(self.buffer) < end + 4 + length:
+            self.buffer += self._received()
+        head, answer = self.buffer[:end], json.loads(self.buffer[end + 4 : end + 4 + length])
+        self.buffer = self.buffer[end + 4 + length :]
+        if b" 200 " not in head[:16]:
+            raise RuntimeError(f"{path}: {head.splitlines()[0].decode()}: {answer}")
         return answer
+
+    def _received(self) -> bytes:
+        if not (data := self.socket.recv(1 << 16)):
+            raise ConnectionError("the server closed the connection")
+        return data
 
     def send(self, at: float, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """One instant, as :class:`schedlab.service.replay.HttpTarget` sends it."""
@@ -200,8 +206,15 @@ class RawTarget:
         return self.request("POST", *event_request(at, events[0]))["actions"]
 
     def close(self) -> None:
-        self.reader.close()
         self.socket.close()
+
+
+LENGTH = re.compile(rb"\r\ncontent-length: *(\d+)", re.IGNORECASE)
+
+
+def content_length(head: bytes) -> int:
+    """The Content-Length of an answer's head (0 when it has none)."""
+    return int(found.group(1)) if (found := LENGTH.search(head)) else 0
 
 
 def event_request(at: float, event: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -211,9 +224,10 @@ def event_request(at: float, event: dict[str, Any]) -> tuple[str, dict[str, Any]
     return f"/jobs/{event['id']}/complete", {"at": at}
 
 
-def head(path: str, data: bytes) -> bytes:
+def encoded(method: str, path: str, data: bytes) -> bytes:
+    """A request on the wire (HTTP/1.1, keep-alive)."""
     return (
-        f"POST {path} HTTP/1.1\r\nHost: bench\r\nContent-Length: {len(data)}\r\n"
+        f"{method} {path} HTTP/1.1\r\nHost: bench\r\nContent-Length: {len(data)}\r\n"
         "Content-Type: application/json\r\n\r\n"
     ).encode() + data
 
@@ -233,14 +247,10 @@ class AsyncTarget:
 
     async def post(self, path: str, body: dict[str, Any]) -> tuple[int, Any]:
         """(HTTP status, JSON answer)."""
-        self.writer.write(head(path, json.dumps(body).encode()))
-        status = await self.reader.readline()
-        length = 0
-        while (line := await self.reader.readline()) not in (b"\r\n", b""):
-            name, _, value = line.partition(b":")
-            if name.lower() == b"content-length":
-                length = int(value)
-        return int(status.split()[1]), json.loads(await self.reader.readexactly(length))
+        self.writer.write(encoded("POST", path, json.dumps(body).encode()))
+        head = await self.reader.readuntil(b"\r\n\r\n")
+        answer = await self.reader.readexactly(content_length(head))
+        return int(head[9:12]), json.loads(answer)
 
     def close(self) -> None:
         self.writer.close()
@@ -302,6 +312,8 @@ async def concurrent_step(
         groups = [[b] for b in reversed(batch) if b[1]["kind"] == "submit"]  # popped: due order
         groups += [completions] if completions else []
         await asyncio.gather(*(submitter(t, replay.now, groups) for t in targets))
+        targets = targets[1:] + targets[:1]  # each connection in turn first: none left idle
+        # (uvicorn closes a connection idle for 5 s)
     wall = time.perf_counter() - begin
     ms = np.array(latencies) * 1e3
     return {
@@ -422,11 +434,50 @@ def case_records(label: str, spec_text: str, jobs_of, policy: str | None, folder
         step(replay, target.send, warm_up=WARM_UP)
         logged = step(replay, target.send)
         records.append({"name": f"{label}: saturation, event log (fsync)", **logged})
+        half = logged["decisions_per_s"] / 2
+        measured = step(replay, target.send, half)
+        records.append({"name": f"{label}: half saturation, event log", "rate": half, **measured})
         port = target.socket.getpeername()[1]
         records += concurrent_records(f"{label}: concurrent, event log", replay, port)
     finally:
         stop(server, target)
-    return records
+    return records + targets(label, records)
+
+
+TARGET_RATE = 5000.0  # decisions/s sustained, with the event log (issue 34 item 5)
+TARGET_P99_MS = 5.0  # at half of saturation, with the event log
+
+
+def targets(label: str, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The issue's two targets for one case, beside what was measured with the event log on (the
+    service's real mode): the most decisions/s of a logged step, sequential or concurrent, and
+    the p99 of each logged half-saturation step."""
+    logged = [r for r in records if "event log" in r["name"]]
+    best = max(logged, key=lambda r: r["decisions_per_s"])
+    out = [
+        {
+            "name": f"{label}: target >= {TARGET_RATE:,.0f} decisions/s, event log",
+            "target_decisions_per_s": TARGET_RATE,
+            "decisions_per_s": best["decisions_per_s"],
+            "measured_in": best["name"],
+            "met": best["decisions_per_s"] >= TARGET_RATE,
+            "load_average_1min": best["load_average_1min"],
+        }
+    ]
+    for half in (r for r in logged if r["name"].endswith("half saturation")):
+        out.append(
+            {
+                "name": f"{label}: target p99 < {TARGET_P99_MS:g} ms, "
+                + half["name"].removeprefix(f"{label}: "),
+                "target_p99_ms": TARGET_P99_MS,
+                "p99_ms": half["p99_ms"],
+                "decisions_per_s": half["decisions_per_s"],
+                "measured_in": half["name"],
+                "met": half["p99_ms"] < TARGET_P99_MS,
+                "load_average_1min": half["load_average_1min"],
+            }
+        )
+    return out
 
 
 def run() -> list[dict]:
@@ -438,6 +489,9 @@ def run() -> list[dict]:
             records += case_records(label, spec_text, jobs_of, policy, case)
     for r in records:
         rate = r.get("decisions_per_s", r.get("requests_per_s"))
+        if "met" in r:
+            print(f"   {r['name']:<70} {'met' if r['met'] else 'NOT met'}")
+            continue
         print(
             f"   {r['name']:<70} {rate:8.0f}/s  p50 {r['p50_ms']:.3g} ms  p99 {r['p99_ms']:.3g} ms"
         )
