@@ -143,6 +143,7 @@ def step(
     """Up to STEP_REQUESTS instants of ``replay`` through ``send`` (``warm_up``: only so many,
     measuring nothing), paced at ``rate``/s."""
     latencies: list[float] = []
+    cpu = processor_times()
     begin = time.perf_counter()
     most = warm_up or STEP_REQUESTS
     while len(latencies) < most and (warm_up or time.perf_counter() - begin < STEP_S):
@@ -158,16 +159,36 @@ def step(
         latencies.append(time.perf_counter() - due)
         replay.completed(events)
         replay.feed(answered)
-    wall = time.perf_counter() - begin
+    return summary(latencies, time.perf_counter() - begin, cpu)
+
+
+def summary(latencies: list[float], wall: float, cpu: tuple[float, float]) -> dict[str, Any]:
+    """A step's figures: requests (one decision each) per second, latency percentiles, the
+    processor time per request of the client and of the server, the load average."""
     ms = np.array(latencies) * 1e3
+    client, server = (now - then for now, then in zip(processor_times(), cpu, strict=True))
     return {
         "requests": len(latencies),
         "wall_s": wall,
         "decisions_per_s": len(latencies) / wall,
         "p50_ms": float(np.percentile(ms, 50)),
         "p99_ms": float(np.percentile(ms, 99)),
+        "client_cpu_us_per_request": client / len(latencies) * 1e6,
+        "server_cpu_us_per_request": server / len(latencies) * 1e6,
         "load_average_1min": os.getloadavg()[0],
     }
+
+
+SERVER: list[int] = []  # the process id of the server under test (none: the library alone)
+
+
+def processor_times() -> tuple[float, float]:
+    """(this process's processor time, the server's: user + system, s; 0 when none runs)."""
+    if not SERVER:
+        return time.process_time(), 0.0
+    fields = Path(f"/proc/{SERVER[0]}/stat").read_text().rsplit(")", 1)[1].split()
+    ticks = int(fields[11]) + int(fields[12])  # utime, stime (proc(5))
+    return time.process_time(), ticks / os.sysconf("SC_CLK_TCK")
 
 
 class RawTarget:
@@ -271,6 +292,7 @@ async def concurrent_step(
     t0 = replay.now if math.isfinite(replay.now) else 0.0
     latencies: list[float] = []
     sent = raced = 0  # events; completions refused because a submit preempted the job first
+    cpu = processor_times()
     begin = time.perf_counter()
 
     async def send(target: AsyncTarget, at: float, group: list[tuple[float, dict]]) -> None:
@@ -315,17 +337,11 @@ async def concurrent_step(
         targets = targets[1:] + targets[:1]  # each connection in turn first: none left idle
         # (uvicorn closes a connection idle for 5 s)
     wall = time.perf_counter() - begin
-    ms = np.array(latencies) * 1e3
     return {
         "connections": len(targets),
-        "requests": len(latencies),
-        "wall_s": wall,
         "events_sent_per_s": sent / wall,
         "completions_raced": raced,
-        "decisions_per_s": len(latencies) / wall,
-        "p50_ms": float(np.percentile(ms, 50)),
-        "p99_ms": float(np.percentile(ms, 99)),
-        "load_average_1min": os.getloadavg()[0],
+        **summary(latencies, wall, cpu),
     }
 
 
@@ -360,21 +376,15 @@ def concurrent_records(label: str, replay: Replay, port: int) -> list[dict[str, 
 
 
 def healthz(target: RawTarget) -> dict[str, Any]:
-    latencies = []
+    latencies: list[float] = []
+    cpu = processor_times()
     begin = time.perf_counter()
     while len(latencies) < STEP_REQUESTS and time.perf_counter() - begin < STEP_S:
         sent = time.perf_counter()
         target.request("GET", "/healthz")
         latencies.append(time.perf_counter() - sent)
-    wall = time.perf_counter() - begin
-    ms = np.array(latencies) * 1e3
-    return {
-        "requests": len(latencies),
-        "wall_s": wall,
-        "requests_per_s": len(latencies) / wall,
-        "p50_ms": float(np.percentile(ms, 50)),
-        "p99_ms": float(np.percentile(ms, 99)),
-    }
+    figures = summary(latencies, time.perf_counter() - begin, cpu)
+    return {"requests_per_s": figures.pop("decisions_per_s"), **figures}
 
 
 def serving(spec: Path, policy: str | None, log: Path | None):
@@ -387,6 +397,7 @@ def serving(spec: Path, policy: str | None, log: Path | None):
     argv += ["--event-log", str(log)] if log else []
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), *sys.path])}
     server = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    SERVER[:] = [server.pid]
     ready = HttpTarget(f"http://127.0.0.1:{port}", None)
     ready.wait_ready(600)
     ready.close()
@@ -394,6 +405,7 @@ def serving(spec: Path, policy: str | None, log: Path | None):
 
 
 def stop(server: subprocess.Popen, target: RawTarget) -> None:
+    SERVER.clear()
     target.close()
     server.terminate()
     server.wait(timeout=30)
@@ -464,7 +476,7 @@ def targets(label: str, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "load_average_1min": best["load_average_1min"],
         }
     ]
-    for half in (r for r in logged if r["name"].endswith("half saturation")):
+    for half in (r for r in logged if "half saturation" in r["name"]):
         out.append(
             {
                 "name": f"{label}: target p99 < {TARGET_P99_MS:g} ms, "

@@ -17,6 +17,7 @@ no copy of them (3 x 77 KB).
 
 from __future__ import annotations
 
+import bisect
 import math
 import numbers
 import time
@@ -517,7 +518,7 @@ class Scheduler:
         }
 
     def _observe(self, seconds: float) -> None:
-        self._latency_count[np.searchsorted(LATENCY_BUCKETS, seconds)] += 1
+        self._latency_count[bisect.bisect_left(LATENCY_BUCKETS, seconds)] += 1
         self._latency_sum += seconds
 
 
