@@ -57,7 +57,7 @@ from schedlab.service.app import action_record
 from schedlab.service.replay import HttpTarget, Replay, TraceJobs
 
 STEP_REQUESTS = 2000
-CONNECTIONS = 8  # concurrent submitters (keep-alive connections) of the concurrent load test
+CONNECTIONS = 32  # concurrent submitters (keep-alive connections) of the concurrent load test
 STEP_S = 6.0
 WARM_UP = 200  # requests before measuring (the first call compiles or loads the runner)
 FIRST_RATE = 250.0

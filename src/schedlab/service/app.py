@@ -182,13 +182,13 @@ def json_bytes(content: Any) -> bytes:
     return text.encode()
 
 
-# The event endpoints: (path pattern, operation, request model); the job id is the path's group.
-HOT_ROUTES: tuple[tuple[re.Pattern[str], str, type[BaseModel]], ...] = (
-    (re.compile("/jobs"), "submit", SubmitRequest),
-    (re.compile("/jobs/([^/]+)/complete"), "complete", AtRequest),
-    (re.compile("/advance"), "advance", AtRequest),
-    (re.compile("/events"), "events", EventsRequest),
-)
+# The event endpoints: path -> (operation, request model); and /jobs/{job_id}/complete.
+HOT_ROUTES: dict[str, tuple[str, type[BaseModel]]] = {
+    "/jobs": ("submit", SubmitRequest),
+    "/advance": ("advance", AtRequest),
+    "/events": ("events", EventsRequest),
+}
+COMPLETE = re.compile("/jobs/([^/]+)/complete")
 JSON_TYPE = b"application/json"
 
 
@@ -241,14 +241,18 @@ def _hot_route(scope: Any) -> tuple[str, type[BaseModel], str | None] | None:
     content type FastAPI reads as JSON: none, or application/json), else None."""
     if scope["type"] != "http" or scope["method"] != "POST":
         return None
-    routes = ((p.fullmatch(scope["path"]), op, model) for p, op, model in HOT_ROUTES)
-    matched, op, model = next((r for r in routes if r[0]), (None, "", BaseModel))
-    if matched is None:
+    path = scope["path"]
+    job_id = None
+    if path in HOT_ROUTES:
+        op, model = HOT_ROUTES[path]
+    elif matched := COMPLETE.fullmatch(path):
+        op, model, job_id = "complete", AtRequest, matched.group(1)
+    else:
         return None
     for name, value in scope["headers"]:
         if name == b"content-type" and value.partition(b";")[0].strip().lower() != JSON_TYPE:
             return None
-    return op, model, matched.group(1) if matched.groups() else None
+    return op, model, job_id
 
 
 def _replayed(body: bytes, receive: Any) -> Any:
