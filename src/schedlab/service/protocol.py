@@ -30,8 +30,8 @@ class CoalescingTransport:
         self._pending.append(data)
 
     def flush(self) -> None:
-        if self._pending:
-            data, self._pending = b"".join(self._pending), []
+        data, self._pending = b"".join(self._pending), []
+        if data and not self._transport.is_closing():  # (a client gone meanwhile gets nothing)
             self._transport.write(data)
 
     def close(self) -> None:
