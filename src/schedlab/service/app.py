@@ -1,4 +1,5 @@
-"""The HTTP application of ``schedlab serve``: FastAPI over one :class:`schedlab.online.Scheduler`.
+"""The HTTP application of ``schedlab serve``: FastAPI over one :class:`schedlab.online.Scheduler`,
+with :class:`EventPath` in front deciding the event endpoints' valid requests.
 
 Events are applied one at a time (the handlers run on the one event loop of uvicorn's one worker,
 and apply and append an event without yielding to the loop), so the event log's order is the

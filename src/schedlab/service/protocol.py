@@ -1,11 +1,11 @@
 """uvicorn's httptools protocol with each loop pass's writes sent in one ``write`` (one segment).
 
 uvicorn writes a response's status line and headers, then its body, each at once: two system
-calls and two loopback segments per answer, and the client woken twice (measured: about a quarter
-of the server's time at saturation, benchmarks/bench_serve.py). :class:`CoalescedHttp` gives the
-protocol a transport that gathers the writes made while the loop runs its ready callbacks and
-writes them together right after (``call_soon``): the same bytes in the same order, the answer
-sent in the same loop pass.
+calls and two loopback segments per answer, and the client woken twice (py-spy: a quarter of
+the server's wall time at saturation was in these writes, benchmarks/bench_serve.py).
+:class:`CoalescedHttp` gives the protocol a transport that gathers the writes made while the
+loop runs its ready callbacks and writes them together right after (``call_soon``): the same
+bytes in the same order, the answer sent in the same loop pass.
 """
 
 from __future__ import annotations
