@@ -18,17 +18,26 @@ Per case:
 * ``rate R``: requests paced at R per second (open loop: a request is sent at its scheduled time,
   or at once when late), R doubling from 250 until the achieved rate stays below 0.9 R
   (saturation), then ``saturation`` (no pacing) and ``half saturation`` (paced at half of it);
-* ``saturation, event log``: sequential, no pacing, with --event-log (one request at a time:
-  an fsync per decision, group commit has nothing to group);
+* ``saturation, event log`` and ``half saturation, event log``: sequential, with --event-log
+  (one request at a time: an fsync per decision, group commit has nothing to group);
 * ``concurrent[, event log]: rate R``: R events/s, R doubling from 250 until fewer than 0.9 R
   events/s go out; ``saturation (highest rate achieved)``, the step of most decisions/s; ``half
-  saturation``, at half of its event rate; without and with --event-log (group commit).
+  saturation``, at half of its event rate; without and with --event-log (group commit);
+* ``target ...``: the issue's two targets beside what was measured with the event log on (the
+  service's real mode): the most decisions/s of a logged step, and the p99 of each logged
+  half-saturation step, ``met`` or not.
 
-The client is a minimal keep-alive HTTP/1.1 client (RawTarget; the replay client's httpx costs
-more processor time than the server on this 2-core machine). Each step is bounded: at most
+The client is cheap on purpose (both processes share this machine's 2 cores, and whatever the
+client spends the server does not get): a minimal keep-alive HTTP/1.1 client (RawTarget,
+AsyncTarget: the request written in one call, the answer's head read in one search; the replay
+client's httpx cost about 2 ms of processor per request). Client and server are not pinned to
+cores: on this machine shared with other jobs, pinning each to one core made both wait for
+whatever else ran there (measured: 2,900 -> 1,200 decisions/s). Each step is bounded: at most
 ``STEP_REQUESTS`` requests or ``STEP_S`` seconds. Latency is the client's, from the scheduled
-send time (concurrent: the event's due time) to the answer (p50, p99 in ms). Targets: >= 5,000
-decisions/s sustained and p99 < 5 ms at half of saturation. Numbers: docs/online.md.
+send time (concurrent: the event's due time) to the answer (p50, p99 in ms); each step also
+records the processor time per request of the client and of the server (user + system, from
+/proc), which says what one core would sustain whatever the load of the machine. Targets:
+>= 5,000 decisions/s sustained and p99 < 5 ms at half of saturation. Numbers: docs/online.md.
 
 Run: ``.venv/bin/python benchmarks/run_all.py bench_serve``.
 """
@@ -39,6 +48,7 @@ import asyncio
 import json
 import math
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -56,7 +66,7 @@ from schedlab.service.app import action_record
 from schedlab.service.replay import HttpTarget, Replay, TraceJobs
 
 STEP_REQUESTS = 2000
-CONNECTIONS = 8  # concurrent submitters (keep-alive connections) of the concurrent load test
+CONNECTIONS = 32  # concurrent submitters (keep-alive connections) of the concurrent load test
 STEP_S = 6.0
 WARM_UP = 200  # requests before measuring (the first call compiles or loads the runner)
 FIRST_RATE = 250.0
@@ -142,6 +152,7 @@ def step(
     """Up to STEP_REQUESTS instants of ``replay`` through ``send`` (``warm_up``: only so many,
     measuring nothing), paced at ``rate``/s."""
     latencies: list[float] = []
+    cpu = processor_times()
     begin = time.perf_counter()
     most = warm_up or STEP_REQUESTS
     while len(latencies) < most and (warm_up or time.perf_counter() - begin < STEP_S):
@@ -157,41 +168,66 @@ def step(
         latencies.append(time.perf_counter() - due)
         replay.completed(events)
         replay.feed(answered)
-    wall = time.perf_counter() - begin
+    return summary(latencies, time.perf_counter() - begin, cpu)
+
+
+def summary(latencies: list[float], wall: float, cpu: tuple[float, float]) -> dict[str, Any]:
+    """A step's figures: requests (one decision each) per second, latency percentiles, the
+    processor time per request of the client and of the server, the load average."""
     ms = np.array(latencies) * 1e3
+    client, server = (now - then for now, then in zip(processor_times(), cpu, strict=True))
     return {
         "requests": len(latencies),
         "wall_s": wall,
         "decisions_per_s": len(latencies) / wall,
         "p50_ms": float(np.percentile(ms, 50)),
         "p99_ms": float(np.percentile(ms, 99)),
+        "client_cpu_us_per_request": client / len(latencies) * 1e6,
+        "server_cpu_us_per_request": server / len(latencies) * 1e6,
         "load_average_1min": os.getloadavg()[0],
     }
 
 
+SERVER: list[int] = []  # the process id of the server under test (none: the library alone)
+
+
+def processor_times() -> tuple[float, float]:
+    """(this process's processor time, the server's: user + system, s; 0 when none runs)."""
+    if not SERVER:
+        return time.process_time(), 0.0
+    fields = Path(f"/proc/{SERVER[0]}/stat").read_text().rsplit(")", 1)[1].split()
+    ticks = int(fields[11]) + int(fields[12])  # utime, stime (proc(5))
+    return time.process_time(), ticks / os.sysconf("SC_CLK_TCK")
+
+
 class RawTarget:
-    """A minimal HTTP/1.1 keep-alive client (one socket, no pool, no header objects): httpx costs
-    about 2 ms of the shared processors per request here, which the server would not get."""
+    """A minimal HTTP/1.1 keep-alive client (one socket, no pool, no header objects, the answer's
+    head parsed in one search): httpx costs about 2 ms of the shared processors per request
+    here, which the server would not get."""
 
     def __init__(self, port: int) -> None:
         self.socket = socket.create_connection(("127.0.0.1", port))
         self.socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.reader = self.socket.makefile("rb")
+        self.buffer = b""
 
     def request(self, method: str, path: str, body: Any = None) -> Any:
         data = b"" if body is None else json.dumps(body).encode()
-        head = f"{method} {path} HTTP/1.1\r\nHost: bench\r\nContent-Length: {len(data)}\r\n"
-        self.socket.sendall(head.encode() + b"Content-Type: application/json\r\n\r\n" + data)
-        status = self.reader.readline()
-        length = 0
-        while (line := self.reader.readline()) not in (b"\r\n", b""):
-            name, _, value = line.partition(b":")
-            if name.lower() == b"content-length":
-                length = int(value)
-        answer = json.loads(self.reader.read(length))
-        if b" 200 " not in status:
-            raise RuntimeError(f"{path}: {status.decode().strip()}: {answer}")
+        self.socket.sendall(encoded(method, path, data))
+        while (end := self.buffer.find(b"\r\n\r\n")) < 0:
+            self.buffer += self._received()
+        length = content_length(self.buffer[:end])
+        while len(self.buffer) < end + 4 + length:
+            self.buffer += self._received()
+        head, answer = self.buffer[:end], json.loads(self.buffer[end + 4 : end + 4 + length])
+        self.buffer = self.buffer[end + 4 + length :]
+        if b" 200 " not in head[:16]:
+            raise RuntimeError(f"{path}: {head.splitlines()[0].decode()}: {answer}")
         return answer
+
+    def _received(self) -> bytes:
+        if not (data := self.socket.recv(1 << 16)):
+            raise ConnectionError("the server closed the connection")
+        return data
 
     def send(self, at: float, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """One instant, as :class:`schedlab.service.replay.HttpTarget` sends it."""
@@ -200,8 +236,15 @@ class RawTarget:
         return self.request("POST", *event_request(at, events[0]))["actions"]
 
     def close(self) -> None:
-        self.reader.close()
         self.socket.close()
+
+
+LENGTH = re.compile(rb"\r\ncontent-length: *(\d+)", re.IGNORECASE)
+
+
+def content_length(head: bytes) -> int:
+    """The Content-Length of an answer's head (0 when it has none)."""
+    return int(found.group(1)) if (found := LENGTH.search(head)) else 0
 
 
 def event_request(at: float, event: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -211,9 +254,10 @@ def event_request(at: float, event: dict[str, Any]) -> tuple[str, dict[str, Any]
     return f"/jobs/{event['id']}/complete", {"at": at}
 
 
-def head(path: str, data: bytes) -> bytes:
+def encoded(method: str, path: str, data: bytes) -> bytes:
+    """A request on the wire (HTTP/1.1, keep-alive)."""
     return (
-        f"POST {path} HTTP/1.1\r\nHost: bench\r\nContent-Length: {len(data)}\r\n"
+        f"{method} {path} HTTP/1.1\r\nHost: bench\r\nContent-Length: {len(data)}\r\n"
         "Content-Type: application/json\r\n\r\n"
     ).encode() + data
 
@@ -233,14 +277,10 @@ class AsyncTarget:
 
     async def post(self, path: str, body: dict[str, Any]) -> tuple[int, Any]:
         """(HTTP status, JSON answer)."""
-        self.writer.write(head(path, json.dumps(body).encode()))
-        status = await self.reader.readline()
-        length = 0
-        while (line := await self.reader.readline()) not in (b"\r\n", b""):
-            name, _, value = line.partition(b":")
-            if name.lower() == b"content-length":
-                length = int(value)
-        return int(status.split()[1]), json.loads(await self.reader.readexactly(length))
+        self.writer.write(encoded("POST", path, json.dumps(body).encode()))
+        head = await self.reader.readuntil(b"\r\n\r\n")
+        answer = await self.reader.readexactly(content_length(head))
+        return int(head[9:12]), json.loads(answer)
 
     def close(self) -> None:
         self.writer.close()
@@ -261,6 +301,7 @@ async def concurrent_step(
     t0 = replay.now if math.isfinite(replay.now) else 0.0
     latencies: list[float] = []
     sent = raced = 0  # events; completions refused because a submit preempted the job first
+    cpu = processor_times()
     begin = time.perf_counter()
 
     async def send(target: AsyncTarget, at: float, group: list[tuple[float, dict]]) -> None:
@@ -302,18 +343,14 @@ async def concurrent_step(
         groups = [[b] for b in reversed(batch) if b[1]["kind"] == "submit"]  # popped: due order
         groups += [completions] if completions else []
         await asyncio.gather(*(submitter(t, replay.now, groups) for t in targets))
+        targets = targets[1:] + targets[:1]  # each connection in turn first: none left idle
+        # (uvicorn closes a connection idle for 5 s)
     wall = time.perf_counter() - begin
-    ms = np.array(latencies) * 1e3
     return {
         "connections": len(targets),
-        "requests": len(latencies),
-        "wall_s": wall,
         "events_sent_per_s": sent / wall,
         "completions_raced": raced,
-        "decisions_per_s": len(latencies) / wall,
-        "p50_ms": float(np.percentile(ms, 50)),
-        "p99_ms": float(np.percentile(ms, 99)),
-        "load_average_1min": os.getloadavg()[0],
+        **summary(latencies, wall, cpu),
     }
 
 
@@ -348,21 +385,15 @@ def concurrent_records(label: str, replay: Replay, port: int) -> list[dict[str, 
 
 
 def healthz(target: RawTarget) -> dict[str, Any]:
-    latencies = []
+    latencies: list[float] = []
+    cpu = processor_times()
     begin = time.perf_counter()
     while len(latencies) < STEP_REQUESTS and time.perf_counter() - begin < STEP_S:
         sent = time.perf_counter()
         target.request("GET", "/healthz")
         latencies.append(time.perf_counter() - sent)
-    wall = time.perf_counter() - begin
-    ms = np.array(latencies) * 1e3
-    return {
-        "requests": len(latencies),
-        "wall_s": wall,
-        "requests_per_s": len(latencies) / wall,
-        "p50_ms": float(np.percentile(ms, 50)),
-        "p99_ms": float(np.percentile(ms, 99)),
-    }
+    figures = summary(latencies, time.perf_counter() - begin, cpu)
+    return {"requests_per_s": figures.pop("decisions_per_s"), **figures}
 
 
 def serving(spec: Path, policy: str | None, log: Path | None):
@@ -375,6 +406,7 @@ def serving(spec: Path, policy: str | None, log: Path | None):
     argv += ["--event-log", str(log)] if log else []
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), *sys.path])}
     server = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    SERVER[:] = [server.pid]
     ready = HttpTarget(f"http://127.0.0.1:{port}", None)
     ready.wait_ready(600)
     ready.close()
@@ -382,6 +414,7 @@ def serving(spec: Path, policy: str | None, log: Path | None):
 
 
 def stop(server: subprocess.Popen, target: RawTarget) -> None:
+    SERVER.clear()
     target.close()
     server.terminate()
     server.wait(timeout=30)
@@ -422,22 +455,78 @@ def case_records(label: str, spec_text: str, jobs_of, policy: str | None, folder
         step(replay, target.send, warm_up=WARM_UP)
         logged = step(replay, target.send)
         records.append({"name": f"{label}: saturation, event log (fsync)", **logged})
+        half = logged["decisions_per_s"] / 2
+        measured = step(replay, target.send, half)
+        records.append({"name": f"{label}: half saturation, event log", "rate": half, **measured})
         port = target.socket.getpeername()[1]
         records += concurrent_records(f"{label}: concurrent, event log", replay, port)
     finally:
         stop(server, target)
-    return records
+    return records + targets(label, records)
+
+
+TARGET_RATE = 5000.0  # decisions/s sustained, with the event log (issue 34 item 5)
+TARGET_P99_MS = 5.0  # at half of saturation, with the event log
+
+
+def targets(label: str, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The issue's two targets for one case, beside what was measured with the event log on (the
+    service's real mode): the most decisions/s of a logged step, sequential or concurrent, and
+    the p99 of each logged half-saturation step."""
+    logged = [r for r in records if "event log" in r["name"]]
+    best = max(logged, key=lambda r: r["decisions_per_s"])
+    out = [
+        {
+            "name": f"{label}: target >= {TARGET_RATE:,.0f} decisions/s, event log",
+            "target_decisions_per_s": TARGET_RATE,
+            "decisions_per_s": best["decisions_per_s"],
+            "measured_in": best["name"],
+            "met": best["decisions_per_s"] >= TARGET_RATE,
+            "load_average_1min": best["load_average_1min"],
+        }
+    ]
+    for half in (r for r in logged if "half saturation" in r["name"]):
+        out.append(
+            {
+                "name": f"{label}: target p99 < {TARGET_P99_MS:g} ms, "
+                + half["name"].removeprefix(f"{label}: "),
+                "target_p99_ms": TARGET_P99_MS,
+                "p99_ms": half["p99_ms"],
+                "decisions_per_s": half["decisions_per_s"],
+                "measured_in": half["name"],
+                "met": half["p99_ms"] < TARGET_P99_MS,
+                "load_average_1min": half["load_average_1min"],
+            }
+        )
+    return out
+
+
+SETUP = {
+    "name": "setup",
+    "client": "one process: RawTarget (sequential) and AsyncTarget (concurrent, uvloop), minimal "
+    "keep-alive HTTP/1.1, the request written in one call, the answer's head parsed in one search",
+    "concurrent_connections": CONNECTIONS,
+    "affinity": "none: client and server share the machine's cores with other jobs (pinning each "
+    "to one core was slower here, 2,900 -> 1,200 decisions/s)",
+    "server": "schedlab serve --insecure-local: uvicorn, one worker, uvloop, httptools with a "
+    "response in one write; --event-log steps: group commit, fsync on the loop's thread",
+    "decision": "one request (a request of several events of one instant counts once)",
+    "cores": os.cpu_count(),
+}
 
 
 def run() -> list[dict]:
-    records = []
+    records = [SETUP]
     with tempfile.TemporaryDirectory() as folder:
         for number, (label, spec_text, jobs_of, policy) in enumerate(CASES):
             case = Path(folder) / f"case{number}"
             case.mkdir()
             records += case_records(label, spec_text, jobs_of, policy, case)
-    for r in records:
+    for r in records[1:]:
         rate = r.get("decisions_per_s", r.get("requests_per_s"))
+        if "met" in r:
+            print(f"   {r['name']:<70} {'met' if r['met'] else 'NOT met'}")
+            continue
         print(
             f"   {r['name']:<70} {rate:8.0f}/s  p50 {r['p50_ms']:.3g} ms  p99 {r['p99_ms']:.3g} ms"
         )

@@ -4,6 +4,7 @@ and the engine's buffers (job slots, the instant's block, the action log) growin
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from schedlab.errors import PolicyError, SpecError
@@ -177,15 +178,16 @@ def test_slots_block_and_action_log_grow_as_needed(monkeypatch):
     assert s.events([Complete(0), Complete(1)], 1.0) == [start(1.0, 2), start(1.0, 3)]
 
 
-def _sketches(s: Scheduler) -> list[list[int]]:
+def _per_job_metrics(s: Scheduler) -> int:
+    """The total of the engine's per-job sums and quantile sketch counts."""
     st = s._run.st
-    return [sk.tolist() for sk in (st.sk_response, st.sk_waiting, st.sk_bsld)]
+    return int(sum(a.sum() for a in (st.jacc, st.sk_response, st.sk_waiting, st.sk_bsld)))
 
 
-def test_a_policy_error_after_a_completion_puts_its_recorded_metrics_back():
-    """Job 0's completion is recorded in the engine's quantile sketches before the policy
-    decides and fails: the failed event leaves them as before (they are copied only before an
-    event that reports completions, the only events that change them)."""
+def test_no_job_is_measured_online_and_a_failed_completion_changes_nothing():
+    """Nothing online reads a simulation's per-job sums and quantile sketches (3 x 77 KB): a
+    completion leaves them empty, so the copy before each event leaves them out; a policy error
+    after job 0's completion leaves the state as before."""
     from schedlab import load_plugin
 
     load_plugin(FUZZ_PLUGIN)
@@ -194,9 +196,35 @@ def test_a_policy_error_after_a_completion_puts_its_recorded_metrics_back():
     for s in (failing, passing):
         s.submit(Job(0, 1, size=1.0), 0.0)
         s.submit(Job(1, 1, size=1.0), 0.5)
-    before = _sketches(failing)
+    before = failing.state()
     passing.complete(0, 1.0)
-    assert _sketches(passing) != before  # a completion is recorded in them
+    assert [r.id for r in passing.state().running] == [1]
+    assert _per_job_metrics(passing) == 0
     with pytest.raises(PolicyError):
         failing.complete(0, 1.0)
-    assert _sketches(failing) == before
+    assert failing.state() == before and _per_job_metrics(failing) == 0
+
+
+def test_an_event_redone_after_the_action_log_overflows_takes_the_same_actions(monkeypatch):
+    """EASY backfilling keeps per-slot arrays in its state (expected ends, reservations, its
+    profile): an event redone from the copy taken before it (an action log of 1 row overflows
+    at each event with 2 actions or more) decides as with a log large enough."""
+    rng = np.random.default_rng(3)
+    needs, sizes = rng.integers(1, 3, 300), rng.exponential(1.0, 300)
+    times = np.cumsum(rng.exponential(0.4, 300))
+    decided = []
+    for rows in (scheduler_module.LOG_ROWS, 1):
+        monkeypatch.setattr(scheduler_module, "LOG_ROWS", rows)
+        s = two_servers("easy-backfill")
+        ends: dict[int, float] = {}  # started jobs: when they end
+        actions = []
+        for i, t in enumerate(times):
+            done = sorted(j for j, end in ends.items() if end <= t)
+            for j in done:
+                del ends[j]
+            job = Job(i, int(needs[i]), size=float(sizes[i]), requested=2 * float(sizes[i]))
+            new = s.events([*map(Complete, done), Submit(job)], float(t))
+            ends.update({a.job: a.time + float(sizes[a.job]) for a in new if a.kind == "start"})
+            actions += new
+        decided.append(actions)
+    assert decided[0] == decided[1]

@@ -300,3 +300,20 @@ def test_a_log_that_cannot_be_written_stops_the_events_until_a_restart(
     assert [r.id for r in rebuilt.scheduler.state().running] == ["a"]
     assert rebuilt.scheduler.state().queue == ("b",)
     rebuilt.log.close()
+
+
+def test_a_json_body_with_a_charset_is_decided_and_another_content_type_is_refused(client):
+    """The event endpoints read a body as JSON when FastAPI would (no content type, or
+    application/json with parameters): anything else is refused in one line, nothing changed."""
+    body = json.dumps({"id": "c", "need": 1, "at": 2}).encode()
+    plain_text = client.post("/jobs", content=body, headers={**AUTH, "Content-Type": "text/plain"})
+    assert plain_text.status_code == 422 and "\n" not in plain_text.json()["error"]
+    assert "c" not in client.get("/state", headers=AUTH).json()["queue"]
+    typed = {**AUTH, "Content-Type": "application/json; charset=utf-8"}
+    assert client.post("/jobs", content=body, headers=typed).json() == {"actions": []}
+    assert client.get("/state", headers=AUTH).json()["queue"] == ["b", "c"]
+    done = client.post("/jobs/a/complete", content=b'{"at": 3}', headers=AUTH)
+    assert [(a["kind"], a["job"]) for a in done.json()["actions"]] == [
+        ("start", "b"),
+        ("start", "c"),
+    ]

@@ -79,6 +79,7 @@ def serve(
     import uvicorn
 
     from schedlab.service.app import create_app
+    from schedlab.service.protocol import CoalescedHttp
     from schedlab.service.server import read_token, start
 
     token = read_token(token_file, insecure_local, host)
@@ -100,6 +101,9 @@ def serve(
             workers=1,
             log_level="warning",
             access_log=False,
+            loop="uvloop",
+            http=CoalescedHttp,  # httptools, a response in one write
+            proxy_headers=False,  # the client's address is not used
         )
     finally:
         if service.log is not None:

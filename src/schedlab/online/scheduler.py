@@ -9,12 +9,15 @@ simulation's actions (tests/online/test_differential.py).
 
 Bad input is refused before anything changes (one-line SpecError); a policy's invalid action
 raises PolicyError and the state is put back as it was before the event (the engine and policy
-states are copied before each event; the metric sketches, 3 x 77 KB that only a job's completion
-changes, only before an event that reports completions).
+states are copied before each event: the rows of the job slots used so far, and the other
+fields). No job is measured online: the per-job sums and quantile sketches of a simulation's
+metrics (engine/records.py), which nothing here reads, are never updated, so a completion costs
+no copy of them (3 x 77 KB).
 """
 
 from __future__ import annotations
 
+import bisect
 import math
 import numbers
 import time
@@ -113,13 +116,15 @@ class Scheduler:
         st.job_edges[:] = (-math.inf, math.inf)
         st.ctr[K.SOURCE_DONE] = 1
         st.ctr[K.NX_LEN] = 0
+        # every job arrives "in the warm-up": no per-job metric is recorded (module docstring)
+        st.ctr[K.JOB_BATCH_BY_TIME] = 0
+        st.ctr[K.WARM_JOBS] = np.iinfo(np.int64).max
         ps = init_policy(st, model)
         self._run = Run(model=model, st=st, ps=ps, feeder=Feeder(iter(())), window=window)
         self._handle = engine_handle(st)
         self._spare: tuple[State, Any] | None = None  # a state and its handle
         self._spare_ps: tuple[Any, Any] | None = None  # (policy state copied, its copy)
         self._copy_engine = copier(_ENGINE_PATHS)
-        self._copy_sketches = copier(_SKETCH_PATHS)
         self._copy_policy = copier(field_paths(policy.state.fields))
         self._classes = {c.name: i for i, c in enumerate(model.classes)}
         self._ids: list[JobId] = []  # by arrival number
@@ -178,15 +183,15 @@ class Scheduler:
         submits = [e.job for e in batch if isinstance(e, Submit)]
         completions = self._completions(batch)
         rows = [self._job_row(job) for job in self._new_jobs(submits)]
-        before = self._snapshot(bool(completions))
+        before = self._snapshot()
         try:
             actions = self._apply(rows, completions, submits, at)
         except ActionLogFull as full:  # redo the event with room for every action
-            self._use(before, bool(completions))
+            self._use(before)
             self._grow_log(full.written)
             return self.events(batch, at)
         except BaseException:
-            self._use(before, bool(completions))
+            self._use(before)
             raise
         self._record_new(submits)
         if math.isnan(self._t_first):
@@ -405,9 +410,9 @@ class Scheduler:
             )
         )
 
-    def _snapshot(self, sketches: bool) -> tuple[State, Any]:
-        """Copies of the engine state's fields an event may change (``sketches``: with the
-        metric sketches, which only a completion changes) and of the policy state, into spare
+    def _snapshot(self) -> tuple[State, Any]:
+        """Copies of the engine state's fields an event may change and of the policy state
+        (online/snapshot.py: the slots' rows up to PEAK_SLOTS, the other fields whole), into spare
         states (allocated again after the slots grow or a restore): put back by _use when an
         event fails."""
         run = self._run
@@ -417,17 +422,15 @@ class Scheduler:
             self._spare = (spare, engine_handle(spare))
         if self._spare_ps is None or self._spare_ps[0] is not run.ps:
             self._spare_ps = (run.ps, run.model.policy.state.copy(run.ps))
-        self._copy_engine(self._spare[1], self._handle, int(st.ctr[K.PEAK_SLOTS]))
-        if sketches:
-            self._copy_sketches(self._spare[1], self._handle, 0)
-        self._copy_policy(self._spare_ps[1], run.ps, 0)
+        peak = int(st.ctr[K.PEAK_SLOTS])
+        self._copy_engine(self._spare[1], self._handle, peak)
+        self._copy_policy(self._spare_ps[1], run.ps, peak)
         return self._spare[0], self._spare_ps[1]
 
-    def _use(self, saved: tuple[State, Any], sketches: bool) -> None:
-        """Put the states of ``saved`` (a snapshot, ``sketches`` as taken) back."""
+    def _use(self, saved: tuple[State, Any]) -> None:
+        """Put the states of ``saved`` (a snapshot) back."""
         spare, self._run.ps = saved
-        names = _CHANGING if sketches else _NOT_SKETCHES
-        self._set_state(self._run.st._replace(**{name: getattr(spare, name) for name in names}))
+        self._set_state(self._run.st._replace(**{n: getattr(spare, n) for n in _CHANGING}))
         self._spare = self._spare_ps = None  # now in use
 
     def _job_id(self, submits: list[Job]) -> Callable[[int], JobId]:
@@ -515,7 +518,7 @@ class Scheduler:
         }
 
     def _observe(self, seconds: float) -> None:
-        self._latency_count[np.searchsorted(LATENCY_BUCKETS, seconds)] += 1
+        self._latency_count[bisect.bisect_left(LATENCY_BUCKETS, seconds)] += 1
         self._latency_sum += seconds
 
 
@@ -533,8 +536,13 @@ def _not_negative(value: Any, where: str, name: str) -> float:
 
 
 # The engine state's fields an event may change (the others are set once: the cluster, the
-# classes, metric windows and buffers that _load rewrites or are off online).
+# classes, metric windows and buffers that _load rewrites or are off online, and the per-job
+# metrics, which no job online is measured for).
 _FIXED = {
+    "jacc",
+    "sk_response",
+    "sk_waiting",
+    "sk_bsld",
     "class_elastic",
     "class_max_alloc",
     "class_reward",
@@ -554,18 +562,13 @@ _FIXED = {
     "log_i",
 }
 _CHANGING = tuple(f.name for f in ENGINE_STATE if f.name not in _FIXED)
-# The quantile sketches: changed only when a job completes (engine/records.py job_left), which
-# online happens only for a completion the caller reports (engine/loop.py)
-_SKETCHES = ("sk_response", "sk_waiting", "sk_bsld")
-_NOT_SKETCHES = tuple(name for name in _CHANGING if name not in _SKETCHES)
 # With n = ctr[PEAK_SLOTS]: the per-slot arrays' first n rows, the free stack's last n
 # (online/snapshot.py says why that is all an event may change)
 _ENGINE_PATHS = tuple(
     (f.name, len(f.dims), "tail" if f.name == "free" else "head" if f.per_job else "all")
     for f in ENGINE_STATE
-    if f.name in _NOT_SKETCHES
+    if f.name in _CHANGING
 )
-_SKETCH_PATHS = tuple((f.name, len(f.dims), "all") for f in ENGINE_STATE if f.name in _SKETCHES)
 
 _SLOT_CODES = {
     K.V_NO_SLOT_START,

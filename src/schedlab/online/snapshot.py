@@ -11,6 +11,10 @@ The engine's job slots in use are always below ``ctr[PEAK_SLOTS]`` (the free sta
 slots 0, 1, 2, ... first and grows only when every slot is taken), and only the top PEAK_SLOTS
 entries of the free stack ever change: with n = PEAK_SLOTS, the per-slot arrays are copied as
 "head" and ``free`` as "tail", so a snapshot costs the jobs present at the peak, not the slots.
+A policy state's per-slot arrays (first length "jobs") are copied as "head" too: a policy
+indexes them by job slot, or by a count of jobs present (scratch lists; EASY's profile holds
+PROFILE_PER_JOB breakpoints per job), both below PEAK_SLOTS rows, so the rows from n on still
+hold what the state was allocated (or grown) with, in the state and in its copy alike.
 """
 
 from __future__ import annotations
@@ -29,13 +33,14 @@ _ROWS = {"all": ":", "head": ":n", "tail": "src.{path}.shape[0] - n:"}
 
 
 def field_paths(fields: Iterable[Field], prefix: str = "") -> tuple[Path, ...]:
-    """Every array and scalar of a policy state, nested states flattened, copied whole."""
+    """Every array and scalar of a policy state, nested states flattened: per-slot arrays their
+    first n rows (n = PEAK_SLOTS, module docstring), the others whole."""
     paths: list[Path] = []
     for f in fields:
         if isinstance(f.dtype, PolicyState):
             paths += field_paths(f.dtype.fields, f"{prefix}{f.name}.")
         else:
-            paths.append((prefix + f.name, len(f.dims), "all"))
+            paths.append((prefix + f.name, len(f.dims), "head" if f.per_job else "all"))
     return tuple(paths)
 
 
