@@ -66,6 +66,7 @@ BLOCK = 1 << 6  # initial room for the jobs submitted at one instant (grown as n
 LOG_ROWS = 1 << 12  # initial rows of the action log (grown, and the event redone, on overflow)
 MAX_EVENTS = 1 << 40  # per call of the runner: the call ends at the instant, not at a count
 # Upper bounds (seconds) of the decision-latency histogram (Prometheus-style, cumulative).
+DEPARTURES = frozenset({"complete", "reject", "drop", "kill"})  # actions after which a job is gone
 LATENCY_BUCKETS = (1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3, 1e-2, 0.1, 1.0)
 
 
@@ -127,9 +128,9 @@ class Scheduler:
         self._copy_engine = copier(_ENGINE_PATHS)
         self._copy_policy = copier(field_paths(policy.state.fields))
         self._classes = {c.name: i for i, c in enumerate(model.classes)}
-        self._ids: list[JobId] = []  # by arrival number
         self._seq: dict[JobId, int] = {}  # every id ever submitted: its arrival number
-        self._slot: dict[JobId, int] = {}  # its job slot (valid while st.seq[slot] == its seq)
+        self._ids: dict[int, JobId] = {}  # the jobs present: arrival number -> id
+        self._slot: dict[JobId, int] = {}  # the jobs present: slot (while st.seq[slot] is theirs)
         self._kinds = np.unique(model.capacity, axis=0).tolist()  # distinct server capacities
         self._time = -math.inf
         self._t_first = math.nan
@@ -194,6 +195,7 @@ class Scheduler:
             self._use(before)
             raise
         self._record_new(submits)
+        self._forget_departed(actions)
         if math.isnan(self._t_first):
             self._t_first = at
         self._time = at
@@ -224,15 +226,23 @@ class Scheduler:
         """Remember the arrival numbers and slots of the instant's new jobs."""
         if not submits:
             return
-        first = len(self._ids)
+        first = len(self._seq)
         st = self._run.st
         slots = np.flatnonzero((st.seq >= first) & (st.status != K.FREE)).tolist()
         seqs = st.seq[slots].tolist()
-        for job in submits:
-            self._seq[job.id] = len(self._ids)
-            self._ids.append(job.id)
+        for seq, job in enumerate(submits, first):
+            self._seq[job.id] = seq
+            self._ids[seq] = job.id
         for slot, seq in zip(slots, seqs, strict=True):
             self._slot[self._ids[seq]] = slot
+
+    def _forget_departed(self, actions: list[Action]) -> None:
+        """Drop the slot and arrival number of the jobs that left (only their ids are kept,
+        to refuse a reused one: memory per job gone is one dictionary entry)."""
+        for action in actions:
+            if action.kind in DEPARTURES:
+                self._ids.pop(self._seq[action.job], None)
+                self._slot.pop(action.job, None)
 
     # ---------------------------------------------------------------------------- checking
 
@@ -435,7 +445,7 @@ class Scheduler:
 
     def _job_id(self, submits: list[Job]) -> Callable[[int], JobId]:
         """The caller's id of the job with this arrival number (the instant's new ones too)."""
-        n_old = len(self._ids)
+        n_old = len(self._seq)
 
         def job_id(seq: int) -> JobId:
             return self._ids[seq] if seq < n_old else submits[seq - n_old].id
