@@ -16,7 +16,6 @@ place outside the directory, and runs never overwrite each other's table).
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import json
 import multiprocessing
@@ -109,13 +108,15 @@ def replicate(task: Task, plugins: tuple[str, ...] = (), root: str | None = None
             model = compile_model(with_run(spec, jobs=str(jobs_target(root, task))))
         else:
             model = compile_model(spec)
-        return dataclasses.replace(run_model(model, task.replication), spec=spec)
+        result = run_model(model, task.replication)
     except SchedlabError as exc:
         where = f"point {task.point} " if task.point >= 0 else ""
         axes = ", ".join(f"{k}={v}" for k, v in task.axes.items())
         raise RunFailed(
             f"run {where}({axes or 'no axes'}, replication {task.replication}): {exc}"
         ) from None
+    result.spec = spec  # the spec as given (not the one with the jobs path inside ``root``)
+    return result
 
 
 def execute(task: Task, plugins: tuple[str, ...] = (), root: str | None = None) -> dict[str, Any]:

@@ -12,6 +12,7 @@ path (so no glob of the folder's name) and runs them with external access disabl
 from __future__ import annotations
 
 import stat
+import struct
 import uuid
 from pathlib import Path
 from typing import Any
@@ -33,9 +34,43 @@ class StoreError(SchedlabError):
 
 
 def record_table(row: dict[str, Any]) -> pa.Table:
-    """A run's record as the one-row table the store writes. PyArrow imports pandas on the first
-    table a process builds (about a second): sweep workers inherit it (experiments/warm.py)."""
-    return pa.Table.from_pylist([row])
+    """A run's record as the one-row table the store writes: the table of
+    ``pa.Table.from_pylist([row])``, built from Arrow buffers (:func:`_cell`), because
+    ``pa.array`` imports pandas on the first call of a process (0.35 s in the warm-up of every
+    sweep, or in each worker's first run without it; issue 33 item 2) and a record holds only
+    plain scalars."""
+    return pa.Table.from_arrays([_cell(value) for value in row.values()], names=list(row))
+
+
+INT64 = (-(2**63), 2**63 - 1)
+PACKED = {int: (pa.int64(), "<q"), float: (pa.float64(), "<d")}  # one value, little-endian
+
+
+def _cell(value: Any) -> pa.Array:
+    """A one-value column of ``value`` typed as PyArrow infers it (None: null, bool, int: int64,
+    float: double, str: string); any other value (a numpy scalar, an int beyond int64) goes
+    through ``pa.array``."""
+    kind = type(value)
+    if value is None:
+        return pa.nulls(1)
+    if kind is bool:
+        return pa.Array.from_buffers(pa.bool_(), 1, [None, pa.py_buffer(bytes([value]))])
+    if kind is str:
+        data = value.encode()
+        offsets = pa.py_buffer(struct.pack("<ii", 0, len(data)))
+        return pa.Array.from_buffers(pa.string(), 1, [None, offsets, pa.py_buffer(data)])
+    if kind in PACKED and (kind is float or INT64[0] <= value <= INT64[1]):
+        arrow_type, layout = PACKED[kind]
+        data = pa.py_buffer(struct.pack(layout, value))
+        return pa.Array.from_buffers(arrow_type, 1, [None, data])
+    return pa.array([value])
+
+
+def read_run(path: Path, columns: list[str] | None = None) -> pa.Table:
+    """A run's file as a table. Through ``pq.ParquetFile``: ``pq.read_table`` imports pyarrow's
+    dataset module and pandas (0.35 s before the workers of a sweep that resumes could start)."""
+    with pq.ParquetFile(path) as run:
+        return run.read(columns=columns)
 
 
 class ResultStore:
@@ -80,7 +115,7 @@ class ResultStore:
                 raise self._foreign(path, "not a regular file")
             if "spec_hash" not in pq.read_schema(path).names:
                 raise self._foreign(path, "no spec_hash column")
-            table = pq.read_table(path, columns=["spec_hash"])
+            table = read_run(path, columns=["spec_hash"])
         except (pa.ArrowInvalid, OSError) as exc:
             raise self._corrupted(path, exc) from None
         if table.num_rows != 1 or table.column(0)[0].as_py() != path.stem:
@@ -102,7 +137,7 @@ class ResultStore:
         """Store a run (atomically; a full disk or a read-only folder is one line)."""
         outputs.make_dirs(self.runs)
         final = outputs.inside(self.root, f"{RUNS}/{row['spec_hash']}.parquet")
-        return outputs.write_parquet(record_table(row), final, **RECORD_OPTIONS)
+        return outputs.write_parquet(record_table(row), final, in_memory=True, **RECORD_OPTIONS)
 
     def read(self, hashes: list[str] | None = None) -> list[dict[str, Any]]:
         """Stored rows (all, or those of the given hashes in that order)."""
@@ -111,7 +146,7 @@ class ResultStore:
         for path in paths:
             self._checked(path)
             try:
-                rows.append(pq.read_table(path).to_pylist()[0])
+                rows.append(read_run(path).to_pylist()[0])
             except (pa.ArrowInvalid, OSError) as exc:
                 raise self._corrupted(path, exc) from None
         return rows

@@ -3,9 +3,9 @@ so that every worker starts with them in memory (decision 0009).
 
 Without this, each worker process loads each policy's compiled runner from Numba's disk cache on
 its first run of that policy (about a second per policy and process on the 2-core machine, more
-than a 10^5-arrival run takes), and imports pandas on its first store write (PyArrow does, on the
-first table it builds: 0.7 s), which is most of the per-run overhead of a sweep of short runs
-(benchmarks/bench_scaling.py). :func:`warm` runs one tiny spec per policy of the sweep for a few
+than a 10^5-arrival run takes), which is most of the per-run overhead of a sweep of short runs
+(benchmarks/bench_scaling.py); the store's table is built without ``pa.array``, which imports
+pandas (0.35 s; issue 33 item 2). :func:`warm` runs one tiny spec per policy of the sweep for a few
 hundred arrivals, as a worker runs it (the run and its record, as ``runner.execute``), and
 builds the record's table as the store does: in the sweep's own process when its workers are
 forked from it, or in the fork server, which imports this module at start-up
