@@ -289,6 +289,20 @@ def member_value(fields: Any, attr: str, raw: Any) -> Any:
     return fields._cast_member_to_value(fields._datamodel.get_field_position(attr), raw)
 
 
+def without_dispatch(function: Callable) -> Callable:
+    """The compiled code of ``function`` called without Numba's dispatch, which looks up the
+    arguments' types on every call (2-4 µs for a function of two struct pairs, the online
+    scheduler's copy before each event): the entry point of its one compiled signature. Private:
+    a dispatcher's ``overloads`` and a compile result's ``entry_point``. The entry point unboxes
+    its arguments as the types it was compiled for without checking them: only for a caller whose
+    argument types never change. ``function`` itself when it is plain Python (SCHEDLAB_JIT=0)
+    or not compiled for exactly one signature."""
+    overloads = getattr(function, "overloads", None)
+    if not overloads or len(overloads) != 1:
+        return function
+    return next(iter(overloads.values())).entry_point
+
+
 _PRIVATE_MODULE_NAMES = {
     # numba.core.cgutils: LLVM helpers of Numba's lowering (create_struct_proxy, null values),
     # not in the documented extension API; engine/structs.py builds struct views with them.

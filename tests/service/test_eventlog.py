@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import threading
 
 import pytest
 
@@ -20,10 +21,14 @@ EVENTS = [
 ]
 
 
+def line(event: dict) -> bytes:
+    return json.dumps(event).encode() + b"\n"
+
+
 def written(path):
     opened = EventLog.open(path, HEADER)
     for event in EVENTS:
-        opened.log.append(event)
+        opened.log.append(line(event))
     opened.log.close()
     return path.read_bytes()
 
@@ -46,7 +51,7 @@ def test_reopening_returns_the_events_in_order_and_appends_after_them(tmp_path):
     written(path)
     opened = EventLog.open(path, HEADER)
     assert opened.events == EVENTS and opened.warnings == []
-    opened.log.append({"op": "advance", "at": 4.0})
+    opened.log.append(line({"op": "advance", "at": 4.0}))
     opened.log.close()
     assert EventLog.open(path, HEADER).events == [*EVENTS, {"op": "advance", "at": 4.0}]
 
@@ -61,7 +66,7 @@ def test_a_torn_last_line_is_cut_off_with_a_warning(tmp_path):
     dropped = f"its {len(torn)} bytes are dropped"
     assert opened.warnings == [f"{path}: line 4 was torn (a crash mid-write): {dropped}"]
     assert path.read_bytes() == whole  # truncated on disk, so the next line starts clean
-    opened.log.append({"op": "advance", "at": 6.0})
+    opened.log.append(line({"op": "advance", "at": 6.0}))
     opened.log.close()
     assert EventLog.open(path, HEADER).events[-1] == {"op": "advance", "at": 6.0}
 
@@ -111,35 +116,39 @@ def test_a_file_that_is_not_an_event_log_is_refused(tmp_path):
 
 
 class CountingLog:
-    """An EventLog stand-in whose fsync records how many lines it covers; ``fail`` makes it
-    raise instead."""
+    """An EventLog stand-in that counts the lines written and, per fsync, the lines it covers;
+    ``fail`` makes its fsync raise instead, once."""
 
     def __init__(self, fail: bool = False) -> None:
-        self.appended = 0
-        self.covered: list[int] = []  # per fsync: the lines appended when it began
+        self.decided = 0
+        self.written = 0
+        self.covered: list[int] = []  # per fsync: the lines written when it began
         self.fail = fail
 
-    def append(self) -> None:
-        self.appended += 1
+    def append(self, lines: bytes) -> None:
+        self.written += lines.count(b"\n")
 
     def sync(self) -> None:
-        self.covered.append(self.appended)
         if self.fail:
+            self.fail = False
             raise OSError(5, "Input/output error")
+        self.covered.append(self.written)
 
 
 async def _event(commit: GroupCommit, log: CountingLog, answered: list[tuple[int, int]]) -> None:
-    """Append one line, wait until durable, note (its line, lines durable when answered)."""
-    log.append()
-    line = log.appended
+    """Decide one event (its line appended), wait until durable, note (its line, the lines
+    durable when answered)."""
+    commit.append(b"{}\n")
+    log.decided += 1
+    line = log.decided
     await commit.durable()
     answered.append((line, log.covered[-1]))
 
 
 def test_group_commit_answers_after_an_fsync_covering_the_line_and_shares_fsyncs():
-    """Lines 1-4 are appended in one pass of the loop (requests read together): one fsync covers
-    them all; line 5, appended after they were answered, has its own. No event is answered
-    before an fsync that began after its line."""
+    """Lines 1-4 are decided in one pass of the loop (requests read together): one write and one
+    fsync cover them all; line 5, decided after they were answered, has its own. No event is
+    answered before an fsync that began after its line was written."""
 
     async def scenario() -> tuple[list[tuple[int, int]], list[int]]:
         log = CountingLog()
@@ -156,15 +165,57 @@ def test_group_commit_answers_after_an_fsync_covering_the_line_and_shares_fsyncs
     assert all(line <= durable for line, durable in answered)
 
 
-def test_a_failed_group_fsync_fails_every_event_it_covered():
-    async def scenario() -> list[BaseException | None]:
+class SlowLog(CountingLog):
+    """A log whose first fsync lasts until the test releases it (or 10 s)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.released = threading.Event()
+        self.waited: list[bool] = []  # per fsync: whether the loop went on meanwhile
+
+    def sync(self) -> None:
+        if not self.covered:
+            self.waited.append(self.released.wait(10))
+        super().sync()
+
+
+def test_the_loop_decides_on_while_a_group_is_written_and_those_events_share_the_next():
+    """The write and fsync run on their own thread: while the first group's fsync lasts, the loop
+    decides three more events, which then share one write and one fsync."""
+
+    async def scenario() -> SlowLog:
+        log = SlowLog()
+        commit = GroupCommit(log)  # type: ignore[arg-type]
+        answered: list[tuple[int, int]] = []
+        first = asyncio.create_task(_event(commit, log, answered))
+        while commit.log.written == 0:  # the first group is being written
+            await asyncio.sleep(0.001)
+        rest = [asyncio.create_task(_event(commit, log, answered)) for _ in range(3)]
+        await asyncio.sleep(0)  # the three are decided
+        log.released.set()
+        await asyncio.gather(first, *rest)
+        return log
+
+    log = asyncio.run(scenario())
+    assert log.waited == [True]  # the first fsync ended because the loop went on, not at 10 s
+    assert log.covered == [1, 4]
+
+
+def test_a_failed_group_fails_every_event_it_covered_and_nothing_after_is_written():
+    """A failed fsync fails its group; a later group is refused without being written, so the
+    log never holds an event decided after one that is not in it."""
+
+    async def scenario() -> tuple[list[BaseException | None], int]:
         log = CountingLog(fail=True)
         commit = GroupCommit(log)  # type: ignore[arg-type]
         tasks = [asyncio.create_task(_event(commit, log, [])) for _ in range(3)]
-        return await asyncio.gather(*tasks, return_exceptions=True)
+        outcomes = await asyncio.gather(*tasks, return_exceptions=True)
+        later = await asyncio.gather(_event(commit, log, []), return_exceptions=True)
+        return [*outcomes, *later], log.written
 
-    outcomes = asyncio.run(scenario())
-    assert [type(o) for o in outcomes] == [OSError] * 3
+    outcomes, written = asyncio.run(scenario())
+    assert [type(o) for o in outcomes] == [OSError] * 4
+    assert written == 3  # the failed group's lines only: the later one was never written
 
 
 @pytest.mark.parametrize("content", [b"a file of the user's, no newline", b"\x00\x01binary"])

@@ -18,6 +18,7 @@ no copy of them (3 x 77 KB).
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
 import numbers
 import time
@@ -28,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from schedlab._jit import without_dispatch
 from schedlab.engine import constants as K
 from schedlab.engine.state import (
     ENGINE_STATE,
@@ -125,17 +127,18 @@ class Scheduler:
         self._handle = engine_handle(st)
         self._spare: tuple[State, Any] | None = None  # a state and its handle
         self._spare_ps: tuple[Any, Any] | None = None  # (policy state copied, its copy)
-        self._copy_engine = copier(_ENGINE_PATHS)
-        self._copy_policy = copier(field_paths(policy.state.fields))
+        self._copy = copier(_ENGINE_PATHS, field_paths(policy.state.fields))
         self._classes = {c.name: i for i, c in enumerate(model.classes)}
         self._seq: dict[JobId, int] = {}  # every id ever submitted: its arrival number
         self._ids: dict[int, JobId] = {}  # the jobs present: arrival number -> id
         self._slot: dict[JobId, int] = {}  # the jobs present: slot (while st.seq[slot] is theirs)
-        self._kinds = np.unique(model.capacity, axis=0).tolist()  # distinct server capacities
+        eps = float(self._run.st.clk[K.EPS])  # the engine's tolerance of capacity checks
+        kinds = np.unique(model.capacity, axis=0) + eps  # distinct server capacities
+        self._kinds = kinds.tolist()
         self._time = -math.inf
         self._t_first = math.nan
         self._events = 0
-        self._latency_count = np.zeros(len(LATENCY_BUCKETS) + 1, dtype=np.int64)
+        self._latency_count = [0] * (len(LATENCY_BUCKETS) + 1)
         self._latency_sum = 0.0
         knowledge = policy.traits(model.config).size_knowledge
         self._needs_size = knowledge == "exact"
@@ -194,7 +197,6 @@ class Scheduler:
         except BaseException:
             self._use(before)
             raise
-        self._record_new(submits)
         self._forget_departed(actions)
         if math.isnan(self._t_first):
             self._t_first = at
@@ -210,35 +212,49 @@ class Scheduler:
         at: float,
     ) -> list[Action]:
         """Run the engine to just before ``at`` (timers, decision grid), check the completions
-        against the jobs running then, and run the instant itself."""
+        against the jobs running then, run the instant itself, and remember the new jobs."""
         if math.isnan(self._t_first):
             self._run.st.clk[K.NOW] = at  # the time averages start at the first event
         started = time.perf_counter()
-        self._load([], [], math.nextafter(at, -math.inf))
-        self._call(submits, at)
+        st = self._run.st
+        if min(st.clk[K.NEXT_DECISION], st.clk[K.TIMER]) < at:  # else it would return at once
+            self._load([], [], math.nextafter(at, -math.inf))
+            self._call(submits, at)
+            st = self._run.st
         done = [self._running_slot(c.job_id) for c in completions]
+        # The arrivals take the slots on top of the free stack, in order (engine/loop._arrive),
+        # unless the slots grow meanwhile (engine/state.grow puts the new ones on top).
+        n_free, slots = int(st.ctr[K.N_FREE]), st.status.shape[0]
+        taken = st.free[n_free - len(rows) : n_free][::-1].tolist() if rows else []
         self._load(rows, done, at)
         self._call(submits, at)
         self._observe(time.perf_counter() - started)
-        return actions_of(self._run.st, self._job_id(submits))
+        actions = actions_of(self._run.st, self._job_id(submits))
+        grew = len(rows) > n_free or self._run.st.status.shape[0] != slots
+        self._record_new(submits, self._slots_of_new(len(submits)) if grew else taken)
+        return actions
 
-    def _record_new(self, submits: list[Job]) -> None:
-        """Remember the arrival numbers and slots of the instant's new jobs."""
-        if not submits:
-            return
+    def _slots_of_new(self, n: int) -> list[int]:
+        """The slots of the instant's ``n`` new jobs still present, in arrival order, found in
+        the slots used so far (-1 for a job gone already)."""
         first = len(self._seq)
         st = self._run.st
-        slots = np.flatnonzero((st.seq >= first) & (st.status != K.FREE)).tolist()
-        seqs = st.seq[slots].tolist()
-        for seq, job in enumerate(submits, first):
+        used = st.ctr[K.PEAK_SLOTS]  # every slot in use is below it (online/snapshot.py)
+        found = np.flatnonzero((st.seq[:used] >= first) & (st.status[:used] != K.FREE))
+        slot_of = dict(zip(st.seq[found].tolist(), found.tolist(), strict=True))
+        return [slot_of.get(seq, -1) for seq in range(first, first + n)]
+
+    def _record_new(self, submits: list[Job], slots: list[int]) -> None:
+        """Remember the arrival numbers and slots of the instant's new jobs."""
+        first = len(self._seq)
+        for seq, (job, slot) in enumerate(zip(submits, slots, strict=True), first):
             self._seq[job.id] = seq
             self._ids[seq] = job.id
-        for slot, seq in zip(slots, seqs, strict=True):
-            self._slot[self._ids[seq]] = slot
+            self._slot[job.id] = slot
 
     def _forget_departed(self, actions: list[Action]) -> None:
-        """Drop the slot and arrival number of the jobs that left (only their ids are kept,
-        to refuse a reused one: memory per job gone is one dictionary entry)."""
+        """Drop the slot and arrival number of the jobs that left (only their ids are kept, to
+        refuse a reused one: memory per job gone is one dictionary entry)."""
         for action in actions:
             if action.kind in DEPARTURES:
                 self._ids.pop(self._seq[action.job], None)
@@ -247,7 +263,10 @@ class Scheduler:
     # ---------------------------------------------------------------------------- checking
 
     def _check_time(self, at: float) -> None:
-        if isinstance(at, bool) or not isinstance(at, numbers.Real) or not math.isfinite(at):
+        not_real = type(at) is not float and (
+            isinstance(at, bool) or not isinstance(at, numbers.Real)
+        )
+        if not_real or not math.isfinite(at):
             raise SpecError(f"time {at!r} is not a finite number", field="at")
         if at < self._time:
             raise SpecError(
@@ -327,7 +346,7 @@ class Scheduler:
                     field="demand",
                 )
             demand = [float(v) for v in values]  # type: ignore[arg-type]
-        elif isinstance(job.demand, Mapping):
+        elif type(job.demand) is dict or isinstance(job.demand, Mapping):
             unknown = sorted(set(job.demand) - set(resources))
             if unknown:
                 raise SpecError(
@@ -337,7 +356,8 @@ class Scheduler:
                 )
             demand = [_number(job.demand.get(r, 0.0), where) for r in resources]
         else:
-            values = job.demand if isinstance(job.demand, Sequence) else [job.demand]
+            one = type(job.demand) is int or type(job.demand) is float  # (no ABC check)
+            values = [job.demand] if one or not isinstance(job.demand, Sequence) else job.demand
             demand = [_number(v, where) for v in values]
             if len(demand) != len(resources):
                 raise SpecError(
@@ -345,14 +365,11 @@ class Scheduler:
                     f"{len(resources)} resource(s) ({', '.join(resources)})",
                     field="demand",
                 )
-        if not (all(0 <= d < math.inf for d in demand) and any(d > 0 for d in demand)):
+        if not (all(0 <= d < math.inf for d in demand) and max(demand) > 0):
             raise SpecError(
                 f"{where}: demand {demand} must be finite, >= 0 and not all 0", field="demand"
             )
-        eps = self._run.st.clk[K.EPS]
-        if not any(
-            all(d <= c + eps for d, c in zip(demand, kind, strict=True)) for kind in self._kinds
-        ):
+        if not any(_within(demand, kind) for kind in self._kinds):
             raise SpecError(
                 f"{where}: demand {demand} fits no server of the cluster", field="demand"
             )
@@ -432,9 +449,8 @@ class Scheduler:
             self._spare = (spare, engine_handle(spare))
         if self._spare_ps is None or self._spare_ps[0] is not run.ps:
             self._spare_ps = (run.ps, run.model.policy.state.copy(run.ps))
-        peak = int(st.ctr[K.PEAK_SLOTS])
-        self._copy_engine(self._spare[1], self._handle, peak)
-        self._copy_policy(self._spare_ps[1], run.ps, peak)
+        self._copy(self._spare[1], self._handle, self._spare_ps[1], run.ps, st.ctr[K.PEAK_SLOTS])
+        self._copy = without_dispatch(self._copy)  # compiled now; the types never change
         return self._spare[0], self._spare_ps[1]
 
     def _use(self, saved: tuple[State, Any]) -> None:
@@ -506,7 +522,7 @@ class Scheduler:
         span = self._time - self._t_first
         area = float(st.acc[0, K.A_SYSTEM]) + (self._time - float(st.clk[K.NOW])) * present
         total = st.capacity.sum(axis=0)
-        cumulative = np.cumsum(self._latency_count).tolist()
+        cumulative = list(itertools.accumulate(self._latency_count))
         return {
             "time": self._time,
             "events": self._events,
@@ -518,7 +534,7 @@ class Scheduler:
             },
             "mean_in_system": area / span if span > 0 else math.nan,
             "decision_latency": {
-                "count": int(self._latency_count.sum()),
+                "count": cumulative[-1],
                 "sum_s": self._latency_sum,
                 "buckets": {
                     **dict(zip(LATENCY_BUCKETS, cumulative[:-1], strict=True)),
@@ -532,7 +548,13 @@ class Scheduler:
         self._latency_sum += seconds
 
 
+def _within(demand: list[float], capacity: list[float]) -> bool:
+    return all(d <= c for d, c in zip(demand, capacity, strict=True))
+
+
 def _number(value: Any, where: str, name: str = "demand") -> float:
+    if type(value) is float or type(value) is int:  # (the common case, without the ABC check)
+        return float(value)
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise SpecError(f"{where}: {name} {value!r} is not a number", field=name)
     return float(value)

@@ -13,7 +13,6 @@ the scheduler's state left as before the event.
 from __future__ import annotations
 
 import hmac
-import json
 import math
 import re
 import threading
@@ -25,11 +24,12 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ValidationError
+from pydantic_core import to_json
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from schedlab.errors import PolicyError, SchedlabError
 from schedlab.online import Action, Complete, Job, Scheduler, Submit
-from schedlab.service.eventlog import EventLog, GroupCommit
+from schedlab.service.eventlog import NEWLINE, EventLog, GroupCommit
 from schedlab.service.schemas import (
     ActionsOut,
     AtRequest,
@@ -71,12 +71,20 @@ def action_record(action: Action) -> dict[str, Any]:
     return record
 
 
+def records(actions: list[Action]) -> dict[str, Any]:
+    """An answer's content: the actions as records."""
+    return {"actions": [action_record(a) for a in actions]}
+
+
 def to_job(job: JobIn) -> Job:
     """The library's job from a request's (``need`` is the pooled family's demand)."""
-    fields = job.model_dump(exclude_none=True, include=set(JobIn.model_fields))
-    if "need" in fields:
-        fields["demand"] = fields.pop("need")
-    return Job(**fields)
+    return Job(
+        id=job.id,
+        demand=job.need if job.need is not None else job.demand,
+        size=job.size,
+        requested=job.requested,
+        job_class=job.job_class,
+    )
 
 
 def apply(scheduler: Scheduler, op: str, request: Any, job_id: str | None = None) -> list[Any]:
@@ -93,14 +101,18 @@ def apply(scheduler: Scheduler, op: str, request: Any, job_id: str | None = None
     return scheduler.events(batch, request.at)
 
 
-def record(op: str, request: Any, job_id: str | None = None) -> dict[str, Any]:
-    """The event log line of an accepted event (see schedlab.service.eventlog)."""
-    line = {"op": op, **request.model_dump(exclude_none=True)}
+def record(op: str, request: Any, job_id: str | None = None) -> bytes:
+    """The event log line of an accepted event (see schedlab.service.eventlog), encoded by
+    pydantic-core from the validated request (its fields set, in the model's order)."""
     if op == "submit":
-        line = {"op": op, "at": line.pop("at"), "job": {k: v for k, v in line.items() if k != "op"}}
+        line = {"op": op, "at": request.at, "job": request}
+        return to_json(line, exclude_none=True, exclude={"job": {"at"}}) + NEWLINE
+    line = {"op": op, "at": request.at}
+    if op == "events":
+        line["events"] = request.events
     if job_id is not None:
         line["id"] = job_id
-    return line
+    return to_json(line, exclude_none=True) + NEWLINE
 
 
 def parse(line: dict[str, Any]) -> tuple[str, Any, str | None]:
@@ -132,26 +144,21 @@ class Service:
         if self.log is not None:
             self.commit = GroupCommit(self.log)
 
-    async def handle(
-        self, op: str, request: Any, job_id: str | None = None
-    ) -> list[dict[str, Any]]:
-        """Apply and log the event, wait until its line is fsync'd, and return the actions as
-        records; raises on refusal."""
+    async def handle(self, op: str, request: Any, job_id: str | None = None) -> list[Action]:
+        """Apply and log the event, wait until its line is fsync'd, and return the actions;
+        raises on refusal."""
         with self.lock:
             if self.failed:
                 raise Unavailable(self.failed)
             actions = apply(self.scheduler, op, request, job_id)
-            if self.log is not None:
-                try:
-                    self.log.append(record(op, request, job_id))
-                except OSError as exc:
-                    raise self._unavailable(exc) from None
+            if self.commit is not None:
+                self.commit.append(record(op, request, job_id))
         if self.commit is not None:
             try:
                 await self.commit.durable()
             except OSError as exc:
                 raise self._unavailable(exc) from None
-        return [action_record(a) for a in actions]
+        return actions
 
     def _unavailable(self, exc: OSError) -> Unavailable:
         """The log failed: every later event is refused until a restart rebuilds the state."""
@@ -178,9 +185,9 @@ def refusal(exc: Exception) -> tuple[int, str]:
 
 
 def json_bytes(content: Any) -> bytes:
-    """The body JSONResponse renders for ``content``."""
-    text = json.dumps(content, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-    return text.encode()
+    """The body of an answer: ``content`` (actions as records, see action_record: non-finite
+    numbers as null) as compact JSON, encoded by pydantic-core."""
+    return to_json(content, inf_nan_mode="null")
 
 
 # The event endpoints: path -> (operation, request model); and /jobs/{job_id}/complete.
@@ -341,22 +348,22 @@ def create_app(service: Service, token: str | None) -> Any:
     @app.post("/jobs", response_model=ActionsOut)
     async def submit(body: SubmitRequest) -> JSONResponse:
         """A job arrives at ``at``; the actions the policy took."""
-        return JSONResponse({"actions": await service.handle("submit", body)})
+        return JSONResponse(records(await service.handle("submit", body)))
 
     @app.post("/jobs/{job_id}/complete", response_model=ActionsOut)
     async def complete(job_id: str, body: AtRequest) -> JSONResponse:
         """A running job finished at ``at``."""
-        return JSONResponse({"actions": await service.handle("complete", body, job_id)})
+        return JSONResponse(records(await service.handle("complete", body, job_id)))
 
     @app.post("/advance", response_model=ActionsOut)
     async def advance(body: AtRequest) -> JSONResponse:
         """Time passes to ``at`` (timers and the decision grid of slotted policies)."""
-        return JSONResponse({"actions": await service.handle("advance", body)})
+        return JSONResponse(records(await service.handle("advance", body)))
 
     @app.post("/events", response_model=ActionsOut)
     async def events(body: EventsRequest) -> JSONResponse:
         """Events of one instant, applied in order, then one decision (as the simulation)."""
-        return JSONResponse({"actions": await service.handle("events", body)})
+        return JSONResponse(records(await service.handle("events", body)))
 
     @app.get("/state")
     async def state() -> dict[str, Any]:
