@@ -256,8 +256,10 @@ def write_table(
     writer: pq.ParquetWriter | None = None
     rows = 0
     try:
-        for batch in batches:
-            table = with_meta(conform(batch), meta)
+        # ids formatted and columns cast in a thread of their own while the batch before is
+        # written (both release the GIL): the write of a big log no longer waits on the formatting
+        for batch in prefetched((conform(b) for b in batches), depth=1):
+            table = with_meta(batch, meta)
             if writer is None:
                 writer = pq.ParquetWriter(tmp, table.schema, compression="zstd")
             elif table.schema != writer.schema:
