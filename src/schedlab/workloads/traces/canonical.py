@@ -198,9 +198,10 @@ class JobSink:
             ["arrival", SEQ],
             self._tmp / "duckdb",
         )
-        for batch in self._batches:
-            self._hand_over(batch)
-        self._batches, self._bytes = [], 0
+        self._batches.reverse()
+        while self._batches:  # each freed once DuckDB has it: never held twice
+            self._hand_over(self._batches.pop())
+        self._bytes = 0
 
     def _hand_over(self, table: pa.Table) -> None:
         assert self._sort is not None
