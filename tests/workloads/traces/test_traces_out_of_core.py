@@ -11,6 +11,7 @@ import gc
 import tempfile
 from pathlib import Path
 
+import duckdb
 import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
@@ -23,6 +24,7 @@ from schedlab.model.spec import parse_spec
 from schedlab.simulation.generate import generate_jobs
 from schedlab.workloads import outofcore
 from schedlab.workloads.traces import TraceError, convert, get_meta, read
+from schedlab.workloads.traces.canonical import JobSink
 
 TASKS = 4000
 BAD_LINE = 1234
@@ -177,3 +179,29 @@ def test_a_sorted_table_is_streamed_without_reading_ahead(tmp_path):
         rows += cols.arrival.size
     assert rows == n
     assert held < 4 * 3 * 8 * (1 << 16)  # a few row groups of 3 float columns, not 24 MB
+
+
+def test_a_sink_closed_while_its_sort_waits_stops_the_sort_and_removes_its_files(tmp_path):
+    """A conversion that fails after its jobs went to DuckDB (a strict bad row in a later block)
+    closes the sink while DuckDB's thread still waits for batches: the thread must end and the
+    spill directory go."""
+    sink = JobSink(spill_bytes=1, tmp_dir=tmp_path)
+    sink.add(pa.table({"arrival": [2.0, 1.0], "duration": [1.0, 1.0]}))
+    assert sink.spilled
+    thread = sink._sort._thread
+    sink.close()
+    assert not thread.is_alive()
+    assert not list(tmp_path.iterdir())
+
+
+def test_a_failing_sort_raises_its_error_to_the_code_that_feeds_it(tmp_path):
+    schema = pa.schema([("arrival", pa.float64())])
+    sort = outofcore.StreamSort(schema, ["arrival"], ["no_such_column"], tmp_path / "duckdb")
+    batch = pa.record_batch([pa.array([1.0])], schema=schema)
+    try:
+        with pytest.raises(duckdb.Error, match="no_such_column"):
+            for _ in range(2 * outofcore.FEED_DEPTH):
+                sort.put(batch)
+            list(sort.sorted())
+    finally:
+        sort.close()

@@ -118,7 +118,7 @@ def test_sink_spills_and_sorts_out_of_core_like_in_memory(tmp_path):
         for b in batches:
             sink.add(b)
         results.append(pa.concat_tables(list(sink.sorted_batches(batch_rows=1500))))
-        assert (len(sink._parts) > 0) == (spill == 20_000)
+        assert sink.spilled == (spill == 20_000)
         sink.close()
     in_memory, spilled = results
     assert in_memory.equals(spilled)

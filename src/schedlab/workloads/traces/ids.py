@@ -17,38 +17,57 @@ ID_PREFIX = "_id"
 SEP = ord("/")
 
 
+POW10 = np.array([10**k for k in range(1, 20)], dtype=np.uint64)
+
+
 @kernel(nogil=True)
-def _digits(v: int) -> int:
+def _digits(u: np.uint64) -> int:
+    """Decimal digits of ``u`` (unsigned: compared with powers of ten, no division)."""
     n = 1
-    if v < 0:
-        n += 1
-        v = -v
-    while v >= 10:
-        v //= 10
+    for p in POW10:
+        if u < p:
+            return n
         n += 1
     return n
 
 
 @kernel(nogil=True)
-def _part(j, i, p0, p1, p2):
-    if j == 0:
-        return p0[i]
-    if j == 1:
-        return p1[i]
-    return p2[i]
+def _magnitude(v: int) -> np.uint64:
+    """``|v|`` as unsigned, exact for -2**63 too (whose negation overflows int64)."""
+    return np.uint64(-(v + 1)) + np.uint64(1) if v < 0 else np.uint64(v)
 
 
 @kernel(nogil=True)
-def _format(k, p0, p1, p2, sep):
-    """Offsets and UTF-8 bytes of ``a/b/c`` (the first ``k`` of the parts) for each row."""
-    n = p0.shape[0]
+def _put(data, pos, v):
+    """Write ``v`` in decimal at ``data[pos:]``; returns the position after it."""
+    if v < 0:
+        data[pos] = 45  # '-'
+        pos += 1
+    u = _magnitude(v)
+    end = pos + _digits(u)
+    q = end
+    while True:
+        q -= 1
+        data[q] = np.uint8(48 + u % np.uint64(10))
+        u //= np.uint64(10)
+        if u == 0:
+            break
+    return end
+
+
+@kernel(nogil=True)
+def _format(parts, sep):
+    """Offsets and UTF-8 bytes of ``a/b/c`` (the rows of ``parts``, one to three) for each
+    column."""
+    k, n = parts.shape
     offsets = np.empty(n + 1, np.int32)
     offsets[0] = 0
     total = 0
     for i in range(n):
         length = k - 1
         for j in range(k):
-            length += _digits(_part(j, i, p0, p1, p2))
+            v = parts[j, i]
+            length += _digits(_magnitude(v)) + (v < 0)
         total += length
         offsets[i + 1] = total
     data = np.empty(total, np.uint8)
@@ -58,20 +77,7 @@ def _format(k, p0, p1, p2, sep):
             if j:
                 data[pos] = sep
                 pos += 1
-            v = _part(j, i, p0, p1, p2)
-            if v < 0:
-                data[pos] = 45  # '-'
-                pos += 1
-                v = -v
-            end = pos + _digits(v)
-            q = end
-            while True:
-                q -= 1
-                data[q] = 48 + v % 10
-                v //= 10
-                if v == 0:
-                    break
-            pos = end
+            pos = _put(data, pos, parts[j, i])
     return offsets, data
 
 
@@ -79,10 +85,7 @@ def format_ids(*parts: np.ndarray) -> pa.Array:
     """``a/b/c`` strings from one to three integer arrays of equal length."""
     if not 1 <= len(parts) <= 3:
         raise ValueError("source ids have one to three parts")
-    arrays = [np.ascontiguousarray(p, dtype=np.int64) for p in parts]
-    while len(arrays) < 3:
-        arrays.append(arrays[0])
-    offsets, data = _format(len(parts), arrays[0], arrays[1], arrays[2], SEP)
+    offsets, data = _format(np.stack([np.asarray(p, dtype=np.int64) for p in parts]), SEP)
     if offsets[-1] != data.size or data.size > np.iinfo(np.int32).max:
         raise ValueError("source ids too long for one string array")
     return pa.StringArray.from_buffers(len(offsets) - 1, pa.py_buffer(offsets), pa.py_buffer(data))
