@@ -14,6 +14,7 @@ import os
 import queue
 import threading
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -69,6 +70,15 @@ FEED_DEPTH = 4  # batches waiting for DuckDB (each one block's jobs: a few MB)
 POLL_S = 0.1
 
 
+@dataclass(frozen=True)
+class Sorted:
+    """What the sort's thread hands out: a batch of sorted rows, the end (neither), or the
+    error that stopped it."""
+
+    batch: pa.RecordBatch | None = None
+    error: BaseException | None = None
+
+
 class StreamSort:
     """Sort a stream of Arrow batches, fed one by one, with DuckDB in a thread of its own.
 
@@ -88,7 +98,7 @@ class StreamSort:
         )
         self._temp_dir = temp_dir
         self._feed: queue.Queue[pa.RecordBatch | None] = queue.Queue(maxsize=FEED_DEPTH)
-        self._out: queue.Queue[tuple[str, object]] = queue.Queue(maxsize=1)
+        self._out: queue.Queue[Sorted] = queue.Queue(maxsize=1)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._work, name="schedlab-sort", daemon=True)
         self._thread.start()
@@ -101,12 +111,12 @@ class StreamSort:
         """Close the feed; the sorted rows, in DuckDB's batches."""
         self._send(None)
         while True:
-            kind, value = self._out.get()
-            if kind == "end":
+            out = self._out.get()
+            if out.error is not None:
+                raise out.error
+            if out.batch is None:
                 return
-            if kind == "error":
-                raise value  # type: ignore[misc]
-            yield value  # type: ignore[misc]
+            yield out.batch
 
     def close(self) -> None:
         self._stop.set()
@@ -120,8 +130,8 @@ class StreamSort:
             except queue.Full:
                 continue
         # DuckDB failed before taking the whole feed: its error is waiting
-        error = None if self._out.empty() else self._out.get()[1]
-        raise error or RuntimeError("the out-of-core sort stopped")  # type: ignore[misc]
+        error = None if self._out.empty() else self._out.get().error
+        raise error or RuntimeError("the out-of-core sort stopped")
 
     def _fed(self) -> Iterator[pa.RecordBatch]:
         while True:
@@ -135,10 +145,10 @@ class StreamSort:
                 return
             yield item
 
-    def _emit(self, kind: str, value: object) -> None:
+    def _emit(self, out: Sorted) -> None:
         while not self._stop.is_set():
             try:
-                self._out.put((kind, value), timeout=POLL_S)
+                self._out.put(out, timeout=POLL_S)
                 return
             except queue.Full:
                 continue
@@ -150,10 +160,10 @@ class StreamSort:
         try:
             con.register("feed", pa.RecordBatchReader.from_batches(self._schema, self._fed()))
             for batch in con.sql(self._query).to_arrow_reader(1 << 20):
-                self._emit("item", batch)
-            self._emit("end", None)
+                self._emit(Sorted(batch=batch))
+            self._emit(Sorted())
         except BaseException as exc:  # handed to the consumer, which re-raises it
-            self._emit("error", exc)
+            self._emit(Sorted(error=exc))
         finally:
             con.close()
 
