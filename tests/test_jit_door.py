@@ -86,3 +86,24 @@ def test_every_compiled_function_is_a_kernel():
     """No module but the door calls numba.njit / numba.jit, a generated policy-state module
     included (its source is a string in policies/contract.py)."""
     assert not [str(path) for path, tree in _modules() if _calls_numba_jit(tree)]
+
+
+def test_without_dispatch_calls_the_same_compiled_code_and_leaves_the_rest_alone():
+    """The door's ``without_dispatch``: the one compiled signature's entry point gives what the
+    dispatcher gives; a function not yet compiled, or plain Python, is returned as it is."""
+    import numpy as np
+
+    from schedlab._jit import kernel, without_dispatch
+
+    @kernel(cache=False)
+    def scaled(a, k):
+        return a * k
+
+    assert without_dispatch(scaled) is scaled  # not compiled yet: no signature
+    a = np.arange(4.0)
+    expected = scaled(a, 3.0)
+    direct = without_dispatch(scaled)
+    assert direct is not scaled
+    np.testing.assert_array_equal(direct(a, 3.0), expected)
+    plain = scaled.py_func
+    assert without_dispatch(plain) is plain
