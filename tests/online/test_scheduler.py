@@ -246,3 +246,83 @@ def test_a_departed_job_leaves_only_its_id_behind():
         s.submit(Job(7, 1), 5001.0)
     with pytest.raises(SpecError, match="job 7 is not running: it has left"):
         s.complete(7, 5001.0)
+
+
+def _arrays(s: Scheduler) -> dict[str, np.ndarray]:
+    """Every array and scalar of the engine and policy states, copied (policy fields by path)."""
+    from schedlab.online.snapshot import field_paths
+
+    st = s._run.st
+    out = {f"engine.{n}": np.array(a, copy=True) for n, a in zip(st._fields, st, strict=True)}
+    out.pop("engine.log_i"), out.pop("engine.log_f")  # the actions of the last call: read out
+    for path, _, _ in field_paths(s.model.policy.state.fields):
+        value = s._run.ps
+        for name in path.split("."):
+            value = getattr(value, name)
+        out[f"policy.{path}"] = np.array(value, copy=True)
+    return out
+
+
+@pytest.mark.parametrize("policy", ["easy-backfill", "server-filling-srpt", "fcfs"])
+def test_the_state_put_back_from_the_journal_is_the_state_before_the_event(policy, monkeypatch):
+    """Between two copies the scheduler keeps the events applied (the journal); putting the
+    state back is the copy with them run again. 50 events into a journal of 32, an event that
+    fails after the engine took it (its actions cannot be read) leaves every array of both
+    states as it was, and the events after it decide as in a scheduler that never saw it."""
+    rng = np.random.default_rng(5)
+    undone, untouched = two_servers(policy), two_servers(policy)
+    assert undone._journal_length == scheduler_module.JOURNAL
+    running: list[int] = []
+    for i in range(50):
+        done = running[:1] if rng.random() < 0.5 else []
+        job = Job(i, int(rng.integers(1, 3)), size=float(rng.exponential()), requested=9.0)
+        batch = [*map(Complete, done), Submit(job)]
+        for s in (undone, untouched):
+            s.events(batch, float(i))
+        running = [r.id for r in undone.state().running]
+    assert 0 < len(undone._journal) < scheduler_module.JOURNAL  # mid-journal
+    before = _arrays(undone)
+
+    def unreadable(*args):
+        raise RuntimeError("the actions cannot be read")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(scheduler_module, "actions_of", unreadable)
+        with pytest.raises(RuntimeError):
+            undone.events([Complete(running[0]), Submit(Job("x", 2, size=1.0))], 50.0)
+    after = _arrays(undone)
+    assert before.keys() == after.keys()
+    for name in before:
+        np.testing.assert_array_equal(after[name], before[name], err_msg=name)
+    for t in (51.0, 52.0):
+        job = Job(f"y{t}", 1, size=1.0, requested=9.0)
+        assert undone.events([Submit(job)], t) == untouched.events([Submit(job)], t)
+
+
+def test_a_policy_drawing_outside_its_state_is_copied_before_every_event():
+    """G16 (vm tokens) draws from Numba's global generator, which no copy holds: it is not
+    replayable, so its state is copied before every event, never rebuilt by running events
+    again; a plugin's policy is treated so unless it says otherwise."""
+    from schedlab import load_plugin
+    from schedlab.policies.registry import get_policy
+
+    assert get_policy("g16").replayable is False
+    load_plugin(FUZZ_PLUGIN)
+    assert two_servers("fuzz-actions")._journal_length == 1
+
+
+def test_every_built_in_policy_drawing_from_numba_s_global_generator_is_not_replayable():
+    """A guard for the journal: a built-in policy whose module calls np.random (Numba's global
+    generator in compiled code, outside the policy state) must say replayable=False."""
+    import inspect
+    import sys
+
+    from schedlab.policies.registry import all_policies
+
+    for policy in all_policies():
+        runner = getattr(policy.runner, "py_func", policy.runner)
+        module = sys.modules[runner.__module__]
+        if not module.__name__.startswith("schedlab."):
+            continue
+        if "np.random." in inspect.getsource(module):
+            assert policy.replayable is False, policy.name

@@ -8,11 +8,17 @@ returns. The actions come from the engine's action log. Fed a simulation's event
 simulation's actions (tests/online/test_differential.py).
 
 Bad input is refused before anything changes (one-line SpecError); a policy's invalid action
-raises PolicyError and the state is put back as it was before the event (the engine and policy
-states are copied before each event: the rows of the job slots used so far, and the other
-fields). No job is measured online: the per-job sums and quantile sketches of a simulation's
-metrics (engine/records.py), which nothing here reads, are never updated, so a completion costs
-no copy of them (3 x 77 KB).
+raises PolicyError and the state is put back as it was before the event. The engine and policy
+states are copied (the rows of the job slots used so far, and the other fields) before an event
+once every JOURNAL events, and after the slots grow; the inputs of the events applied since are
+kept (the journal), and putting the state back is the copy with those events run again (the
+engine is deterministic, and so is a policy marked ``replayable``: the same inputs give the same
+state). The copy grows with the most jobs ever present at once (42 µs at 1,024 slots), so it is
+not made per event, except for a policy that is not replayable (a plugin's, unless it says so).
+
+No job is measured online: the per-job sums and quantile sketches of a simulation's metrics
+(engine/records.py), which nothing here reads, are never updated, so a completion costs no copy
+of them (3 x 77 KB).
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ import math
 import numbers
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +59,7 @@ from schedlab.online.records import (
     Submit,
 )
 from schedlab.online.snapshot import copier, field_paths
-from schedlab.policies.user_code import call_policy
+from schedlab.policies.user_code import call_policy, is_built_in
 from schedlab.simulation.simulate import (
     Feeder,
     Run,
@@ -67,9 +73,23 @@ SLOTS = 1 << 10  # initial job slots (doubled when more jobs are present at once
 BLOCK = 1 << 6  # initial room for the jobs submitted at one instant (grown as needed)
 LOG_ROWS = 1 << 12  # initial rows of the action log (grown, and the event redone, on overflow)
 MAX_EVENTS = 1 << 40  # per call of the runner: the call ends at the instant, not at a count
+JOURNAL = 32  # events applied between two copies of the states (module docstring)
 # Upper bounds (seconds) of the decision-latency histogram (Prometheus-style, cumulative).
 DEPARTURES = frozenset({"complete", "reject", "drop", "kill"})  # actions after which a job is gone
 LATENCY_BUCKETS = (1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3, 1e-2, 0.1, 1.0)
+
+
+JobRow = tuple[int, list[float], float, float]  # a valid job as the engine's block takes it
+
+
+@dataclass(frozen=True)
+class Instant:
+    """An applied event as the engine took it (journal, module docstring): the new jobs' rows,
+    the slots of the jobs completing, the time."""
+
+    rows: list[JobRow]
+    done: list[int]
+    at: float
 
 
 def _with_policy(
@@ -127,6 +147,12 @@ class Scheduler:
         self._handle = engine_handle(st)
         self._spare: tuple[State, Any] | None = None  # a state and its handle
         self._spare_ps: tuple[Any, Any] | None = None  # (policy state copied, its copy)
+        self._saved: tuple[State, Any] | None = None  # the states when the journal began
+        self._journal: list[Instant] = []  # the events applied since
+        replayable = policy.replayable
+        if replayable is None:
+            replayable = is_built_in(policy.runner)
+        self._journal_length = JOURNAL if replayable else 1  # 1: a copy before every event
         self._copy = copier(_ENGINE_PATHS, field_paths(policy.state.fields))
         self._classes = {c.name: i for i, c in enumerate(model.classes)}
         self._seq: dict[JobId, int] = {}  # every id ever submitted: its arrival number
@@ -187,15 +213,18 @@ class Scheduler:
         submits = [e.job for e in batch if isinstance(e, Submit)]
         completions = self._completions(batch)
         rows = [self._job_row(job) for job in self._new_jobs(submits)]
-        before = self._snapshot()
+        if math.isnan(self._t_first):
+            self._run.st.clk[K.NOW] = at  # the time averages start at the first event
+        if self._saved is None or len(self._journal) >= self._journal_length or self._grew():
+            self._saved, self._journal = self._snapshot(), []
         try:
             actions = self._apply(rows, completions, submits, at)
         except ActionLogFull as full:  # redo the event with room for every action
-            self._use(before)
+            self._restore()
             self._grow_log(full.written)
             return self.events(batch, at)
         except BaseException:
-            self._use(before)
+            self._restore()
             raise
         self._forget_departed(actions)
         if math.isnan(self._t_first):
@@ -206,33 +235,61 @@ class Scheduler:
 
     def _apply(
         self,
-        rows: list[tuple[int, list[float], float, float]],
+        rows: list[JobRow],
         completions: list[Complete],
         submits: list[Job],
         at: float,
     ) -> list[Action]:
         """Run the engine to just before ``at`` (timers, decision grid), check the completions
-        against the jobs running then, run the instant itself, and remember the new jobs."""
-        if math.isnan(self._t_first):
-            self._run.st.clk[K.NOW] = at  # the time averages start at the first event
+        against the jobs running then, run the instant itself, remember the new jobs and
+        journal the event."""
         started = time.perf_counter()
+        self._run_before(at, submits)
         st = self._run.st
-        if min(st.clk[K.NEXT_DECISION], st.clk[K.TIMER]) < at:  # else it would return at once
-            self._load([], [], math.nextafter(at, -math.inf))
-            self._call(submits, at)
-            st = self._run.st
         done = [self._running_slot(c.job_id) for c in completions]
         # The arrivals take the slots on top of the free stack, in order (engine/loop._arrive),
         # unless the slots grow meanwhile (engine/state.grow puts the new ones on top).
         n_free, slots = int(st.ctr[K.N_FREE]), st.status.shape[0]
         taken = st.free[n_free - len(rows) : n_free][::-1].tolist() if rows else []
-        self._load(rows, done, at)
-        self._call(submits, at)
+        self._run_at(rows, done, at, submits)
         self._observe(time.perf_counter() - started)
         actions = actions_of(self._run.st, self._job_id(submits))
         grew = len(rows) > n_free or self._run.st.status.shape[0] != slots
         self._record_new(submits, self._slots_of_new(len(submits)) if grew else taken)
+        self._journal.append(Instant(rows, done, at))
         return actions
+
+    def _run_before(self, at: float, submits: list[Job]) -> None:
+        """The engine up to just before ``at``: timers and decision grid (if any is due)."""
+        clk = self._run.st.clk
+        if min(clk[K.NEXT_DECISION], clk[K.TIMER]) < at:  # else the call would return at once
+            self._load([], [], math.nextafter(at, -math.inf))
+            self._call(submits, at)
+
+    def _run_at(self, rows: list[JobRow], done: list[int], at: float, submits: list[Job]) -> None:
+        """The engine at ``at``: the completions in slots ``done``, the new jobs, a decision."""
+        self._load(rows, done, at)
+        self._call(submits, at)
+
+    def _restore(self) -> None:
+        """Put the states back as they were before the event being applied: the copy made when
+        the journal began, and the journal's events run again (their actions dropped)."""
+        assert self._saved is not None
+        self._use(self._saved)
+        for instant in self._journal:
+            self._run_before(instant.at, [])
+            self._run_at(instant.rows, instant.done, instant.at, [])
+            self._run.st.ctr[K.LOG_N] = 0
+        self._saved, self._journal = None, []  # the copy is in use: make one before the next
+
+    def _grew(self) -> bool:
+        """Whether the job slots or the policy state were reallocated since the copy (the
+        journal never spans that: its copy would not fit)."""
+        assert self._spare is not None and self._spare_ps is not None
+        return (
+            self._spare[0].status.shape != self._run.st.status.shape
+            or self._spare_ps[0] is not self._run.ps
+        )
 
     def _slots_of_new(self, n: int) -> list[int]:
         """The slots of the instant's ``n`` new jobs still present, in arrival order, found in
@@ -313,7 +370,7 @@ class Scheduler:
             seen.add(job.id)
         return jobs
 
-    def _job_row(self, job: Job) -> tuple[int, list[float], float, float]:
+    def _job_row(self, job: Job) -> JobRow:
         """(class index, demand vector, work, estimate) of a valid job; SpecError otherwise."""
         model = self.model
         where = f"job {job.id!r}"
@@ -377,9 +434,7 @@ class Scheduler:
 
     # --------------------------------------------------------------------------- the engine
 
-    def _load(
-        self, rows: list[tuple[int, list[float], float, float]], done: list[int], at: float
-    ) -> None:
+    def _load(self, rows: list[JobRow], done: list[int], at: float) -> None:
         """Put the instant's jobs in the block and its completions in the buffer; the engine
         stops after time ``at``."""
         run = self._run

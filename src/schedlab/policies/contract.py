@@ -360,7 +360,11 @@ class Policy:
     head-of-line blocking in the pooled family: the saturated-system limit, Baccelli & Foss 1995;
     simulation/stability_limits.py); a run at a load above one is marked unstable.
     ``ranks_by_gittins(config)``: the policy API v1 form of ``tables`` (true: ``("gittins",)``),
-    kept so that plugins written against it run unchanged.
+    kept so that plugins written against it run unchanged. ``replayable``: the same engine and
+    policy states given the same events always take the same actions (no random numbers drawn
+    but from the policy state: Numba's global generator, e.g., is outside it); the online
+    scheduler then puts a state back by running the events since a copy again
+    (schedlab/online/scheduler.py). None: true for a built-in policy, false for a plugin's.
 
     Traits (:class:`PolicyTraits`; every built-in policy declares all three,
     tests/policies/test_policy_traits.py checks it): ``preemptive``, ``size_knowledge``,
@@ -394,6 +398,7 @@ class Policy:
     preemptive: bool | Callable[[Any], bool] | None = None
     size_knowledge: SizeKnowledge | Callable[[Any], SizeKnowledge] | None = None
     migrates: bool | Callable[[Any], bool] | None = None
+    replayable: bool | None = None
 
     def traits(self, config: PolicyConfig | None = None) -> PolicyTraits:
         """The traits with these settings (default: the name's own, its preset applied; a

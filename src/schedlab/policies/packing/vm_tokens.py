@@ -234,5 +234,6 @@ register(
         preemptive=False,
         size_knowledge="none",
         migrates=False,
+        replayable=False,  # draws from Numba's global generator, seeded at its first decision
     )
 )
