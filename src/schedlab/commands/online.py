@@ -3,6 +3,7 @@ by a converted log). See docs/online.md."""
 
 from __future__ import annotations
 
+import gc
 import importlib.util
 from pathlib import Path
 from typing import Annotated
@@ -93,9 +94,14 @@ def serve(
         highlight=False,
         soft_wrap=True,
     )
+    app = create_app(service, token)
+    # What exists now (the imports, Numba's compiler, the state rebuilt from the log: about 155,000
+    # objects) lives as long as the server: out of the collector's way, a full collection takes
+    # under a millisecond instead of about 47 ms (a pause every answer in flight would wait).
+    gc.freeze()
     try:
         uvicorn.run(
-            create_app(service, token),
+            app,
             host=host,
             port=port,
             workers=1,
