@@ -239,3 +239,37 @@ def test_a_link_or_a_special_file_is_refused_and_not_followed(tmp_path):
     with pytest.raises(SchedlabError, match="not a regular file"):
         EventLog.open(fifo, HEADER)
     assert target.read_bytes() == b"kept\n"
+
+
+@pytest.mark.parametrize(
+    ("op", "body", "job_id"),
+    [
+        ("submit", {"at": 1e-5, "id": "a", "need": 3, "size": 2.5, "requested": 7.0}, None),
+        ("submit", {"at": 0, "id": 7, "demand": [0.5, 1.0], "job_class": "small"}, None),
+        ("submit", {"at": 2.0, "id": 'b\u00e9\n"x"', "demand": {"cpu": 0.25}}, None),
+        ("complete", {"at": 3.0}, "j/1 \u00fc"),
+        ("advance", {"at": 1e300}, None),
+        (
+            "events",
+            {
+                "at": 4.5,
+                "events": [
+                    {"kind": "complete", "id": "a"},
+                    {"kind": "submit", "job": {"id": "c", "need": 1, "size": 0.1}},
+                ],
+            },
+            None,
+        ),
+    ],
+)
+def test_a_log_line_reads_back_as_the_request_it_was_written_for(op, body, job_id):
+    """The service writes an accepted event's line from the validated request (pydantic-core's
+    JSON); the restart reads it back into the same request: one line, whatever the ids hold."""
+    from schedlab.service.app import HOT_ROUTES, parse, record
+    from schedlab.service.schemas import AtRequest
+
+    model = AtRequest if op == "complete" else dict(HOT_ROUTES.values())[op]
+    request = model.model_validate(body)
+    line = record(op, request, job_id)
+    assert line.endswith(b"\n") and line.count(b"\n") == 1
+    assert parse(json.loads(line)) == (op, request, job_id)
