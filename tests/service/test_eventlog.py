@@ -273,3 +273,22 @@ def test_a_log_line_reads_back_as_the_request_it_was_written_for(op, body, job_i
     line = record(op, request, job_id)
     assert line.endswith(b"\n") and line.count(b"\n") == 1
     assert parse(json.loads(line)) == (op, request, job_id)
+
+
+def test_stop_ends_the_writing_thread_before_the_log_is_closed():
+    """``schedlab serve`` stops the group commit's thread before it closes the log: the group
+    being written is finished, and no thread is left to write to a closed descriptor."""
+
+    async def scenario() -> tuple[CountingLog, GroupCommit]:
+        log = CountingLog()
+        commit = GroupCommit(log)  # type: ignore[arg-type]
+        await _event(commit, log, [])
+        return log, commit
+
+    before = set(threading.enumerate())
+    log, commit = asyncio.run(scenario())
+    started = [t for t in threading.enumerate() if t not in before and t.name == "event-log"]
+    assert len(started) == 1 and started[0].is_alive()
+    commit.stop()
+    assert log.covered == [1]
+    assert not started[0].is_alive()

@@ -112,6 +112,8 @@ def serve(
             proxy_headers=False,  # the client's address is not used
         )
     finally:
+        if service.commit is not None:
+            service.commit.stop()
         if service.log is not None:
             service.log.close()
 

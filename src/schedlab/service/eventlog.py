@@ -157,6 +157,7 @@ class GroupCommit:
     def __init__(self, log: EventLog) -> None:
         self.log = log
         self._loop: asyncio.AbstractEventLoop | None = None  # the loop the thread answers to
+        self._thread: threading.Thread | None = None
         self._groups: queue.SimpleQueue[Group | None] = queue.SimpleQueue()
         self._next = Group()  # what the next write and fsync will cover
         self._busy = False  # a group is scheduled or being written
@@ -181,14 +182,21 @@ class GroupCommit:
     def _start(self, loop: asyncio.AbstractEventLoop) -> None:
         """A thread answering to ``loop`` (the one before, if any, stopped: a service runs on
         one loop, a test client may open one per request)."""
-        if self._loop is not None:
-            self._groups.put(None)
+        self.stop()
         self._loop, self._groups, self._busy = loop, queue.SimpleQueue(), False
         sys.setswitchinterval(SWITCH_INTERVAL)
-        thread = threading.Thread(
+        self._thread = threading.Thread(
             target=self._writing, args=(loop, self._groups), name="event-log", daemon=True
         )
-        thread.start()
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Let the thread finish the group it is writing, then end (before the log is closed:
+        a write after the close could reach another file given the same descriptor)."""
+        if self._thread is not None:
+            self._groups.put(None)
+            self._thread.join(timeout=10)
+            self._thread = None
 
     def _hand_over(self) -> None:
         """The loop's side: give the thread the next group."""
