@@ -1,6 +1,7 @@
 """Copies of the engine and policy states into spare states of the same types, in one compiled call.
 
-The online scheduler copies the engine and policy states before each event (decision 0012); a
+The online scheduler copies the engine and policy states before an event (decision 0012; since
+decision 0015 once every 32 events, or before each event for a policy that is not replayable); a
 Python loop over their ~70 arrays (and a compiled getter per scalar of a policy state) cost as
 much as the event itself. ``copy_into(dst, src, dst_ps, src_ps, n)`` is generated per pair of
 field lists (the engine's, and the policy's with nested policy states as dotted paths) and
