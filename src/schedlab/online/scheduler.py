@@ -31,7 +31,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -79,7 +79,13 @@ DEPARTURES = frozenset({"complete", "reject", "drop", "kill"})  # actions after 
 LATENCY_BUCKETS = (1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3, 1e-2, 0.1, 1.0)
 
 
-JobRow = tuple[int, list[float], float, float]  # a valid job as the engine's block takes it
+class JobRow(NamedTuple):
+    """A valid job as the engine's block takes it."""
+
+    job_class: int  # index of its class in the spec
+    demand: list[float]  # per resource
+    work: float  # its size (inf when not given)
+    estimate: float  # its requested time (nan when not given)
 
 
 @dataclass(frozen=True)
@@ -371,7 +377,7 @@ class Scheduler:
         return jobs
 
     def _job_row(self, job: Job) -> JobRow:
-        """(class index, demand vector, work, estimate) of a valid job; SpecError otherwise."""
+        """The row of a valid job; SpecError otherwise."""
         model = self.model
         where = f"job {job.id!r}"
         name = job.job_class if job.job_class is not None else model.classes[0].name
@@ -391,7 +397,7 @@ class Scheduler:
         estimate = (
             math.nan if job.requested is None else _not_negative(job.requested, where, "requested")
         )
-        return c, demand, work, estimate
+        return JobRow(c, demand, work, estimate)
 
     def _demand(self, job: Job, cls: Any, where: str) -> list[float]:
         resources = self.model.resources
@@ -441,12 +447,12 @@ class Scheduler:
         if len(rows) > run.st.nx_arrival.shape[0]:
             self._grow_block(len(rows))
         st = run.st
-        for i, (c, demand, work, estimate) in enumerate(rows):
+        for i, row in enumerate(rows):
             st.nx_arrival[i] = at
-            st.nx_class[i] = c
-            st.nx_demand[i] = demand
-            st.nx_work[i] = work
-            st.nx_estimate[i] = estimate
+            st.nx_class[i] = row.job_class
+            st.nx_demand[i] = row.demand
+            st.nx_work[i] = row.work
+            st.nx_estimate[i] = row.estimate
         st.ctr[K.NX_POS] = 0
         st.ctr[K.NX_LEN] = len(rows)
         st.done_req[: len(done)] = done
