@@ -66,7 +66,6 @@ import numpy as np
 import uvloop
 
 from schedlab.online import Complete, Job, Scheduler, Submit
-from schedlab.service.app import action_record
 from schedlab.service.replay import STARTS, HttpTarget, Replay, TraceJobs
 
 STEP_REQUESTS = 2000
@@ -150,7 +149,7 @@ def library_sender(spec: Path, policy: str | None) -> Callable[[float, list[dict
             else Complete(e["id"])
             for e in events
         ]
-        return [action_record(a) for a in scheduler.events(batch, at)]
+        return [vars(a) for a in scheduler.events(batch, at)]  # (as the replay reads them)
 
     return send
 

@@ -16,7 +16,7 @@ import hmac
 import math
 import re
 import threading
-from dataclasses import asdict, dataclass, field, fields, is_dataclass
+from dataclasses import asdict, dataclass, field, is_dataclass
 from typing import Any
 
 import numpy as np
@@ -59,21 +59,9 @@ def plain(value: Any) -> Any:
     return value
 
 
-_ACTION_FIELDS = tuple(f.name for f in fields(Action))
-
-
-def action_record(action: Action) -> dict[str, Any]:
-    """An action as JSON (what :func:`plain` gives, without its generic recursion: per request)."""
-    record = {name: getattr(action, name) for name in _ACTION_FIELDS}
-    for name in ("time", "allocation"):
-        if not math.isfinite(record[name]):
-            record[name] = None
-    return record
-
-
-def records(actions: list[Action]) -> dict[str, Any]:
-    """An answer's content: the actions as records."""
-    return {"actions": [action_record(a) for a in actions]}
+def actions_answer(actions: list[Action]) -> Response:
+    """An accepted event's answer through FastAPI: the same bytes as :class:`EventPath` sends."""
+    return Response(json_bytes({"actions": actions}), media_type="application/json")
 
 
 def to_job(job: JobIn) -> Job:
@@ -185,8 +173,8 @@ def refusal(exc: Exception) -> tuple[int, str]:
 
 
 def json_bytes(content: Any) -> bytes:
-    """The body of an answer: ``content`` (actions as records, see action_record: non-finite
-    numbers as null) as compact JSON, encoded by pydantic-core."""
+    """The body of an answer: ``content`` (actions as objects of their fields; non-finite numbers
+    as null) as compact JSON, encoded by pydantic-core."""
     return to_json(content, inf_nan_mode="null")
 
 
@@ -346,24 +334,24 @@ def create_app(service: Service, token: str | None) -> Any:
         return error(*refusal(exc))
 
     @app.post("/jobs", response_model=ActionsOut)
-    async def submit(body: SubmitRequest) -> JSONResponse:
+    async def submit(body: SubmitRequest) -> Response:
         """A job arrives at ``at``; the actions the policy took."""
-        return JSONResponse(records(await service.handle("submit", body)))
+        return actions_answer(await service.handle("submit", body))
 
     @app.post("/jobs/{job_id}/complete", response_model=ActionsOut)
-    async def complete(job_id: str, body: AtRequest) -> JSONResponse:
+    async def complete(job_id: str, body: AtRequest) -> Response:
         """A running job finished at ``at``."""
-        return JSONResponse(records(await service.handle("complete", body, job_id)))
+        return actions_answer(await service.handle("complete", body, job_id))
 
     @app.post("/advance", response_model=ActionsOut)
-    async def advance(body: AtRequest) -> JSONResponse:
+    async def advance(body: AtRequest) -> Response:
         """Time passes to ``at`` (timers and the decision grid of slotted policies)."""
-        return JSONResponse(records(await service.handle("advance", body)))
+        return actions_answer(await service.handle("advance", body))
 
     @app.post("/events", response_model=ActionsOut)
-    async def events(body: EventsRequest) -> JSONResponse:
+    async def events(body: EventsRequest) -> Response:
         """Events of one instant, applied in order, then one decision (as the simulation)."""
-        return JSONResponse(records(await service.handle("events", body)))
+        return actions_answer(await service.handle("events", body))
 
     @app.get("/state")
     async def state() -> dict[str, Any]:
