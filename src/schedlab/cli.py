@@ -7,6 +7,7 @@ exit with code 2; they never print a traceback.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -119,6 +120,15 @@ def _fmt(x: float) -> str:
     return f"{x:.6g}"
 
 
+def shared_reasons(unreliable: dict[str, str]) -> dict[str, int]:
+    """The reasons that make more than one metric unreliable, numbered from 1 in order of first
+    use: the table says them once, under it, instead of in every row (a run too short for its
+    relaxation time makes every metric unreliable for the same reason)."""
+    counts = Counter(unreliable.values())
+    shared = [reason for reason in dict.fromkeys(unreliable.values()) if counts[reason] > 1]
+    return {reason: number for number, reason in enumerate(shared, 1)}
+
+
 def print_result(result: Any, *, transient: bool = False) -> None:
     from rich.table import Table
 
@@ -157,17 +167,22 @@ def print_result(result: Any, *, transient: bool = False) -> None:
     table.add_column("mean", justify="right")
     table.add_column("95% CI", justify="right")
     shown = result.metrics if result.stable else result.transient
+    notes = shared_reasons(result.unreliable)
     for name, est in shown.items():
         if name in EXACT:
             interval = "one replay's value"
         elif name in result.unreliable:
-            interval = f"[yellow]unreliable[/]: {escape(result.unreliable[name])}"
+            reason = result.unreliable[name]
+            said = f"see note {notes[reason]}" if reason in notes else escape(reason)
+            interval = f"[yellow]unreliable[/]: {said}"
         else:
             interval = escape(f"[{_fmt(est.ci95[0])}, {_fmt(est.ci95[1])}]")
         table.add_row(escape(name), _fmt(est.mean), interval)
     if not result.stable:
         out.print("[yellow]Transient averages over the window (no steady state: not estimates):[/]")
     print_table(table)
+    for reason, number in notes.items():
+        out.print(f"note {number}: {escape(reason)}", highlight=False)
     for w in result.warnings:
         err.print(f"[yellow]warning:[/] {w}", highlight=False)
 
@@ -461,6 +476,32 @@ def _add_command_groups() -> None:
 _add_command_groups()
 
 
+def app_for(argv: list[str]) -> typer.Typer:
+    """The app that runs the command line ``argv``: the app of the one command or command group
+    it names (with the root's options), else the whole app. Typer builds the Click command of
+    every registered command from its signature before it runs one: 47 ms for schedlab's 21
+    commands, a sixth of what a short ``simulate`` spends after its imports (issue 33 item 1).
+    The whole app's help and an unknown command's error need them all; a command's run and its
+    own help need only that command. The root's options are flags, so the first word that is not
+    an option is the command's name."""
+    import copy
+
+    from typer.main import get_command_name
+
+    name = next((word for word in argv if not word.startswith("-")), None)
+    commands = [
+        c
+        for c in app.registered_commands
+        if (c.name or get_command_name(c.callback.__name__)) == name
+    ]
+    groups = [g for g in app.registered_groups if g.name == name]
+    if not commands and not groups:
+        return app
+    single = copy.copy(app)
+    single.registered_commands, single.registered_groups = commands, groups
+    return single
+
+
 def main() -> None:
     """The command; an output that cannot be written (stdout to a full disk, a closed pipe) is
     one line on stderr, never a traceback. The process then ends through :func:`_end`."""
@@ -472,7 +513,7 @@ def main() -> None:
     status: object = 0
     try:
         try:
-            app()
+            app_for(sys.argv[1:])()
         finally:
             sys.stdout.flush()
     except OSError as exc:
