@@ -8,6 +8,7 @@ import asyncio
 import json
 import os
 import threading
+import time
 
 import pytest
 
@@ -199,6 +200,31 @@ def test_the_loop_decides_on_while_a_group_is_written_and_those_events_share_the
     log = asyncio.run(scenario())
     assert log.waited == [True]  # the first fsync ended because the loop went on, not at 10 s
     assert log.covered == [1, 4]
+
+
+def test_the_thread_writes_the_next_group_once_the_one_before_is_on_disk_without_the_loop():
+    """The events decided while the first group is written go to disk right after it, even with
+    the loop busy (no callback of it runs meanwhile): the thread takes the next group itself."""
+
+    async def scenario() -> list[int]:
+        log = SlowLog()
+        commit = GroupCommit(log)  # type: ignore[arg-type]
+        answered: list[tuple[int, int]] = []
+        first = asyncio.create_task(_event(commit, log, answered))
+        while commit.log.written == 0:  # the first group is being written
+            await asyncio.sleep(0.001)
+        rest = [asyncio.create_task(_event(commit, log, answered)) for _ in range(3)]
+        await asyncio.sleep(0)  # the three are decided
+        log.released.set()
+        deadline = time.monotonic() + 10
+        while len(log.covered) < 2 and time.monotonic() < deadline:  # the loop stays busy
+            time.sleep(0.001)
+        on_disk_while_busy = list(log.covered)
+        await asyncio.gather(first, *rest)
+        assert sorted(line for line, _ in answered) == [1, 2, 3, 4]
+        return on_disk_while_busy
+
+    assert asyncio.run(scenario()) == [1, 4]
 
 
 def test_a_failed_group_fails_every_event_it_covered_and_nothing_after_is_written():

@@ -110,6 +110,8 @@ def serve(
             loop="uvloop",
             http=CoalescedHttp,  # httptools, a response in one write
             proxy_headers=False,  # the client's address is not used
+            server_header=False,  # no "server: uvicorn" and no "date" header on each answer
+            date_header=False,
         )
     finally:
         if service.commit is not None:

@@ -160,6 +160,7 @@ class Scheduler:
             replayable = is_built_in(policy.runner)
         self._journal_length = JOURNAL if replayable else 1  # 1: a copy before every event
         self._copy = copier(_ENGINE_PATHS, field_paths(policy.state.fields))
+        self._runner = policy.runner  # its entry point once compiled (_call)
         self._classes = {c.name: i for i, c in enumerate(model.classes)}
         self._seq: dict[JobId, int] = {}  # every id ever submitted: its arrival number
         self._ids: dict[int, JobId] = {}  # the jobs present: arrival number -> id
@@ -167,6 +168,9 @@ class Scheduler:
         eps = float(self._run.st.clk[K.EPS])  # the engine's tolerance of capacity checks
         kinds = np.unique(model.capacity, axis=0) + eps  # distinct server capacities
         self._kinds = kinds.tolist()
+        # one resource: the largest server's capacity (a single number fits a server iff it fits
+        # this one); none for several resources, where a single number is refused
+        self._largest = max(kind[0] for kind in self._kinds) if len(model.resources) == 1 else -1
         self._time = -math.inf
         self._t_first = math.nan
         self._events = 0
@@ -401,6 +405,9 @@ class Scheduler:
 
     def _demand(self, job: Job, cls: Any, where: str) -> list[float]:
         resources = self.model.resources
+        one = type(job.demand) is int or type(job.demand) is float  # (no ABC check)
+        if one and 0 < job.demand <= self._largest:  # the common case: it fits, said at once
+            return [float(job.demand)]
         if job.demand is None:
             values = [getattr(d, "value", None) for d in cls.demand]
             if any(v is None for v in values):
@@ -419,7 +426,6 @@ class Scheduler:
                 )
             demand = [_number(job.demand.get(r, 0.0), where) for r in resources]
         else:
-            one = type(job.demand) is int or type(job.demand) is float  # (no ABC check)
             values = [job.demand] if one or not isinstance(job.demand, Sequence) else job.demand
             demand = [_number(v, where) for v in values]
             if len(demand) != len(resources):
@@ -466,7 +472,10 @@ class Scheduler:
         run = self._run
         policy = run.model.policy
         while True:
-            code = call_policy(policy.name, policy.runner, self._handle, run.ps, MAX_EVENTS)
+            code = call_policy(
+                policy.name, policy.runner, self._handle, run.ps, MAX_EVENTS, via=self._runner
+            )
+            self._runner = without_dispatch(policy.runner)  # compiled now; the types never change
             if code == K.R_GROW:
                 run.grow()
                 self._handle = engine_handle(run.st)

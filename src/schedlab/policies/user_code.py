@@ -64,10 +64,19 @@ def policy_raised(name: str, function: Any, exc: Exception) -> PolicyError:
     )
 
 
-def call_policy(name: str, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """``function(*args, **kwargs)``; a plugin's exception becomes :func:`policy_raised`."""
+def call_policy(
+    name: str,
+    function: Callable[..., Any],
+    *args: Any,
+    via: Callable[..., Any] | None = None,
+    **kwargs: Any,
+) -> Any:
+    """``function(*args, **kwargs)``; a plugin's exception becomes :func:`policy_raised`.
+    ``via``: what to call instead of ``function`` (its compiled entry point,
+    schedlab._jit.without_dispatch); an exception is still the policy's, named after
+    ``function``."""
     try:
-        return function(*args, **kwargs)
+        return (via or function)(*args, **kwargs)
     except (SchedlabError, MemoryError):
         raise
     except Exception as exc:

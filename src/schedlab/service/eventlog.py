@@ -146,25 +146,29 @@ class GroupCommit:
 
     The lines are written and fsync'd one group at a time on a thread of their own, so the loop
     goes on deciding the requests that arrive meanwhile (a write and an fsync cost about 0.1 ms of
-    disk wait here, which on the loop's thread stopped it). The first line after the group before
-    schedules the next group after the callbacks the loop has ready (``call_soon``): the events
-    decided in the same loop pass share it, and so do the events decided while the group before
-    is being written. Each group's requests are answered together, in one callback on the loop.
-    The thread needs the interpreter lock twice per group: starting it sets the process's switch
-    interval to SWITCH_INTERVAL (Python's default, 5 ms, held each group's answers back that long
-    while the loop was busy; the interval costs nothing while no other thread waits)."""
+    disk wait here, which on the loop's thread stopped it). The thread takes the next group
+    itself as soon as the one before is on disk: the events decided meanwhile share it. When the
+    thread is idle, the loop wakes it after the callbacks it has ready (``call_soon``): the
+    events decided in the same loop pass share a group. Each group's requests are answered
+    together, in one callback on the loop. The thread needs the interpreter lock a few times per
+    group: starting it sets the process's switch interval to SWITCH_INTERVAL (Python's default,
+    5 ms, held each group's answers back that long while the loop was busy; the interval costs
+    nothing while no other thread waits)."""
 
     def __init__(self, log: EventLog) -> None:
         self.log = log
         self._loop: asyncio.AbstractEventLoop | None = None  # the loop the thread answers to
         self._thread: threading.Thread | None = None
-        self._groups: queue.SimpleQueue[Group | None] = queue.SimpleQueue()
+        self._wake: queue.SimpleQueue[bool] = queue.SimpleQueue()  # True: work, False: stop
+        self._lock = threading.Lock()  # the loop's appends against the thread's taking
         self._next = Group()  # what the next write and fsync will cover
-        self._busy = False  # a group is scheduled or being written
+        self._idle = True  # the thread waits for a wake-up (or none runs)
+        self._waking = False  # a wake-up is scheduled on the loop
 
     def append(self, line: bytes) -> None:
         """The line of an event just decided (written with its group)."""
-        self._next.lines.append(line)
+        with self._lock:
+            self._next.lines.append(line)
 
     async def durable(self) -> None:
         """Wait until the lines appended so far are on disk (raises OSError if the write or the
@@ -173,55 +177,72 @@ class GroupCommit:
         if loop is not self._loop:
             self._start(loop)
         done = loop.create_future()
-        self._next.waiters.append(done)
-        if not self._busy:
-            self._busy = True
-            loop.call_soon(self._hand_over)
+        with self._lock:
+            self._next.waiters.append(done)  # (a group after its line's, if not the same)
+            wake = self._idle and not self._waking
+            self._waking = self._waking or wake
+        if wake:
+            loop.call_soon(self._wake_up)
         await done
 
     def _start(self, loop: asyncio.AbstractEventLoop) -> None:
         """A thread answering to ``loop`` (the one before, if any, stopped: a service runs on
         one loop, a test client may open one per request)."""
         self.stop()
-        self._loop, self._groups, self._busy = loop, queue.SimpleQueue(), False
+        self._loop, self._wake = loop, queue.SimpleQueue()
+        self._idle, self._waking = True, False
         sys.setswitchinterval(SWITCH_INTERVAL)
         self._thread = threading.Thread(
-            target=self._writing, args=(loop, self._groups), name="event-log", daemon=True
+            target=self._writing, args=(loop, self._wake), name="event-log", daemon=True
         )
         self._thread.start()
 
     def stop(self) -> None:
-        """Let the thread finish the group it is writing, then end (before the log is closed:
-        a write after the close could reach another file given the same descriptor)."""
+        """Let the thread finish the groups it is writing, then end (before the log is closed: a
+        write after the close could reach another file given the same descriptor). What it has
+        not taken stays for the next thread."""
         if self._thread is not None:
-            self._groups.put(None)
+            self._wake.put(False)
             self._thread.join(timeout=10)
             self._thread = None
 
-    def _hand_over(self) -> None:
-        """The loop's side: give the thread the next group."""
-        group, self._next = self._next, Group()
-        self._groups.put(group)
+    def _wake_up(self) -> None:
+        """The loop's side: the idle thread has a group to write."""
+        with self._lock:
+            self._idle = self._waking = False
+        self._wake.put(True)
 
-    def _writing(self, loop: asyncio.AbstractEventLoop, groups: queue.SimpleQueue) -> None:
+    def _take(self) -> Group | None:
+        """The thread's side: the next group, None (and idle) when nothing was appended."""
+        with self._lock:
+            group, self._next = self._next, Group()
+            if group.lines or group.waiters:
+                return group
+            self._idle = True
+            return None
+
+    def _writing(self, loop: asyncio.AbstractEventLoop, wake: queue.SimpleQueue[bool]) -> None:
         """The thread: each group's lines written in one call and fsync'd, the outcome passed
-        back to the loop. After a failure no later group is written (the log never has a gap:
-        the later events were decided on a state that includes the failed ones)."""
+        back to the loop, then the next group at once. After a failure no later group is written
+        (the log never has a gap: the later events were decided on a state that includes the
+        failed ones)."""
         failure: OSError | None = None
-        while (group := groups.get()) is not None:
-            try:
-                if failure is None:
-                    self.log.append(b"".join(group.lines))
-                    self.log.sync()
-            except OSError as exc:
-                failure = exc
-            try:
-                loop.call_soon_threadsafe(self._answer, group, failure)
-            except RuntimeError:  # the loop was closed
-                return
+        while wake.get():
+            while (group := self._take()) is not None:
+                try:
+                    if failure is None:
+                        self.log.append(b"".join(group.lines))
+                        self.log.sync()
+                except OSError as exc:
+                    failure = exc
+                try:
+                    loop.call_soon_threadsafe(self._answer, group, failure)
+                except RuntimeError:  # the loop was closed
+                    return
 
-    def _answer(self, group: Group, failure: OSError | None) -> None:
-        """The loop's side: answer the group, and hand over the next if requests wait for it."""
+    @staticmethod
+    def _answer(group: Group, failure: OSError | None) -> None:
+        """The loop's side: answer the group."""
         for done in group.waiters:
             if done.done():
                 continue
@@ -229,12 +250,6 @@ class GroupCommit:
                 done.set_result(None)
             else:
                 done.set_exception(failure)
-        if asyncio.get_running_loop() is not self._loop:
-            return  # a loop left behind (_start): the current one has its own thread
-        if self._next.waiters:
-            self._hand_over()
-        else:
-            self._busy = False
 
 
 def _parse(path: Path, number: int, line: bytes) -> dict[str, Any]:
