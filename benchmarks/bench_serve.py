@@ -26,6 +26,8 @@ Per case:
   half of its event rate; without and with --event-log (group commit); with it, last,
   ``sustained``: event rates around the saturation step's, each held for 5 s on a fresh logged
   service, for the highest one kept up with (:func:`sustained_records`);
+* before the cases and after them, the disk alone: an fsync of an appended line, 5,000 times
+  (:func:`fsync_probe`; a stall of the shared disk holds every answer of its group);
 * ``target ...``: the issue's two targets beside what was measured with the event log on (the
   service's real mode): the decisions/s of the sustained step kept up at the highest rate, and
   the p99 of each logged half-saturation step, ``met`` or not.
@@ -479,6 +481,7 @@ def sustained_records(
                         one.close()
 
             measured = uvloop.run(held())
+            measured |= jobs_held(port)
         finally:
             stop(server, target)
         kept_up = measured["events_sent_per_s"] >= KEPT_UP * rate
@@ -508,6 +511,20 @@ def sustained_records(
         else:
             missed = rate
     return records
+
+
+def jobs_held(port: int) -> dict[str, int]:
+    """The jobs waiting and running in the service now (GET /state, on a new connection): a
+    replay held past what the service and the client keep up with leaves its queue growing."""
+    target = RawTarget(port)
+    try:
+        state = target.request("GET", "/state")
+    finally:
+        target.close()
+    return {
+        "jobs_waiting_at_end": len(state["queue"]),
+        "jobs_running_at_end": len(state["running"]),
+    }
 
 
 def healthz(target: RawTarget) -> dict[str, Any]:
@@ -647,20 +664,58 @@ SETUP = {
 }
 
 
+FSYNC_PROBES = 5000
+
+
+def fsync_probe(folder: Path) -> dict[str, Any]:
+    """The disk under the event log, alone: FSYNC_PROBES appends of an event line's size, each
+    fsync'd (ms). Its tail says how often an fsync stalls in this run (a stall holds every
+    answer of its group, and the groups decided meanwhile wait behind it)."""
+    fd = os.open(folder / "fsync-probe", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    seconds = []
+    try:
+        for _ in range(FSYNC_PROBES):
+            os.write(fd, b"x" * 99 + b"\n")
+            begin = time.perf_counter()
+            os.fsync(fd)
+            seconds.append(time.perf_counter() - begin)
+    finally:
+        os.close(fd)
+    ms = np.array(seconds) * 1e3
+    return {
+        "name": f"fsync of one appended line, {FSYNC_PROBES:,} times (the event log's disk)",
+        "p50_ms": float(np.percentile(ms, 50)),
+        "p99_ms": float(np.percentile(ms, 99)),
+        "p999_ms": float(np.percentile(ms, 99.9)),
+        "max_ms": float(ms.max()),
+        "over_2ms": int((ms > 2).sum()),
+    }
+
+
 def run() -> list[dict]:
     records = [SETUP]
     with tempfile.TemporaryDirectory() as folder:
+        records.append(fsync_probe(Path(folder)))
         for number, (label, spec_text, jobs_of, policy) in enumerate(CASES):
             case = Path(folder) / f"case{number}"
             case.mkdir()
             records += case_records(label, spec_text, jobs_of, policy, case)
+        records.append(fsync_probe(Path(folder)))
     for r in records[1:]:
         rate = r.get("decisions_per_s", r.get("requests_per_s"))
         if "met" in r:
             print(f"   {r['name']:<70} {'met' if r['met'] else 'NOT met'}")
             continue
+        if "p999_ms" in r:
+            print(
+                f"   {r['name']:<70} p50 {r['p50_ms']:.3g} ms  p99 {r['p99_ms']:.3g} ms  "
+                f"p99.9 {r['p999_ms']:.3g} ms  max {r['max_ms']:.3g} ms"
+            )
+            continue
+        held = f"  {r['jobs_waiting_at_end']:,} waiting" if "jobs_waiting_at_end" in r else ""
         print(
             f"   {r['name']:<70} {rate:8.0f}/s  p50 {r['p50_ms']:.3g} ms  p99 {r['p99_ms']:.3g} ms"
+            + held
         )
     return records
 
