@@ -26,6 +26,7 @@ from schedlab.cli_support import (
     escape,
     load_plugins,
     out,
+    output_width,
     print_table,
     spec_argument,
     user_errors,
@@ -182,7 +183,7 @@ def print_result(result: Any, *, transient: bool = False) -> None:
         out.print("[yellow]Transient averages over the window (no steady state: not estimates):[/]")
     print_table(table)
     for reason, number in notes.items():
-        out.print(f"note {number}: {escape(reason)}", highlight=False)
+        out.print(f"note {number}: {escape(reason)}", highlight=False, width=output_width())
     for w in result.warnings:
         err.print(f"[yellow]warning:[/] {w}", highlight=False)
 

@@ -237,8 +237,13 @@ def print_table(table: Any, *, wide: bool = False) -> None:
     for column in table.columns:
         if column.overflow == "ellipsis" and not column.no_wrap:
             column.overflow = "fold"
-    width = None if wide or GLOBAL.wide or out.is_terminal else TABLE_WIDTH
-    out.print(table, width=width)
+    out.print(table, width=None if wide else output_width())
+
+
+def output_width() -> int | None:
+    """The width of what :func:`print_table` prints, and of notes under a table: TABLE_WIDTH
+    when piped, the terminal's on a terminal (None), None with ``schedlab --wide``."""
+    return None if GLOBAL.wide or out.is_terminal else TABLE_WIDTH
 
 
 def table_fits(table: Any) -> bool:
