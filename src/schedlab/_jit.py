@@ -111,7 +111,8 @@ class _CacheOnFirstUse:
     function is first compiled or loaded. Private: the dispatcher's ``_cache`` attribute and
     ``numba.core.caching.FunctionCache``. Making a FunctionCache checks that the cache
     directory is writable by creating a file in it: half the cost of declaring a function, and a
-    short run declares some 300 of which it calls five (issue 33 item 1)."""
+    short run declares some 300 of which it calls five (issue 33 item 1). Loading skips
+    Numba's registry refresh (:meth:`load_overload`)."""
 
     def __init__(self, func: Callable) -> None:
         self._func = func
@@ -120,11 +121,30 @@ class _CacheOnFirstUse:
     def __getattr__(self, name: str) -> Any:  # the cache's public methods and cache_path
         if name.startswith("_"):
             raise AttributeError(name)
+        return getattr(self._function_cache(), name)
+
+    def _function_cache(self) -> Any:
         if self._cache is None:
             from numba.core.caching import FunctionCache
 
             self._cache = FunctionCache(self._func)
-        return getattr(self._cache, name)
+        return self._cache
+
+    def load_overload(self, sig: Any, target_context: Any) -> Any:
+        """The compiled code of ``sig`` loaded from disk, or None, without first refreshing the
+        target context as Numba's ``Cache.load_overload`` does. The refresh imports and
+        installs every typing and lowering registry of Numba (0.1 s at a process's first
+        compiled call, the largest part of a short run: issue 33 item 1), which only compiling
+        reads, and every compile refreshes them itself (``CompilerBase``; a lowering that misses
+        a definition refreshes too). Loaded code needs only Numba's runtime (NRT), whose
+        functions it calls: initialised here as the refresh would. Private: ``rtsys`` and the
+        cache's ``_load_overload`` and ``_guard_against_spurious_io_errors``."""
+        from numba.core.runtime import rtsys
+
+        rtsys.initialize(target_context)
+        cache = self._function_cache()
+        with cache._guard_against_spurious_io_errors():
+            return cache._load_overload(sig, target_context)
 
 
 BLAS_MODULE = "scipy.linalg.cython_blas"
