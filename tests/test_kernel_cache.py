@@ -27,6 +27,11 @@ def add_one(x):
 @kernel
 def filled(n, value):
     return np.full(n, value)
+
+
+@kernel
+def text_hash(text):
+    return hash(text)
 """
 PROGRAM = """
 import json, sys
@@ -37,6 +42,8 @@ cache = Path(sys.argv[2])
 declared = sorted(str(p.relative_to(cache)) for p in cache.rglob("*"))
 value = m.add_one(41)
 array = m.filled(3, 2.5).tolist()  # allocated through Numba's runtime (NRT)
+# a string's hash reads the process's hash secret, a symbol Numba registers at an import
+hashed = m.text_hash("schedlab") == hash("schedlab")
 # imported only when Numba loads every typing and lowering registry (what compiling needs)
 REGISTRIES = "numba.np.polynomial.polynomial_functions"
 registries = REGISTRIES in sys.modules
@@ -44,8 +51,9 @@ print(json.dumps({
     "declared": declared,
     "value": value,
     "array": array,
+    "hashed": hashed,
     "registries": registries,
-    "hits": sum(m.add_one.stats.cache_hits.values()) + sum(m.filled.stats.cache_hits.values()),
+    "hits": sum(sum(f.stats.cache_hits.values()) for f in (m.add_one, m.filled, m.text_hash)),
     "index": len(list(cache.rglob("*.nbi"))),
 }))
 if sys.argv[3] == "then-compile":  # a signature the cache does not hold, after the loads
@@ -70,9 +78,11 @@ def test_the_cache_is_made_on_first_use_and_loaded_by_the_next_process(tmp_path:
     (first,) = run(module_dir, cache)
     assert first["declared"] == []  # declaring touched no file
     assert (first["value"], first["array"], first["hits"]) == (42, [2.5, 2.5, 2.5], 0)
+    assert first["hashed"]
     assert first["registries"]  # compiled: Numba loaded its registries
-    assert first["index"] == 2  # compiled, then saved
+    assert first["index"] == 3  # compiled, then saved
     second, compiled = run(module_dir, cache, "then-compile")
-    assert (second["value"], second["array"], second["hits"]) == (42, [2.5, 2.5, 2.5], 2)
+    assert (second["value"], second["array"], second["hits"]) == (42, [2.5, 2.5, 2.5], 3)
+    assert second["hashed"]  # loaded and run: its hash secret's symbols were there
     assert not second["registries"]  # loaded from the disk cache: no compiling registries
     assert compiled == {"value": 1.5, "misses": 1, "registries": True}  # a compile loads them
