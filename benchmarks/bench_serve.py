@@ -13,7 +13,9 @@ see :func:`concurrent_step`). Each request is one decision.
 
 Per case:
 * ``library``: the same instants through :class:`schedlab.online.Scheduler` in-process, as fast
-  as it goes (what the scheduler alone costs per decision);
+  as it goes (what the scheduler alone costs per decision); and the jobs waiting in such a
+  faithful replay (:func:`faithful_queue`: no completion late), which a held step's queue at its
+  end is compared with;
 * ``healthz``: GET /healthz as fast as it goes (what the HTTP stack alone costs per request);
 * ``rate R``: requests paced at R per second (open loop: a request is sent at its scheduled time,
   or at once when late), R doubling from 250 until the achieved rate stays below 0.9 R
@@ -154,7 +156,37 @@ def library_sender(spec: Path, policy: str | None) -> Callable[[float, list[dict
         ]
         return [vars(a) for a in scheduler.events(batch, at)]  # (as the replay reads them)
 
+    send.scheduler = scheduler  # type: ignore[attr-defined]  (its state, for faithful_queue)
     return send
+
+
+FAITHFUL_EVENTS = 60_000  # about what the sustained steps send in 5 s
+
+
+def faithful_queue(label: str, spec: Path, policy: str | None, jobs: TraceJobs) -> dict[str, Any]:
+    """The jobs waiting in a faithful replay of the stream (the library object, one instant at a
+    time, each answered before the next: no completion is late), read every 1,000 events over the
+    first FAITHFUL_EVENTS: what a held step's queue at its end compares with."""
+    replay, send = Replay(jobs), library_sender(spec, policy)
+    scheduler = send.scheduler
+    sent = 0
+    waiting = []
+    while sent < FAITHFUL_EVENTS and not replay.done():
+        at, events = replay.next_instant()
+        if not events:
+            continue
+        answered = send(at, events)
+        replay.completed(events)
+        replay.feed(answered)
+        if (sent + len(events)) // 1000 > sent // 1000:
+            waiting.append(len(scheduler.state().queue))
+        sent += len(events)
+    return {
+        "name": f"{label}: library, faithful replay: jobs waiting",
+        "events": sent,
+        "jobs_waiting_max": max(waiting),
+        "jobs_waiting_mean": float(np.mean(waiting)),
+    }
 
 
 def step(
@@ -570,6 +602,7 @@ def case_records(label: str, spec_text: str, jobs_of, policy: str | None, folder
     library, send = Replay(jobs), library_sender(spec, policy)
     step(library, send, warm_up=WARM_UP)  # compiles the runner, or loads it from the cache
     records = [{"name": f"{label}: library", **step(library, send)}]
+    records.append(faithful_queue(label, spec, policy, jobs))
     gc.freeze()  # the client's own full collections (about 50 ms) are not the service's latency
     server, target = serving(spec, policy, None)
     try:
@@ -631,6 +664,7 @@ def targets(label: str, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "decisions_per_s": best["decisions_per_s"],
             "measured_in": best["name"],
             "met": best["decisions_per_s"] >= TARGET_RATE,
+            "jobs_waiting_at_end": best["jobs_waiting_at_end"],
             "load_average_1min": best["load_average_1min"],
         }
     ]
@@ -705,6 +739,9 @@ def run() -> list[dict]:
         rate = r.get("decisions_per_s", r.get("requests_per_s"))
         if "met" in r:
             print(f"   {r['name']:<70} {'met' if r['met'] else 'NOT met'}")
+            continue
+        if "jobs_waiting_max" in r:
+            print(f"   {r['name']:<70} at most {r['jobs_waiting_max']:,} waiting")
             continue
         if "p999_ms" in r:
             print(
