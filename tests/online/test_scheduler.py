@@ -167,6 +167,32 @@ def test_a_policy_s_invalid_action_is_a_policy_error_and_the_state_is_as_before(
     assert s.state() == before
 
 
+def test_a_plugin_raising_after_its_runner_is_called_without_dispatch_is_named_in_one_line():
+    """After its first call the runner is called through its compiled entry point (decision
+    0016): an exception raised in it later is still the policy's, one line naming the plugin's
+    file and line, and the state is the one before."""
+    from schedlab import load_plugin
+
+    load_plugin(FUZZ_PLUGIN)
+    s = two_servers("fuzz-actions", p_bad=0.0, p_out=0.0, kind=0, seed=1, raise_after=3)
+    for i in range(3):
+        s.submit(Job(i, 1, size=1.0), float(i))
+    assert s._runner is not s.model.policy.runner  # the entry point, no longer the dispatcher
+    before = s.state()
+    with pytest.raises(PolicyError) as raised:
+        s.submit(Job(3, 1, size=1.0), 3.0)
+    line = next(
+        n
+        for n, text in enumerate(FUZZ_PLUGIN.read_text().splitlines(), 1)
+        if "gives up on purpose" in text
+    )
+    assert str(raised.value) == (
+        f"policy 'fuzz-actions' ({FUZZ_PLUGIN}:{line}) raised ValueError: "
+        "the fuzz policy gives up on purpose"
+    )
+    assert s.state() == before
+
+
 def test_slots_block_and_action_log_grow_as_needed(monkeypatch):
     """3,000 jobs in one instant (more than the initial 1,024 slots and 64-job block) and a log
     of 1 row: every job is queued and every start is returned."""

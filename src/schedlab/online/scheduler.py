@@ -475,7 +475,8 @@ class Scheduler:
             code = call_policy(
                 policy.name, policy.runner, self._handle, run.ps, MAX_EVENTS, via=self._runner
             )
-            self._runner = without_dispatch(policy.runner)  # compiled now; the types never change
+            if self._runner is policy.runner:  # compiled now, and the types never change
+                self._runner = without_dispatch(policy.runner)
             if code == K.R_GROW:
                 run.grow()
                 self._handle = engine_handle(run.st)
