@@ -144,8 +144,8 @@ CASES = (
 )
 
 
-def library_sender(spec: Path, policy: str | None) -> Callable[[float, list[dict]], list[dict]]:
-    scheduler = Scheduler.from_spec(spec, policy)
+def library_sender(scheduler: Scheduler) -> Callable[[float, list[dict]], list[dict]]:
+    """An instant's events (as the replay gives them) through ``scheduler`` in-process."""
 
     def send(at: float, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
         batch = [
@@ -156,7 +156,6 @@ def library_sender(spec: Path, policy: str | None) -> Callable[[float, list[dict
         ]
         return [vars(a) for a in scheduler.events(batch, at)]  # (as the replay reads them)
 
-    send.scheduler = scheduler  # type: ignore[attr-defined]  (its state, for faithful_queue)
     return send
 
 
@@ -167,8 +166,8 @@ def faithful_queue(label: str, spec: Path, policy: str | None, jobs: TraceJobs) 
     """The jobs waiting in a faithful replay of the stream (the library object, one instant at a
     time, each answered before the next: no completion is late), read every 1,000 events over the
     first FAITHFUL_EVENTS: what a held step's queue at its end compares with."""
-    replay, send = Replay(jobs), library_sender(spec, policy)
-    scheduler = send.scheduler
+    scheduler = Scheduler.from_spec(spec, policy)
+    replay, send = Replay(jobs), library_sender(scheduler)
     sent = 0
     waiting = []
     while sent < FAITHFUL_EVENTS and not replay.done():
@@ -599,7 +598,7 @@ def case_records(label: str, spec_text: str, jobs_of, policy: str | None, folder
     spec = folder / "spec.toml"
     spec.write_text(spec_text)
     jobs = jobs_of(np.random.default_rng(SEED))
-    library, send = Replay(jobs), library_sender(spec, policy)
+    library, send = Replay(jobs), library_sender(Scheduler.from_spec(spec, policy))
     step(library, send, warm_up=WARM_UP)  # compiles the runner, or loads it from the cache
     records = [{"name": f"{label}: library", **step(library, send)}]
     records.append(faithful_queue(label, spec, policy, jobs))
