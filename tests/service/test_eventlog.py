@@ -180,21 +180,29 @@ class SlowLog(CountingLog):
         super().sync()
 
 
+async def _three_decided_while_the_first_is_written(
+    log: SlowLog, answered: list[tuple[int, int]]
+) -> list[asyncio.Task[None]]:
+    """An event whose group's fsync lasts until ``log.released``, and three events decided
+    meanwhile: their tasks, still waiting."""
+    commit = GroupCommit(log)  # type: ignore[arg-type]
+    first = asyncio.create_task(_event(commit, log, answered))
+    while log.written == 0:  # the first group is being written
+        await asyncio.sleep(0.001)
+    rest = [asyncio.create_task(_event(commit, log, answered)) for _ in range(3)]
+    await asyncio.sleep(0)  # the three are decided
+    return [first, *rest]
+
+
 def test_the_loop_decides_on_while_a_group_is_written_and_those_events_share_the_next():
     """The write and fsync run on their own thread: while the first group's fsync lasts, the loop
     decides three more events, which then share one write and one fsync."""
 
     async def scenario() -> SlowLog:
         log = SlowLog()
-        commit = GroupCommit(log)  # type: ignore[arg-type]
-        answered: list[tuple[int, int]] = []
-        first = asyncio.create_task(_event(commit, log, answered))
-        while commit.log.written == 0:  # the first group is being written
-            await asyncio.sleep(0.001)
-        rest = [asyncio.create_task(_event(commit, log, answered)) for _ in range(3)]
-        await asyncio.sleep(0)  # the three are decided
+        events = await _three_decided_while_the_first_is_written(log, [])
         log.released.set()
-        await asyncio.gather(first, *rest)
+        await asyncio.gather(*events)
         return log
 
     log = asyncio.run(scenario())
@@ -208,19 +216,14 @@ def test_the_thread_writes_the_next_group_once_the_one_before_is_on_disk_without
 
     async def scenario() -> list[int]:
         log = SlowLog()
-        commit = GroupCommit(log)  # type: ignore[arg-type]
         answered: list[tuple[int, int]] = []
-        first = asyncio.create_task(_event(commit, log, answered))
-        while commit.log.written == 0:  # the first group is being written
-            await asyncio.sleep(0.001)
-        rest = [asyncio.create_task(_event(commit, log, answered)) for _ in range(3)]
-        await asyncio.sleep(0)  # the three are decided
+        events = await _three_decided_while_the_first_is_written(log, answered)
         log.released.set()
         deadline = time.monotonic() + 10
         while len(log.covered) < 2 and time.monotonic() < deadline:  # the loop stays busy
             time.sleep(0.001)
         on_disk_while_busy = list(log.covered)
-        await asyncio.gather(first, *rest)
+        await asyncio.gather(*events)
         assert sorted(line for line, _ in answered) == [1, 2, 3, 4]
         return on_disk_while_busy
 
