@@ -1,0 +1,29 @@
+"""The Slurm cluster these tests start themselves (issue 46 item 2): munged, slurmctld and four
+slurmd daemons on 127.0.0.1, in a temporary folder, ended by process id after the test. Skipped,
+with one line, where Debian's slurm-wlm and munge are not installed (.ci/run installs them)."""
+
+from __future__ import annotations
+
+import pytest
+
+from schedlab.slurm.local_cluster import LocalCluster, missing_programs
+
+
+def start_cluster(root, **options) -> LocalCluster:
+    missing = missing_programs()
+    if missing:
+        pytest.skip(
+            f"SLURM NOT INSTALLED ({', '.join(missing)} missing): the real-cluster tests of "
+            "issue 46 did not run; apt-get install slurm-wlm munge (.ci/run does)"
+        )
+    return LocalCluster(root, **options).start()
+
+
+@pytest.fixture
+def slurm_cluster(tmp_path_factory):
+    """A fresh 4-node cluster whose jobs of partition 'batch' arrive held (job_submit.lua)."""
+    cluster = start_cluster(tmp_path_factory.mktemp("slurm"))
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
