@@ -143,6 +143,8 @@ class LocalCluster:
             "SelectType=select/linear",
             f"SchedulerType={self.scheduler}",
             "ReturnToService=2",
+            # the main scheduler runs at most every 0.1 s, not 2 s: a released job starts at once
+            "SchedulerParameters=sched_min_interval=100000",
             "MinJobAge=3600",  # finished jobs stay visible to squeue for an hour
             "InactiveLimit=0",
             "KillWait=5",
