@@ -20,9 +20,11 @@ def start_cluster(root, **options) -> LocalCluster:
 
 
 @pytest.fixture
-def slurm_cluster(tmp_path_factory):
-    """A fresh 4-node cluster whose jobs of partition 'batch' arrive held (job_submit.lua)."""
-    cluster = start_cluster(tmp_path_factory.mktemp("slurm"))
+def slurm_cluster(tmp_path_factory, request):
+    """A fresh cluster (4 nodes, or the test's ``nodes`` parameter) whose jobs of partition
+    'batch' arrive held (job_submit.lua)."""
+    nodes = getattr(request, "param", 4)
+    cluster = start_cluster(tmp_path_factory.mktemp("slurm"), nodes=nodes)
     try:
         yield cluster
     finally:

@@ -1,11 +1,18 @@
 """``schedlab slurm`` on a real Slurm (issue 46 item 3): the starts Slurm carries out are
 schedlab's, in order and in placement, and schedlab's simulation of the same jobs (their observed
-run times) starts them in the same order at the same times."""
+run times) starts them in the same order at the same times; a kill -9 runs no job twice; scancel,
+jobs changed by hand, drained nodes and an unreachable slurmctld."""
 
 from __future__ import annotations
 
 import collections
 import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import threading
 import time
 from pathlib import Path
 
@@ -19,14 +26,14 @@ from schedlab.slurm.slurmctl import Slurm
 
 SPEC = """
 [cluster]
-servers = 4
+servers = {k}
 [workload]
 load = 0.5
 [[workload.classes]]
 name = "batch"
 probability = 1.0
 need = 1
-duration = { dist = "exponential", mean = 1.0 }
+duration = {{ dist = "exponential", mean = 1.0 }}
 [policy]
 name = "fcfs"
 [run]
@@ -34,37 +41,35 @@ arrivals = 10
 """
 
 
-def submit(cluster, n: int, seed: int) -> list[int]:
-    """``n`` jobs of 1-3 nodes sleeping 1-3 s, time limits 1-5 min; each appends its id to
-    runs.txt when it runs."""
-    rng = np.random.default_rng(seed)
+def sbatch(cluster, nodes: int, sleep: int, limit: int = 1) -> int:
+    """A job of ``nodes`` nodes sleeping ``sleep`` s (time limit ``limit`` min) that appends its
+    id to runs.txt when it runs."""
     runs = cluster.root / "runs.txt"
-    ids = []
-    for _ in range(n):
-        need, sleep, limit = (
-            int(x) for x in (rng.integers(1, 4), rng.integers(1, 4), rng.integers(1, 6))
+    out = cluster.run(
+        "sbatch", "--parsable", "-N", str(nodes), "-t", str(limit), "-o", "/dev/null",
+        "--wrap", f"echo $SLURM_JOB_ID >> {runs}; sleep {sleep}",
+    )  # fmt: skip
+    return int(out.stdout)
+
+
+def submit(cluster, n: int, seed: int, sleeps: tuple[int, int] = (1, 3)) -> list[int]:
+    """``n`` jobs of 1-3 nodes sleeping ``sleeps`` s (1-3), time limits 1-5 min."""
+    rng = np.random.default_rng(seed)
+    return [
+        sbatch(
+            cluster,
+            int(rng.integers(1, 4)),
+            int(rng.integers(sleeps[0], sleeps[1] + 1)),
+            int(rng.integers(1, 6)),
         )
-        script = f"echo $SLURM_JOB_ID >> {runs}; sleep {sleep}"
-        out = cluster.run(
-            "sbatch",
-            "--parsable",
-            "-N",
-            str(need),
-            "-t",
-            str(limit),
-            "-o",
-            "/dev/null",
-            "--wrap",
-            script,
-        ).stdout
-        ids.append(int(out.strip()))
-    return ids
+        for _ in range(n)
+    ]
 
 
-def adapter_for(cluster, policy: str, log: Path) -> Adapter:
+def adapter_for(cluster, policy: str, log: Path, slurm: Slurm | None = None) -> Adapter:
     spec = cluster.root / "cluster.toml"
-    spec.write_text(SPEC)
-    slurm = Slurm(env={"SLURM_CONF": str(cluster.conf)})
+    spec.write_text(SPEC.format(k=cluster.nodes))
+    slurm = slurm or Slurm(env={"SLURM_CONF": str(cluster.conf)})
     return Adapter(
         spec=load_spec(spec),
         policy=policy,
@@ -92,14 +97,14 @@ def ran_once(cluster, ids: list[int]) -> None:
     assert counts == dict.fromkeys(ids, 1)
 
 
-def simulated_starts(log: Path, policy: str, tmp: Path) -> dict[int, float]:
+def simulated_starts(log: Path, policy: str, k: int, tmp: Path) -> dict[int, float]:
     """The jobs of the event log simulated with ``policy`` on 4 nodes (arrival: their submission
     to the adapter; duration: from their start to their completion as the adapter saw them;
     estimate: their time limit): each job's simulated start, from the first arrival."""
     records = [json.loads(line) for line in log.read_text().splitlines()][1:]
     submitted = [(r["at"], s) for r in records for s in r.get("submit", [])]
     done_at = {j: r["at"] for r in records for j in r.get("complete", [])}
-    started = {s.job: s.time for s in replayed(log).starts}
+    started = {s.job: s.time for s in replayed(log, k).starts}
     lines = ["arrival,duration,need,estimate"]
     for at, s in submitted:
         lines.append(
@@ -108,7 +113,7 @@ def simulated_starts(log: Path, policy: str, tmp: Path) -> dict[int, float]:
     trace = tmp / "observed.csv"
     trace.write_text("\n".join(lines) + "\n")
     spec = {
-        "cluster": {"servers": 4},
+        "cluster": {"servers": k},
         "workload": {"arrivals": {"process": "trace", "path": str(trace)}},
         "policy": {"name": policy},
         "run": {"jobs": True, "allow_unstable": True, "warmup": 0.0, "batches": 4},
@@ -118,11 +123,11 @@ def simulated_starts(log: Path, policy: str, tmp: Path) -> dict[int, float]:
     return {order[seq]: start for seq, start in zip(result["job"], result["start"], strict=True)}
 
 
-def replayed(log: Path) -> Adapter:
+def replayed(log: Path, k: int) -> Adapter:
     """An adapter rebuilt from the event log alone (no Slurm is read)."""
     records = [json.loads(line) for line in log.read_text().splitlines()]
     spec = log.parent / "replay.toml"
-    spec.write_text(SPEC)
+    spec.write_text(SPEC.format(k=k))
     adapter = Adapter(
         spec=load_spec(spec),
         policy=records[0]["policy"],
@@ -135,6 +140,7 @@ def replayed(log: Path) -> Adapter:
     return adapter
 
 
+@pytest.mark.parametrize("slurm_cluster", [8], indirect=True)
 @pytest.mark.parametrize("policy", ["fcfs", "easy-backfill"])
 def test_slurm_carries_out_the_policy(slurm_cluster, tmp_path, policy):
     c = slurm_cluster
@@ -151,10 +157,160 @@ def test_slurm_carries_out_the_policy(slurm_cluster, tmp_path, policy):
     starts = [jobs[s.job]["start_time"] for s in adapter.starts]  # order: Slurm's follows
     assert starts == sorted(starts)
     # the simulation of the observed jobs starts them at the adapter's instants
-    first = min(r.time for r in adapter.starts)
-    simulated = simulated_starts(log, policy, tmp_path)
+    first = json.loads(log.read_text().splitlines()[1])["at"]  # the first arrival
+    simulated = simulated_starts(log, policy, c.nodes, tmp_path)
     live = {s.job: s.time - first for s in adapter.starts}
     assert sorted(simulated, key=lambda j: (simulated[j], j)) == sorted(
         live, key=lambda j: (live[j], j)
     )
     assert max(abs(simulated[j] - live[j]) for j in ids) < 1e-6
+
+
+class Crash(Exception):
+    """The adapter's process dies (kill -9) at this point."""
+
+
+class CrashingSlurm(Slurm):
+    """Slurm's commands, the adapter dying just before its ``after``-th release: its decision
+    is in the event log, Slurm still holds the job."""
+
+    def __init__(self, env, after: int) -> None:
+        super().__init__(env=env)
+        self.left = after
+
+    def start(self, job, nodes, comment):
+        self.left -= 1
+        if self.left == 0:
+            raise Crash
+        super().start(job, nodes, comment)
+
+
+def test_a_crash_between_decision_and_release_starts_each_job_once(slurm_cluster, tmp_path):
+    c = slurm_cluster
+    ids = submit(c, 6, seed=7, sleeps=(1, 1))
+    log = tmp_path / "events.jsonl"
+    env = {"SLURM_CONF": str(c.conf)}
+    first = adapter_for(c, "fcfs", log, CrashingSlurm(env, after=3))
+    with pytest.raises(Crash):
+        first.run(poll=0.1)
+    first.close()
+    again = adapter_for(c, "fcfs", log)
+    run_until_idle(again)
+    jobs = slurm_jobs(c)
+    assert {jobs[i]["job_state"] for i in ids} == {"COMPLETED"}
+    ran_once(c, ids)
+    assert sorted(s.job for s in again.starts) == sorted(ids)  # the replay knows every start
+    for s in again.starts:
+        assert tuple(Slurm().hostnames(jobs[s.job]["nodes"])) == s.nodes
+
+
+def test_kill_9_and_restart_runs_every_job_exactly_once(slurm_cluster, tmp_path):
+    c = slurm_cluster
+    ids = submit(c, 12, seed=3, sleeps=(1, 2))
+    log = tmp_path / "events.jsonl"
+    spec = tmp_path / "cluster.toml"
+    spec.write_text(SPEC.format(k=c.nodes))
+    command = [
+        sys.executable, "-c", "from schedlab.cli import main; main()", "slurm", "--spec",
+        str(spec), "--policy", "easy-backfill", "--event-log", str(log), "--poll", "0.1",
+    ]  # fmt: skip
+    env = {**c.env(), "PYTHONPATH": os.pathsep.join(sys.path)}
+    adapter = subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and sum(bool(r.get("complete")) for r in _lines(log)) < 3:
+        time.sleep(0.1)
+    adapter.kill()  # kill -9, mid-run
+    adapter.wait()
+    time.sleep(2.0)  # jobs end while no adapter runs
+    done = subprocess.run(
+        [*command, "--exit-when-idle"], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    jobs = slurm_jobs(c)
+    assert {jobs[i]["job_state"] for i in ids} == {"COMPLETED"}
+    ran_once(c, ids)
+    replay = replayed(log, c.nodes)
+    assert sorted(s.job for s in replay.starts) == sorted(ids)
+    assert not replay.known  # every job completed in the log
+    for s in replay.starts:
+        assert tuple(Slurm().hostnames(jobs[s.job]["nodes"])) == s.nodes
+
+
+def _lines(log: Path) -> list[dict]:
+    if not log.exists():
+        return []
+    return [json.loads(line) for line in log.read_text().splitlines() if line.endswith("}")]
+
+
+def test_scancel_is_a_completion_and_a_job_changed_by_hand_is_reconciled(
+    slurm_cluster, tmp_path, caplog
+):
+    """4 nodes: A (4 nodes, sleeps 60 s) runs, B (4 nodes) and C wait. C released by hand is
+    held again (the policy decides); scancel A: a completion, B starts; C cancelled while
+    waiting: withdrawn, never started."""
+    c = slurm_cluster
+    a, b, cc = sbatch(c, 4, 60, 2), sbatch(c, 4, 1), sbatch(c, 1, 1)
+    adapter = adapter_for(c, "fcfs", tmp_path / "events.jsonl")
+    caplog.set_level(logging.INFO, logger="schedlab.slurm")
+    adapter.step()
+    assert [s.job for s in adapter.starts] == [a]
+    wait_state(c, a, "RUNNING")
+    c.run("scontrol", "release", str(cc))  # behind the adapter's back
+    adapter.step()
+    assert slurm_jobs(c)[cc]["priority"] == 0  # held again
+    assert f"waiting job {cc} was released by hand: held again" in caplog.text
+    c.run("scancel", str(cc))
+    c.run("scancel", str(a))
+    wait_state(c, a, "CANCELLED")
+    adapter.step()
+    assert f"job {a} ended (CANCELLED): a completion" in caplog.text
+    assert f"waiting job {cc} is CANCELLED" in caplog.text
+    assert [s.job for s in adapter.starts] == [a, b]
+    assert adapter.scheduler.state().queue == ()
+    adapter.close()
+    assert str(cc) not in (c.root / "runs.txt").read_text().split()  # it never ran
+
+
+def wait_state(cluster, job: int, state: str, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while slurm_jobs(cluster)[job]["job_state"] != state:
+        assert time.monotonic() < deadline, f"job {job} never {state}"
+        time.sleep(0.1)
+
+
+def test_a_drained_node_gets_no_job_and_comes_back_when_resumed(slurm_cluster, tmp_path):
+    c = slurm_cluster
+    c.run("scontrol", "update", "NodeName=n1", "State=DRAIN", "Reason=schedlab-test")
+    ids = [sbatch(c, 1, 1) for _ in range(6)]
+    whole = sbatch(c, 4, 1)
+    adapter = adapter_for(c, "fcfs", tmp_path / "events.jsonl")
+    deadline = time.monotonic() + 60
+    adapter.run(poll=0.1, stop=lambda: set(adapter.known) == {whole} or time.monotonic() > deadline)
+    assert whole in adapter.parked  # 4 nodes asked, 3 in service
+    jobs = slurm_jobs(c)
+    assert {jobs[i]["job_state"] for i in ids} == {"COMPLETED"}
+    assert all("n1" not in s.nodes for s in adapter.starts)
+    c.run("scontrol", "update", "NodeName=n1", "State=RESUME")
+    run_until_idle(adapter)
+    assert adapter.starts[-1].job == whole and adapter.starts[-1].nodes == ("n1", "n2", "n3", "n4")
+
+
+def test_slurm_unreachable_is_retried_with_backoff(slurm_cluster, tmp_path, caplog):
+    """slurmctld stopped (SIGSTOP) for 3 s: the reads time out, the adapter says so and retries,
+    and finishes the jobs once it answers again."""
+    c = slurm_cluster
+    ids = submit(c, 4, seed=1, sleeps=(1, 1))
+    slurm = Slurm(env={"SLURM_CONF": str(c.conf)}, timeout=1.0)
+    adapter = adapter_for(c, "fcfs", tmp_path / "events.jsonl", slurm)
+    caplog.set_level(logging.INFO, logger="schedlab.slurm")
+    os.kill(c.pids["slurmctld"], signal.SIGSTOP)
+    try:
+        thread = threading.Thread(target=run_until_idle, args=(adapter, 60.0))
+        thread.start()
+        time.sleep(3.0)
+    finally:
+        os.kill(c.pids["slurmctld"], signal.SIGCONT)
+    thread.join()
+    assert "Slurm unreachable" in caplog.text
+    ran_once(c, ids)
+    assert adapter.idle()

@@ -73,7 +73,7 @@ def live_run(tmp_path, policy: str, k: int, jobs):
     return np.array(start), np.array(finish), np.array([a[1] for a in arrivals]), nodes
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(jobs=jobs_strategy, k=st.integers(1, 6), policy=st.sampled_from(["fcfs", "easy-backfill"]))
 def test_pool_names_the_nodes_of_the_jobs_output(tmp_path_factory, jobs, k, policy):
     start, finish, need, nodes = live_run(tmp_path_factory.mktemp("p"), policy, k, jobs)
