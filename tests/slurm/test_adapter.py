@@ -16,7 +16,6 @@ import threading
 import time
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 import schedlab
@@ -54,16 +53,7 @@ def sbatch(cluster, nodes: int, sleep: int, limit: int = 1) -> int:
 
 def submit(cluster, n: int, seed: int, sleeps: tuple[int, int] = (1, 3)) -> list[int]:
     """``n`` jobs of 1-3 nodes sleeping ``sleeps`` s (1-3), time limits 1-5 min."""
-    rng = np.random.default_rng(seed)
-    return [
-        sbatch(
-            cluster,
-            int(rng.integers(1, 4)),
-            int(rng.integers(sleeps[0], sleeps[1] + 1)),
-            int(rng.integers(1, 6)),
-        )
-        for _ in range(n)
-    ]
+    return cluster.submit_sleeps(n, seed, sleeps)
 
 
 def adapter_for(cluster, policy: str, log: Path, slurm: Slurm | None = None) -> Adapter:

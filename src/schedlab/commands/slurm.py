@@ -11,9 +11,16 @@ import typer
 
 from schedlab.cli_support import err, escape, spec_argument, user_errors
 
+cluster_app = typer.Typer(
+    name="slurm-cluster",
+    help="A Slurm cluster on this host for trials and tests (Debian's slurm-wlm and munge).",
+    no_args_is_help=True,
+)
+
 
 def register(app: typer.Typer) -> None:
     app.command(name="slurm")(slurm)
+    app.add_typer(cluster_app)
 
 
 class _Line(logging.Handler):
@@ -46,6 +53,14 @@ def slurm(
     poll: Annotated[
         float, typer.Option("--poll", min=0.01, help="Seconds between two reads of Slurm.")
     ] = 0.25,
+    slurm_conf: Annotated[
+        Path | None,
+        typer.Option(
+            "--slurm-conf",
+            help="The cluster's slurm.conf (default: Slurm's own lookup, SLURM_CONF).",
+            show_default=False,
+        ),
+    ] = None,
     exit_when_idle: Annotated[
         bool,
         typer.Option("--exit-when-idle", help="Stop once no job of the partition waits or runs."),
@@ -69,7 +84,7 @@ def slurm(
         stopping = True
 
     signal.signal(signal.SIGTERM, stop)
-    client = Slurm()
+    client = Slurm(env={"SLURM_CONF": str(slurm_conf.resolve())} if slurm_conf else None)
     adapter = Adapter(
         spec=spec,
         policy=name,
@@ -90,3 +105,53 @@ def slurm(
         adapter.run(poll, stop=lambda: stopping or (exit_when_idle and adapter.idle()))
     finally:
         adapter.close()
+
+
+Folder = Annotated[Path, typer.Argument(help="The cluster's folder (configuration, logs, PIDs).")]
+
+
+@cluster_app.command("up")
+@user_errors
+def cluster_up(
+    root: Folder,
+    nodes: Annotated[int, typer.Option("--nodes", min=1, help="slurmd daemons (n1..nN).")] = 4,
+    scheduler: Annotated[
+        str, typer.Option("--scheduler", help="Slurm's scheduler plugin.")
+    ] = "sched/builtin",
+    hold: Annotated[
+        bool, typer.Option("--hold/--no-hold", help="job_submit.lua holds partition batch.")
+    ] = True,
+) -> None:
+    """Start munged, slurmctld and NODES slurmd on 127.0.0.1; wait until the nodes are idle."""
+    from schedlab.cli_support import out
+    from schedlab.slurm.local_cluster import LocalCluster
+
+    root.mkdir(parents=True, exist_ok=True)
+    cluster = LocalCluster(
+        root.resolve(), nodes=nodes, scheduler=scheduler, hold_partition="batch" if hold else None
+    ).start()
+    out.print(f"export SLURM_CONF={cluster.conf}", highlight=False, soft_wrap=True)
+
+
+@cluster_app.command("jobs")
+@user_errors
+def cluster_jobs(
+    root: Folder,
+    count: Annotated[int, typer.Option("--count", min=1, help="Jobs to submit.")] = 8,
+    seed: Annotated[int, typer.Option("--seed")] = 1,
+) -> None:
+    """Submit COUNT sleep jobs (1-3 nodes, 1-3 s, time limit 1-5 min) through sbatch."""
+    from schedlab.cli_support import out
+    from schedlab.slurm.local_cluster import LocalCluster
+
+    ids = LocalCluster(root.resolve()).submit_sleeps(count, seed)
+    out.print(f"submitted jobs {ids[0]}-{ids[-1]}", highlight=False)
+
+
+@cluster_app.command("down")
+@user_errors
+def cluster_down(root: Folder) -> None:
+    """End the cluster's daemons by their process ids."""
+    from schedlab.slurm.local_cluster import LocalCluster
+
+    LocalCluster(root.resolve()).stop()

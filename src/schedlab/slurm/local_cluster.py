@@ -12,11 +12,12 @@ holds ``need`` servers). Finished jobs stay in slurmctld's memory for ``MinJobAg
 (``squeue --json --states=all`` shows them with their start, end and nodes) and are written to
 a job completion file (``jobcomp/filetxt``); there is no accounting database.
 
-By hand::
+By hand (docs/slurm.md)::
 
-    python -m schedlab.slurm.local_cluster up DIR --nodes 4   # prints the SLURM_CONF line
+    schedlab slurm-cluster up DIR --nodes 4     # prints the SLURM_CONF line
     SLURM_CONF=DIR/slurm.conf sinfo
-    python -m schedlab.slurm.local_cluster down DIR
+    schedlab slurm-cluster jobs DIR --count 8   # sleep jobs, held until schedlab releases them
+    schedlab slurm-cluster down DIR
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -116,6 +116,7 @@ class LocalCluster:
         ctld, *node_ports = free_ports(1 + self.nodes)
         host = socket.gethostname()
         r = self.root
+        s = self.short()  # where the Unix sockets are (munge's, slurmd's)
         lines = [
             "ClusterName=schedlab",
             f"SlurmctldHost={host}(127.0.0.1)",
@@ -124,9 +125,9 @@ class LocalCluster:
             "SlurmdUser=root",
             "AuthType=auth/munge",
             "CredType=cred/munge",
-            f"AuthInfo=socket={r}/munge/munge.socket",
+            f"AuthInfo=socket={s}/munge/munge.socket",
             f"StateSaveLocation={r}/state",
-            f"SlurmdSpoolDir={r}/spool/%n",
+            f"SlurmdSpoolDir={s}/spool/%n",
             f"SlurmctldPidFile={r}/slurmctld.pid",
             f"SlurmdPidFile={r}/slurmd-%n.pid",
             f"SlurmctldLogFile={r}/log/slurmctld.log",
@@ -189,7 +190,7 @@ class LocalCluster:
                 "(apt-get install slurm-wlm munge)"
             )
         self.write_config()
-        m = self.root / "munge"
+        m = self.short() / "munge"
         self._spawn(
             "munged",
             [
@@ -211,6 +212,32 @@ class LocalCluster:
             self._spawn(f"slurmd-{name}", ["slurmd", "-D", "-N", name])
         self._wait(self.idle, timeout, "slurmd")
         return self
+
+    def submit_sleeps(
+        self,
+        count: int,
+        seed: int,
+        sleeps: tuple[int, int] = (1, 3),
+        nodes: tuple[int, int] = (1, 3),
+    ) -> list[int]:
+        """``count`` jobs through ``sbatch``: each needs ``nodes`` nodes and sleeps ``sleeps``
+        seconds (uniform integers), time limit 1-5 min, and appends its id to ``runs.txt`` when
+        it runs; returns their ids."""
+        import numpy as np
+
+        rng = np.random.default_rng(seed)
+        runs = self.root / "runs.txt"
+        ids = []
+        for _ in range(count):
+            need = int(rng.integers(nodes[0], nodes[1] + 1))
+            sleep = int(rng.integers(sleeps[0], sleeps[1] + 1))
+            limit = int(rng.integers(1, 6))
+            out = self.run(
+                "sbatch", "--parsable", "-N", str(need), "-t", str(limit), "-o", "/dev/null",
+                "--wrap", f"echo $SLURM_JOB_ID >> {runs}; sleep {sleep}",
+            )  # fmt: skip
+            ids.append(int(out.stdout.split(";")[0]))
+        return ids
 
     def idle(self) -> bool:
         """Every node is up and idle (``sinfo``)."""
@@ -239,9 +266,27 @@ class LocalCluster:
         for name in order:
             _end(self.pids[name])
         self.pids = {}
-        pid_file = self.root / "pids.json"
-        if pid_file.exists():
-            pid_file.unlink()
+        for name in ("pids.json", "short"):
+            path = self.root / name
+            if name == "short" and path.exists():
+                Path(path.read_text()).unlink(missing_ok=True)
+            path.unlink(missing_ok=True)
+
+    def short(self) -> Path:
+        """The folder by a path short enough for a Unix socket inside (108 bytes): the folder
+        itself, or a symbolic link to it in the temporary directory (removed by :meth:`stop`)."""
+        if len(str(self.root)) <= 48:
+            return self.root
+        record = self.root / "short"
+        if record.exists():
+            return Path(record.read_text())
+        import tempfile
+
+        link = Path(tempfile.mkdtemp(prefix="slurm-"))
+        link.rmdir()
+        link.symlink_to(self.root)
+        record.write_text(str(link))
+        return link
 
 
 def _read_pids(root: Path) -> dict[str, int]:
@@ -273,38 +318,3 @@ def _end(pid: int, grace: float = 10.0) -> None:
             if not _alive(pid):
                 return
             time.sleep(0.05)
-
-
-def main(argv: list[str] | None = None) -> None:
-    """``up DIR [--nodes N] [--scheduler sched/backfill] [--no-hold]`` or ``down DIR``."""
-    import argparse
-
-    parser = argparse.ArgumentParser(prog="python -m schedlab.slurm.local_cluster")
-    parser.add_argument("command", choices=("up", "down"))
-    parser.add_argument("root", type=Path)
-    parser.add_argument("--nodes", type=int, default=4)
-    parser.add_argument("--cpus", type=int, default=1)
-    parser.add_argument("--scheduler", default="sched/builtin")
-    parser.add_argument("--no-hold", action="store_true", help="no job_submit.lua")
-    args = parser.parse_args(argv)
-    root = args.root.resolve()
-    cluster = LocalCluster(
-        root,
-        nodes=args.nodes,
-        cpus=args.cpus,
-        scheduler=args.scheduler,
-        hold_partition=None if args.no_hold else "batch",
-    )
-    try:
-        if args.command == "down":
-            cluster.stop()
-            return
-        root.mkdir(parents=True, exist_ok=True)
-        cluster.start()
-    except SchedlabError as exc:
-        sys.exit(f"error: {exc}")
-    print(f"export SLURM_CONF={cluster.conf}")
-
-
-if __name__ == "__main__":
-    main()
