@@ -68,13 +68,16 @@ class LocalCluster:
     """A Slurm cluster of ``nodes`` nodes (``n1``..``nN``, ``cpus`` CPUs each) in ``root``.
 
     ``scheduler``: Slurm's scheduler plugin (``sched/builtin`` when the adapter decides;
-    ``sched/backfill`` as the reference of issue 46 item 4); ``hold_partition``: a partition
+    ``sched/backfill`` as the reference of issue 46 item 4) and its ``scheduler_parameters``;
+    ``hold_partition``: a partition
     whose every job the shipped ``job_submit.lua`` holds (None: no job_submit plugin)."""
 
     root: Path
     nodes: int = 4
     cpus: int = 1
     scheduler: str = "sched/builtin"
+    # the main scheduler runs at most every 0.1 s, not 2 s: a released job starts at once
+    scheduler_parameters: str = "sched_min_interval=100000"
     hold_partition: str | None = "batch"
     partition: str = "batch"
     pids: dict[str, int] = field(default_factory=dict)
@@ -144,8 +147,7 @@ class LocalCluster:
             "SelectType=select/linear",
             f"SchedulerType={self.scheduler}",
             "ReturnToService=2",
-            # the main scheduler runs at most every 0.1 s, not 2 s: a released job starts at once
-            "SchedulerParameters=sched_min_interval=100000",
+            f"SchedulerParameters={self.scheduler_parameters}",
             "MinJobAge=3600",  # finished jobs stay visible to squeue for an hour
             "InactiveLimit=0",
             "KillWait=5",
@@ -298,11 +300,11 @@ def _alive(pid: int) -> bool:
     try:
         done, _ = os.waitpid(pid, os.WNOHANG)
     except ChildProcessError:  # not our child (a cluster started by another process)
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
+        try:  # gone, or a zombie its new parent has not reaped
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except FileNotFoundError:
             return False
-        return True
+        return stat.rpartition(")")[2].split()[0] != "Z"
     return done == 0
 
 
