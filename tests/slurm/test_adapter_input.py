@@ -142,3 +142,26 @@ def test_a_squeue_record_becomes_a_job():
     ran = SlurmJob.of({**record, "job_state": "TIMEOUT", "priority": 9, "nodes": "n[1-3]"}, _expand)
     assert not ran.held and ran.ended and ran.node_list == ("n1", "n2", "n3")
     assert SlurmJob.of({**record, "time_limit": None}, _expand).time_limit == float("inf")
+
+
+def test_schedlab_slurm_with_a_missing_slurm_conf_is_one_line(tmp_path):
+    from typer.testing import CliRunner
+
+    from schedlab.cli import app
+
+    spec = tmp_path / "cluster.toml"
+    spec.write_text(json_to_toml(SPEC))
+    conf = tmp_path / "missing" / "slurm.conf"
+    result = CliRunner().invoke(
+        app, ["slurm", "--spec", str(spec), "--slurm-conf", str(conf)], env={"SLURM_CONF": ""}
+    )
+    output = " ".join(result.output.split())
+    assert result.exit_code == 2 and output.count("error:") == 1
+    assert output == f"error: --slurm-conf: {conf} is not a file"
+    assert not (tmp_path / "schedlab-slurm.jsonl").exists()
+
+
+def json_to_toml(spec: dict) -> str:
+    import tomli_w
+
+    return tomli_w.dumps(spec)

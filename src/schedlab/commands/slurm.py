@@ -67,6 +67,7 @@ def slurm(
     ] = False,
 ) -> None:
     """Run a policy on a Slurm partition whose jobs arrive held (docs/slurm.md)."""
+    from schedlab.errors import SchedlabError
     from schedlab.model.spec import load_spec
     from schedlab.slurm.adapter import Adapter, partition_nodes
     from schedlab.slurm.slurmctl import Slurm
@@ -74,6 +75,17 @@ def slurm(
     path = spec_argument(spec_arg, spec_opt)
     spec = load_spec(path)
     name = policy or spec.policy.name
+    if slurm_conf is not None and not slurm_conf.is_file():
+        raise SchedlabError(f"--slurm-conf: {slurm_conf} is not a file")
+    client = Slurm(env={"SLURM_CONF": str(slurm_conf.resolve())} if slurm_conf else None)
+    adapter = Adapter(
+        spec=spec,
+        policy=name,
+        slurm=client,
+        partition=partition,
+        nodes=partition_nodes(client, partition),
+        log_path=event_log,
+    ).open()
     logger = logging.getLogger("schedlab.slurm")
     logger.setLevel(logging.INFO)
     logger.addHandler(_Line())
@@ -84,15 +96,6 @@ def slurm(
         stopping = True
 
     signal.signal(signal.SIGTERM, stop)
-    client = Slurm(env={"SLURM_CONF": str(slurm_conf.resolve())} if slurm_conf else None)
-    adapter = Adapter(
-        spec=spec,
-        policy=name,
-        slurm=client,
-        partition=partition,
-        nodes=partition_nodes(client, partition),
-        log_path=event_log,
-    ).open()
     err.print(
         escape(
             f"schedlab slurm: {name} on partition {partition} ({', '.join(adapter.nodes)}); "

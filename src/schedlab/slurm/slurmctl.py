@@ -100,7 +100,9 @@ class Slurm:
             done = subprocess.run(
                 args, env=env, capture_output=True, text=True, timeout=self.timeout, check=False
             )
-        except (OSError, subprocess.TimeoutExpired) as exc:
+        except subprocess.TimeoutExpired:
+            raise Unreachable(f"{' '.join(args)}: no answer within {self.timeout:g} s") from None
+        except OSError as exc:
             raise Unreachable(f"{args[0]}: {exc}") from None
         if done.returncode != 0:
             message = f"{' '.join(args)}: {' '.join((done.stderr or done.stdout).split())}"
