@@ -304,3 +304,23 @@ def test_slurm_unreachable_is_retried_with_backoff(slurm_cluster, tmp_path, capl
     assert "Slurm unreachable" in caplog.text
     ran_once(c, ids)
     assert adapter.idle()
+
+
+def test_a_start_not_carried_out_before_its_node_drains_is_decided_again(slurm_cluster, tmp_path):
+    """The adapter dies before releasing a and b (pinned to n1 and n2); n1 is drained before it
+    restarts: both wait again and start on the nodes in service, each once."""
+    c = slurm_cluster
+    a, b = sbatch(c, 1, 1), sbatch(c, 1, 1)
+    log = tmp_path / "events.jsonl"
+    first = adapter_for(c, "fcfs", log, CrashingSlurm({"SLURM_CONF": str(c.conf)}, after=1))
+    with pytest.raises(Crash):
+        first.step()
+    first.close()
+    assert [(s.job, s.nodes) for s in first.starts] == [(a, ("n1",)), (b, ("n2",))]
+    c.run("scontrol", "update", "NodeName=n1", "State=DRAIN", "Reason=schedlab-test")
+    again = adapter_for(c, "fcfs", log)
+    run_until_idle(again)
+    jobs = slurm_jobs(c)
+    assert (jobs[a]["nodes"], jobs[b]["nodes"]) == ("n2", "n3")
+    assert [(s.job, s.nodes) for s in again.starts][-2:] == [(a, ("n2",)), (b, ("n3",))]
+    ran_once(c, [a, b])

@@ -173,7 +173,7 @@ class Adapter:
         for job in new:
             self.known[job.id] = job
         if r["op"] == "rebuild":
-            self._rebuild(at, set(r["out"]), r["ended"], r["withdraw"])
+            self._rebuild(at, set(r["out"]), r["ended"], r["withdraw"], r.get("unstarted", []))
         else:
             self._events(at, new, r.get("complete", []))
         self.time = at
@@ -200,11 +200,16 @@ class Adapter:
         actions = self.scheduler.events(batch, at)
         self._started(at, done, [a.job for a in actions if a.kind == "start"])
 
-    def _rebuild(self, at: float, out: set[int], ended: list[int], withdraw: list[int]) -> None:
-        """A new scheduler on the nodes in service: the running jobs, then the waiting ones."""
+    def _rebuild(
+        self, at: float, out: set[int], ended: list[int], withdraw: list[int], unstarted: list[int]
+    ) -> None:
+        """A new scheduler on the nodes in service: the running jobs, then the waiting ones
+        (``unstarted``: jobs started by the policy that Slurm still holds wait again)."""
         self._forget([*ended, *withdraw])
-        for job_id in ended:
+        for job_id in (*ended, *unstarted):
             self.pool.held.pop(job_id, None)
+            self.started_at.pop(job_id, None)
+            self.released.discard(job_id)
         self.pool.out = out
         held_out = {n for nodes in self.pool.held.values() for n in nodes if n in out}
         k = self.k = len(self.nodes) - len(out) + len(held_out)
@@ -259,7 +264,7 @@ class Adapter:
         jobs = {j.id: j for j in self.slurm.jobs()}
         states = self.slurm.nodes(self.partition)
         at = self.now()
-        running = set(self.pool.held)
+        running = sorted(self.pool.held)
         ended = [j for j in running if j not in jobs or jobs[j].ended]
         for j in ended:
             s = jobs.get(j)
@@ -275,6 +280,7 @@ class Adapter:
                     "out": sorted(out),
                     "ended": ended,
                     "withdraw": withdraw,
+                    "unstarted": [j for j in running if j not in ended and jobs[j].held],
                     "submit": [j.record() for j in submit],
                 }
             )
@@ -308,7 +314,10 @@ class Adapter:
                 gone.append(j)
             elif not s.held:
                 log.warning("waiting job %s was released by hand: held again", j)
-                self.slurm.hold(j, f"{COMMENT}: held again, the policy decides when it starts")
+                try:
+                    self.slurm.hold(j, f"{COMMENT}: held again, the policy decides when it starts")
+                except Refused as exc:  # it started meanwhile: withdrawn at the next poll
+                    log.warning("job %s could not be held again (%s)", j, exc)
         return gone
 
     def _out_of_service(self, states: dict[str, str], jobs: dict[int, SlurmJob]) -> set[int]:
