@@ -130,7 +130,7 @@ def replayed(log: Path, k: int) -> Adapter:
     return adapter
 
 
-@pytest.mark.parametrize("slurm_cluster", [8], indirect=True)
+@pytest.mark.parametrize("slurm_cluster", [12], indirect=True)
 @pytest.mark.parametrize("policy", ["fcfs", "easy-backfill"])
 def test_slurm_carries_out_the_policy(slurm_cluster, tmp_path, policy):
     c = slurm_cluster
@@ -146,6 +146,9 @@ def test_slurm_carries_out_the_policy(slurm_cluster, tmp_path, policy):
         assert tuple(Slurm().hostnames(jobs[s.job]["nodes"])) == s.nodes
     starts = [jobs[s.job]["start_time"] for s in adapter.starts]  # order: Slurm's follows
     assert starts == sorted(starts)
+    # FCFS starts in submission order; EASY backfilled at least one job ahead of an earlier one
+    order = [s.job for s in adapter.starts]
+    assert (order == sorted(order)) == (policy == "fcfs")
     # the simulation of the observed jobs starts them at the adapter's instants
     first = json.loads(log.read_text().splitlines()[1])["at"]  # the first arrival
     simulated = simulated_starts(log, policy, c.nodes, tmp_path)
@@ -177,7 +180,7 @@ class CrashingSlurm(Slurm):
 
 def test_a_crash_between_decision_and_release_starts_each_job_once(slurm_cluster, tmp_path):
     c = slurm_cluster
-    ids = submit(c, 6, seed=7, sleeps=(1, 1))
+    ids = submit(c, 5, seed=7, sleeps=(1, 1))
     log = tmp_path / "events.jsonl"
     env = {"SLURM_CONF": str(c.conf)}
     first = adapter_for(c, "fcfs", log, CrashingSlurm(env, after=3))
@@ -196,7 +199,7 @@ def test_a_crash_between_decision_and_release_starts_each_job_once(slurm_cluster
 
 def test_kill_9_and_restart_runs_every_job_exactly_once(slurm_cluster, tmp_path):
     c = slurm_cluster
-    ids = submit(c, 12, seed=3, sleeps=(1, 2))
+    ids = submit(c, 10, seed=3, sleeps=(1, 2))
     log = tmp_path / "events.jsonl"
     spec = tmp_path / "cluster.toml"
     spec.write_text(SPEC.format(k=c.nodes))
