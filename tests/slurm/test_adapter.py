@@ -327,3 +327,33 @@ def test_a_start_not_carried_out_before_its_node_drains_is_decided_again(slurm_c
     assert (jobs[a]["nodes"], jobs[b]["nodes"]) == ("n2", "n3")
     assert [(s.job, s.nodes) for s in again.starts][-2:] == [(a, ("n2",)), (b, ("n3",))]
     ran_once(c, [a, b])
+
+
+def test_a_waiting_job_started_by_hand_is_withdrawn_and_holds_its_node(
+    slurm_cluster, tmp_path, caplog
+):
+    """4 nodes, FCFS: a (3 nodes) runs, b (2 nodes) and c (1 node) wait. c released by hand
+    starts on n4: withdrawn, never counted as the policy's, and n4 leaves the capacity until c
+    ends; scancel a: b starts on n1, n2."""
+    c = slurm_cluster
+    a, b, cc = sbatch(c, 3, 60, 2), sbatch(c, 2, 1), sbatch(c, 1, 3)
+    adapter = adapter_for(c, "fcfs", tmp_path / "events.jsonl")
+    caplog.set_level(logging.INFO, logger="schedlab.slurm")
+    adapter.step()
+    assert [(s.job, s.nodes) for s in adapter.starts] == [(a, ("n1", "n2", "n3"))]
+    c.run("scontrol", "release", str(cc))
+    wait_state(c, cc, "RUNNING")
+    adapter.step()
+    assert f"waiting job {cc} is RUNNING behind the adapter's back" in caplog.text
+    assert adapter.pool.out == {3} and cc not in adapter.known
+    wait_state(c, cc, "COMPLETED")
+    adapter.step()
+    assert adapter.pool.out == set()
+    c.run("scancel", str(a))
+    wait_state(c, a, "CANCELLED")
+    adapter.step()
+    assert [(s.job, s.nodes) for s in adapter.starts] == [
+        (a, ("n1", "n2", "n3")),
+        (b, ("n1", "n2")),
+    ]
+    adapter.close()
