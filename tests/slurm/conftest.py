@@ -9,13 +9,19 @@ import pytest
 from schedlab.slurm.local_cluster import LocalCluster, missing_programs
 
 
-def start_cluster(root, **options) -> LocalCluster:
+def skip_without_slurm() -> None:
+    """Skip the calling test module, in one line, where Slurm is not installed."""
     missing = missing_programs()
     if missing:
         pytest.skip(
             f"SLURM NOT INSTALLED ({', '.join(missing)} missing): the real-cluster tests of "
-            "issue 46 did not run; apt-get install slurm-wlm munge (.ci/run does)"
+            "issue 46 did not run; apt-get install slurm-wlm munge (.ci/run does)",
+            allow_module_level=True,
         )
+
+
+def start_cluster(root, **options) -> LocalCluster:
+    skip_without_slurm()
     return LocalCluster(root, **options).start()
 
 
