@@ -272,7 +272,9 @@ class Adapter:
         withdraw = self._withdrawn(jobs)
         out = self._out_of_service(states, jobs)
         submit = self._new_jobs(jobs)
-        if out != self.pool.out or withdraw or (self.scheduler is None and (ended or submit)):
+        # a job ending on a node out of service takes that node out of the scheduler's count
+        freed_out = any(n in self.pool.out for j in ended for n in self.pool.held[j])
+        if out != self.pool.out or withdraw or freed_out:
             self._record(
                 {
                     "op": "rebuild",
