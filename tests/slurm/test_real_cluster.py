@@ -428,3 +428,26 @@ def test_a_node_drained_under_a_running_job_leaves_when_the_job_ends(slurm_clust
     adapter.run(poll=0.1, stop=lambda: len(adapter.starts) > 1 or time.monotonic() > deadline)
     assert [(s.job, s.nodes) for s in adapter.starts][-1] == (b, ("n1", "n2", "n3", "n4"))
     adapter.close()
+
+
+def test_a_job_the_partition_cannot_hold_stays_held_with_its_reason(
+    slurm_cluster, tmp_path, caplog
+):
+    """9 nodes asked of 4: it stays held, its comment says why, one log line says so (not one per
+    poll); the other jobs run."""
+    c = slurm_cluster
+    big, small = sbatch(c, 9, 1), sbatch(c, 1, 1)
+    adapter = adapter_for(c, "fcfs", tmp_path / "events.jsonl")
+    caplog.set_level(logging.INFO, logger="schedlab.slurm")
+    for _ in range(3):
+        adapter.step()
+    reason = "schedlab: needs 9 nodes, partition batch has 4"
+    job = slurm_jobs(c)[big]
+    assert job["job_state"] == "PENDING" and job["priority"] == 0 and job["comment"] == reason
+    assert caplog.text.count(f"job {big} stays held: {reason}") == 1
+    assert big not in adapter.known and [s.job for s in adapter.starts] == [small]
+    adapter.close()
+    again = adapter_for(c, "fcfs", tmp_path / "events.jsonl")  # a restart says it no more
+    again.step()
+    again.close()
+    assert caplog.text.count(f"job {big} stays held") == 1
