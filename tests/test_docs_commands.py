@@ -155,6 +155,11 @@ def plan(
         if FILE_ARG.search(word) and not output and not (scratch / word).exists():
             return None, f"needs {word}, which the docs do not create here"
     verb = words[0]
+    if verb in ("slurm", "slurm-cluster"):
+        from schedlab.slurm.local_cluster import missing_programs
+
+        if missing_programs():
+            return None, "Slurm is not installed here (.ci/run installs slurm-wlm and munge)"
     if verb == "reproduce" and "--list" not in words:
         from schedlab.reproduce.registry import get_reproduction
 

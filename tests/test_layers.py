@@ -3,7 +3,7 @@
 Layers, lowest first (a module may import its own layer or lower ones):
 base (errors, _jit, _version, papers, outputs) < engine < optim < policies < workloads (traces)
 < model (specs, compile) < simulation and the package root (the public API: simulate, Result)
-< analysis, experiments, report < reproduce, service < commands, demo, cli_support < cli.
+< analysis, experiments, report < reproduce, service, slurm < commands, demo, cli_support < cli.
 Every import counts, also those inside functions (a hidden cycle is still a cycle). There are no
 exceptions: e.g. the Gittins rank tables a policy needs are built from the size laws of analysis/
 by the pipeline (simulation/) and handed to the policy's init, never imported by policies/.
@@ -37,6 +37,7 @@ LAYER = {
     "cli_support": 9,
     "api": 8,
     "service": 8,  # schedlab serve/replay: above the online scheduler, below commands
+    "slurm": 8,  # schedlab slurm: the online scheduler driving a Slurm cluster
     "plugins": 4,
     "policy_api": 3,  # the policy author's API: a face of policies/
     "spec_kind": 1,

@@ -1,0 +1,433 @@
+"""``schedlab slurm``: a policy deciding the jobs of a running Slurm (issue 46, docs/slurm.md).
+
+Jobs arrive held (``job_submit.lua`` or ``sbatch --hold``). Each poll the adapter reads Slurm
+(:mod:`schedlab.slurm.slurmctl`), turns what changed into the online scheduler's events (a held
+job of the partition: a submit; a job it started that ended, whatever the state: a completion),
+appends them to its event log (fsync'd), applies them, and carries out every start the
+scheduler holds that Slurm has not: it pins the job to the nodes :class:`NodePool` names
+(lowest-free-first, as the jobs output) and releases it.
+
+Durability: the log holds the scheduler's input; a restart replays it (the scheduler decides the
+same), then the first poll reconciles: a job decided but still held is pinned and released (a job
+is released only after its decision is on disk, and only while Slurm shows it held, so none
+starts twice), jobs submitted meanwhile are submitted, and jobs that ended meanwhile are completed.
+
+Node states and jobs changed by hand: the scheduler's public methods take no capacity change and
+no withdrawal of a waiting job, so when nodes leave or come back (drained, down, or held by a job
+the adapter did not start), or a waiting job is cancelled or started by hand, the adapter builds
+a new scheduler on the nodes in service and submits to it, at that instant, the running jobs
+(with the time left of their request) then the waiting ones, in arrival order (a ``rebuild``
+record; decision 0022). A job released by hand while waiting is held again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import math
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from schedlab.errors import SchedlabError, SpecError
+from schedlab.model.spec import SimulationSpec
+from schedlab.online import Complete, Job, Scheduler, Submit
+from schedlab.slurm.placement import NodePool
+from schedlab.slurm.slurmctl import OUT_OF_SERVICE, Refused, Slurm, SlurmJob, Unreachable
+
+log = logging.getLogger("schedlab.slurm")
+COMMENT = "schedlab"  # the comment of a job the adapter released (and its prefix otherwise)
+MAX_BACKOFF = 30.0  # seconds between attempts while Slurm does not answer
+
+
+@dataclass(frozen=True)
+class Known:
+    """A job the adapter took from Slurm: its arrival number among the adapter's jobs, its need
+    (nodes), requested time (its time limit, s), class (its partition when a class has that
+    name)."""
+
+    id: int
+    seq: int
+    need: int
+    requested: float | None
+    job_class: str | None
+
+    def record(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "need": self.need,
+            "requested": self.requested,
+            "class": self.job_class,
+        }
+
+
+@dataclass(frozen=True)
+class Start:
+    """A start the scheduler decided: when (scheduler time, s), the job and the nodes it holds."""
+
+    time: float
+    job: int
+    nodes: tuple[str, ...]
+
+
+@dataclass
+class Adapter:
+    """The scheduler, the node pool and the event log of one Slurm partition (module docstring).
+
+    ``spec``: the cluster spec (its policy replaced by ``policy``); ``nodes``: the partition's
+    nodes, server i of the spec being ``nodes[i]``; ``log_path``: the event log."""
+
+    spec: SimulationSpec
+    policy: str
+    slurm: Slurm
+    partition: str
+    nodes: list[str]
+    log_path: Path
+    clock: Callable[[], float] = time.time
+    origin: float = math.nan
+    time: float = 0.0
+    known: dict[int, Known] = field(default_factory=dict)  # waiting, parked or running
+    started_at: dict[int, float] = field(default_factory=dict)
+    parked: set[int] = field(default_factory=set)  # need more nodes than are in service now
+    starts: list[Start] = field(default_factory=list)  # every start decided, in order
+    released: set[int] = field(default_factory=set)  # released by this process
+    told: set[int] = field(default_factory=set)  # unplaceable jobs whose comment is set
+    done: set[int] = field(default_factory=set)  # jobs completed or withdrawn (never taken again)
+    k: int = 0  # servers of the current scheduler (nodes in service and nodes of running jobs)
+    steps: int = 0  # polls carried out
+    _seq: int = 0
+    _file: Any = None
+
+    def __post_init__(self) -> None:
+        self.pool = NodePool(len(self.nodes))
+        self.scheduler: Scheduler | None = None
+        k = self._servers()
+        if k != len(self.nodes):
+            raise SpecError(
+                f"the spec has {k} servers, partition {self.partition!r} has "
+                f"{len(self.nodes)} nodes ({','.join(self.nodes)})",
+                field="cluster.servers",
+            )
+        self._classes = {c.name for c in self.spec.workload.classes if c.name}
+        self.k = k
+        self.scheduler = self._new_scheduler(k)
+
+    # ------------------------------------------------------------------ scheduler and log
+
+    def _servers(self) -> int:
+        return int(self.spec.cluster.servers or 0)
+
+    def _new_scheduler(self, k: int) -> Scheduler | None:
+        if k == 0:
+            return None
+        data = self.spec.model_dump(by_alias=True, exclude_unset=True)
+        data["cluster"]["servers"] = k
+        return Scheduler.from_spec(data, self.policy)
+
+    def open(self) -> Adapter:
+        """Replay the event log (or start one) and open it for appending."""
+        header = {"op": "header", "policy": self.policy, "nodes": self.nodes}
+        lines = _read_log(self.log_path)
+        if lines:
+            first = lines[0]
+            for key in ("policy", "nodes"):
+                if first.get(key) != header[key]:
+                    raise SchedlabError(
+                        f"{self.log_path}:1: {key}: the log was written for {first.get(key)!r}, "
+                        f"not {header[key]!r}; use another --event-log"
+                    )
+            self.origin = float(first["origin"])
+            for line in lines[1:]:
+                self._apply(line)
+        self._file = open(self.log_path, "a")  # noqa: SIM115 (kept open for the adapter's life)
+        if not lines:
+            self.origin = self.clock()
+            self._append({**header, "origin": self.origin})
+        return self
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+    def _append(self, record: dict[str, Any]) -> None:
+        self._file.write(json.dumps(record, separators=(",", ":")) + "\n")
+        self._file.flush()
+        os.fsync(self._file.fileno())
+
+    def _record(self, record: dict[str, Any]) -> None:
+        """Make ``record`` durable, then apply it."""
+        self._append(record)
+        self._apply(record)
+
+    def _apply(self, r: dict[str, Any]) -> None:
+        at = float(r["at"])
+        new = [
+            Known(s["id"], self._next_seq(), s["need"], s["requested"], s["class"])
+            for s in r.get("submit", [])
+        ]
+        for job in new:
+            self.known[job.id] = job
+        if r["op"] == "rebuild":
+            self._rebuild(at, set(r["out"]), r["ended"], r["withdraw"], r.get("unstarted", []))
+        else:
+            self._events(at, new, r.get("complete", []))
+        self.time = at
+
+    def _next_seq(self) -> int:
+        self._seq += 1
+        return self._seq
+
+    def _forget(self, jobs: list[int]) -> None:
+        for job_id in jobs:
+            self.known.pop(job_id, None)
+            self.started_at.pop(job_id, None)
+            self.parked.discard(job_id)
+            self.done.add(job_id)
+
+    def _events(self, at: float, new: list[Known], done: list[int]) -> None:
+        """One call of the scheduler: ``done`` completed, ``new`` submitted (those that fit)."""
+        self._forget(done)
+        fit = [j for j in new if j.need <= self.k]
+        self.parked.update(j.id for j in new if j.need > self.k)
+        batch = [Complete(j) for j in done] + [Submit(self._job(j, at)) for j in fit]
+        if self.scheduler is None or not batch:
+            return
+        actions = self.scheduler.events(batch, at)
+        self._started(at, done, [a.job for a in actions if a.kind == "start"])
+
+    def _rebuild(
+        self, at: float, out: set[int], ended: list[int], withdraw: list[int], unstarted: list[int]
+    ) -> None:
+        """A new scheduler on the nodes in service: the running jobs, then the waiting ones
+        (``unstarted``: jobs started by the policy that Slurm still holds wait again)."""
+        self._forget([*ended, *withdraw])
+        for job_id in (*ended, *unstarted):
+            self.pool.held.pop(job_id, None)
+            self.started_at.pop(job_id, None)
+            self.released.discard(job_id)
+        self.pool.out = out
+        held_out = {n for nodes in self.pool.held.values() for n in nodes if n in out}
+        k = self.k = len(self.nodes) - len(out) + len(held_out)
+        self.scheduler = self._new_scheduler(k)
+        running = sorted(self.pool.held, key=lambda j: self.known[j].seq)
+        waiting = sorted(
+            (j for j in self.known.values() if j.id not in self.pool.held),
+            key=lambda j: j.seq,
+        )
+        self.parked = {j.id for j in waiting if j.need > k}
+        if self.scheduler is None:
+            return
+        batch = [Submit(self._job(self.known[j], at, left=True)) for j in running]
+        batch += [Submit(self._job(j, at)) for j in waiting if j.id not in self.parked]
+        if not batch:
+            return
+        actions = self.scheduler.events(batch, at)
+        started = [a.job for a in actions if a.kind == "start"]
+        lost = set(running) - set(started)
+        if lost:
+            log.error(
+                "the rebuilt %s scheduler did not start running jobs %s at once: its capacity "
+                "counts them as waiting",
+                self.policy,
+                sorted(lost),
+            )
+        self._started(at, [], [j for j in started if j not in self.pool.held])
+
+    def _job(self, j: Known, at: float, left: bool = False) -> Job:
+        requested = j.requested
+        if left and requested is not None:  # a running job: the time left of its request
+            requested = max(requested - (at - self.started_at[j.id]), 1e-3)
+        return Job(id=j.id, demand=j.need, requested=requested, job_class=j.job_class)
+
+    def _started(self, at: float, done: list[int], started: list[int]) -> None:
+        for job_id in started:
+            self.started_at[job_id] = at
+            self.parked.discard(job_id)
+        named = self.pool.instant(
+            done, [(self.known[j].seq, j, self.known[j].need) for j in started]
+        )
+        for job_id in started:
+            self.starts.append(Start(at, job_id, tuple(self.nodes[n] for n in named[job_id])))
+
+    # ------------------------------------------------------------------ one poll
+
+    def now(self) -> float:
+        return max(self.time, self.clock() - self.origin)
+
+    def step(self) -> None:
+        """Read Slurm, log and apply what changed, carry out the starts not carried out yet."""
+        jobs = {j.id: j for j in self.slurm.jobs()}
+        states = self.slurm.nodes(self.partition)
+        at = self.now()
+        running = sorted(self.pool.held)
+        ended = [j for j in running if j not in jobs or jobs[j].ended]
+        for j in ended:
+            s = jobs.get(j)
+            log.info("job %s ended (%s): a completion", j, s.state if s else "gone from squeue")
+        withdraw = self._withdrawn(jobs)
+        out = self._out_of_service(states, jobs)
+        submit = self._new_jobs(jobs)
+        # a job ending on a node out of service takes that node out of the scheduler's count
+        freed_out = any(n in self.pool.out for j in ended for n in self.pool.held[j])
+        if out != self.pool.out or withdraw or freed_out:
+            self._record(
+                {
+                    "op": "rebuild",
+                    "at": at,
+                    "out": sorted(out),
+                    "ended": ended,
+                    "withdraw": withdraw,
+                    "unstarted": [j for j in running if j not in ended and jobs[j].held],
+                    "submit": [j.record() for j in submit],
+                }
+            )
+        elif ended or submit:
+            self._record(
+                {
+                    "op": "events",
+                    "at": at,
+                    "complete": ended,
+                    "submit": [j.record() for j in submit],
+                }
+            )
+        self._carry_out(jobs)
+        self.steps += 1
+
+    def idle(self) -> bool:
+        """Polled at least once, and no job of the partition waits or runs."""
+        return self.steps > 0 and not self.known
+
+    def _withdrawn(self, jobs: dict[int, SlurmJob]) -> list[int]:
+        """Waiting jobs cancelled, gone, or started by hand (logged); a waiting job released by
+        hand is held again."""
+        gone = []
+        for j in sorted(self.known):
+            if j in self.pool.held:
+                continue
+            s = jobs.get(j)
+            if s is None or s.ended or s.state not in ("PENDING",):
+                why = "gone from squeue" if s is None else f"{s.state} behind the adapter's back"
+                log.warning("waiting job %s is %s: withdrawn from the policy's queue", j, why)
+                gone.append(j)
+            elif not s.held:
+                log.warning("waiting job %s was released by hand: held again", j)
+                try:
+                    self.slurm.hold(j, f"{COMMENT}: held again, the policy decides when it starts")
+                except Refused as exc:  # it started meanwhile: withdrawn at the next poll
+                    log.warning("job %s could not be held again (%s)", j, exc)
+        return gone
+
+    def _out_of_service(self, states: dict[str, str], jobs: dict[int, SlurmJob]) -> set[int]:
+        """Nodes drained, down, or running a job the adapter did not start."""
+        index = {n: i for i, n in enumerate(self.nodes)}
+        out = {i for n, i in index.items() if _out(states.get(n, "unknown"))}
+        for s in jobs.values():
+            if s.state in ("RUNNING", "COMPLETING", "SUSPENDED") and s.id not in self.pool.held:
+                out.update(index[n] for n in s.node_list if n in index)
+        return out
+
+    def _new_jobs(self, jobs: dict[int, SlurmJob]) -> list[Known]:
+        """Held jobs of the partition the adapter has not taken yet, in Slurm's submission order;
+        a job more nodes than the partition has stays held, with the reason in its comment."""
+        new = []
+        for s in sorted(jobs.values(), key=lambda s: (s.submit_time, s.id)):
+            if not s.held or s.partition != self.partition or s.id in self.known:
+                continue
+            if s.id in self.done:
+                continue
+            if s.nodes > len(self.nodes):
+                self._unplaceable(s)
+                continue
+            requested = s.time_limit if math.isfinite(s.time_limit) else None
+            job_class = s.partition if s.partition in self._classes else None
+            new.append(Known(s.id, 0, s.nodes, requested, job_class))
+        return new
+
+    def _unplaceable(self, s: SlurmJob) -> None:
+        has = len(self.nodes)
+        reason = f"{COMMENT}: needs {s.nodes} nodes, partition {self.partition} has {has}"
+        if s.id in self.told or s.comment == reason:
+            return
+        with contextlib.suppress(Refused):  # slurmctld sets it, then refuses the job's shape
+            self.slurm.comment(s.id, reason)
+        self.told.add(s.id)
+        log.warning("job %s stays held: %s", s.id, reason)
+
+    def _carry_out(self, jobs: dict[int, SlurmJob]) -> None:
+        """Pin and release every job the scheduler started that Slurm still holds."""
+        nodes_of = {x.job: x.nodes for x in self.starts}
+        for job_id in sorted(self.pool.held, key=lambda j: self.known[j].seq):
+            s = jobs.get(job_id)
+            if job_id in self.released or s is None or not s.held:
+                continue
+            names = list(nodes_of[job_id])
+            try:
+                self.slurm.start(job_id, names, COMMENT)
+            except Refused as exc:
+                log.warning("job %s could not be released (%s): its end is read next", job_id, exc)
+                continue
+            self.released.add(job_id)
+            log.info("job %s started on %s", job_id, ",".join(names))
+
+    # ------------------------------------------------------------------ the loop
+
+    def run(self, poll: float = 0.25, stop: Callable[[], bool] = lambda: False) -> None:
+        """Poll every ``poll`` seconds until ``stop()``; while Slurm does not answer, retry after
+        2, 4, … up to MAX_BACKOFF times ``poll`` (nothing is logged or applied from a failed
+        read, so no state is lost)."""
+        delay = poll
+        while not stop():
+            try:
+                self.step()
+            except Unreachable as exc:
+                delay = min(max(delay * 2, poll * 2), MAX_BACKOFF)
+                log.warning("Slurm unreachable (%s): retrying in %.1f s", exc, delay)
+            else:
+                delay = poll
+            time.sleep(delay)
+
+
+def _out(state: str) -> bool:
+    s = state.lower().rstrip("*~#!%$@^-")
+    return any(word in s for word in OUT_OF_SERVICE) or state.endswith("*")
+
+
+def _read_log(path: Path) -> list[dict[str, Any]]:
+    """The records of an event log (none when it does not exist); a last line cut short by a
+    crash is dropped (its event was never applied: it had not reached the disk)."""
+    if not path.exists():
+        return []
+    text = path.read_text()
+    lines = text.split("\n")
+    records = []
+    for i, line in enumerate(lines):
+        if not line:
+            continue
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError:
+            if i == len(lines) - 1:  # the unfinished last line
+                with open(path, "r+") as f:
+                    f.truncate(len(text) - len(line))
+                break
+            raise SchedlabError(f"{path}:{i + 1}: not a JSON line of the event log") from None
+    return records
+
+
+def partition_nodes(slurm: Slurm, partition: str) -> list[str]:
+    """The partition's nodes in Slurm's natural order (n2 before n10)."""
+    names = list(slurm.nodes(partition))
+    if not names:
+        raise SchedlabError(f"partition {partition!r} has no nodes (sinfo -p {partition})")
+    return sorted(names, key=_natural)
+
+
+def _natural(name: str) -> list[Any]:
+    import re
+
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name)]
