@@ -378,7 +378,9 @@ def test_jobs_arrive_held_and_run_where_released(slurm_cluster):
     assert c.idle()
     nodes = c.run("sinfo", "-h", "-N", "-o", "%N %t").stdout.split("\n")
     assert sorted(line for line in nodes if line) == [f"n{i} idle" for i in range(1, 5)]
-    out = c.run("sbatch", "--parsable", "-N", "2", "-t", "1", "-o", "/dev/null", "--wrap", "sleep 1").stdout
+    out = c.run(
+        "sbatch", "--parsable", "-N", "2", "-t", "1", "-o", "/dev/null", "--wrap", "sleep 1"
+    ).stdout
     job = int(out.strip())
     time.sleep(1.0)  # a job not held would have started by now (four idle nodes)
     held = slurm_jobs(c)[job]
