@@ -16,7 +16,8 @@ What a reader sees, and why:
   series gets its own row of ``x`` markers in a strip reserved above the data (never clipped at the
   edge, never on top of another series' markers);
 * unreliable points (stable, but the interval cannot be trusted, e.g. a lower bound <= 0 for a
-  positive metric) are drawn at their value with a hollow marker and no band;
+  positive metric) are drawn at their value with a hollow marker and no band; at one load
+  (:func:`interval_plot`) with their interval as a dashed bar;
 * the legend's entries for those two markers are neutral-coloured (they mean the same for every
   series);
 * ratio plots (``ratio=True``) have a logarithmic axis and a y = 1 line;
