@@ -38,6 +38,14 @@ def test_documents_named_in_the_readme_exist():
             assert (doc.parent / image).exists(), (doc.name, image)
 
 
+def test_the_readme_says_how_long_the_first_make_run_takes():
+    """A newcomer's first command installs and compiles for minutes: the README says how long
+    before the first section (issue 43 item 6)."""
+    head = (ROOT / "README.md").read_text().split("\n## ", 1)[0]
+    assert re.search(r"first\s+`make run`\s+takes[\s\S]{0,200}?\(\d+(\.\d+)? min", head)
+    assert re.search(r"next\s+`make run`\s+took \d+ s", head)
+
+
 def test_tests_named_in_the_docs_exist():
     """Every test module that the docs, docstrings and comments name by its path from the checkout
     (``tests/``, its folders, the file; then ``::`` and a test's name where given, or ``::`` and a

@@ -309,6 +309,17 @@ def member_value(fields: Any, attr: str, raw: Any) -> Any:
     return fields._cast_member_to_value(fields._datamodel.get_field_position(attr), raw)
 
 
+def compile_for(function: Callable, *args: Any) -> None:
+    """Compile ``function`` for the types of ``args`` (or load that code from the disk cache)
+    without calling it, so that a timed call runs compiled code only; nothing for plain Python
+    (SCHEDLAB_JIT=0). Numba's ``Dispatcher.compile``, as a first call would do it."""
+    if not hasattr(function, "compile"):
+        return
+    import numba
+
+    function.compile(tuple(numba.typeof(a) for a in args))
+
+
 def without_dispatch(function: Callable) -> Callable:
     """The compiled code of ``function`` called without Numba's dispatch, which looks up the
     arguments' types on every call (2-4 µs for a function of two struct pairs, the online

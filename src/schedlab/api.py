@@ -266,7 +266,7 @@ def point_summary(
     (Student t) or of the single run (batch means), whether that interval can be trusted
     (``m_reliable``; ``m_note`` says why not); NaN for an unstable point (``stable`` false,
     ``instability`` says why). Every row has the same columns. Sorted by the key columns."""
-    from schedlab.experiments.stats import summarize
+    from schedlab.experiments.stats import point_order, summarize
 
     check_metrics(rows, metrics)
     if not rows or not metrics:
@@ -275,7 +275,7 @@ def point_summary(
     stats = {m: {s.key: s for s in summarize(rows, by, m)} for m in metrics}
     first = stats[metrics[0]]
     out = []
-    for key in sorted(first, key=lambda k: [str(v) for v in k]):
+    for key in sorted(first, key=point_order):
         row: dict[str, Any] = dict(zip(by, key, strict=True))
         row["runs"] = first[key].n
         for m in metrics:

@@ -148,7 +148,7 @@ def print_result(result: Any, *, transient: bool = False) -> None:
         "events",
         f"{result.events:,} in {result.loop_s:.3g} s "
         f"({result.events_per_second / 1e6:.2f} M events/s); "
-        f"total {result.wall_s:.3g} s",
+        f"total {result.wall_s:.3g} s with compiling and setup",
     )
     head.add_row("stable", "yes" if result.stable else f"[bold red]NO[/]: {result.instability}")
     if result.backlog:

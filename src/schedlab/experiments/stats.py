@@ -48,6 +48,12 @@ class PointStat:
     reliable: bool = True
 
 
+def point_order(key: tuple[Any, ...]) -> list[tuple[int, Any]]:
+    """Sort key of a point's axis values: numbers by value (1, 4, 16, not "1", "16", "4"),
+    before any other value, ordered by its text."""
+    return [(0, v) if isinstance(v, int | float) else (1, str(v)) for v in key]
+
+
 def _runs_problem(members: Sequence[dict[str, Any]], metric: str) -> str | None:
     """Why the runs make the point's ``metric`` unreliable: one is shorter than the
     relaxation-time rule, or one's own interval of ``metric`` cannot be trusted."""
@@ -179,8 +185,8 @@ def compare(
     """
     rows_by = group(rows, [*by, column, "replication"])
     out = []
-    others = sorted({r.get(column) for r in rows} - {reference}, key=str)
-    for key in sorted({tuple(r.get(k) for k in by) for r in rows}, key=str):
+    others = sorted({r.get(column) for r in rows} - {reference}, key=lambda v: point_order((v,)))
+    for key in sorted({tuple(r.get(k) for k in by) for r in rows}, key=point_order):
         for value in others:
             pairs = []
             unstable = False

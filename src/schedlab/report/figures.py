@@ -16,7 +16,8 @@ What a reader sees, and why:
   series gets its own row of ``x`` markers in a strip reserved above the data (never clipped at the
   edge, never on top of another series' markers);
 * unreliable points (stable, but the interval cannot be trusted, e.g. a lower bound <= 0 for a
-  positive metric) are drawn at their value with a hollow marker and no band;
+  positive metric) are drawn at their value with a hollow marker and no band; at one load
+  (:func:`interval_plot`) with their interval as a dashed bar;
 * the legend's entries for those two markers are neutral-coloured (they mean the same for every
   series);
 * ratio plots (``ratio=True``) have a logarithmic axis and a y = 1 line;
@@ -92,6 +93,9 @@ ANALYTIC_STYLES = (
 )
 UNSTABLE_LABEL = "unstable: no steady state (marked above the data)"
 UNRELIABLE_LABEL = "hollow marker: unreliable estimate (interval not trustworthy)"
+UNRELIABLE_BAR_LABEL = (
+    "hollow marker, dashed bar: unreliable estimate (its 95% interval, not trustworthy)"
+)
 _STRIP_ROW = 0.045  # height of one unstable-marker row, as a fraction of the axes
 
 
@@ -515,10 +519,12 @@ def interval_plot(
     reference_line: float | None = None,
 ) -> list[Path]:
     """A comparison at one load: one row per series, best (least) first, its mean with the 95%
-    interval as a horizontal bar (a line against one load would be a column of dots). Series in
-    ``apart`` are drawn below a dashed rule labelled ``group``; analytic values (bounds) as
-    dashed vertical lines; unstable series say so in place of a value. A log axis when the
-    values span more than a factor 20. Returns the PNG, SVG and CSV paths."""
+    interval as a horizontal bar (a line against one load would be a column of dots); an
+    unreliable mean (hollow marker) keeps its interval as a dashed bar, which says how far the
+    data are from telling the series apart. Series in ``apart`` are drawn below a dashed rule
+    labelled ``group``; analytic values (bounds) as dashed vertical lines; unstable series say
+    so in place of a value. A log axis when the values span more than a factor 20. The legend
+    goes below the axes and their label, never over them. Returns the PNG, SVG and CSV paths."""
     apart = set(apart)
     simulated = [p for p in points if not p.analytic]
     analytic = [p for p in points if p.analytic and _finite(p.mean)]
@@ -527,7 +533,9 @@ def interval_plot(
         return (p.series in apart, not (p.stable and _finite(p.mean)), p.mean, p.series)
 
     rows = sorted(simulated, key=key)
-    fig, ax = plt.subplots(figsize=(8.5, 0.9 + 0.32 * max(len(rows), 3)), dpi=120)
+    fig, ax = plt.subplots(
+        figsize=(8.5, 0.9 + 0.32 * max(len(rows), 3)), dpi=120, layout="constrained"
+    )
     values = [p.mean for p in rows if p.stable and _finite(p.mean) and p.mean > 0]
     values += [p.mean for p in analytic if p.mean > 0]
     logx = bool(values) and max(values) / min(values) > 20
@@ -545,9 +553,10 @@ def interval_plot(
                 color=color,
             )
             continue
-        if p.reliable and _finite(p.lo) and _finite(p.hi):
+        if _finite(p.lo) and _finite(p.hi):
             lo = max(p.lo, min(values) / 2) if logx else p.lo
-            ax.plot([lo, p.hi], [i, i], color=color, lw=2.2, alpha=0.6)
+            bar = {"lw": 2.2, "alpha": 0.6} if p.reliable else {"lw": 1.4, "ls": "--"}
+            ax.plot([lo, p.hi], [i, i], color=color, **bar)
         ax.plot(
             [p.mean],
             [i],
@@ -586,13 +595,10 @@ def interval_plot(
     handles, labels = ax.get_legend_handles_labels()
     if any(not p.reliable for p in rows if p.stable):
         handles.append(
-            Line2D([], [], ls="none", marker="o", ms=6.5, mfc="white", mec=NEUTRAL, mew=1.5)
+            Line2D([], [], color=NEUTRAL, ls="--", lw=1.4, marker="o", ms=6.5, mfc="white", mew=1.5)
         )
-        labels.append(UNRELIABLE_LABEL)
-    if handles:  # below the axes: never over a row
-        ax.legend(
-            handles, labels, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=2
-        )
-    fig.tight_layout()
+        labels.append(UNRELIABLE_BAR_LABEL)
+    if handles:  # below the axes and the axis label (constrained layout): over nothing
+        fig.legend(handles, labels, fontsize=8, loc="outside lower center", ncol=2)
     png, svg = save_figure(fig, path, bbox_inches="tight")
     return [png, svg, write_csv(points, path.with_suffix(".csv"), x=x, y=y, hue=hue)]

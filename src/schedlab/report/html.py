@@ -38,6 +38,7 @@ from schedlab import outputs
 from schedlab.engine.reliability import EXACT
 from schedlab.errors import SchedlabError
 from schedlab.experiments.spec import ExperimentSpec, PlotSpec
+from schedlab.experiments.stats import point_order
 from schedlab.experiments.store import ResultStore
 from schedlab.papers import PAPERS
 from schedlab.report.figure_tables import figure_tables_html
@@ -184,7 +185,8 @@ def _default_plots(
     for r in rows:
         panels.setdefault(tuple(r.get(a) for a in rest), []).append(r)
     out = []
-    for key, mine in sorted(panels.items(), key=lambda kv: str(kv[0]))[:MAX_DEFAULT_FIGURES]:
+    ordered = sorted(panels.items(), key=lambda kv: point_order(kv[0]))
+    for key, mine in ordered[:MAX_DEFAULT_FIGURES]:
         suffix = "".join(f"-{a}={v}" for a, v in zip(rest, key, strict=True))
         stem = _safe(f"report-{name}-mean_response_time-vs-{x}{suffix}")
         where = ", ".join(
@@ -363,7 +365,7 @@ def _claims_html(record: ExperimentRecord | None) -> str:
 
 
 def _distinct(values: Sequence[Any]) -> str:
-    seen = sorted({v for v in values if v is not None}, key=str)
+    seen = sorted({v for v in values if v is not None}, key=lambda v: point_order((v,)))
     return ", ".join(str(v) for v in seen) if seen else "–"
 
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from schedlab.experiments.stats import PointStat, compare, group, summarize
+from schedlab.experiments.stats import PointStat, compare, group, point_order, summarize
 
 
 @dataclass(frozen=True)
@@ -38,10 +38,6 @@ class WideTable:
     series: list[str]  # column values of the series axis
     rows: list[tuple[tuple[Any, ...], dict[str, Cell]]]
     ratio: bool = False
-
-
-def _sort_key(values: tuple[Any, ...]) -> list[tuple[int, Any]]:
-    return [(0, v) if isinstance(v, int | float) else (1, str(v)) for v in values]
 
 
 def _cell(stat: PointStat, members: list[dict[str, Any]]) -> Cell:
@@ -90,11 +86,11 @@ def wide_table(
     tagged = [{**r, "__all__": "value"} for r in rows] if series is None else rows
     members = group(tagged, [*keys, col])
     stats = summarize(tagged, [*keys, col], metric)
-    names = sorted({s.key[-1] for s in stats}, key=lambda v: _sort_key((v,)))
+    names = sorted({s.key[-1] for s in stats}, key=lambda v: point_order((v,)))
     table: dict[tuple, dict[str, Cell]] = {}
     for s in stats:
         table.setdefault(s.key[:-1], {})[str(s.key[-1])] = _cell(s, members[s.key])
-    ordered = sorted(table.items(), key=lambda kv: _sort_key(kv[0]))
+    ordered = sorted(table.items(), key=lambda kv: point_order(kv[0]))
     return WideTable(
         metric=metric,
         keys=keys,

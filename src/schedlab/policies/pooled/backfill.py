@@ -48,7 +48,9 @@ never killed. Refused (one line) on a workload without requested times.
 Inferred, stated here: a running job past its expected end (a run time above the request
 without walltime kill) is expected to end now: EASY moves the reservation to now, conservative
 counts its servers free from now, so a job reserved at now starts at the first decision where
-its need is really free.
+its need is really free. Meanwhile it is past due, and every later reservation still starts at
+its own time when its need is really free (a decision epoch is asked for at the earliest
+reservation after now, whatever is past due).
 
 EASY is incremental: when only arrivals happened since the last decision (no completion) and the
 same job heads the queue, the reservation and the free and extra servers are unchanged and every
@@ -454,8 +456,25 @@ def _drop_past(ps, t_now):
 
 
 @kernel(wraparound=False)
+def _start_or_wait(st, ps, j, free, t_now, eps, wake):
+    """Start reserved job j if it is due and fits; else keep its reservation in
+    ``ps.next_due`` and, when it comes after now, in the next decision epoch ``wake``.
+    Returns (servers free, wake)."""
+    after = _start_reserved(st, ps, j, free, t_now, eps)
+    if after != free:
+        return after, wake
+    rs = ps.rs[j]
+    if rs < ps.next_due:
+        ps.next_due = rs
+    return free, (rs if rs > t_now and rs < wake else wake)
+
+
+@kernel(wraparound=False)
 def _decide_conservative(st, ps, t_now, changed):
-    """``changed``: the profile gained room before now's decision (a job was killed early)."""
+    """``changed``: the profile gained room before now's decision (a job was killed early).
+    Keeps ``ps.next_due``, the earliest reservation not yet started (at or before now while a
+    job is past due: every decision then tries it), and asks for a decision epoch at the
+    earliest one after now, also while an earlier one is past due."""
     eps = tolerance(st)
     _drop_past(ps, t_now)
     for q in range(n_completed_new(st)):
@@ -463,9 +482,11 @@ def _decide_conservative(st, ps, t_now, changed):
     for ia in range(n_arrived_new(st)):
         ps.rs[st.arrived_buf[ia]] = math.nan  # not yet reserved: compression skips it
     free = st.capacity[0, 0] - st.used_total[0]
+    wake = ps.next_due  # no reservation is due: the earliest one is the next to come
     if changed or ps.next_due <= t_now:
         # compress: every waiting job, in arrival order, to its earliest slot; start those due
-        next_due = math.inf
+        ps.next_due = math.inf
+        wake = math.inf
         j = first_waiting(st)
         while j != -1:
             nxt = st.q_next[j]
@@ -476,22 +497,15 @@ def _decide_conservative(st, ps, t_now, changed):
                     if t < ps.rs[j]:
                         _add(ps, ps.rs[j], ps.re[j], need, eps)
                         _reserve(st, ps, j, t, eps)
-                before = free
-                free = _start_reserved(st, ps, j, free, t_now, eps)
-                if free == before and ps.rs[j] < next_due:
-                    next_due = ps.rs[j]
+                free, wake = _start_or_wait(st, ps, j, free, t_now, eps, wake)
             j = nxt
-        ps.next_due = next_due
     for ia in range(n_arrived_new(st)):
         j = st.arrived_buf[ia]
         t = _earliest(ps, st.demand[j, 0], ps.expected[j], t_now, eps, math.inf, math.inf)
         _reserve(st, ps, j, t, eps)
-        before = free
-        free = _start_reserved(st, ps, j, free, t_now, eps)
-        if free == before and ps.rs[j] < ps.next_due:
-            ps.next_due = ps.rs[j]
-    if ps.next_due > t_now and ps.next_due < math.inf:
-        wake_at(st, ps.next_due)
+        free, wake = _start_or_wait(st, ps, j, free, t_now, eps, wake)
+    if wake > t_now and wake < math.inf:
+        wake_at(st, wake)
 
 
 # ---------------------------------------------------------------------------------- decision
