@@ -6,7 +6,6 @@ Feitelson 2001 §2; the walltime kill; jobs without a requested time; bad input.
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,30 +14,10 @@ from hypothesis import strategies as st
 
 import schedlab
 from schedlab.errors import SpecError
+from tests.helpers.backfill_replay import replay, write_trace
 from tests.helpers.specs import pooled_spec
 
 NAN = math.nan
-
-
-def write_trace(path: Path, jobs: list[tuple[float, float, float, float]]) -> Path:
-    """jobs: (arrival, run time, need, requested time) with NaN for no requested time."""
-    lines = ["arrival,duration,need,estimate"]
-    lines += [f"{a},{d},{n},{'' if math.isnan(e) else e}" for a, d, n, e in jobs]
-    path.write_text("\n".join(lines) + "\n")
-    return path
-
-
-def replay(path: Path, policy: str, k: int = 4, **settings) -> tuple[list[float], dict]:
-    """Start time of every job (arrival order) and the counters of one replay."""
-    spec = {
-        "cluster": {"servers": k},
-        "workload": {"arrivals": {"process": "trace", "path": str(path)}},
-        "policy": {"name": policy, **settings},
-        "run": {"jobs": True, "allow_unstable": True, "warmup": 0.0, "batches": 4, "check": True},
-    }
-    result = schedlab.simulate(spec)
-    assert result.counters["preemptions"] == 0
-    return [float(x) for x in result.jobs.to_pydict()["start"]], result.counters
 
 
 INSTANCE_1 = [

@@ -14,7 +14,7 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.policies.pooled.test_backfill_family import replay, write_trace
+from tests.helpers.backfill_replay import replay, write_trace
 
 # (arrival, run time, need, requested time) on k = 4 servers
 OVERRUN = [(0, 10, 2, 5), (1, 2, 4, 2), (6, 3, 2, 3), (8, 1, 2, 1)]
