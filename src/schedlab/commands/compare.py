@@ -79,8 +79,8 @@ def compare(
         str,
         typer.Option(
             help="Rank by this metric: mean_waiting_time, p50/p95/p99_waiting_time, "
-            "mean_bounded_slowdown, p95_bounded_slowdown, mean_response_time, utilization, "
-            "makespan (a trace)."
+            "mean_bounded_slowdown, p95_bounded_slowdown, mean_response_time, utilization; "
+            "a trace: utilization_over_makespan, loss_of_capacity, makespan."
         ),
     ] = "mean_response_time",
     policy: Annotated[
@@ -155,8 +155,8 @@ def compare(
         )
     replications = replications or (1 if trace else 2)
     native, numbers = split_native(loads or ("native" if trace else "0.5:0.9:0.1"))
-    if metric == "makespan" and not trace:
-        fail("--metric makespan: only a finite log replay has a makespan")
+    if metric in ("makespan", "utilization_over_makespan", "loss_of_capacity") and not trace:
+        fail(f"--metric {metric}: only a finite log replay has a makespan")
     fam = family or default_family(base, named)
     if jobs_format is not None:  # each run writes OUT/jobs/<run hash>.parquet (runner.jobs_target)
         check_format(jobs_format, fam)
@@ -191,7 +191,7 @@ def compare(
     rows = store.read(sorted({t.hash for t in tasks}))
     shown = _shown(rows)
     if metric == "utilization":
-        metric = next((m for m in shown if m.startswith("utilization[")), metric)
+        metric = next((m for m in shown if m.startswith("utilization")), metric)
     if metric not in shown:
         fail(f"--metric {metric}: no run measured it (measured: {', '.join(shown)})")
     units = Units.of(rows)
@@ -323,6 +323,8 @@ def _shown(rows: list[dict]) -> list[str]:
     measured = {k for r in rows for k, v in r.items() if v is not None} if rows else set()
     out: list[str] = []
     for name in HPC_METRICS:
+        if name == "utilization" and "utilization_over_makespan" in measured:
+            continue  # a finite replay: over its arrivals it is the offered load (docs/statistics)
         if name == "utilization":
             out += sorted(m for m in measured if m.startswith("utilization[") and m.endswith("]"))
         elif name in measured:
@@ -340,6 +342,17 @@ def _units_note(units, trace: bool, native: float | None) -> str:
     if native is not None:
         text += f"; the log's own load is {native:.4g} (its own arrival times)"
     return text
+
+
+def _ratio_cell(r) -> str:
+    """The ratio to the best with its paired 95% interval, ``≈`` when the interval holds 1
+    (indistinguishable from the best)."""
+    if not math.isfinite(r.ratio_to_best):
+        return ""
+    text = f"{r.ratio_to_best:.3g}"
+    if r.told_apart is not None:
+        text += f" [{r.ratio_lo:.3g}, {r.ratio_hi:.3g}]" + ("" if r.told_apart else " ≈")
+    return escape(text)
 
 
 def _cell(mean: float) -> str:
@@ -366,6 +379,9 @@ def _print(
             "reliable": r.reliable,
             "bound": r.bound,
             "ratio_to_best": _num(r.ratio_to_best),
+            "ratio_lo": _num(r.ratio_lo),
+            "ratio_hi": _num(r.ratio_hi),
+            "told_apart_from_best": r.told_apart,
             "native": native is not None and r.load == native,
             **{m: _num(r.values.get(m, math.nan)) for m in shown},
             "backlog": r.note,
@@ -409,7 +425,7 @@ def _ranked_table(ranked, metric: str, others: list[str], units, native, log_row
     traits = {p: get_policy(p).traits() for p in {r.policy for r in ranked}}
     table = Table(show_header=True, header_style="bold")
 
-    columns = [label("load"), "rank", "policy", terse(metric, units) + " 95% CI", "x best"]
+    columns = [label("load"), "rank", "policy", terse(metric, units) + " 95% CI", "x best (paired)"]
     columns += ["needs", *(terse(m, units) for m in others)]
     for col in columns:
         table.add_column(escape(col), justify="left" if col in ("policy", "needs") else "right")
@@ -426,7 +442,7 @@ def _ranked_table(ranked, metric: str, others: list[str], units, native, log_row
             cell = escape(
                 f"{r.mean:.4g} [{r.lo:.4g}, {r.hi:.4g}]" if math.isfinite(r.lo) else f"{r.mean:.4g}"
             )
-            ratio = f"{r.ratio_to_best:.3g}" if math.isfinite(r.ratio_to_best) else ""
+            ratio = _ratio_cell(r)
         rank_cell = "bound" if r.bound else (str(r.rank) if r.rank else "-")
         load = f"{r.load:.4g} (log's own)" if native is not None and r.load == native else ""
         row = [load or f"{r.load:g}", rank_cell, escape(r.policy), cell, ratio]
