@@ -4,6 +4,7 @@ against a plain-Python computation from the per-job table on random small logs."
 
 from __future__ import annotations
 
+import itertools
 import math
 from pathlib import Path
 
@@ -76,7 +77,7 @@ def plain_capacity(arrival, start, finish, need, k: float) -> tuple[float, float
     t0, t1 = min(arrival), max(finish)
     times = sorted({t0, t1, *arrival, *start, *finish})
     busy = lost = 0.0
-    for lo, hi in zip(times, times[1:], strict=False):
+    for lo, hi in itertools.pairwise(times):
         mid = (lo + hi) / 2
         used = sum(n for a, s, f, n in jobs if s <= mid < f)
         free = k - used

@@ -124,6 +124,7 @@ def compare(
     from schedlab.experiments.compare import (
         default_family,
         is_trace,
+        jobs_covered,
         parse_loads,
         plan,
         split_native,
@@ -148,6 +149,7 @@ def compare(
     started = datetime.datetime.now(datetime.UTC)
     base, stem, named = workload_base(workload, servers=servers, arrivals=arrivals, seed=seed)
     trace = is_trace(base)
+    covers = jobs_covered(base)  # said by every table and figure (issue 43 item 4)
     if trace and replications is not None and replications > 1:
         fail(
             "--replications: a trace replay is the same every time (the log fixes every job); "
@@ -211,13 +213,22 @@ def compare(
         bounds = the_plan.bounds if m == "mean_response_time" else []
         ratio_to = reference if m == metric else None  # the ratio figure of the ranked metric
         paths += figures(
-            target, name, rows, bounds, the_plan.limits, ratio_to, m, units, the_plan.idealized
+            target,
+            name,
+            rows,
+            bounds,
+            the_plan.limits,
+            ratio_to,
+            m,
+            units,
+            the_plan.idealized,
+            covers=covers,
         )
     if jobs_format is not None:
         _named_jobs(target, tasks, jobs_format, int(base["cluster"].get("servers") or 0))
     log_rows: list[dict] = []
     if workload.suffix == ".parquet" and fam == "pooled":
-        lines, views, log_rows = _log_check(base, workload, ranked, target, name)
+        lines, views, log_rows = _log_check(base, workload, ranked, target, name, covers)
         findings += lines
         paths += views
     notes = [f"skipped {s.policy}: {s.reason}" for s in the_plan.skipped] + the_plan.warnings
@@ -229,12 +240,12 @@ def compare(
             f"runs them; --all-policies ranks them with the others): "
             + ", ".join(the_plan.idealized)
         )
-    notes.append(_units_note(units, trace, the_plan.native))
+    notes.append(_units_note(units, trace, the_plan.native, covers))
     record = ExperimentRecord(
         name=name,
         kind="compare",
-        title=f"every applicable {fam}-family policy on {workload.name}",
-        scale=f"{replications} replication(s) per point",
+        title=f"every applicable {fam}-family policy on {workload.name}: {covers}",
+        scale=f"{replications} replication(s) per point; {covers}",
         axes=swept_axes(rows),
         metrics=[metric, *(x for x in shown if x != metric)],
         reference=reference,
@@ -273,7 +284,7 @@ def _named_jobs(target: Path, tasks: list, fmt: str, k: int) -> None:
 
 
 def _log_check(
-    base: dict, workload: Path, ranked: list, target: Path, name: str
+    base: dict, workload: Path, ranked: list, target: Path, name: str, covers: str
 ) -> tuple[list[str], list[Path], list[dict]]:
     """The log itself (a line and a row of the table) and the validation line (an SWF-derived
     trace: it keeps the logged waits), with the report's Gantt chart and time series at the
@@ -300,14 +311,15 @@ def _log_check(
         result.jobs,
         k,
         folder / f"{name}-gantt",
-        f"EASY with requested times at the log's own load {validation.load:.3g}",
+        f"EASY with requested times at the log's own load {validation.load:.3g} ({covers})",
     )
     top = top_policies(ranked, validation.load)
     if top:
         paths += series_figure(
             series_at_native_load(base, top),
             folder / f"{name}-over-time",
-            f"the top {len(top)} policies replaying the log at its own load {validation.load:.3g}",
+            f"the top {len(top)} policies replaying the log at its own load {validation.load:.3g}"
+            f" ({covers})",
         )
     return [logged.line(), validation.line()], paths, [logged.record(validation.load)]
 
@@ -332,16 +344,21 @@ def _shown(rows: list[dict]) -> list[str]:
     return out
 
 
-def _units_note(units, trace: bool, native: float | None) -> str:
-    """One line: the time unit, tau, and the log's own load."""
+def _units_note(units, trace: bool, native: float | None, covers: str) -> str:
+    """One line: the time unit, tau, the jobs covered, the log's own load (of those jobs) and
+    how the ratio to the best is read."""
     where = "the log's time unit" if trace else "the model's time unit"
     text = (
         f"times in {units.time} ({where}); bounded slowdown max(T / max(size, tau), 1) with "
         f"tau = {units.tau:g} {units.time} (run.slowdown_threshold)"
     )
+    text += f"; jobs: {covers}"
     if native is not None:
-        text += f"; the log's own load is {native:.4g} (its own arrival times)"
-    return text
+        text += f"; the log's own load is {native:.4g} (of these jobs, at their own arrival times)"
+    return text + (
+        "; x best: the ratio to the best with its paired 95% interval (the same jobs, batch by "
+        "batch: docs/statistics.md), ≈ where it holds 1 (not told apart from the best)"
+    )
 
 
 def _ratio_cell(r) -> str:

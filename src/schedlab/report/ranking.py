@@ -301,10 +301,14 @@ def figures(
     metric: str = "mean_response_time",
     units: Units | None = None,
     idealized: Iterable[str] = (),
+    *,
+    covers: str = "",
 ) -> list[Path]:
     """The metric against the load per policy with the bounds as lines and the load limits as
     vertical lines; and each policy's paired ratio to the reference on a log axis. At one load
-    (a log replayed at its own load) a row per policy instead, the ``idealized`` ones apart."""
+    (a log replayed at its own load) a row per policy instead, the ``idealized`` ones apart.
+    ``covers``: which jobs the runs cover, in each title."""
+    of = f" ({covers})" if covers else ""
     stem = file_stem(metric)
     for stale in (out / "figures").glob(f"{name}-{stem}*"):  # from an earlier comparison
         stale.unlink()
@@ -318,7 +322,7 @@ def figures(
     for curve in bounds:
         points += [Point(curve.name, x, v, v, v, analytic=True) for x, v in curve.values.items()]
     if len({pt.x for pt in points if not pt.analytic}) == 1:  # one load: a row per policy
-        return _one_load(out, name, stem, rows, points, reference, metric, units, idealized)
+        return _one_load(out, name, stem, rows, points, reference, metric, units, idealized, of)
     paths = [
         line_plot(
             points,
@@ -331,7 +335,7 @@ def figures(
             names=names,
             vlines=[(lim.load, f"{lim.name} load limit {lim.load:.3g}") for lim in limits],
             ylabel=with_unit(metric, units or Units()),
-            title=f"{name}: {label(metric)} against the load",
+            title=f"{name}: {label(metric)} against the load{of}",
         )[0]
     ]
     if reference is not None and len(everyone) > 1:
@@ -347,7 +351,7 @@ def figures(
                 ratio=True,
                 colors=colors,
                 names=names,
-                title=f"{name}: {label(y)}",
+                title=f"{name}: {label(y)}{of}",
             )[0]
         )
     return paths
@@ -363,8 +367,10 @@ def _one_load(
     metric: str,
     units: Units | None,
     idealized: Iterable[str],
+    of: str = "",
 ) -> list[Path]:
-    """The figures of a comparison at one load: the metric, and the ratio to the reference."""
+    """The figures of a comparison at one load: the metric, and the ratio to the reference
+    (``of``: the jobs covered, for the titles)."""
     everyone = sorted({str(r["policy"]) for r in rows})
     colors = policy_colors(everyone)
     names = {p: policy_label(p) for p in everyone}
@@ -378,7 +384,7 @@ def _one_load(
             y=metric,
             group=IDEALIZED,
             xlabel=with_unit(metric, units or Units()),
-            title=f"{name}: {label(metric)} at load {load:.4g}",
+            title=f"{name}: {label(metric)} at load {load:.4g}{of}",
             **common,
         )[0]
     ]
@@ -391,7 +397,7 @@ def _one_load(
                 y=y,
                 group=IDEALIZED,
                 xlabel=label(y),
-                title=f"{name}: {label(y)} at load {load:.4g}",
+                title=f"{name}: {label(y)} at load {load:.4g}{of}",
                 reference_line=1.0,
                 **common,
             )[0]
