@@ -17,16 +17,17 @@ A job runs on [s, f) and waits on [a, s) (a non-preemptive run; the caller drops
 run with preemptions). The sweep is streaming: :meth:`CapacitySweep.advance` takes the span
 [t, T) since the last call with every job that was in the system during it (the jobs that left
 in it, and those present at T), so no job is kept once it has left; a span's cost is O(m log m)
-for its m jobs (a heap of the waiting needs).
+for its m jobs (sorts, and a near-linear pass giving each elementary span its least waiting need).
 """
 
 from __future__ import annotations
 
-import heapq
 import math
 from dataclasses import dataclass
 
 import numpy as np
+
+from schedlab._jit import kernel
 
 
 @dataclass
@@ -104,24 +105,36 @@ def _lost(
     np.add.at(delta, np.searchsorted(times, run_lo), run_need)
     np.add.at(delta, np.searchsorted(times, run_hi), -run_need)
     free = k - np.cumsum(delta)[:-1]
-    order = np.argsort(wait_lo, kind="stable")
-    starts, ends, needs = wait_lo[order], wait_hi[order], wait_need[order]
-    heap: list[tuple[float, float]] = []  # (need, end) of the jobs waiting
-    lost = 0.0
-    j = 0
-    for i in range(times.size - 1):
-        t = times[i]
-        while j < starts.size and starts[j] <= t:
-            heapq.heappush(heap, (float(needs[j]), float(ends[j])))
-            j += 1
-        if free[i] > 0 and _fits(heap, t, free[i]):
-            lost += free[i] * (times[i + 1] - t)
-    return lost
+    order = np.argsort(wait_need, kind="stable")
+    least = _least_need(
+        times.size - 1,
+        np.searchsorted(times, wait_lo)[order],
+        np.searchsorted(times, wait_hi)[order],
+        wait_need[order],
+    )
+    fits = (least <= free) & (free > 0)
+    return float((free * np.diff(times))[fits].sum())
 
 
-def _fits(heap: list[tuple[float, float]], t: float, free: float) -> bool:
-    """Whether a job still waiting at t needs at most ``free`` servers: the heap's least need
-    once the jobs that have left the queue are removed from its top (lazy removal)."""
-    while heap and heap[0][1] <= t:
-        heapq.heappop(heap)
-    return bool(heap) and heap[0][0] <= free
+@kernel(wraparound=False)
+def _least_need(spans, first, end, need):
+    """The least need of the jobs waiting on each elementary span: jobs taken by increasing need
+    (``need`` sorted), each gives its need to the spans [first, end) of its wait not given one
+    yet, found through a "next span without a need" forest with path halving (near-linear)."""
+    least = np.full(spans, np.inf)
+    nxt = np.arange(spans + 1)
+    for j in range(need.size):
+        i = _root(nxt, first[j])
+        while i < end[j]:
+            least[i] = need[j]
+            nxt[i] = i + 1
+            i = _root(nxt, i + 1)
+    return least
+
+
+@kernel(wraparound=False, inline="always")
+def _root(nxt, i):
+    while nxt[i] != i:
+        nxt[i] = nxt[nxt[i]]
+        i = nxt[i]
+    return i
