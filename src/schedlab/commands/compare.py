@@ -368,7 +368,9 @@ def _ratio_cell(r) -> str:
         return ""
     text = f"{r.ratio_to_best:.3g}"
     if r.told_apart is not None:
-        text += f" [{r.ratio_lo:.3g}, {r.ratio_hi:.3g}]" + ("" if r.told_apart else " ≈")
+        bounded = math.isfinite(r.ratio_lo) and math.isfinite(r.ratio_hi)
+        text += f" [{r.ratio_lo:.3g}, {r.ratio_hi:.3g}]" if bounded else " [unbounded]"
+        text += "" if r.told_apart else " ≈"
     return escape(text)
 
 

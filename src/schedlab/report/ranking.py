@@ -263,9 +263,9 @@ def _told_apart(chosen: list[Ranked], sym: str) -> list[str]:
         return []
 
     def cell(r: Ranked) -> str:
-        return (
-            f"{policy_label(r.policy)} {_v(r.ratio_to_best)} [{_v(r.ratio_lo)}, {_v(r.ratio_hi)}]"
-        )
+        bounded = math.isfinite(r.ratio_lo) and math.isfinite(r.ratio_hi)
+        interval = f"[{_v(r.ratio_lo)}, {_v(r.ratio_hi)}]" if bounded else "[unbounded]"
+        return f"{policy_label(r.policy)} {_v(r.ratio_to_best)} {interval}"
 
     same = [cell(r) for r in judged if not r.told_apart]
     apart = [cell(r) for r in judged if r.told_apart]
