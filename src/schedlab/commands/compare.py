@@ -79,8 +79,8 @@ def compare(
         str,
         typer.Option(
             help="Rank by this metric: mean_waiting_time, p50/p95/p99_waiting_time, "
-            "mean_bounded_slowdown, p95_bounded_slowdown, mean_response_time, utilization, "
-            "makespan (a trace)."
+            "mean_bounded_slowdown, p95_bounded_slowdown, mean_response_time, utilization; "
+            "a trace: utilization_over_makespan, loss_of_capacity, makespan."
         ),
     ] = "mean_response_time",
     policy: Annotated[
@@ -124,6 +124,7 @@ def compare(
     from schedlab.experiments.compare import (
         default_family,
         is_trace,
+        jobs_covered,
         parse_loads,
         plan,
         split_native,
@@ -148,6 +149,7 @@ def compare(
     started = datetime.datetime.now(datetime.UTC)
     base, stem, named = workload_base(workload, servers=servers, arrivals=arrivals, seed=seed)
     trace = is_trace(base)
+    covers = jobs_covered(base)  # said by every table and figure (issue 43 item 4)
     if trace and replications is not None and replications > 1:
         fail(
             "--replications: a trace replay is the same every time (the log fixes every job); "
@@ -155,8 +157,8 @@ def compare(
         )
     replications = replications or (1 if trace else 2)
     native, numbers = split_native(loads or ("native" if trace else "0.5:0.9:0.1"))
-    if metric == "makespan" and not trace:
-        fail("--metric makespan: only a finite log replay has a makespan")
+    if metric in ("makespan", "utilization_over_makespan", "loss_of_capacity") and not trace:
+        fail(f"--metric {metric}: only a finite log replay has a makespan")
     fam = family or default_family(base, named)
     if jobs_format is not None:  # each run writes OUT/jobs/<run hash>.parquet (runner.jobs_target)
         check_format(jobs_format, fam)
@@ -191,7 +193,7 @@ def compare(
     rows = store.read(sorted({t.hash for t in tasks}))
     shown = _shown(rows)
     if metric == "utilization":
-        metric = next((m for m in shown if m.startswith("utilization[")), metric)
+        metric = next((m for m in shown if m.startswith("utilization")), metric)
     if metric not in shown:
         fail(f"--metric {metric}: no run measured it (measured: {', '.join(shown)})")
     units = Units.of(rows)
@@ -211,13 +213,22 @@ def compare(
         bounds = the_plan.bounds if m == "mean_response_time" else []
         ratio_to = reference if m == metric else None  # the ratio figure of the ranked metric
         paths += figures(
-            target, name, rows, bounds, the_plan.limits, ratio_to, m, units, the_plan.idealized
+            target,
+            name,
+            rows,
+            bounds,
+            the_plan.limits,
+            ratio_to,
+            m,
+            units,
+            the_plan.idealized,
+            covers=covers,
         )
     if jobs_format is not None:
         _named_jobs(target, tasks, jobs_format, int(base["cluster"].get("servers") or 0))
     log_rows: list[dict] = []
     if workload.suffix == ".parquet" and fam == "pooled":
-        lines, views, log_rows = _log_check(base, workload, ranked, target, name)
+        lines, views, log_rows = _log_check(base, workload, ranked, target, name, covers)
         findings += lines
         paths += views
     notes = [f"skipped {s.policy}: {s.reason}" for s in the_plan.skipped] + the_plan.warnings
@@ -229,12 +240,12 @@ def compare(
             f"runs them; --all-policies ranks them with the others): "
             + ", ".join(the_plan.idealized)
         )
-    notes.append(_units_note(units, trace, the_plan.native))
+    notes.append(_units_note(units, trace, the_plan.native, covers))
     record = ExperimentRecord(
         name=name,
         kind="compare",
-        title=f"every applicable {fam}-family policy on {workload.name}",
-        scale=f"{replications} replication(s) per point",
+        title=f"every applicable {fam}-family policy on {workload.name}: {covers}",
+        scale=f"{replications} replication(s) per point; {covers}",
         axes=swept_axes(rows),
         metrics=[metric, *(x for x in shown if x != metric)],
         reference=reference,
@@ -273,7 +284,7 @@ def _named_jobs(target: Path, tasks: list, fmt: str, k: int) -> None:
 
 
 def _log_check(
-    base: dict, workload: Path, ranked: list, target: Path, name: str
+    base: dict, workload: Path, ranked: list, target: Path, name: str, covers: str
 ) -> tuple[list[str], list[Path], list[dict]]:
     """The log itself (a line and a row of the table) and the validation line (an SWF-derived
     trace: it keeps the logged waits), with the report's Gantt chart and time series at the
@@ -300,14 +311,15 @@ def _log_check(
         result.jobs,
         k,
         folder / f"{name}-gantt",
-        f"EASY with requested times at the log's own load {validation.load:.3g}",
+        f"EASY with requested times at the log's own load {validation.load:.3g} ({covers})",
     )
     top = top_policies(ranked, validation.load)
     if top:
         paths += series_figure(
             series_at_native_load(base, top),
             folder / f"{name}-over-time",
-            f"the top {len(top)} policies replaying the log at its own load {validation.load:.3g}",
+            f"the top {len(top)} policies replaying the log at its own load {validation.load:.3g}"
+            f" ({covers})",
         )
     return [logged.line(), validation.line()], paths, [logged.record(validation.load)]
 
@@ -323,6 +335,8 @@ def _shown(rows: list[dict]) -> list[str]:
     measured = {k for r in rows for k, v in r.items() if v is not None} if rows else set()
     out: list[str] = []
     for name in HPC_METRICS:
+        if name == "utilization" and "utilization_over_makespan" in measured:
+            continue  # a finite replay: over its arrivals it is the offered load (docs/statistics)
         if name == "utilization":
             out += sorted(m for m in measured if m.startswith("utilization[") and m.endswith("]"))
         elif name in measured:
@@ -330,16 +344,34 @@ def _shown(rows: list[dict]) -> list[str]:
     return out
 
 
-def _units_note(units, trace: bool, native: float | None) -> str:
-    """One line: the time unit, tau, and the log's own load."""
+def _units_note(units, trace: bool, native: float | None, covers: str) -> str:
+    """One line: the time unit, tau, the jobs covered, the log's own load (of those jobs) and
+    how the ratio to the best is read."""
     where = "the log's time unit" if trace else "the model's time unit"
     text = (
         f"times in {units.time} ({where}); bounded slowdown max(T / max(size, tau), 1) with "
         f"tau = {units.tau:g} {units.time} (run.slowdown_threshold)"
     )
+    text += f"; jobs: {covers}"
     if native is not None:
-        text += f"; the log's own load is {native:.4g} (its own arrival times)"
-    return text
+        text += f"; the log's own load is {native:.4g} (of these jobs, at their own arrival times)"
+    return text + (
+        "; x best: the ratio to the best with its paired 95% interval (the same jobs, batch by "
+        "batch: docs/statistics.md), ≈ where it holds 1 (not told apart from the best)"
+    )
+
+
+def _ratio_cell(r) -> str:
+    """The ratio to the best with its paired 95% interval, ``≈`` when the interval holds 1
+    (indistinguishable from the best)."""
+    if not math.isfinite(r.ratio_to_best):
+        return ""
+    text = f"{r.ratio_to_best:.3g}"
+    if r.told_apart is not None:
+        bounded = math.isfinite(r.ratio_lo) and math.isfinite(r.ratio_hi)
+        text += f" [{r.ratio_lo:.3g}, {r.ratio_hi:.3g}]" if bounded else " [unbounded]"
+        text += "" if r.told_apart else " ≈"
+    return escape(text)
 
 
 def _cell(mean: float) -> str:
@@ -366,6 +398,9 @@ def _print(
             "reliable": r.reliable,
             "bound": r.bound,
             "ratio_to_best": _num(r.ratio_to_best),
+            "ratio_lo": _num(r.ratio_lo),
+            "ratio_hi": _num(r.ratio_hi),
+            "told_apart_from_best": r.told_apart,
             "native": native is not None and r.load == native,
             **{m: _num(r.values.get(m, math.nan)) for m in shown},
             "backlog": r.note,
@@ -409,7 +444,7 @@ def _ranked_table(ranked, metric: str, others: list[str], units, native, log_row
     traits = {p: get_policy(p).traits() for p in {r.policy for r in ranked}}
     table = Table(show_header=True, header_style="bold")
 
-    columns = [label("load"), "rank", "policy", terse(metric, units) + " 95% CI", "x best"]
+    columns = [label("load"), "rank", "policy", terse(metric, units) + " 95% CI", "x best (paired)"]
     columns += ["needs", *(terse(m, units) for m in others)]
     for col in columns:
         table.add_column(escape(col), justify="left" if col in ("policy", "needs") else "right")
@@ -426,7 +461,7 @@ def _ranked_table(ranked, metric: str, others: list[str], units, native, log_row
             cell = escape(
                 f"{r.mean:.4g} [{r.lo:.4g}, {r.hi:.4g}]" if math.isfinite(r.lo) else f"{r.mean:.4g}"
             )
-            ratio = f"{r.ratio_to_best:.3g}" if math.isfinite(r.ratio_to_best) else ""
+            ratio = _ratio_cell(r)
         rank_cell = "bound" if r.bound else (str(r.rank) if r.rank else "-")
         load = f"{r.load:.4g} (log's own)" if native is not None and r.load == native else ""
         row = [load or f"{r.load:g}", rank_cell, escape(r.policy), cell, ratio]

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -48,12 +48,16 @@ class Estimate:
     """A point estimate with its 95% confidence interval (Student t with ``dof`` degrees).
 
     ``reliable`` is False when this metric's interval cannot be taken as an estimate (set where
-    the result is assembled, engine/reliability.py; the reason is in ``Result.unreliable``)."""
+    the result is assembled, engine/reliability.py; the reason is in ``Result.unreliable``).
+    ``batches``: the batch values the interval came from, in batch order (NaN for a batch
+    without a value): another run of the same jobs has the same batches, so two runs compare
+    batch by batch (paired batch means, experiments/stats.py)."""
 
     mean: float
     ci95: tuple[float, float]
     dof: int = 0
     reliable: bool = True
+    batches: tuple[float, ...] = field(default=(), repr=False, compare=False)
 
     def __repr__(self) -> str:
         lo, hi = self.ci95
@@ -140,13 +144,15 @@ def _t975(dof: int) -> float:
 
 
 def t_interval(center: float, samples: np.ndarray) -> Estimate:
-    """center +- t_{0.975, n-1} * sd(samples) / sqrt(n)."""
+    """center +- t_{0.975, n-1} * sd(samples) / sqrt(n); the samples are kept in the estimate
+    (``Estimate.batches``)."""
+    kept = tuple(float(x) for x in samples)
     samples = samples[np.isfinite(samples)]
     n = samples.size
     if n < 2 or not math.isfinite(center):
-        return Estimate(center, (math.nan, math.nan))
+        return Estimate(center, (math.nan, math.nan), batches=kept)
     half = _t975(n - 1) * samples.std(ddof=1) / math.sqrt(n)
-    return Estimate(center, (center - half, center + half), n - 1)
+    return Estimate(center, (center - half, center + half), n - 1, batches=kept)
 
 
 def _ratio_metric(num: np.ndarray, den: np.ndarray) -> Estimate:

@@ -376,3 +376,32 @@ def _packing_limit(p: Plan, classes: list[dict[str, Any]]) -> None:
             "no policy is stable above this load (psychas2019 eq. (4))",
         )
     )
+
+
+def jobs_covered(base: dict[str, Any]) -> str:
+    """Which jobs the comparison's runs cover, in words, for its tables and figures (issue 43
+    item 4): a trace's rows (its window of the converted log, if it was cut to one, and the
+    prefix that ``--arrivals`` keeps, in arrival order); a model's arrivals per run and its
+    warm-up."""
+    run = base["run"]
+    arrivals = run.get("arrivals")
+    if not is_trace(base):
+        length = f"{arrivals:,} arrivals" if arrivals else f"a horizon of {run.get('horizon'):g}"
+        warmup = float(run.get("warmup", 0.1))
+        return f"{length} per run, the first {warmup:.0%} a warm-up" if warmup else length
+    import pyarrow.parquet as pq
+
+    from schedlab.workloads.traces.canonical import get_meta
+
+    path = base["workload"]["arrivals"]["path"]
+    rows = pq.ParquetFile(path).metadata.num_rows
+    window = ""
+    for step in get_meta(pq.read_schema(path)).get("transforms", []):
+        if step.get("name") == "window_jobs":
+            first = int(step["start"]) + 1
+            window = f" (jobs {first:,} to {first + rows - 1:,} of the converted log)"
+        elif step.get("name") == "window_time":
+            window = f" (those arriving in [{step['start']:g}, {step['end']:g}) s of the log)"
+    if arrivals is not None and arrivals < rows:
+        return f"the first {arrivals:,} of the table's {rows:,} jobs{window}, in arrival order"
+    return f"all {rows:,} jobs of the table{window}"

@@ -4,6 +4,8 @@ Columns: ``spec_hash``, ``experiment``, ``point``, axis values (dotted spec path
 ``workload.load``), convenience columns (``policy``, ``family``, ``load``, ``arrival_rate``,
 ``seed``, ``replication``, ``arrivals``, and ``axes``: a JSON list of the axis columns), every
 metric as ``<name>``, ``<name>_lo``, ``<name>_hi`` (95% interval) and ``<name>_reliable``,
+``batch_values`` (JSON: each metric's batch values in batch order, for paired batch means,
+experiments/stats.py),
 ``stable``, ``instability``, ``reliable``, ``unreliability``, ``long_enough``, ``backlog`` (a
 trace replay whose backlog grew through the whole log, simulation/result.py), ``time_unit`` (the
 trace's: "s"; empty: the model's time units), ``slowdown_threshold`` (tau of the bounded
@@ -31,6 +33,7 @@ from schedlab.model.spec import SimulationSpec
 from schedlab.simulation.result import Result
 
 TIMING_COLUMNS = ("wall_s", "loop_s")
+BATCHES = "batch_values"  # JSON: metric -> its batch values in batch order (null: none)
 
 
 def canonical_json(spec: SimulationSpec) -> str:
@@ -95,6 +98,11 @@ def run_record(
         row[f"{name}_lo"] = _num(est.ci95[0], result.stable)
         row[f"{name}_hi"] = _num(est.ci95[1], result.stable)
         row[f"{name}_reliable"] = est.reliable
+    row[BATCHES] = json.dumps(
+        {n: [_num(x) for x in e.batches] for n, e in result.metrics.items() if e.batches}
+        if result.stable
+        else {}
+    )
     row.update(
         stable=result.stable,
         instability=result.instability or "",

@@ -16,12 +16,18 @@
   :func:`joint_widening` widens several 95% intervals to a joint 95% level (Bonferroni).
 * Paired comparisons (difference or ratio to a reference) pair runs of the same point and
   replication, which saw the same job sequence (common random numbers), and take the t-interval
-  of the per-replication differences/ratios. With one replication they fall back to combining the
-  two batch-means intervals as if independent (conservative under common random numbers).
+  of the per-replication differences/ratios. With one replication (a log's replay) they pair the
+  two runs batch by batch (:func:`paired_batches`): batch b holds the same jobs in both runs (the
+  arrivals numbered [b m, (b + 1) m), engine/metrics.py), so the batch differences give the
+  difference's interval and Fieller's theorem the ratio's (docs/statistics.md, "Paired
+  comparisons on a log"). Runs stored without batch values fall back to combining the two
+  batch-means intervals as if independent (:func:`unpaired`: conservative when the runs share
+  their jobs).
 """
 
 from __future__ import annotations
 
+import json
 import math
 from collections import defaultdict
 from collections.abc import Sequence
@@ -31,9 +37,9 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from schedlab.engine.metrics import t_interval
+from schedlab.engine.metrics import t_interval, t_quantile
 from schedlab.engine.reliability import interval_problem
-from schedlab.experiments.records import metric_reliable
+from schedlab.experiments.records import BATCHES, metric_reliable
 
 
 @dataclass(frozen=True)
@@ -54,12 +60,15 @@ def point_order(key: tuple[Any, ...]) -> list[tuple[int, Any]]:
     return [(0, v) if isinstance(v, int | float) else (1, str(v)) for v in key]
 
 
-def _runs_problem(members: Sequence[dict[str, Any]], metric: str) -> str | None:
+def _runs_problem(
+    members: Sequence[dict[str, Any]], metric: str, own_intervals: bool = True
+) -> str | None:
     """Why the runs make the point's ``metric`` unreliable: one is shorter than the
-    relaxation-time rule, or one's own interval of ``metric`` cannot be trusted."""
+    relaxation-time rule, or (``own_intervals``) one's own interval of ``metric`` cannot be
+    trusted (a paired comparison has an interval of its own, judged apart)."""
     if not all(r.get("long_enough", True) is not False for r in members):
         return "run shorter than the relaxation-time rule"
-    if not all(metric_reliable(r, metric) for r in members):
+    if own_intervals and not all(metric_reliable(r, metric) for r in members):
         return "a run's own interval of it cannot be trusted (its unreliability column says why)"
     return None
 
@@ -170,6 +179,94 @@ def summarize(rows: Sequence[dict[str, Any]], by: Sequence[str], metric: str) ->
     return out
 
 
+def batch_values(row: dict[str, Any], metric: str) -> np.ndarray | None:
+    """The stored batch values of ``metric`` in a run (experiments/records.py), or None."""
+    text = row.get(BATCHES)
+    values = json.loads(text).get(metric) if text else None
+    return None if values is None else np.array([math.nan if v is None else v for v in values])
+
+
+@dataclass(frozen=True)
+class Paired:
+    """A paired comparison of two runs of the same jobs: the estimate and its 95% interval
+    (``lo``/``hi``; infinite when Fieller's interval is unbounded), ``batches`` used."""
+
+    mean: float
+    lo: float
+    hi: float
+    batches: int
+
+
+def fieller(
+    y: float, x: float, vyy: float, vxx: float, vxy: float, t: float
+) -> tuple[float, float]:
+    """Fieller's interval for y / x, given the variances and covariance of the two estimates
+    and the quantile ``t``: the R with (y - R x)^2 <= t^2 var(y - R x). Unbounded (-inf, inf)
+    when x is not significantly different from zero (t^2 vxx >= x^2)."""
+    a = x * x - t * t * vxx
+    if a <= 0:
+        return (-math.inf, math.inf)
+    b = y * x - t * t * vxy
+    c = y * y - t * t * vyy
+    root = math.sqrt(max(b * b - a * c, 0.0))
+    return ((b - root) / a, (b + root) / a)
+
+
+def paired_batches(
+    a: np.ndarray, b: np.ndarray, center_a: float, center_b: float, *, ratio: bool
+) -> Paired:
+    """``center_a - center_b`` or ``center_a / center_b`` with a 95% interval from the two
+    runs' batch values ``a`` and ``b`` (batch i of both: the same jobs). Difference: the
+    Student-t interval of the batch differences around the difference of the whole-run values.
+    Ratio: Fieller's interval with the variances and the covariance of the batch values (the
+    ratio estimator of sampling theory, whose delta-method interval it tends to when the
+    denominator's relative error is small; unlike that interval it stays valid when it is not,
+    as on a log whose best mean wait has a half-width of half its value)."""
+    both = np.isfinite(a) & np.isfinite(b)
+    a, b = a[both], b[both]
+    n = int(a.size)
+    if n < 2 or not (math.isfinite(center_a) and math.isfinite(center_b)):
+        return Paired(math.nan, math.nan, math.nan, n)
+    t = t_quantile(0.975, n - 1)
+    if not ratio:
+        mean = center_a - center_b
+        half = t * float(np.std(a - b, ddof=1)) / math.sqrt(n)
+        return Paired(mean, mean - half, mean + half, n)
+    if center_b == 0:
+        return Paired(math.nan, math.nan, math.nan, n)
+    cov = np.cov(a, b, ddof=1) / n
+    lo, hi = fieller(center_a, center_b, cov[0, 0], cov[1, 1], cov[0, 1], t)
+    return Paired(center_a / center_b, lo, hi, n)
+
+
+def unpaired(a: dict[str, Any], b: dict[str, Any], metric: str, *, ratio: bool) -> Paired:
+    """The comparison of two runs from their own 95% intervals as if they were independent
+    (the delta method for a ratio): what a comparison without batch values can say."""
+    xa, xb = _value(a, metric), _value(b, metric)
+    ha = (_value(a, f"{metric}_hi") - _value(a, f"{metric}_lo")) / 2
+    hb = (_value(b, f"{metric}_hi") - _value(b, f"{metric}_lo")) / 2
+    if ratio and (xa == 0 or xb == 0):  # no ratio to a zero (e.g. a median wait)
+        return Paired(math.nan, math.nan, math.nan, 0)
+    if ratio:
+        mean = xa / xb
+        half = abs(mean) * math.hypot(ha / xa, hb / xb)  # delta method
+    else:
+        mean = xa - xb
+        half = math.hypot(ha, hb)
+    return Paired(float(mean), float(mean - half), float(mean + half), 0)
+
+
+def pair_of_runs(a: dict[str, Any], b: dict[str, Any], metric: str, *, ratio: bool) -> Paired:
+    """Two runs of the same jobs compared batch by batch when both stored their batch values
+    (:func:`paired_batches`), else from their intervals (:func:`unpaired`, ``batches`` 0)."""
+    va, vb = batch_values(a, metric), batch_values(b, metric)
+    if va is not None and vb is not None and va.size == vb.size:
+        paired = paired_batches(va, vb, _value(a, metric), _value(b, metric), ratio=ratio)
+        if paired.batches >= 2:
+            return paired
+    return unpaired(a, b, metric, ratio=ratio)
+
+
 def compare(
     rows: Sequence[dict[str, Any]],
     by: Sequence[str],
@@ -207,7 +304,8 @@ def compare(
                     PointStat(full_key, len(pairs), math.nan, math.nan, math.nan, False, "unstable")
                 )
                 continue
-            why = _runs_problem([r for pair in pairs for r in pair], metric)
+            members = [r for pair in pairs for r in pair]
+            why = _runs_problem(members, metric)
             flag = {"reliable": False, "note": f"unreliable: {why}"} if why else {}
             xa = np.array([_value(a, metric) for a, _ in pairs])
             xb = np.array([_value(b, metric) for _, b in pairs])
@@ -218,24 +316,11 @@ def compare(
                 out.append(replace(stat, **flag))
                 continue
             a, b = pairs[0]
-            ha = (_value(a, f"{metric}_hi") - _value(a, f"{metric}_lo")) / 2
-            hb = (_value(b, f"{metric}_hi") - _value(b, f"{metric}_lo")) / 2
-            if ratio and (xa[0] == 0 or xb[0] == 0):  # no ratio to a zero (e.g. a median wait)
-                mean = half = math.nan
-            elif ratio:
-                mean = xa[0] / xb[0]
-                half = abs(mean) * math.hypot(ha / xa[0], hb / xb[0])  # delta method
-            else:
-                mean = xa[0] - xb[0]
-                half = math.hypot(ha, hb)
-            stat = PointStat(
-                full_key,
-                1,
-                float(mean),
-                float(mean - half),
-                float(mean + half),
-                True,
-                "independent intervals (conservative)",
-            )
+            paired = pair_of_runs(a, b, metric, ratio=ratio)
+            how = "paired batch means" if paired.batches else "independent intervals (conservative)"
+            stat = PointStat(full_key, 1, paired.mean, paired.lo, paired.hi, True, how)
+            if paired.batches:  # its own interval: only a too short run makes it unreliable
+                why = _runs_problem(members, metric, own_intervals=False)
+                flag = {"reliable": False, "note": f"unreliable: {why}"} if why else {}
             out.append(replace(stat, **flag))
     return out

@@ -416,6 +416,8 @@ def compile_model(spec: SimulationSpec) -> CompiledModel:
             capacity=capacity,
             field="workload.arrivals.path",
         )
+        if spec.run.arrivals is not None:  # the replayed prefix's own load (issue 43 item 4)
+            trace = trace.prefix(spec.run.arrivals)
     if trace is not None and not wl.classes:
         classes = [
             CompiledClass(

@@ -39,6 +39,8 @@ LABELS: dict[str, str] = {
     "mean_number_in_system": "mean number in system E[N]",
     "mean_number_in_queue": "mean number in queue E[N_Q]",
     "utilization": "utilization",
+    "utilization_over_makespan": "utilization over the makespan",
+    "loss_of_capacity": "loss of capacity",
     "reward_rate": "reward rate",
     "throughput": "throughput",
     "loss_probability": "loss probability",
@@ -78,12 +80,14 @@ HPC_METRICS = (
     "p95_bounded_slowdown",
     "mean_response_time",
     "utilization",
+    "utilization_over_makespan",
+    "loss_of_capacity",
     "makespan",
 )
-HIGHER_IS_BETTER = ("utilization", "throughput", "reward_rate")
+HIGHER_IS_BETTER = ("utilization", "utilization_over_makespan", "throughput", "reward_rate")
 _TIMES = ("_response_time", "_waiting_time", "makespan")
 _SLOWDOWNS = ("_bounded_slowdown",)
-_FRACTIONS = ("utilization", "loss_probability")
+_FRACTIONS = ("utilization", "utilization_over_makespan", "loss_of_capacity", "loss_probability")
 
 
 @dataclass(frozen=True)
@@ -123,7 +127,7 @@ def unit_of(name: str, units: Units) -> str:
     if base.endswith("_slowdown"):
         return "ratio"
     if base in _FRACTIONS:
-        return "fraction of capacity" if base == "utilization" else "fraction"
+        return "fraction" if base == "loss_probability" else "fraction of capacity"
     if base.startswith("mean_number_in"):
         return "jobs"
     if base in ("throughput", "reward_rate"):
@@ -147,6 +151,8 @@ TERSE = {
     "p95_bounded_slowdown": "p95 BSLD",
     "mean_response_time": "E[T]",
     "utilization": "util.",
+    "utilization_over_makespan": "util. (makespan)",
+    "loss_of_capacity": "loss of capacity",
     "makespan": "makespan",
 }
 

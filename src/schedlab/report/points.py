@@ -26,12 +26,15 @@ def _plain(columns: set[str]) -> list[str]:
 
 
 def _point(stat: PointStat, series: Any, x: Any) -> Point:
+    """A plotted point; an unbounded interval (Fieller's, when the reference is not
+    significantly above 0) is drawn as none."""
+    bounded = math.isfinite(stat.lo) and math.isfinite(stat.hi)
     return Point(
         series=str(series),
         x=float(x),
         mean=stat.mean,
-        lo=stat.lo,
-        hi=stat.hi,
+        lo=stat.lo if bounded else math.nan,
+        hi=stat.hi if bounded else math.nan,
         stable=stat.stable,
         reliable=stat.reliable,
     )

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from schedlab.experiments.compare import BoundCurve, LoadLimit
-from schedlab.experiments.stats import group, summarize
+from schedlab.experiments.stats import PointStat, compare, group, summarize
 from schedlab.report.figures import Point, interval_plot, line_plot, policy_colors
 from schedlab.report.labels import (
     Units,
@@ -56,6 +56,17 @@ class Ranked:
     values: dict[str, float] = field(default_factory=dict)  # other metrics' means (``shown``)
     note: str = ""  # a trace replay's backlog note
     group: str = ""  # "" for the policies ranked as choices, else IDEALIZED
+    ratio_lo: float = math.nan  # paired 95% interval of ratio_to_best (experiments/stats.py)
+    ratio_hi: float = math.nan
+    best: str = ""  # the policy of ratio_to_best
+
+    @property
+    def told_apart(self) -> bool | None:
+        """Whether the paired 95% interval of the ratio to the best excludes 1 (None: the best
+        itself, or no interval; an unbounded interval tells nothing apart)."""
+        if self.policy == self.best or math.isnan(self.ratio_lo) or math.isnan(self.ratio_hi):
+            return None
+        return not self.ratio_lo <= 1.0 <= self.ratio_hi
 
 
 def _mean_of(members: list[dict[str, Any]], metric: str) -> float:
@@ -94,6 +105,16 @@ def rank(
         }
         firsts = ranked[""] or ranked[IDEALIZED]  # the best choice, else the best of the rest
         best = firsts[0].mean if firsts else math.nan
+        best_policy = str(firsts[0].key[1]) if firsts else ""
+        here_rows = [r for r in rows if r.get(LOAD) == load]
+        paired = (
+            {
+                s.key[-1]: s
+                for s in compare(here_rows, [LOAD], metric, "policy", best_policy, ratio=True)
+            }
+            if best_policy
+            else {}
+        )
         for name, here in groups.items():
             order = {s.key[1]: i + 1 for i, s in enumerate(ranked[name])}
             for s in sorted(here, key=lambda s: (order.get(s.key[1], 10**6), str(s.key[1]))):
@@ -114,9 +135,19 @@ def rank(
                         values={m: _mean_of(mine, m) for m in shown},
                         note="; ".join(notes),
                         group=name,
+                        ratio_lo=_interval(paired.get(s.key[1]), s.stable)[0],
+                        ratio_hi=_interval(paired.get(s.key[1]), s.stable)[1],
+                        best=best_policy,
                     )
                 )
     return out
+
+
+def _interval(stat: PointStat | None, stable: bool) -> tuple[float, float]:
+    """A paired comparison's interval (NaN when there is none or the policy is unstable)."""
+    if stat is None or not stable or not stat.stable:
+        return (math.nan, math.nan)
+    return (stat.lo, stat.hi)
 
 
 def _v(x: float) -> str:
@@ -183,13 +214,15 @@ def summary(
             f"at {at}, {policy_label(best.policy)} has the {'highest' if higher else 'least'} "
             f"{sym} ({_v(best.mean)}{interval}{unit})"
         )
-        if len(chosen) > 1 and (best.lo <= chosen[1].hi if higher else best.hi >= chosen[1].lo):
-            text += f" (its interval overlaps {policy_label(chosen[1].policy)}'s)"
+        second = chosen[1] if len(chosen) > 1 else None
+        if second is not None and second.told_apart is None:  # no paired interval: overlap
+            overlaps = best.lo <= second.hi if higher else best.hi >= second.lo
+            text += f" (its interval overlaps {policy_label(second.policy)}'s)" if overlaps else ""
         if ref is not None and ref.stable:
             text += ", " + factor_phrase(ref.ratio_to_best, higher, policy_label(ref.policy))
         elif ref is not None:
             text += f"; {policy_label(ref.policy)} is unstable"
-        lines += [text, *apart]
+        lines += [text, *_told_apart(chosen, sym), *apart]
     for policy in sorted({r.policy for r in ranked}):
         mine = sorted((r for r in ranked if r.policy == policy), key=lambda r: r.load)
         bad = [r.load for r in mine if not r.stable]
@@ -222,6 +255,30 @@ def _legend_order(ranked: list[Ranked], everyone: list[str]) -> dict[str, tuple]
     return {p: key(p) for p in everyone}
 
 
+def _told_apart(chosen: list[Ranked], sym: str) -> list[str]:
+    """Which choices the paired intervals tell apart from the best and which they cannot (one
+    line; none without paired intervals)."""
+    judged = [r for r in chosen if r.told_apart is not None]
+    if not judged:
+        return []
+
+    def cell(r: Ranked) -> str:
+        bounded = math.isfinite(r.ratio_lo) and math.isfinite(r.ratio_hi)
+        interval = f"[{_v(r.ratio_lo)}, {_v(r.ratio_hi)}]" if bounded else "[unbounded]"
+        return f"{policy_label(r.policy)} {_v(r.ratio_to_best)} {interval}"
+
+    same = [cell(r) for r in judged if not r.told_apart]
+    apart = [cell(r) for r in judged if r.told_apart]
+    best = policy_label(chosen[0].policy)
+    text = f"{sym} / {best}'s, paired 95% intervals: "
+    parts = []
+    if same:
+        parts.append(f"indistinguishable from the best: {', '.join(same)}")
+    if apart:
+        parts.append(f"told apart from it: {', '.join(apart)}")
+    return [text + "; ".join(parts)]
+
+
 def best_policy(ranked: list[Ranked]) -> str | None:
     """The policy ranked first at the most loads (ties: the lower load decides)."""
     firsts = [r.policy for r in ranked if r.rank == 1 and not r.group]
@@ -244,10 +301,14 @@ def figures(
     metric: str = "mean_response_time",
     units: Units | None = None,
     idealized: Iterable[str] = (),
+    *,
+    covers: str = "",
 ) -> list[Path]:
     """The metric against the load per policy with the bounds as lines and the load limits as
     vertical lines; and each policy's paired ratio to the reference on a log axis. At one load
-    (a log replayed at its own load) a row per policy instead, the ``idealized`` ones apart."""
+    (a log replayed at its own load) a row per policy instead, the ``idealized`` ones apart.
+    ``covers``: which jobs the runs cover, in each title."""
+    of = f" ({covers})" if covers else ""
     stem = file_stem(metric)
     for stale in (out / "figures").glob(f"{name}-{stem}*"):  # from an earlier comparison
         stale.unlink()
@@ -261,7 +322,7 @@ def figures(
     for curve in bounds:
         points += [Point(curve.name, x, v, v, v, analytic=True) for x, v in curve.values.items()]
     if len({pt.x for pt in points if not pt.analytic}) == 1:  # one load: a row per policy
-        return _one_load(out, name, stem, rows, points, reference, metric, units, idealized)
+        return _one_load(out, name, stem, rows, points, reference, metric, units, idealized, of)
     paths = [
         line_plot(
             points,
@@ -274,7 +335,7 @@ def figures(
             names=names,
             vlines=[(lim.load, f"{lim.name} load limit {lim.load:.3g}") for lim in limits],
             ylabel=with_unit(metric, units or Units()),
-            title=f"{name}: {label(metric)} against the load",
+            title=f"{name}: {label(metric)} against the load{of}",
         )[0]
     ]
     if reference is not None and len(everyone) > 1:
@@ -290,7 +351,7 @@ def figures(
                 ratio=True,
                 colors=colors,
                 names=names,
-                title=f"{name}: {label(y)}",
+                title=f"{name}: {label(y)}{of}",
             )[0]
         )
     return paths
@@ -306,8 +367,10 @@ def _one_load(
     metric: str,
     units: Units | None,
     idealized: Iterable[str],
+    of: str = "",
 ) -> list[Path]:
-    """The figures of a comparison at one load: the metric, and the ratio to the reference."""
+    """The figures of a comparison at one load: the metric, and the ratio to the reference
+    (``of``: the jobs covered, for the titles)."""
     everyone = sorted({str(r["policy"]) for r in rows})
     colors = policy_colors(everyone)
     names = {p: policy_label(p) for p in everyone}
@@ -321,7 +384,7 @@ def _one_load(
             y=metric,
             group=IDEALIZED,
             xlabel=with_unit(metric, units or Units()),
-            title=f"{name}: {label(metric)} at load {load:.4g}",
+            title=f"{name}: {label(metric)} at load {load:.4g}{of}",
             **common,
         )[0]
     ]
@@ -334,7 +397,7 @@ def _one_load(
                 y=y,
                 group=IDEALIZED,
                 xlabel=label(y),
-                title=f"{name}: {label(y)} at load {load:.4g}",
+                title=f"{name}: {label(y)} at load {load:.4g}{of}",
                 reference_line=1.0,
                 **common,
             )[0]

@@ -19,8 +19,9 @@ import numpy as np
 
 from schedlab._jit import compile_for
 from schedlab.engine import constants as K
+from schedlab.engine.capacity import CapacitySweep
 from schedlab.engine.jobs_output import JobsWriter, jobs_path
-from schedlab.engine.metrics import BACKLOG, compute_metrics
+from schedlab.engine.metrics import BACKLOG, Estimate, compute_metrics
 from schedlab.engine.reliability import short_run
 from schedlab.engine.state import (
     VIOLATION_MESSAGES,
@@ -91,9 +92,22 @@ def engine_settings(model: CompiledModel, *, reuse_slots: bool) -> EngineSetting
         timeseries=run.timeseries,
         slowdown_threshold=run.slowdown_threshold,
         reuse_slots=reuse_slots,
-        jobs_chunk=JOBS_CHUNK if run.jobs else 0,
+        jobs_chunk=JOBS_CHUNK if run.jobs or sweeps_capacity(model) else 0,
         few_running=few_running(model),
         waiting_list=model.policy.waiting_list or model.family == "loss",
+    )
+
+
+def sweeps_capacity(model: CompiledModel) -> bool:
+    """A finite replay of rigid jobs on k pooled servers, drained: it has a makespan, and its
+    utilization over it and its loss of capacity (engine/capacity.py) are measured from the
+    per-job records as they leave (the engine's per-job buffer, also without ``run.jobs``)."""
+    return (
+        model.trace is not None
+        and model.family == "pooled"
+        and not model.policy.resource_pooled
+        and not any(c.elastic for c in model.classes)
+        and model.spec.run.drain
     )
 
 
@@ -155,6 +169,7 @@ class Run:
     feeder: Feeder
     window: RunWindow
     writer: JobsWriter | None = None
+    capacity: CapacitySweep | None = None
 
     def grow(self) -> None:
         """Double the job slots of the engine and of the policy state."""
@@ -169,10 +184,28 @@ class Run:
             ) from None
 
     def flush(self) -> None:
+        if self.capacity is not None:
+            self.sweep()
         if self.writer is not None:
             self.writer.write(self.st)
         else:
             self.st.ctr[K.OUT_N] = 0
+
+    def sweep(self) -> None:
+        """Advance the capacity sweep to now with the jobs that left since it last ran (the
+        per-job buffer) and those in the system now."""
+        st = self.st
+        n = int(st.ctr[K.OUT_N])
+        out = st.out_f[:n]
+        present = np.flatnonzero((st.status == K.WAITING) | (st.status == K.RUNNING))
+        assert self.capacity is not None
+        self.capacity.advance(
+            float(st.clk[K.NOW]),
+            np.concatenate((out[:, K.O_ARRIVAL], st.arrival[present])),
+            np.concatenate((out[:, K.O_START], st.t_start[present])),
+            np.concatenate((out[:, K.O_FINISH], np.full(present.size, np.nan))),
+            np.concatenate((out[:, K.O_FIRST_DEMAND], st.demand[present, 0])),
+        )
 
 
 def prepare(
@@ -220,6 +253,8 @@ def prepare(
     feeder.refill(st)
     ps = init_policy(st, model, replication)
     run = Run(model=model, st=st, ps=ps, feeder=feeder, window=window)
+    if sweeps_capacity(model):
+        run.capacity = CapacitySweep(k=float(st.capacity.sum(axis=0)[0]), t0=window.t_warm)
     if model.spec.run.jobs:
         from schedlab.workloads.trace_table import LoggedJobs  # pyarrow: loaded when used
 
@@ -330,6 +365,8 @@ def _run_loop(run: Run, progress: Progress | None) -> float:
         progress(int(run.st.ctr[K.ARRIVED]), total)
     elapsed = time.perf_counter() - start
     st = run.st
+    if run.capacity is not None:
+        run.sweep()
     if run.writer is not None:
         run.writer.finish(st)
     code = int(st.ctr[K.VIOLATION])
@@ -369,6 +406,8 @@ def run_model(
         loss=model.family == "loss",
         finite=model.trace is not None,
     )
+    if run.capacity is not None and "makespan" in computed.metrics and not st.ctr[K.PREEMPTIONS]:
+        computed.metrics.update(capacity_metrics(run.capacity))
     limit = limit_verdict(model)
     backlog = computed.backlog
     if model.trace is not None:  # a finite replay: a load limit means a backlog, not instability
@@ -397,6 +436,16 @@ def run_model(
         backlog=backlog,
         time_unit=model.trace.time_unit if model.trace is not None else None,
     )
+
+
+def capacity_metrics(sweep: CapacitySweep) -> dict[str, Estimate]:
+    """Utilization over the makespan and loss of capacity (engine/capacity.py): values of the
+    one replay, without interval (as its makespan)."""
+    none = (np.nan, np.nan)
+    return {
+        "utilization_over_makespan": Estimate(sweep.utilization(), none),
+        "loss_of_capacity": Estimate(sweep.loss_of_capacity(), none),
+    }
 
 
 def trace_warmup(model: CompiledModel, window: RunWindow) -> list[str]:

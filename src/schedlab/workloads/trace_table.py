@@ -20,6 +20,7 @@ import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -70,11 +71,35 @@ class TraceTable:
     n_estimates: int  # jobs with a known estimate (the user's requested time, > 0)
     sorted_copy: str | None = None  # CSV or unsorted tables: the temporary sorted Parquet copy
     time_unit: str | None = None  # "s" for converted logs (their metadata); None: not stated
+    whole: TraceTable | None = None  # a prefix's whole table (it owns the sorted copy)
+    rows_in_file: int = 0  # the table's rows (n_rows of a prefix is the prefix's)
 
     @property
     def rate(self) -> float:
         span = self.last_arrival - self.first_arrival
         return (self.n_rows - 1) / span if span > 0 else float(self.n_rows)
+
+    def prefix(self, rows: int) -> TraceTable:
+        """The first ``rows`` jobs in arrival order as a trace of their own: their own arrival
+        rate, mean duration and demand, hence the offered load of the part a run of ``rows``
+        arrivals replays (issue 43 item 4: a prefix of a log has its own load, not the whole
+        log's). One pass over those rows of the replayed file."""
+        if rows >= self.n_rows:
+            return self
+        stats = _Pass(sum_demand_duration=np.zeros(len(self.demand_columns)))
+        for cols in _parquet_batches(Path(self.replayed), self.demand_columns):
+            take = rows - stats.n
+            if take <= 0:
+                break
+            if cols.arrival.size > take:
+                cols = TraceColumns(*(getattr(cols, f)[:take] for f in _FIELDS))
+            stats.add(cols)
+        return dataclasses.replace(
+            self,
+            **_summary(stats),
+            whole=self.whole or self,
+            rows_in_file=self.rows_in_file or self.n_rows,
+        )
 
     def batches(self) -> Iterator[TraceColumns]:
         """The rows in arrival order, times shifted to start at 0, in batches."""
@@ -101,6 +126,9 @@ class TraceTable:
                 for f in TraceColumns.__dataclass_fields__
             )
         )
+
+
+_FIELDS = tuple(TraceColumns.__dataclass_fields__)
 
 
 def _column(table: pa.Table | pa.RecordBatch, name: str) -> np.ndarray:
@@ -312,28 +340,35 @@ def read_trace_table(
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
         raise
-    n = stats.n
-    mean_duration = stats.sum_duration / n
     table = TraceTable(
         path=str(path),
-        n_rows=n,
-        first_arrival=stats.first if stats.ordered else stats.lowest,
-        last_arrival=stats.last if stats.ordered else stats.highest,
-        mean_duration=mean_duration,
-        # demand per resource weighted by duration, so that load = rate * mean_demand * mean
-        # duration / capacity counts each job's demand-time product exactly
-        mean_demand=stats.sum_demand_duration / n / mean_duration,
-        needs=np.array(sorted(stats.needs)),
+        **_summary(stats),
         demand_columns=demand_columns,
         has_job_class="job_class" in column_names,
-        job_class_range=(stats.class_lo, stats.class_hi),
-        n_estimates=stats.n_estimates,
         sorted_copy=sorted_copy,
         time_unit=_time_unit(path) if parquet else None,
     )
     if tmp is not None:
         weakref.finalize(table, shutil.rmtree, tmp, ignore_errors=True)
     return table
+
+
+def _summary(stats: _Pass) -> dict[str, Any]:
+    """The statistics of :class:`TraceTable` from a pass over its rows."""
+    n = stats.n
+    mean_duration = stats.sum_duration / n
+    return {
+        "n_rows": n,
+        "first_arrival": stats.first if stats.ordered else stats.lowest,
+        "last_arrival": stats.last if stats.ordered else stats.highest,
+        "mean_duration": mean_duration,
+        # demand per resource weighted by duration, so that load = rate * mean_demand * mean
+        # duration / capacity counts each job's demand-time product exactly
+        "mean_demand": stats.sum_demand_duration / n / mean_duration,
+        "needs": np.array(sorted(stats.needs)),
+        "job_class_range": (stats.class_lo, stats.class_hi),
+        "n_estimates": stats.n_estimates,
+    }
 
 
 def _read_pass(
