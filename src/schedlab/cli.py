@@ -189,14 +189,11 @@ def print_result(result: Any, *, transient: bool = False) -> None:
 
 
 def simulation_rows(result: Any) -> list[dict[str, Any]]:
-    """One row per metric: ``metric, mean, ci95_lo, ci95_hi`` (null means when unstable)."""
+    """One row per metric: ``metric, mean, ci95_lo, ci95_hi``, the numbers of ``--format json``
+    (an unstable run's metrics are NaN, so empty, except those meaningful when unstable:
+    docs/guarantees.md)."""
     return [
-        {
-            "metric": name,
-            "mean": est.mean if result.stable else None,
-            "ci95_lo": est.ci95[0] if result.stable else None,
-            "ci95_hi": est.ci95[1] if result.stable else None,
-        }
+        {"metric": name, "mean": est.mean, "ci95_lo": est.ci95[0], "ci95_hi": est.ci95[1]}
         for name, est in result.metrics.items()
     ]
 
