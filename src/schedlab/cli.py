@@ -20,6 +20,7 @@ from schedlab.cli_support import (
     FormatOption,
     OutputFormat,
     PluginOption,
+    ctrl_c_stops,
     emit_object,
     emit_rows,
     err,
@@ -107,6 +108,7 @@ def arrival_progress(
         transient=True,
         auto_refresh=False,  # no refresh thread: replications may fork workers (decision 0009)
     ) as bar:
+        err.show_cursor(True)  # a Ctrl-C ends the process at once (ctrl_c_stops): none hidden
         task = bar.add_task("simulating", total=total_hint or 1)
 
         def update(done: int, total: int) -> None:
@@ -308,7 +310,7 @@ def simulate(
     with arrival_progress(total, enabled=fmt is OutputFormat.table) as progress:
         from schedlab.model.spec import errors_located_in
 
-        with errors_located_in(spec):
+        with errors_located_in(spec), ctrl_c_stops():  # even inside a plugin's endless loop
             result = run_simulation(parsed, workers=workers, client=cluster, progress=progress)
     if parallel and parsed.run.replications == 1:
         err.print("[yellow]note:[/] one replication: --workers/--cluster have nothing to share")
