@@ -90,7 +90,12 @@ def kernel(func: Callable | None = None, /, *, wraparound: bool = True, **option
     run time is used as it is (no ``i < 0 ? i + n : i``): the function must never index with a
     negative value, which then reads outside the array (``NUMBA_BOUNDSCHECK=1`` raises
     IndexError instead). Constant indices (``a[-1]``, ``a[0, -1]``) keep Python's meaning.
-    Usable bare (``@kernel``) or with options (``@kernel(wraparound=False, inline="always")``)."""
+    Usable bare (``@kernel``) or with options (``@kernel(wraparound=False, inline="always")``).
+
+    A function outside schedlab (a plugin's) is compiled with ``boundscheck=True`` unless it
+    says ``boundscheck=False`` (for speed): an index out of range raises IndexError naming the
+    file and line of the indexing (:func:`_install_located_boundscheck`) rather than reading
+    or writing outside the array. schedlab's own functions are compiled without the checks."""
     if func is None:
         return functools.partial(kernel, wraparound=wraparound, **options)
     _blas_without_scipy_linalg()
@@ -99,6 +104,10 @@ def kernel(func: Callable | None = None, /, *, wraparound: bool = True, **option
     if not wraparound:
         _install_indexing()
         _NO_WRAPAROUND.add(_mangled_prefix(func))
+    if not func.__module__.startswith("schedlab."):  # a plugin's: bounds checked unless it opts out
+        options.setdefault("boundscheck", True)
+        if options["boundscheck"]:
+            _install_located_boundscheck()
     cache = options.pop("cache", True)
     compiled = numba.njit(**options)(func)
     if cache and hasattr(compiled, "enable_caching"):  # not plain Python (SCHEDLAB_JIT=0)
@@ -277,6 +286,46 @@ def _install_indexing() -> None:
 
     fix_integer_index.schedlab = True
     arrayobj.fix_integer_index = fix_integer_index
+
+
+_LOWERING: list[Any] = []  # the source location of each instruction being lowered, innermost last
+
+
+def _install_located_boundscheck() -> None:
+    """An IndexError of a bounds check says where: ``index is out of bounds (FILE:LINE)``, the
+    line of the indexing (Numba's says nothing of it, and has no location to give it). Private:
+    ``numba.core.lowering.Lower.lower_inst`` is wrapped to note the location of the instruction
+    being lowered (``inst.loc``), and ``numba.core.cgutils.do_boundscheck`` (looked up there and
+    in ``numba.np.arrayobj`` at each use; checked with this signature on Numba 0.68.1) is
+    replaced by the same check with that location in its message. Installed when the first
+    bounds-checked function is declared, so before any of them compiles."""
+    from numba.core import cgutils, lowering
+
+    if getattr(cgutils.do_boundscheck, "schedlab", False):
+        return
+    lower_inst = lowering.Lower.lower_inst
+
+    def located_lower_inst(self: Any, inst: Any) -> Any:
+        _LOWERING.append(getattr(inst, "loc", None))
+        try:
+            return lower_inst(self, inst)
+        finally:
+            _LOWERING.pop()
+
+    def do_boundscheck(context: Any, builder: Any, ind: Any, dimlen: Any, axis: Any = None) -> None:
+        loc = _LOWERING[-1] if _LOWERING else None
+        where = f" ({loc.filename}:{loc.line})" if getattr(loc, "filename", None) else ""
+        message = f"index is out of bounds{where}"
+        for outside in (
+            builder.icmp_signed(">=", ind, dimlen),
+            builder.icmp_signed("<", ind, ind.type(0)),
+        ):
+            with cgutils.if_unlikely(builder, outside):
+                context.call_conv.return_user_exc(builder, IndexError, (message,))
+
+    do_boundscheck.schedlab = True  # type: ignore[attr-defined]
+    lowering.Lower.lower_inst = located_lower_inst
+    cgutils.do_boundscheck = do_boundscheck
 
 
 # ------------------------------------------------------------------- other private Numba names

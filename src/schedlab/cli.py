@@ -20,6 +20,7 @@ from schedlab.cli_support import (
     FormatOption,
     OutputFormat,
     PluginOption,
+    ctrl_c_stops,
     emit_object,
     emit_rows,
     err,
@@ -107,6 +108,7 @@ def arrival_progress(
         transient=True,
         auto_refresh=False,  # no refresh thread: replications may fork workers (decision 0009)
     ) as bar:
+        err.show_cursor(True)  # a Ctrl-C ends the process at once (ctrl_c_stops): none hidden
         task = bar.add_task("simulating", total=total_hint or 1)
 
         def update(done: int, total: int) -> None:
@@ -189,14 +191,11 @@ def print_result(result: Any, *, transient: bool = False) -> None:
 
 
 def simulation_rows(result: Any) -> list[dict[str, Any]]:
-    """One row per metric: ``metric, mean, ci95_lo, ci95_hi`` (null means when unstable)."""
+    """One row per metric: ``metric, mean, ci95_lo, ci95_hi``, the numbers of ``--format json``
+    (an unstable run's metrics are NaN, so empty, except those meaningful when unstable:
+    docs/guarantees.md)."""
     return [
-        {
-            "metric": name,
-            "mean": est.mean if result.stable else None,
-            "ci95_lo": est.ci95[0] if result.stable else None,
-            "ci95_hi": est.ci95[1] if result.stable else None,
-        }
+        {"metric": name, "mean": est.mean, "ci95_lo": est.ci95[0], "ci95_hi": est.ci95[1]}
         for name, est in result.metrics.items()
     ]
 
@@ -311,7 +310,7 @@ def simulate(
     with arrival_progress(total, enabled=fmt is OutputFormat.table) as progress:
         from schedlab.model.spec import errors_located_in
 
-        with errors_located_in(spec):
+        with errors_located_in(spec), ctrl_c_stops():  # even inside a plugin's endless loop
             result = run_simulation(parsed, workers=workers, client=cluster, progress=progress)
     if parallel and parsed.run.replications == 1:
         err.print("[yellow]note:[/] one replication: --workers/--cluster have nothing to share")

@@ -100,6 +100,25 @@ PluginOption = Annotated[
 ]
 
 
+@contextmanager
+def ctrl_c_stops() -> Iterator[None]:
+    """Ctrl-C ends the process at once (SIGINT's default action) while the block runs, in the
+    main thread: Python raises KeyboardInterrupt only between bytecodes, so a compiled loop
+    that never returns (a plugin's) ignored Ctrl-C. Process-wide, so used by commands only,
+    never by the library (a notebook's interrupt must stay a KeyboardInterrupt)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_DFL)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def fail(message: str, code: int = 2) -> None:
     """Print one error line on stderr and exit (code 2: bad input)."""
     err.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True, markup=True)

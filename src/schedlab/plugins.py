@@ -47,8 +47,9 @@ def _where(exc: BaseException, path: Path) -> str:
 def load_plugin(path: str | Path) -> list[str]:
     """Import a plugin file (once per process) and return the names of the policies it registered.
 
-    Errors (no such file, a syntax error, an exception while importing, a policy name that is
-    already registered) raise :class:`PluginError` with one line naming the file and line.
+    Errors (no such file, a syntax error, an exception or ``SystemExit`` while importing, a
+    policy name that is already registered) raise :class:`PluginError` with one line naming the
+    file and line.
     """
     resolved = Path(path).expanduser().resolve()
     if resolved in _FILES:
@@ -70,7 +71,7 @@ def load_plugin(path: str | Path) -> list[str]:
     except SchedlabError as exc:
         sys.modules.pop(name, None)
         raise PluginError(f"{path}{_where(exc, resolved)}: {exc}") from None
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # a plugin's sys.exit() does not end schedlab
         sys.modules.pop(name, None)
         text = exc.msg if isinstance(exc, SyntaxError) else str(exc)
         raise PluginError(

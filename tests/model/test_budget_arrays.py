@@ -51,7 +51,7 @@ def with_(spec: dict, section: str, key: str, value) -> dict:
 def test_oversized_arrays_are_refused_in_one_line(spec, field, monkeypatch):
     """The issue's specs (20, 8.5, 18.6 and 10.6 GB measured; an ArrayMemoryError at 10^12
     servers) on a machine of 8 GiB."""
-    monkeypatch.setattr(budget, "physical_memory", lambda: 8 * 2**30)
+    monkeypatch.setenv(budget.BUDGET_ENV, "8G")
     with pytest.raises(SpecError) as err:
         compile_model(parse_spec(spec))
     text = str(err.value)

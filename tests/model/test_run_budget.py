@@ -68,4 +68,4 @@ def test_memory_of_jobs_left_in_the_system_is_refused(tmp_toml):
     line = result.output.strip()
     assert "\n" not in line
     assert "run.arrivals: load 2 >= 1 leaves about 5e+09 jobs in the system" in line
-    assert "11.1 hours" in line and "GiB of memory, more than this machine" in line
+    assert "11.1 hours" in line and "GiB of memory, more than the memory budget of" in line

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 import warnings
 from pathlib import Path
 
@@ -224,9 +225,17 @@ def test_the_openapi_document_publishes_the_strict_schemas(client):
         assert schemas[name]["additionalProperties"] is False, name
 
 
+def restarted(spec: Path, log: Path, policy: str | None = None):
+    """The service a restart on ``log`` gives (a copy of it: the live server holds the log's
+    lock)."""
+    copy = log.with_name("restarted-" + log.name)
+    shutil.copyfile(log, copy)
+    return start(spec, policy, copy).service
+
+
 def test_a_log_written_for_another_policy_is_refused_in_one_line(client, fcfs_spec, tmp_path):
     with pytest.raises(SpecError) as refused:
-        start(fcfs_spec, "most-servers-first", tmp_path / "events.jsonl")
+        restarted(fcfs_spec, tmp_path / "events.jsonl", "most-servers-first")
     assert "events.jsonl:1: the log was written with policy 'fcfs'" in str(refused.value)
 
 
@@ -266,7 +275,7 @@ def test_the_server_never_dies_on_input_and_logs_only_what_it_accepted(
         if response.status_code != 200:
             assert "\n" not in response.json()["error"]
     live = client.get("/state", headers=AUTH).json()
-    rebuilt = start(fcfs_spec, None, log).service  # the log alone gives the same state
+    rebuilt = restarted(fcfs_spec, log)  # the log alone gives the same state
     assert live == {"policy": "fcfs", "family": "pooled", **_plain_state(rebuilt)}
     rebuilt.log.close()
 
@@ -296,7 +305,7 @@ def test_a_log_that_cannot_be_written_stops_the_events_until_a_restart(
     assert again.status_code == 503 and "restart it" in again.json()["error"]
     assert client.get("/healthz").status_code == 503
     assert log.read_bytes() == durable
-    rebuilt = start(fcfs_spec, None, log).service
+    rebuilt = restarted(fcfs_spec, log)
     assert [r.id for r in rebuilt.scheduler.state().running] == ["a"]
     assert rebuilt.scheduler.state().queue == ("b",)
     rebuilt.log.close()

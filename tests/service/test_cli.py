@@ -41,7 +41,7 @@ def test_serve_refuses_a_short_token(fcfs_spec, tmp_path):
 def test_serve_refuses_the_log_of_another_policy(fcfs_spec, tmp_path):
     log = tmp_path / "events.jsonl"
     log.write_text(
-        '{"format":"schedlab-event-log","version":1,"spec_hash":"x","policy":"fcfs","options":{}}\n'
+        '{"format":"schedlab-event-log","version":2,"spec_hash":"x","policy":"fcfs","options":{}}\n'
     )
     code, output = run(
         "serve",

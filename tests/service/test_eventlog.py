@@ -5,6 +5,7 @@ that answers an event only after an fsync covering its line."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import os
 import threading
@@ -39,12 +40,20 @@ def test_a_new_log_is_a_header_then_one_json_line_per_event(tmp_path):
     header = json.loads(lines[0])
     assert header == {
         "format": FORMAT,
-        "version": 1,
+        "version": 2,
         "spec_hash": "abc",
         "policy": "easy-backfill",
         "options": {"reserve": 1},
     }
-    assert [json.loads(line) for line in lines[1:]] == EVENTS
+    digest = hashlib.blake2b(lines[0].encode(), digest_size=16).digest()
+    for seq, (text, event) in enumerate(zip(lines[1:], EVENTS, strict=True), 1):
+        record = json.loads(text)
+        assert next(iter(record)) == "seq" and list(record)[-1] == "sum"
+        covered = text.partition(',"sum"')[0].encode()
+        checksum = hashlib.blake2b(digest + covered, digest_size=16).hexdigest()
+        assert record.pop("seq") == seq and record.pop("sum") == checksum
+        assert record == event
+        digest = bytes.fromhex(json.loads(text)["sum"])
 
 
 def test_reopening_returns_the_events_in_order_and_appends_after_them(tmp_path):
@@ -134,6 +143,9 @@ class CountingLog:
             self.fail = False
             raise OSError(5, "Input/output error")
         self.covered.append(self.written)
+
+    def cut(self, reason: OSError) -> None:
+        self.cut_after = self.written
 
 
 async def _event(commit: GroupCommit, log: CountingLog, answered: list[tuple[int, int]]) -> None:

@@ -1,6 +1,8 @@
 """Nothing accepted is lost (issue 34, item 4): ``schedlab serve`` killed with SIGKILL in the
 middle of a replay, restarted on its event log (with a torn last line, as a crash mid-write
-leaves), ends with the schedule of an uninterrupted run of the library object."""
+leaves), ends with the schedule of an uninterrupted run of the library object. A second server
+on the same log meanwhile refuses to start, naming the first one's PID (issue 45, item 1); the
+killed server's lock is gone with it."""
 
 from __future__ import annotations
 
@@ -55,6 +57,12 @@ def test_a_server_killed_mid_replay_and_restarted_ends_with_the_uninterrupted_sc
     target = HttpTarget(f"http://127.0.0.1:{port}", TOKEN)
     try:
         target.wait_ready(STARTUP_S)
+        second_err = tmp_path / "second.err"
+        second = serve(kth_spec, log, free_port(), second_err)  # one writer per log (issue 45)
+        assert second.wait(timeout=STARTUP_S) == 2
+        refusal = " ".join(second_err.read_text().split())
+        assert f"the event log is in use by another server (PID {server.pid})" in refusal
+        assert refusal.count("error:") == 1 and "Traceback" not in refusal
         summary, before = drive(replay, target.send, stop_after=250)
         assert summary.requests == 250 and not replay.done()
         server.send_signal(signal.SIGKILL)

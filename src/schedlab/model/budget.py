@@ -28,16 +28,24 @@ keep one row per unit); per time-series sample ``BYTES_PER_SAMPLE`` (the sampled
 times and the Arrow table built from them: 106 bytes measured with one resource).
 :func:`check_arrays` refuses them before any is built.
 
-A run estimated above ``run.max_hours`` (default 24 hours) or above the machine's physical memory
-is refused. Raise ``run.max_hours`` (a spec field, also per sweep in ``[base.run]``) to accept a
-longer run knowingly.
+A run estimated above ``run.max_hours`` (default 24 hours) or above the memory budget is
+refused. Raise ``run.max_hours`` (a spec field, also per sweep in ``[base.run]``) to accept a
+longer run knowingly. The memory budget (:func:`memory_budget`, issue 45 item 7) is
+``BASE_BYTES`` plus ``BUDGET_FRACTION`` of the memory still available to this process: the least
+of the machine's available memory (Linux's MemAvailable, else its physical memory), the room left
+under the address-space and data limits (``ulimit -v``, ``ulimit -d``) and under the cgroup's
+``memory.max``; the environment variable ``SCHEDLAB_MEMORY_BUDGET`` (bytes, or with a K, M, G or
+T suffix: powers of 1024) sets it instead.
 """
 
 from __future__ import annotations
 
 import math
 import os
+import re
+import resource
 from dataclasses import dataclass
+from pathlib import Path
 
 from schedlab.errors import SpecError
 
@@ -49,6 +57,8 @@ BYTES_PER_ARRIVAL = 320.0
 BYTES_PER_SERVER = 200.0
 BYTES_PER_SERVER_RESOURCE = 48.0
 BYTES_PER_SAMPLE = 160.0
+BUDGET_ENV = "SCHEDLAB_MEMORY_BUDGET"
+BUDGET_FRACTION = 0.8  # of the memory available: the estimates are within 3x of measured peaks
 
 
 @dataclass(frozen=True)
@@ -67,6 +77,79 @@ def physical_memory() -> float:
         return math.inf
 
 
+@dataclass(frozen=True)
+class MemoryBudget:
+    """The peak memory a run may take, in bytes, and where that figure comes from."""
+
+    bytes: float
+    source: str
+
+    def says(self) -> str:
+        return f"the memory budget of {self.bytes / 2**30:.3g} GiB ({self.source})"
+
+
+def memory_budget() -> MemoryBudget:
+    """$SCHEDLAB_MEMORY_BUDGET, else BASE_BYTES plus BUDGET_FRACTION of the memory available
+    (module docstring)."""
+    given = os.environ.get(BUDGET_ENV, "").strip()
+    if given:
+        return MemoryBudget(_bytes(given), f"${BUDGET_ENV}")
+    room, where = available_memory()
+    return MemoryBudget(
+        BASE_BYTES + BUDGET_FRACTION * room,
+        f"{BUDGET_FRACTION:.0%} of the {room / 2**30:.3g} GiB {where}, plus "
+        f"{BASE_BYTES / 2**30:.2g} GiB for the interpreter; ${BUDGET_ENV} sets it",
+    )
+
+
+def available_memory() -> tuple[float, str]:
+    """(bytes, what limits them): the least room this process has to grow into."""
+    status = _proc_fields(Path("/proc/self/status"))
+    meminfo = _proc_fields(Path("/proc/meminfo"))
+    candidates = [
+        (meminfo["MemAvailable"], "available on this machine")
+        if "MemAvailable" in meminfo
+        else (physical_memory(), "of this machine")
+    ]
+    for limit, used, name in (
+        (resource.RLIMIT_AS, "VmSize", "address-space limit (ulimit -v)"),
+        (resource.RLIMIT_DATA, "VmData", "data limit (ulimit -d)"),
+    ):
+        soft = resource.getrlimit(limit)[0]
+        if soft != resource.RLIM_INFINITY:
+            candidates.append((soft - status.get(used, 0.0), f"left under the {name}"))
+    cgroup = Path("/sys/fs/cgroup")
+    try:
+        cap = (cgroup / "memory.max").read_text().strip()
+        if cap != "max":
+            current = float((cgroup / "memory.current").read_text())
+            candidates.append((float(cap) - current, "left under the cgroup's memory.max"))
+    except (OSError, ValueError):
+        pass
+    room, where = min(candidates)
+    return max(room, 0.0), where
+
+
+def _proc_fields(path: Path) -> dict[str, float]:
+    """The "Name:  N kB" lines of a /proc file, in bytes (empty where there is no /proc)."""
+    try:
+        text = path.read_text()
+    except OSError:
+        return {}
+    found = re.findall(r"^(\w+):\s+(\d+) kB$", text, re.MULTILINE)
+    return {name: float(value) * 1024 for name, value in found}
+
+
+UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+
+def _bytes(text: str) -> float:
+    matched = re.fullmatch(r"(\d+(?:\.\d*)?)\s*([KMGT]?)(?:I?B)?", text.upper())
+    if matched is None:
+        raise SpecError(f"${BUDGET_ENV}: '{text}' is no amount of memory (bytes, or e.g. 512M, 8G)")
+    return float(matched.group(1)) * UNITS[matched.group(2)]
+
+
 def array_bytes(spec) -> float:
     """Bytes of the arrays sized by the cluster and the time series (module docstring)."""
     c = spec.cluster
@@ -83,8 +166,8 @@ def array_bytes(spec) -> float:
 def check_arrays(spec) -> None:
     """A one-line SpecError when the cluster's and time series' arrays exceed the memory."""
     need = BASE_BYTES + array_bytes(spec)
-    memory = physical_memory()
-    if need > memory:
+    budget = memory_budget()
+    if need > budget.bytes:
         field = (
             "run.timeseries"
             if BYTES_PER_SAMPLE * spec.run.timeseries > need / 2
@@ -94,8 +177,8 @@ def check_arrays(spec) -> None:
         )
         raise SpecError(
             f"the cluster ({_servers(spec)} servers) and time series ({spec.run.timeseries:,} "
-            f"samples) need about {need / 2**30:.3g} GiB of memory, more than this machine's "
-            f"{memory / 2**30:.3g} GiB: make them smaller",
+            f"samples) need about {need / 2**30:.3g} GiB of memory, more than "
+            f"{budget.says()}: make them smaller",
             field=field,
         )
 
@@ -151,8 +234,8 @@ def check_budget(spec, rate: float, trace_jobs: int | None = None, **model: obje
         f"{b.events:.3g} events: about {_duration(b.hours)} at {EVENTS_PER_SECOND:.0e} events/s "
         f"and {b.memory_bytes / 2**30:.3g} GiB of memory"
     )
-    memory = physical_memory()
-    if b.memory_bytes > memory:
+    budget = memory_budget()
+    if b.memory_bytes > budget.bytes:
         holds = (
             f"policy '{model['whole_run']}' keeps every job of the run in memory (its state is "
             "built from the whole run, docs/decisions/0003): "
@@ -163,7 +246,7 @@ def check_budget(spec, rate: float, trace_jobs: int | None = None, **model: obje
             else ""
         )
         raise SpecError(
-            f"{holds}{what}, more than this machine's {memory / 2**30:.3g} GiB: shorten the run",
+            f"{holds}{what}, more than {budget.says()}: shorten the run",
             field=field,
         )
     if b.hours > run.max_hours:

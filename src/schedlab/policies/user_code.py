@@ -7,12 +7,16 @@ user's code and the error's first line (Numba adds the compiled function's file 
 traceback of what it raises). A Numba typing error names no frame of the user's code in its
 traceback: its place is the innermost "typing of call at FILE (LINE)" of the user's code in its
 message, and its reason the message's first line past Numba's "Failed in ... pipeline" headers.
+An index out of range in a plugin's kernel (compiled with bounds checks, schedlab._jit.kernel)
+names the line of the indexing in its message. Python's own files (``functools.py``) are never
+the user's place.
 """
 
 from __future__ import annotations
 
 import inspect
 import re
+import sysconfig
 import traceback
 from collections.abc import Callable
 from pathlib import Path
@@ -21,6 +25,7 @@ from typing import Any
 from schedlab.errors import PolicyError, SchedlabError
 
 _SCHEDLAB = Path(__file__).resolve().parents[1]  # schedlab's package: not the user's code
+_PYTHON = {Path(sysconfig.get_path(n)).resolve() for n in ("stdlib", "platstdlib")}
 
 
 def is_built_in(function: Any) -> bool:
@@ -28,17 +33,35 @@ def is_built_in(function: Any) -> bool:
     return getattr(function, "py_func", function).__module__.startswith("schedlab.")
 
 
-_TYPED_AT = re.compile(r"typing of (?:[\w-]+ )?call at (?P<file>.+?) \((?P<line>\d+)\)$", re.M)
+# "During: typing of call at FILE (LINE)", "... of get attribute at", "... of setitem at", ...
+_TYPED_AT = re.compile(r"typing of [\w -]+? at (?P<file>.+?) \((?P<line>\d+)\)$", re.M)
 _NUMBA_HEADER = re.compile(r"^Failed in \w+ mode pipeline")
 
 
 def _users(path: str) -> bool:
-    return not Path(path).resolve().is_relative_to(_SCHEDLAB) and "numba" not in Path(path).parts
+    """``path`` is a file of the user's code: not schedlab's, Numba's or Python's own
+    (``functools.py`` of a cached property is no place in a plugin)."""
+    resolved = Path(path).resolve()
+    return not (
+        resolved.is_relative_to(_SCHEDLAB)
+        or "numba" in resolved.parts
+        or any(resolved.is_relative_to(p) for p in _PYTHON)
+        or path.startswith("<")  # <frozen ...>, <string>
+    )
+
+
+# A bounds check's IndexError in a plugin's kernel (schedlab._jit._install_located_boundscheck)
+_OUT_OF_BOUNDS = re.compile(r"index is out of bounds \((?P<file>.+):(?P<line>\d+)\)$", re.M)
 
 
 def _typing_place(message: str) -> str | None:
-    """The innermost place of the user's code a Numba typing error's message names."""
-    places = [m for m in _TYPED_AT.finditer(message) if _users(m["file"])]
+    """The innermost place of the user's code a Numba typing error's message names, or the
+    indexing a bounds check found out of range."""
+    places = [
+        m
+        for m in (*_OUT_OF_BOUNDS.finditer(message), *_TYPED_AT.finditer(message))
+        if _users(m["file"])
+    ]
     return f"{places[0]['file']}:{places[0]['line']}" if places else None
 
 

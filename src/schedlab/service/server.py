@@ -47,10 +47,15 @@ def start(
     replayed through it in order."""
     spec = load_spec(spec_path)
     name = policy or spec.policy.name
-    scheduler = Scheduler.from_spec(spec, name, plugins=plugins)
     if event_log is None:
+        scheduler = Scheduler.from_spec(spec, name, plugins=plugins)
         return Started(Service(scheduler, None, name, scheduler.model.family), [], 0)
-    opened = EventLog.open(event_log, log_header(spec, name))
+    opened = EventLog.open(event_log, log_header(spec, name))  # locked: a second server stops here
+    try:
+        scheduler = Scheduler.from_spec(spec, name, plugins=plugins)
+    except BaseException:
+        opened.log.close()
+        raise
     for number, line in enumerate(opened.events, 2):
         try:
             apply(scheduler, *parse(line))
