@@ -32,7 +32,8 @@ Per case:
   (:func:`fsync_probe`; a stall of the shared disk holds every answer of its group);
 * ``target ...``: the issue's two targets beside what was measured with the event log on (the
   service's real mode): the decisions/s of the sustained step kept up at the highest rate, and
-  the p99 of each logged half-saturation step, ``met`` or not.
+  the p99 of each logged half-saturation step, ``met`` or not (ServerFilling-SRPT's rate target
+  is withdrawn since issue 44: recorded, marked ``withdrawn``).
 
 The client is cheap on purpose (both processes share this machine's 2 cores, and whatever the
 client spends the server does not get): a minimal keep-alive HTTP/1.1 client (RawTarget,
@@ -645,6 +646,11 @@ def case_records(label: str, spec_text: str, jobs_of, policy: str | None, folder
 
 
 TARGET_RATE = 5000.0  # decisions/s sustained, with the event log (issue 34 item 5)
+# cases whose rate target is withdrawn, and why (the figure is still measured and recorded)
+RATE_TARGET_WITHDRAWN = {
+    CASES[1][0]: "withdrawn (issue 44 item 3): no replay that keeps the k = 8 cluster's workload "
+    "holds 5,000 decisions/s with a durable log (the faithful-replay bound, docs/online.md)"
+}
 TARGET_P99_MS = 5.0  # at half of saturation, with the event log
 
 
@@ -663,6 +669,11 @@ def targets(label: str, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "decisions_per_s": best["decisions_per_s"],
             "measured_in": best["name"],
             "met": best["decisions_per_s"] >= TARGET_RATE,
+            **(
+                {"withdrawn": RATE_TARGET_WITHDRAWN[label]}
+                if label in RATE_TARGET_WITHDRAWN
+                else {}
+            ),
             "jobs_waiting_at_end": best["jobs_waiting_at_end"],
             "load_average_1min": best["load_average_1min"],
         }
@@ -690,8 +701,9 @@ SETUP = {
     "concurrent_connections": CONNECTIONS,
     "affinity": "none: client and server share the machine's cores with other jobs (pinning each "
     "to one core was slower here, 2,900 -> 1,200 decisions/s)",
-    "server": "schedlab serve --insecure-local: uvicorn, one worker, uvloop, httptools with a "
-    "response in one write; --event-log steps: group commit, fsync on the loop's thread",
+    "server": "schedlab serve --insecure-local: uvicorn, one worker, uvloop, its httptools "
+    "protocol; the event endpoints as Starlette routes in front of FastAPI; --event-log steps: "
+    "group commit, the log written and fsync'd on a thread of its own",
     "decision": "one request (a request of several events of one instant counts once)",
     "cores": os.cpu_count(),
 }
@@ -737,7 +749,8 @@ def run() -> list[dict]:
     for r in records[1:]:
         rate = r.get("decisions_per_s", r.get("requests_per_s"))
         if "met" in r:
-            print(f"   {r['name']:<70} {'met' if r['met'] else 'NOT met'}")
+            verdict = "withdrawn" if "withdrawn" in r else "met" if r["met"] else "NOT met"
+            print(f"   {r['name']:<70} {verdict}")
             continue
         if "jobs_waiting_max" in r:
             print(f"   {r['name']:<70} at most {r['jobs_waiting_max']:,} waiting")

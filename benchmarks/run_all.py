@@ -26,6 +26,8 @@ def main(names: list[str]) -> None:
         records = module.run()
         for r in records:
             rate = f"  {r['events_per_s'] / 1e6:8.2f} M events/s" if "events_per_s" in r else ""
+            if not rate and "decisions_per_s" in r:  # the online service (bench_serve)
+                rate = f"  {r['decisions_per_s']:8.0f} decisions/s"
             wall = f"{r['wall_s']:9.3f} s" if "wall_s" in r else ""  # a fitted model has none
             print(f"   {r['name']:<55} {wall}{rate}", flush=True)
         payload = {

@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import ast
 import functools
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import schedlab
@@ -107,3 +111,100 @@ def test_without_dispatch_calls_the_same_compiled_code_and_leaves_the_rest_alone
     np.testing.assert_array_equal(direct(a, 3.0), expected)
     plain = scaled.py_func
     assert without_dispatch(plain) is plain
+
+
+# A process with Numba set up its own way: its cache directory, its import hooks, its indexing.
+OWN_SETUP = """
+import json, os, sys
+import numpy as np
+import numba
+from numba.core import config
+from numba.np import arrayobj
+
+config.CACHE_DIR = sys.argv[1]
+before = {
+    "cache_dir": config.CACHE_DIR,
+    "meta_path": [repr(f) for f in sys.meta_path],
+    "numba_env": {k: v for k, v in os.environ.items() if k.startswith("NUMBA_")},
+}
+fix_integer_index = arrayobj.fix_integer_index
+import schedlab
+import schedlab.engine.loop  # the engine: its opted-in kernels are declared
+from schedlab._jit import kernel
+
+@kernel(wraparound=False, cache=False, boundscheck=False)  # bounds checks test i < 0 too
+def fast(a, i):
+    return a[i]
+
+fast(np.arange(3.0), 1)  # compiled here: within the door's scoped indexing
+after = {
+    "cache_dir": config.CACHE_DIR,
+    "meta_path": [repr(f) for f in sys.meta_path],
+    "numba_env": {k: v for k, v in os.environ.items() if k.startswith("NUMBA_")},
+}
+print(json.dumps({
+    "before": before,
+    "after": after,
+    "same_fix_integer_index": arrayobj.fix_integer_index is fix_integer_index,
+    "blas_loaded_alone": "scipy.linalg" not in sys.modules
+    and "scipy.linalg.cython_blas" in sys.modules,
+    "wraps": "icmp slt i64 %arg.i, 0" in fast.inspect_llvm(fast.signatures[0]),
+}))
+"""
+
+
+def test_importing_schedlab_changes_nothing_in_a_process_that_set_numba_up(tmp_path):
+    """Issue 44 item 4 (decision 0020): a process that imported Numba first and set its cache
+    directory keeps it, its import hooks (``sys.meta_path``), its ``NUMBA_*`` environment and
+    Numba's ``fix_integer_index`` after importing schedlab and its engine and compiling an
+    opted-in kernel, which is compiled without the ``i < 0`` test all the same (the door puts
+    its indexing in place only while the kernel compiles)."""
+    env = {**os.environ}
+    for name in ("NUMBA_CACHE_DIR", "NUMBA_BOUNDSCHECK", "NUMBA_DISABLE_JIT", "SCHEDLAB_JIT"):
+        env.pop(name, None)
+    own = tmp_path / "own-cache"
+    done = subprocess.run(
+        [sys.executable, "-c", OWN_SETUP, str(own)], capture_output=True, text=True, env=env
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    seen = json.loads(done.stdout.splitlines()[-1])
+    assert seen["after"] == seen["before"]
+    assert seen["before"]["cache_dir"] == str(own)
+    assert seen["same_fix_integer_index"]
+    assert not seen["blas_loaded_alone"]
+    assert not seen["wraps"]
+
+
+KEYED_CACHE = """
+import json, sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+import kernels_of_the_keyed_cache as m
+from numba.core import config
+from schedlab._jit import cache_dir
+value = m.twice(21)
+print(json.dumps({
+    "value": value,
+    "numba_cache_dir": config.CACHE_DIR,
+    "index_files": [str(p.relative_to(cache_dir())) for p in cache_dir().rglob("*.nbi")],
+}))
+"""
+
+
+def test_a_kernel_is_cached_in_the_keyed_directory_without_setting_numba_cache_dir(tmp_path):
+    """Without ``NUMBA_CACHE_DIR``, schedlab's kernels cache in the directory keyed by the
+    versions and the code hash (``_jit.cache_dir``, under ``$XDG_CACHE_HOME``), and Numba's
+    ``CACHE_DIR`` stays unset for the rest of the process."""
+    (tmp_path / "kernels_of_the_keyed_cache.py").write_text(
+        "from schedlab._jit import kernel\n\n\n@kernel\ndef twice(x):\n    return 2 * x\n"
+    )
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    env.pop("NUMBA_CACHE_DIR", None)
+    done = subprocess.run(
+        [sys.executable, "-c", KEYED_CACHE, str(tmp_path)], capture_output=True, text=True, env=env
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    seen = json.loads(done.stdout.splitlines()[-1])
+    assert seen["value"] == 42 and seen["numba_cache_dir"] == ""
+    assert len(seen["index_files"]) == 1
+    assert ".twice-" in seen["index_files"][0]

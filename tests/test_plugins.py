@@ -14,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 import schedlab
+from schedlab._jit import kernel_cache_dir
 from schedlab.cli import app
 from schedlab.errors import PluginError
 from schedlab.plugins import load_plugin
@@ -28,18 +29,18 @@ runner = CliRunner()
 LCFS_PLUGIN = '''
 """A user's policy outside the package: LCFS first fit."""
 import numpy as np
-from numba import njit
 
 from schedlab.engine.actions import start
 from schedlab.engine.constants import Q_TAIL
 from schedlab.engine.loop import run_engine
 from schedlab.policies.placement import first_fit
 from schedlab.policies.contract import Policy, PolicyState, engine_sizes, register
+from schedlab.policy_api import kernel
 
 STATE = PolicyState("lcfs_plugin", [])
 
 
-@njit(cache=True)
+@kernel
 def decide(st, ps):
     j = st.ctr[Q_TAIL]
     while j != -1:
@@ -50,7 +51,7 @@ def decide(st, ps):
         j = before
 
 
-@njit(cache=True)
+@kernel
 def run(st, ps, max_events):
     return run_engine(st, ps, decide, max_events)
 
@@ -107,7 +108,7 @@ def test_a_plugin_policy_runs_from_python_with_the_mm1_mean(plugin_file):
     assert result.stable
     assert result["mean_response_time"].covers(1 / (1 - 0.5), level=0.999)
     # compiled once, cached on disk next to the built-in policies' code
-    cached = list(Path(os.environ["NUMBA_CACHE_DIR"]).rglob("lcfs_plugin.*.nbi"))
+    cached = list(Path(kernel_cache_dir()).rglob("lcfs_plugin.*.nbi"))
     assert cached, "the plugin's compiled code is not in schedlab's Numba cache"
     assert load_plugin(plugin_file) == ["lcfs-first-fit"]  # loading again is a no-op
 

@@ -2,16 +2,15 @@
 
 The public names are imported on first use (PEP 562), so that ``import schedlab`` and the CLI's
 ``--help`` do not pay for NumPy, SciPy, Numba and PyArrow until a simulation needs them.
+``import schedlab`` changes nothing in the process (no Numba setting, no import hook):
+:func:`configure` applies the entry points' process tuning for a caller that wants it.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from schedlab._jit import configure as _configure_numba
 from schedlab._version import __version__
-
-_configure_numba()
 
 _PUBLIC = {
     "Result": "schedlab.simulation.result",
@@ -22,6 +21,7 @@ _PUBLIC = {
     "sweep": "schedlab.api",
     "SweepResults": "schedlab.api",
     "load_plugin": "schedlab.plugins",
+    "configure": "schedlab._jit",
 }
 
 __all__ = [
@@ -30,6 +30,7 @@ __all__ = [
     "SimulationSpec",
     "SweepResults",
     "__version__",
+    "configure",
     "load_plugin",
     "load_spec",
     "simulate",
@@ -37,6 +38,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from schedlab._jit import configure
     from schedlab.api import SweepResults, simulate, sweep
     from schedlab.engine.metrics import Estimate
     from schedlab.model.spec import SimulationSpec, load_spec

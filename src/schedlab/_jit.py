@@ -5,14 +5,23 @@ name schedlab uses (docs/decisions/0010-one-door-to-numba.md).
   ``cache=True``). ``@kernel(wraparound=False)`` compiles the function's array indexing without
   negative-index wraparound (the engine and the policies' hot kernels); every other function keeps
   Python's meaning of ``a[-1]``, whatever was imported first.
-* ``SCHEDLAB_JIT=0`` runs every compiled function as plain Python (for debugging and for
-  policies that are not Numba-compatible); it sets ``NUMBA_DISABLE_JIT``.
+* ``SCHEDLAB_JIT=0`` runs every compiled function of schedlab as plain Python (for debugging and
+  for policies that are not Numba-compatible), as ``NUMBA_DISABLE_JIT=1`` does for all of Numba;
+  it changes no Numba setting (:func:`jit_disabled`).
 * Compiled code is cached on disk in a directory keyed by the Numba and llvmlite versions and by a
   hash of the sources that compiled code is built from (this module, the engine, the policies and
   the job generation's kernels in ``simulation``). Numba's cache only checks the timestamp of the
   file that defines a cached function, not of the functions it calls in other modules; keying the
   directory by those sources makes any edit to the engine or a policy invalidate every cached
-  runner. See docs/decisions/0001-engine-architecture.md.
+  runner. See docs/decisions/0001-engine-architecture.md. The directory is given to schedlab's
+  kernels only (their cache's locator, :class:`_KeyedLocator`); ``numba.config.CACHE_DIR`` is
+  left as it is (when set, by ``NUMBA_CACHE_DIR`` or the caller, schedlab's kernels use it too).
+
+Nothing here changes the process on import (docs/decisions/0020): the indexing without wraparound
+is installed only while an opted-in kernel compiles and taken out after; the one process-wide
+tuning, SciPy's BLAS module loaded alone (:func:`configure`), is for entry points to opt into
+(the CLI, ``schedlab serve``, the workers of a sweep) or a caller through
+``schedlab.configure()``.
 
 Private Numba names (anything not exported by ``numba``, ``numba.extending``, ``numba.types``,
 ``numba.core.errors``, ``numba.config`` or the public names of ``numba.experimental.structref``)
@@ -23,6 +32,7 @@ stays light, and the private names load on first use (:func:`__getattr__`).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
@@ -67,14 +77,49 @@ def cache_dir() -> Path:
     return Path(base) / "schedlab" / f"{versions}-{code_hash()}"
 
 
-def configure() -> None:
+def kernel_cache_dir() -> str:
+    """Where schedlab's kernels are cached: ``numba.config.CACHE_DIR`` when set (by
+    ``NUMBA_CACHE_DIR`` or the caller), else :func:`cache_dir`."""
+    from numba.core import config
+
+    return config.CACHE_DIR or str(cache_dir())
+
+
+def jit_disabled() -> bool:
+    """schedlab's kernels run as plain Python: ``SCHEDLAB_JIT=0`` (or ``false``, ``no``,
+    ``off``), or Numba's own ``NUMBA_DISABLE_JIT`` (``numba.config.DISABLE_JIT``)."""
     if os.environ.get("SCHEDLAB_JIT", "1").strip().lower() in {"0", "false", "no", "off"}:
-        os.environ["NUMBA_DISABLE_JIT"] = "1"
+        return True
+    from numba.core import config
+
+    return bool(config.DISABLE_JIT)
+
+
+_TUNED = False  # configure() was called: the BLAS module is loaded alone before the first kernel
+
+
+def configure() -> None:
+    """The process tuning of schedlab's entry points (``schedlab`` and ``schedlab serve``, the
+    workers of a sweep), for a caller to opt into; ``import schedlab`` does not call it.
+
+    * Numba's cache directory (``NUMBA_CACHE_DIR``, and ``numba.config.CACHE_DIR`` if Numba is
+      imported) is :func:`cache_dir` unless ``NUMBA_CACHE_DIR`` is set: a plugin's functions
+      declared with ``numba.njit(cache=True)`` rather than :func:`kernel` are then cached beside
+      schedlab's own, in the directory keyed by the engine's sources (schedlab's kernels are
+      cached there in any case, :func:`kernel_cache_dir`).
+    * Before the first kernel is declared, SciPy's BLAS extension module is loaded alone, without
+      the whole of ``scipy.linalg`` that Numba's BLAS check would import
+      (:func:`_blas_without_scipy_linalg`: a module put in ``sys.modules`` and an import hook on
+      ``sys.meta_path``).
+
+    Computed results do not depend on either."""
+    global _TUNED
+    _TUNED = True
     if "NUMBA_CACHE_DIR" in os.environ:
         return
     directory = str(cache_dir())
     os.environ["NUMBA_CACHE_DIR"] = directory
-    if "numba" in sys.modules:  # imported before schedlab: patch the live config instead
+    if "numba" in sys.modules:  # imported before: the live configuration too
         from numba.core import config
 
         config.CACHE_DIR = directory
@@ -94,23 +139,28 @@ def kernel(func: Callable | None = None, /, *, wraparound: bool = True, **option
 
     A function outside schedlab (a plugin's) is compiled with ``boundscheck=True`` unless it
     says ``boundscheck=False`` (for speed): an index out of range raises IndexError naming the
-    file and line of the indexing (:func:`_install_located_boundscheck`) rather than reading
-    or writing outside the array. schedlab's own functions are compiled without the checks."""
+    file and line of the indexing (:func:`_located_boundscheck`, in force only while it compiles)
+    rather than reading or writing outside the array. schedlab's own functions are compiled
+    without the checks."""
     if func is None:
         return functools.partial(kernel, wraparound=wraparound, **options)
-    _blas_without_scipy_linalg()
+    if jit_disabled():
+        return func
+    if _TUNED:
+        _blas_without_scipy_linalg()
     import numba
 
     if not wraparound:
-        _install_indexing()
+        _check_indexing()
         _NO_WRAPAROUND.add(_mangled_prefix(func))
+        options["pipeline_class"] = _compiler(wraparound=False, located=False)
     if not func.__module__.startswith("schedlab."):  # a plugin's: bounds checked unless it opts out
         options.setdefault("boundscheck", True)
         if options["boundscheck"]:
-            _install_located_boundscheck()
+            options["pipeline_class"] = _compiler(wraparound=wraparound, located=True)
     cache = options.pop("cache", True)
     compiled = numba.njit(**options)(func)
-    if cache and hasattr(compiled, "enable_caching"):  # not plain Python (SCHEDLAB_JIT=0)
+    if cache and hasattr(compiled, "enable_caching"):  # not plain Python (NUMBA_DISABLE_JIT)
         compiled._cache = _CacheOnFirstUse(func)
     return compiled
 
@@ -134,9 +184,7 @@ class _CacheOnFirstUse:
 
     def _function_cache(self) -> Any:
         if self._cache is None:
-            from numba.core.caching import FunctionCache
-
-            self._cache = FunctionCache(self._func)
+            self._cache = _keyed_function_cache()(self._func)
         return self._cache
 
     def load_overload(self, sig: Any, target_context: Any) -> Any:
@@ -154,6 +202,37 @@ class _CacheOnFirstUse:
         cache = self._function_cache()
         with cache._guard_against_spurious_io_errors():
             return cache._load_overload(sig, target_context)
+
+
+@functools.cache
+def _keyed_function_cache() -> type:
+    """Numba's ``FunctionCache`` whose directory is :func:`kernel_cache_dir` (else Numba's own
+    fallbacks: a zip file, IPython): the keyed directory for schedlab's kernels without setting
+    ``numba.config.CACHE_DIR`` for the process. Private: ``numba.core.caching``'s
+    ``FunctionCache``, ``CompileResultCacheImpl`` (its ``_locator_classes``) and
+    ``UserProvidedCacheLocator`` (the locator of ``NUMBA_CACHE_DIR``, given another directory)."""
+    from numba.core import caching
+
+    class _KeyedLocator(caching.UserProvidedCacheLocator):
+        def __init__(self, py_func: Any, py_file: str) -> None:
+            self._py_file = py_file
+            self._lineno = py_func.__code__.co_firstlineno
+            subpath = self.get_suitable_cache_subpath(py_file)
+            self._cache_path = os.path.join(kernel_cache_dir(), subpath)
+
+        @classmethod
+        def from_function(cls, py_func: Any, py_file: str) -> Any:
+            # the source-file locator's checks (the file exists, the directory is writable),
+            # without UserProvidedCacheLocator's "only when numba.config.CACHE_DIR is set"
+            return super(caching.UserProvidedCacheLocator, cls).from_function(py_func, py_file)
+
+    class _KeyedImpl(caching.CompileResultCacheImpl):
+        _locator_classes = (_KeyedLocator, *caching.CompileResultCacheImpl._locator_classes[1:])
+
+    class _KeyedFunctionCache(caching.FunctionCache):
+        _impl_class = _KeyedImpl
+
+    return _KeyedFunctionCache
 
 
 BLAS_MODULE = "scipy.linalg.cython_blas"
@@ -265,67 +344,129 @@ def _is_constant(value: Any) -> bool:
     return isinstance(tuple_value, ir.Constant)
 
 
-def _install_indexing() -> None:
-    """Wrap ``numba.np.arrayobj.fix_integer_index`` (private; the step every integer index of
-    ``a[i]`` goes through when Numba lowers it; checked with this signature on Numba 0.68.1):
-    a signed, non-constant index in a function that opted in is used as it is. Installed when the
-    first opted-in function is decorated, so before any of them compiles. Raises when this Numba
-    has no such function, rather than compiling slower code silently."""
+def _check_indexing() -> None:
+    """Raise when this Numba has no ``numba.np.arrayobj.fix_integer_index`` (private; the step
+    every integer index of ``a[i]`` goes through when Numba lowers it; checked with this signature
+    on Numba 0.68.1), when the first opted-in function is declared, rather than compile slower
+    code silently."""
     import numba  # noqa: F401  (whole first: numba.np.arrayobj alone is a circular import)
+    from numba.np import arrayobj
+
+    arrayobj.fix_integer_index  # noqa: B018  (AttributeError on a Numba without it)
+
+
+_indexing_depth = 0  # opted-in compiles under way (nested: a kernel's callee compiles within it)
+
+
+@contextlib.contextmanager
+def _indexing_without_wraparound() -> Any:
+    """While an opted-in kernel compiles, ``numba.np.arrayobj.fix_integer_index`` is wrapped: a
+    signed, non-constant index in a function that opted in (its LLVM name, :func:`opted_in`) is
+    used as it is; every other function, compiled meanwhile (a callee, Numba's own overloads),
+    keeps Numba's. Numba's own is put back when the outermost such compile ends (compiles run
+    one at a time, under Numba's compiler lock)."""
+    global _indexing_depth
     from numba.core import types
     from numba.np import arrayobj
 
     python_semantics = arrayobj.fix_integer_index
-    if getattr(python_semantics, "schedlab", False):
-        return
+    if _indexing_depth == 0:
 
-    def fix_integer_index(context, builder, idxty, idx, size):
-        if idxty.signed and opted_in(builder.function.name) and not _is_constant(idx):
-            return context.cast(builder, idx, idxty, types.intp)
-        return python_semantics(context, builder, idxty, idx, size)
+        def fix_integer_index(context, builder, idxty, idx, size):
+            if idxty.signed and opted_in(builder.function.name) and not _is_constant(idx):
+                return context.cast(builder, idx, idxty, types.intp)
+            return python_semantics(context, builder, idxty, idx, size)
 
-    fix_integer_index.schedlab = True
-    arrayobj.fix_integer_index = fix_integer_index
+        fix_integer_index.schedlab = True
+        arrayobj.fix_integer_index = fix_integer_index
+    _indexing_depth += 1
+    try:
+        yield
+    finally:
+        _indexing_depth -= 1
+        if _indexing_depth == 0:
+            arrayobj.fix_integer_index = python_semantics
+
+
+@functools.cache
+def _compiler(wraparound: bool, located: bool) -> type:
+    """The compiler pipeline of a kernel that opted out of wraparound or in to located bounds
+    checks (``numba.njit``'s documented ``pipeline_class``): Numba's own, compiling within
+    :func:`_indexing_without_wraparound` and/or :func:`_located_boundscheck`, so neither patch
+    outlives the compile. Private: ``numba.core.compiler.Compiler``, its ``compile_extra`` and
+    ``compile_ir``."""
+    from numba.core.compiler import Compiler
+
+    def scoped() -> contextlib.ExitStack:
+        stack = contextlib.ExitStack()
+        if not wraparound:
+            stack.enter_context(_indexing_without_wraparound())
+        if located:
+            stack.enter_context(_located_boundscheck())
+        return stack
+
+    class ScopedCompiler(Compiler):
+        def compile_extra(self, func: Any) -> Any:
+            with scoped():
+                return super().compile_extra(func)
+
+        def compile_ir(self, func_ir: Any, lifted: Any = (), lifted_from: Any = None) -> Any:
+            with scoped():
+                return super().compile_ir(func_ir, lifted, lifted_from)
+
+    return ScopedCompiler
 
 
 _LOWERING: list[Any] = []  # the source location of each instruction being lowered, innermost last
 
 
-def _install_located_boundscheck() -> None:
-    """An IndexError of a bounds check says where: ``index is out of bounds (FILE:LINE)``, the
-    line of the indexing (Numba's says nothing of it, and has no location to give it). Private:
-    ``numba.core.lowering.Lower.lower_inst`` is wrapped to note the location of the instruction
-    being lowered (``inst.loc``), and ``numba.core.cgutils.do_boundscheck`` (looked up there and
-    in ``numba.np.arrayobj`` at each use; checked with this signature on Numba 0.68.1) is
-    replaced by the same check with that location in its message. Installed when the first
-    bounds-checked function is declared, so before any of them compiles."""
+_located_depth = 0  # located bounds-checked compiles under way (nested like the indexing's)
+
+
+@contextlib.contextmanager
+def _located_boundscheck() -> Any:
+    """While a bounds-checked kernel compiles, an IndexError of a bounds check says where:
+    ``index is out of bounds (FILE:LINE)``, the line of the indexing (Numba's says nothing of it,
+    and has no location to give it). Private: ``numba.core.lowering.Lower.lower_inst`` is wrapped
+    to note the location of the instruction being lowered (``inst.loc``), and
+    ``numba.core.cgutils.do_boundscheck`` (looked up there and in ``numba.np.arrayobj`` at each
+    use; checked with this signature on Numba 0.68.1) is replaced by the same check with that
+    location in its message. Both are put back when the outermost such compile ends."""
+    global _located_depth
     from numba.core import cgutils, lowering
 
-    if getattr(cgutils.do_boundscheck, "schedlab", False):
-        return
-    lower_inst = lowering.Lower.lower_inst
+    lower_inst, numba_boundscheck = lowering.Lower.lower_inst, cgutils.do_boundscheck
+    if _located_depth == 0:
 
-    def located_lower_inst(self: Any, inst: Any) -> Any:
-        _LOWERING.append(getattr(inst, "loc", None))
-        try:
-            return lower_inst(self, inst)
-        finally:
-            _LOWERING.pop()
+        def located_lower_inst(self: Any, inst: Any) -> Any:
+            _LOWERING.append(getattr(inst, "loc", None))
+            try:
+                return lower_inst(self, inst)
+            finally:
+                _LOWERING.pop()
 
-    def do_boundscheck(context: Any, builder: Any, ind: Any, dimlen: Any, axis: Any = None) -> None:
-        loc = _LOWERING[-1] if _LOWERING else None
-        where = f" ({loc.filename}:{loc.line})" if getattr(loc, "filename", None) else ""
-        message = f"index is out of bounds{where}"
-        for outside in (
-            builder.icmp_signed(">=", ind, dimlen),
-            builder.icmp_signed("<", ind, ind.type(0)),
-        ):
-            with cgutils.if_unlikely(builder, outside):
-                context.call_conv.return_user_exc(builder, IndexError, (message,))
+        def do_boundscheck(
+            context: Any, builder: Any, ind: Any, dimlen: Any, axis: Any = None
+        ) -> None:
+            loc = _LOWERING[-1] if _LOWERING else None
+            where = f" ({loc.filename}:{loc.line})" if getattr(loc, "filename", None) else ""
+            message = f"index is out of bounds{where}"
+            for outside in (
+                builder.icmp_signed(">=", ind, dimlen),
+                builder.icmp_signed("<", ind, ind.type(0)),
+            ):
+                with cgutils.if_unlikely(builder, outside):
+                    context.call_conv.return_user_exc(builder, IndexError, (message,))
 
-    do_boundscheck.schedlab = True  # type: ignore[attr-defined]
-    lowering.Lower.lower_inst = located_lower_inst
-    cgutils.do_boundscheck = do_boundscheck
+        lowering.Lower.lower_inst = located_lower_inst
+        cgutils.do_boundscheck = do_boundscheck
+    _located_depth += 1
+    try:
+        yield
+    finally:
+        _located_depth -= 1
+        if _located_depth == 0:
+            lowering.Lower.lower_inst, cgutils.do_boundscheck = lower_inst, numba_boundscheck
 
 
 # ------------------------------------------------------------------- other private Numba names

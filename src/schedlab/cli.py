@@ -502,13 +502,22 @@ def app_for(argv: list[str]) -> typer.Typer:
     return single
 
 
+_ENDING: list[int] = []  # the status main() ended with, for _end_without_teardown
+
+
 def main() -> None:
     """The command; an output that cannot be written (stdout to a full disk, a closed pipe) is
-    one line on stderr, never a traceback. The process then ends through :func:`_end`."""
+    one line on stderr, never a traceback. The process then ends through
+    :func:`_end_without_teardown`."""
+    import atexit
     import gc
     import os
     import sys
 
+    from schedlab._jit import configure
+
+    configure()  # the entry point's process tuning (decision 0020)
+    atexit.register(_end_without_teardown)  # the first handler registered: the last to run
     gc.set_threshold(GC_THRESHOLD, *gc.get_threshold()[1:])
     status: object = 0
     try:
@@ -523,34 +532,35 @@ def main() -> None:
             f"{exc.filename}: {reason}" if exc.filename else f"cannot write the output ({reason})"
         )
         sys.stderr.write(f"error: {line}\n")
-        sys.exit(1)
+        status = 1
     except SystemExit as done:
         status = done.code
-    _end(status)
+    watched = sys.getprofile() is not None or sys.gettrace() is not None
+    if not watched and (status is None or isinstance(status, int)):
+        _ENDING.append(status or 0)
+    sys.exit(status)
 
 
-def _end(status: object) -> None:
-    """End the process with ``status`` without tearing the interpreter down: the exit handlers
-    (``atexit``, ``weakref.finalize``: temporary files, pools) run and stdout and stderr are
-    flushed, then ``os._exit``. Freeing every module's objects one by one (Numba's typing and
-    lowering registries above all) is a fifth of a short simulation's time and does nothing a
-    finished command needs (issue 33). Python's own exit instead with another thread still
-    running (it waits for them), under a profiler or a debugger (they report after the program
-    ends) or with a status that is not a number."""
-    import atexit
+def _end_without_teardown() -> None:
+    """The last exit handler of ``schedlab``: ends the process with main()'s status without
+    tearing the interpreter down. Python's exit has waited for the threads still running and run
+    the other exit handlers (``atexit``, ``weakref.finalize``: temporary files, pools; all
+    registered after this one, and so run before it); stdout and stderr are flushed, then
+    ``os._exit``. Freeing every module's objects one by one (Numba's typing and lowering
+    registries above all) is a fifth of a short simulation's time and does nothing a finished
+    command needs (issue 33). Nothing is done (Python's own exit goes on) when main() did not
+    finish, ran under a profiler or a debugger (they report after the program ends), or ended
+    with a status that is not a number."""
     import contextlib
     import os
     import sys
-    import threading
 
-    watched = sys.getprofile() is not None or sys.gettrace() is not None
-    if watched or threading.active_count() > 1 or not (status is None or isinstance(status, int)):
-        sys.exit(status)
-    atexit._run_exitfuncs()  # private, but the very call of Python's own exit (CPython 3.11+)
+    if not _ENDING:
+        return
     with contextlib.suppress(OSError):  # a closed pipe: nothing more can be said
         sys.stdout.flush()
         sys.stderr.flush()
-    os._exit(status or 0)
+    os._exit(_ENDING[-1])
 
 
 if __name__ == "__main__":

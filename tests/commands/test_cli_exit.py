@@ -1,6 +1,7 @@
-"""The ``schedlab`` process ends without tearing the interpreter down (schedlab.cli._end, issue 33
-item 1), and loses nothing by it: the output files are whole, the printed result complete, the
-exit status kept, the exit handlers run, and a thread still running is waited for."""
+"""The ``schedlab`` process ends without tearing the interpreter down
+(schedlab.cli._end_without_teardown, issue 33 item 1), and loses nothing by it: the output files
+are whole, the printed result complete, the exit status kept, the exit handlers run, and a thread
+still running is waited for."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from numba.np import arrayobj
 
-from schedlab._jit import _install_indexing, kernel
+from schedlab._jit import _indexing_without_wraparound, kernel
 
 # Python's wraparound of a run-time index: Numba compares it with 0 (``i < 0 ? i + n : i``).
 WRAPS = re.compile(r"icmp slt i\d+ %(arg\.i|\.\d+), 0")
@@ -41,7 +41,8 @@ def _wraps(dispatcher, *args) -> bool:
 
 
 def _compiled(module: str, qualname: str, body: str = "a[i]", **options):
-    return kernel(_define(module, qualname, body), cache=False, **options)
+    """Without bounds checks (a plugin's are on by default): they also test ``i < 0``."""
+    return kernel(_define(module, qualname, body), cache=False, boundscheck=False, **options)
 
 
 @NO_BOUNDSCHECK
@@ -73,11 +74,24 @@ def test_constant_negative_index_keeps_python_semantics():
     assert in_tuple(table, 1) == 2.0 + 10 * 5.0 + 100 * 4.0
 
 
-def test_hook_installed_once():
-    _install_indexing()
-    hook = arrayobj.fix_integer_index
-    _install_indexing()
-    assert arrayobj.fix_integer_index is hook and getattr(hook, "schedlab", False)
+def test_the_hook_is_in_place_only_while_an_opted_in_kernel_compiles():
+    """Decision 0020: Numba's ``fix_integer_index`` is wrapped once while an opted-in kernel
+    compiles (nested compiles included), and Numba's own is back after, also when the compile
+    fails."""
+    numbas = arrayobj.fix_integer_index
+    assert not getattr(numbas, "schedlab", False)
+    with _indexing_without_wraparound():
+        hook = arrayobj.fix_integer_index
+        with _indexing_without_wraparound():
+            assert arrayobj.fix_integer_index is hook  # a nested compile: the same hook
+        assert arrayobj.fix_integer_index is hook and hook.schedlab
+    assert arrayobj.fix_integer_index is numbas
+    broken = _compiled("schedlab.engine.probe", "broken", "a[i] + undefined_name", wraparound=False)
+    with pytest.raises(numba.core.errors.TypingError):
+        broken(np.arange(3.0), 1)
+    assert arrayobj.fix_integer_index is numbas
+    assert _compiled("schedlab.engine.probe", "scoped", wraparound=False)(np.arange(3.0), 1) == 1
+    assert arrayobj.fix_integer_index is numbas
 
 
 PROBE_MODULE = """

@@ -8,6 +8,7 @@ import asyncio
 import hashlib
 import json
 import os
+import sys
 import threading
 import time
 
@@ -178,6 +179,21 @@ def test_group_commit_answers_after_an_fsync_covering_the_line_and_shares_fsyncs
     assert all(line <= durable for line, durable in answered)
 
 
+def test_the_event_log_leaves_the_process_switch_interval_alone():
+    """Decision 0020: the writing thread of a group commit changes no process setting; the
+    switch interval its thread wants is set by ``schedlab serve`` (commands/online.py) only."""
+
+    async def scenario() -> None:
+        log = CountingLog()
+        commit = GroupCommit(log)  # type: ignore[arg-type]
+        await _event(commit, log, [])
+        commit.stop()
+
+    before = sys.getswitchinterval()
+    asyncio.run(scenario())
+    assert sys.getswitchinterval() == before
+
+
 class SlowLog(CountingLog):
     """A log whose first fsync lasts until the test releases it (or 10 s)."""
 
@@ -306,10 +322,10 @@ def test_a_link_or_a_special_file_is_refused_and_not_followed(tmp_path):
 def test_a_log_line_reads_back_as_the_request_it_was_written_for(op, body, job_id):
     """The service writes an accepted event's line from the validated request (pydantic-core's
     JSON); the restart reads it back into the same request: one line, whatever the ids hold."""
-    from schedlab.service.app import HOT_ROUTES, parse, record
-    from schedlab.service.schemas import AtRequest
+    from schedlab.service.app import parse, record
+    from schedlab.service.schemas import AtRequest, EventsRequest, SubmitRequest
 
-    model = AtRequest if op == "complete" else dict(HOT_ROUTES.values())[op]
+    model = {"submit": SubmitRequest, "events": EventsRequest}.get(op, AtRequest)
     request = model.model_validate(body)
     line = record(op, request, job_id)
     assert line.endswith(b"\n") and line.count(b"\n") == 1

@@ -15,6 +15,7 @@ from tests.helpers.paths import ROOT
 PROGRAM = """
 import json, sys
 import schedlab
+schedlab.configure()  # the entry points' process tuning (decision 0020), as the CLI applies it
 spec = schedlab.load_spec(sys.argv[1])
 run = spec.run.model_copy(update={"arrivals": 500})
 schedlab.simulate(spec.model_copy(update={"run": run}))
@@ -53,7 +54,8 @@ def test_simulating_the_quickstart_imports_only_what_the_run_needs():
 BLAS_PROGRAM = """
 import sys
 import numpy as np
-from schedlab._jit import kernel
+from schedlab._jit import configure, kernel
+configure()
 
 @kernel(cache=False)
 def dot(a, b):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import importlib.util
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -14,6 +15,10 @@ from schedlab.cli_support import PluginOption, err, escape, out, spec_argument, 
 from schedlab.errors import SchedlabError
 
 DEFAULT_PORT = 8787
+# seconds a thread waiting for the interpreter lock may wait: the event log's thread needs it a few
+# times per group (Python's default, 5 ms, held each group's answers back that long while the loop
+# was busy; the interval costs nothing while no other thread waits)
+SWITCH_INTERVAL = 1e-4
 SERVICE_STACK = ("fastapi", "uvicorn", "prometheus_client", "httpx")  # the 'serve' extra
 
 
@@ -80,7 +85,6 @@ def serve(
     import uvicorn
 
     from schedlab.service.app import create_app
-    from schedlab.service.protocol import CoalescedHttp
     from schedlab.service.server import read_token, start
 
     token = read_token(token_file, insecure_local, host)
@@ -95,10 +99,12 @@ def serve(
         soft_wrap=True,
     )
     app = create_app(service, token)
-    # What exists now (the imports, Numba's compiler, the state rebuilt from the log: about 155,000
-    # objects) lives as long as the server: out of the collector's way, a full collection takes
-    # under a millisecond instead of about 47 ms (a pause every answer in flight would wait).
+    # The process is the server's: its tuning (decision 0020). What exists now (the imports,
+    # Numba's compiler, the state rebuilt from the log: about 155,000 objects) lives as long as the
+    # server: out of the collector's way, a full collection takes under a millisecond instead of
+    # about 47 ms (a pause every answer in flight would wait).
     gc.freeze()
+    sys.setswitchinterval(SWITCH_INTERVAL)
     try:
         uvicorn.run(
             app,
@@ -108,7 +114,7 @@ def serve(
             log_level="warning",
             access_log=False,
             loop="uvloop",
-            http=CoalescedHttp,  # httptools, a response in one write
+            http="httptools",
             proxy_headers=False,  # the client's address is not used
             server_header=False,  # no "server: uvicorn" and no "date" header on each answer
             date_header=False,

@@ -22,7 +22,7 @@ from typing import Any
 from numba.core import types
 from numba.experimental import structref
 
-from schedlab._jit import cache_dir
+from schedlab._jit import kernel_cache_dir
 from schedlab.engine.fields import Field
 from schedlab.engine.structs import register_array_struct
 
@@ -72,7 +72,7 @@ def source(name: str, fields: tuple[Field, ...]) -> str:
 
 def generated_dir() -> Path:
     """Where generated state modules live: inside the Numba cache directory."""
-    base = os.environ.get("NUMBA_CACHE_DIR") or str(cache_dir())
+    base = kernel_cache_dir()
     return Path(base) / "states"
 
 

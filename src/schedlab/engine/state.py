@@ -15,8 +15,8 @@ import functools
 from dataclasses import dataclass
 
 import numpy as np
-from numba.core import config as numba_config
 
+from schedlab._jit import jit_disabled
 from schedlab.engine import constants as K
 from schedlab.engine import generated, sketch
 from schedlab.engine.fields import Field, Length, allocate, container, sizes_of, struct_fields
@@ -136,7 +136,7 @@ def engine_handle(state: State) -> ArrayStruct | State:
     """The engine state as compiled code receives it: a struct over the same arrays (shared,
     not copied), or the namedtuple itself when the JIT is disabled (``SCHEDLAB_JIT=0``), so the
     same source runs as plain Python."""
-    if numba_config.DISABLE_JIT:
+    if jit_disabled():
         return state
     return _constructor()(*state)
 

@@ -135,7 +135,11 @@ def watch_main_process(pid: int) -> None:
 def worker_init(main_pid: int) -> None:
     """Initializer of local sweep workers: Ctrl-C is the parent's; SIGTERM ends the worker at
     once (a worker forked from the sweep inherits its handler, which would raise
-    KeyboardInterrupt there: decision 0009); die with the sweep."""
+    KeyboardInterrupt there: decision 0009); die with the sweep; the entry points' process
+    tuning (``schedlab.configure``, decision 0020)."""
+    from schedlab._jit import configure
+
+    configure()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     die_with_parent()

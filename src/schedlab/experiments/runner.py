@@ -132,6 +132,17 @@ def execute(task: Task, plugins: tuple[str, ...] = (), root: str | None = None) 
     )
 
 
+def execute_on_worker(
+    task: Task, plugins: tuple[str, ...] = (), root: str | None = None
+) -> dict[str, Any]:
+    """:func:`execute` in a Dask worker, after the entry points' process tuning
+    (``schedlab.configure``, decision 0020: the worker process runs schedlab's tasks)."""
+    from schedlab._jit import configure
+
+    configure()
+    return execute(task, plugins, root)
+
+
 @dataclass
 class Summary:
     total: int
@@ -332,21 +343,26 @@ def _run_pool(
     plugins: tuple[str, ...],
     finished: Callable[[bool], None],
 ) -> None:
+    others = set(multiprocessing.active_children())  # child processes not of this pool
     pool = worker_pool(min(workers, len(todo)), [t.spec_json for t in todo])
     pending: set[Future] = set()
+    pool_workers: list[multiprocessing.Process] = []
     try:
         pending = {pool.submit(execute_and_store, task, str(root), plugins) for task in todo}
+        # the pool's workers, started by the submissions: this process's children since
+        pool_workers = [p for p in multiprocessing.active_children() if p not in others]
         while pending:
             complete, pending = wait(pending, return_when=FIRST_COMPLETED)
             for fut in complete:
                 finished(fut.result())
     except BrokenProcessPool:
-        workers = {p.pid for p in getattr(pool, "_processes", {}).values()}
-        raise WorkerLost(_lost_message(todo, root, workers)) from None
+        pids = {p.pid for p in pool_workers if p.pid is not None}
+        raise WorkerLost(_lost_message(todo, root, pids)) from None
     finally:
         if pending:  # interrupted or failed: stop the workers now, keep what is stored
-            for process in list(getattr(pool, "_processes", {}).values()):
-                process.terminate()
+            for process in pool_workers:
+                if process.is_alive():
+                    process.terminate()
         pool.shutdown(wait=True, cancel_futures=True)
 
 
@@ -436,7 +452,7 @@ def _run_dask(
         # Priorities follow the order of `todo` (longest first) on the cluster too.
         futures = {
             client.submit(
-                execute, t, plugins, str(store.root), pure=False, priority=len(mine) - i
+                execute_on_worker, t, plugins, str(store.root), pure=False, priority=len(mine) - i
             ): t
             for i, t in enumerate(mine)
         }

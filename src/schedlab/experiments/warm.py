@@ -53,5 +53,8 @@ def warm(specs: str) -> None:
             continue
 
 
-if os.environ.get(WARM_ENV):  # imported by a fork server (runner.PRELOAD)
+if os.environ.get(WARM_ENV):  # imported by a fork server (runner.PRELOAD): a process of its own
+    from schedlab._jit import configure
+
+    configure()
     warm(os.environ[WARM_ENV])

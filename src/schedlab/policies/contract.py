@@ -42,12 +42,11 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
 import numpy as np
-from numba.core import config as numba_config
 from numba.core import types
 from numba.experimental import structref
 from pydantic import BaseModel, ConfigDict
 
-from schedlab._jit import kernel
+from schedlab._jit import jit_disabled, kernel
 from schedlab.engine import generated
 from schedlab.engine.fields import Field, allocate, struct_fields
 from schedlab.engine.generated import ArrayStructType
@@ -224,7 +223,7 @@ class PolicyState:
         :func:`engine_sizes`); ``values`` gives initial contents by field name (arrays must have
         the field's shape; scalars are converted to the field's dtype)."""
         contents = allocate(self.fields, sizes, values or {}, self.name)
-        if numba_config.DISABLE_JIT:
+        if jit_disabled():
             return PlainState(**{f.name: v for f, v in zip(self.fields, contents, strict=True)})
         return self._module().new(*contents)
 
@@ -235,7 +234,7 @@ class PolicyState:
         already has that many or more)."""
         if not any(f.per_job for f in self.fields):
             return handle
-        if numba_config.DISABLE_JIT:
+        if jit_disabled():
             for f in self.fields:
                 if f.per_job:
                     setattr(handle, f.name, self._grown_field(f, getattr(handle, f.name), n_slots))
@@ -255,7 +254,7 @@ class PolicyState:
             f.dtype.copy(v) if isinstance(f.dtype, PolicyState) else np.copy(v) if f.dims else v
             for f, v in ((f, getattr(handle, f.name)) for f in self.fields)
         ]
-        if numba_config.DISABLE_JIT:
+        if jit_disabled():
             return PlainState(**{f.name: v for f, v in zip(self.fields, contents, strict=True)})
         return self._module().new(*contents)
 

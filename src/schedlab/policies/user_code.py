@@ -50,7 +50,7 @@ def _users(path: str) -> bool:
     )
 
 
-# A bounds check's IndexError in a plugin's kernel (schedlab._jit._install_located_boundscheck)
+# A bounds check's IndexError in a plugin's kernel (schedlab._jit._located_boundscheck)
 _OUT_OF_BOUNDS = re.compile(r"index is out of bounds \((?P<file>.+):(?P<line>\d+)\)$", re.M)
 
 

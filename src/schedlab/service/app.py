@@ -1,5 +1,11 @@
-"""The HTTP application of ``schedlab serve``: FastAPI over one :class:`schedlab.online.Scheduler`,
-with :class:`EventPath` in front deciding the event endpoints' valid requests.
+"""The HTTP application of ``schedlab serve`` over one :class:`schedlab.online.Scheduler`: one
+endpoint function per route. The event endpoints (POST /jobs, /jobs/{job_id}/complete, /advance,
+/events) are Starlette routes in front (:func:`served`: pydantic-core validates the body's bytes
+with the endpoint's body model; the answer is bytes encoded once); every other request goes to
+FastAPI (/state, /metrics, /healthz, /openapi.json, the one-line 404). FastAPI's per-request
+machinery (its middleware, dependency solving, routing) cost 54 µs per request here, more than
+the decision; the routes in front, 15 µs (decision 0020). The OpenAPI document is FastAPI's,
+the event endpoints' entries generated from the same endpoint functions (:func:`documented`).
 
 Events are applied one at a time (the handlers run on the one event loop of uvicorn's one worker,
 and apply and append an event without yielding to the loop), so the event log's order is the
@@ -14,18 +20,21 @@ from __future__ import annotations
 
 import hmac
 import math
-import re
 import threading
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field, is_dataclass
-from typing import Any
+from typing import Any, get_type_hints
 
 import numpy as np
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse, Response
+from fastapi.routing import APIRoute
 from pydantic import BaseModel, ValidationError
 from pydantic_core import to_json
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Mount, Route, Router
 
 from schedlab.errors import PolicyError, SchedlabError
 from schedlab.online import Action, Complete, Job, Scheduler, Submit
@@ -57,11 +66,6 @@ def plain(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value
-
-
-def actions_answer(actions: list[Action]) -> Response:
-    """An accepted event's answer through FastAPI: the same bytes as :class:`EventPath` sends."""
-    return Response(json_bytes({"actions": actions}), media_type="application/json")
 
 
 def to_job(job: JobIn) -> Job:
@@ -178,91 +182,60 @@ def json_bytes(content: Any) -> bytes:
     return to_json(content, inf_nan_mode="null")
 
 
-# The event endpoints: path -> (operation, request model); and /jobs/{job_id}/complete.
-HOT_ROUTES: dict[str, tuple[str, type[BaseModel]]] = {
-    "/jobs": ("submit", SubmitRequest),
-    "/advance": ("advance", AtRequest),
-    "/events": ("events", EventsRequest),
+# the refusals every endpoint may answer, in the OpenAPI document (one line: ErrorOut)
+ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorOut} for code in (400, 401, 422, 500, 503)
 }
-COMPLETE = re.compile("/jobs/([^/]+)/complete")
-JSON_TYPE = b"application/json"
 
 
-class EventPath:
-    """ASGI, in front of FastAPI: a valid request to an event endpoint (POST /jobs,
-    /jobs/{id}/complete, /advance, /events; a JSON body that validates with the route's model,
-    pydantic-core parsing the bytes) is decided and answered here, without FastAPI's
-    per-request machinery (dependency solving, validation of a parsed copy, encoding,
-    exception middleware), which cost several times the decision. Any other request, and a
-    body that does not validate, goes to FastAPI (its body passed on): the same routes, the
-    same one-line errors, the same OpenAPI document."""
+def served(
+    endpoint: Callable[..., Awaitable[Response]],
+) -> Callable[[Request], Awaitable[Response]]:
+    """The Starlette endpoint of an event endpoint ``(body: Model[, job_id: str]) -> Response``:
+    the request's body read as JSON with the model of ``body`` (:func:`read_event`; a bad body
+    is one line), then the endpoint called with it and the path's parameters."""
+    model = get_type_hints(endpoint)["body"]
 
-    def __init__(self, app: Any, service: Service) -> None:
-        self.app = app
-        self.service = service
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        route = _hot_route(scope)
-        if route is None:
-            await self.app(scope, receive, send)
-            return
-        op, model, job_id = route
-        chunks = []
-        while True:
-            message = await receive()
-            if message["type"] != "http.request":
-                return  # the client left
-            chunks.append(message.get("body", b""))
-            if not message.get("more_body", False):
-                break
-        body = b"".join(chunks)
+    async def serve(request: Request) -> Response:
         try:
-            request = model.model_validate_json(body)
-        except ValidationError:
-            await self.app(scope, _replayed(body, receive), send)
-            return
-        try:
-            status, content = 200, {"actions": await self.service.handle(op, request, job_id)}
-        except Exception as exc:  # every refusal is one line, never a crash
-            status, message = refusal(exc)
-            content = {"error": " ".join(message.split())}
-        data = json_bytes(content)
-        headers = [(b"content-length", str(len(data)).encode()), (b"content-type", JSON_TYPE)]
-        await send({"type": "http.response.start", "status": status, "headers": headers})
-        await send({"type": "http.response.body", "body": data})
+            body = await read_event(request, model)
+        except RequestValidationError as exc:
+            return error(*validation_line(exc))
+        return await endpoint(body=body, **request.path_params)
+
+    return serve
 
 
-def _hot_route(scope: Any) -> tuple[str, type[BaseModel], str | None] | None:
-    """(operation, request model, job id) of a POST to an event endpoint with a JSON body (the
-    content type FastAPI reads as JSON: none, or application/json), else None."""
-    if scope["type"] != "http" or scope["method"] != "POST":
-        return None
-    path = scope["path"]
-    job_id = None
-    if path in HOT_ROUTES:
-        op, model = HOT_ROUTES[path]
-    elif matched := COMPLETE.fullmatch(path):
-        op, model, job_id = "complete", AtRequest, matched.group(1)
-    else:
-        return None
-    for name, value in scope["headers"]:
-        if name == b"content-type" and value.partition(b";")[0].strip().lower() != JSON_TYPE:
-            return None
-    return op, model, job_id
+def documented(endpoint: Callable[..., Awaitable[Response]], path: str) -> APIRoute:
+    """The OpenAPI entry of an event endpoint, as FastAPI generates it from the function (its
+    body model, path parameter, docstring): a route for :func:`fastapi.openapi.utils.get_openapi`
+    only; requests reach the endpoint through :func:`served`."""
+    return APIRoute(path, endpoint, methods=["POST"], response_model=ActionsOut, responses=ERRORS)
 
 
-def _replayed(body: bytes, receive: Any) -> Any:
-    """``receive`` with the body already read given again first."""
-    sent = False
+async def read_event(request: Request, model: type[BaseModel]) -> Any:
+    """The request's body validated by ``model`` (pydantic-core parsing the bytes) when it is JSON
+    (no content type, or application/json with parameters); else a RequestValidationError, as
+    FastAPI raises for a body it validates (its ``loc`` starting with "body")."""
+    content_type = request.headers.get("content-type", "application/json")
+    if content_type.partition(";")[0].strip().lower() != "application/json":
+        problem = f"a JSON body is needed (Content-Type: application/json), not {content_type}"
+        raise RequestValidationError([{"type": "content_type", "loc": ("body",), "msg": problem}])
+    try:
+        return model.model_validate_json(await request.body())
+    except ValidationError as exc:
+        errors = [{**e, "loc": ("body", *e["loc"])} for e in exc.errors(include_url=False)]
+        raise RequestValidationError(errors) from None
 
-    async def again() -> Any:
-        nonlocal sent
-        if sent:
-            return await receive()
-        sent = True
-        return {"type": "http.request", "body": body, "more_body": False}
 
-    return again
+async def decided(service: Service, op: str, body: Any, job_id: str | None = None) -> Response:
+    """An event's answer: the actions the policy took (as objects of their fields), encoded
+    once; a refusal is one line, never a crash."""
+    try:
+        actions = await service.handle(op, body, job_id)
+    except Exception as exc:
+        return error(*refusal(exc))
+    return Response(json_bytes({"actions": actions}), media_type="application/json")
 
 
 def validation_line(exc: RequestValidationError) -> tuple[int, str]:
@@ -306,18 +279,17 @@ class TokenGate:
 
 
 def create_app(service: Service, token: str | None) -> Any:
-    """The API (an ASGI application: the token gate, the event endpoints' fast path, FastAPI);
+    """The API (an ASGI application: the token gate, the event endpoints' routes, FastAPI);
     ``token`` None only with --insecure-local."""
     from schedlab._version import __version__
     from schedlab.service.prometheus import exposition
 
-    errors = {code: {"model": ErrorOut} for code in (400, 401, 422, 500, 503)}
     app = FastAPI(
         title="schedlab online scheduler",
         version=__version__,
         docs_url=None,
         redoc_url=None,
-        responses=errors,
+        responses=ERRORS,
     )
 
     @app.exception_handler(RequestValidationError)
@@ -333,25 +305,28 @@ def create_app(service: Service, token: str | None) -> Any:
     async def _refused(request: Request, exc: Exception) -> JSONResponse:
         return error(*refusal(exc))
 
-    @app.post("/jobs", response_model=ActionsOut)
     async def submit(body: SubmitRequest) -> Response:
         """A job arrives at ``at``; the actions the policy took."""
-        return actions_answer(await service.handle("submit", body))
+        return await decided(service, "submit", body)
 
-    @app.post("/jobs/{job_id}/complete", response_model=ActionsOut)
     async def complete(job_id: str, body: AtRequest) -> Response:
         """A running job finished at ``at``."""
-        return actions_answer(await service.handle("complete", body, job_id))
+        return await decided(service, "complete", body, job_id)
 
-    @app.post("/advance", response_model=ActionsOut)
     async def advance(body: AtRequest) -> Response:
         """Time passes to ``at`` (timers and the decision grid of slotted policies)."""
-        return actions_answer(await service.handle("advance", body))
+        return await decided(service, "advance", body)
 
-    @app.post("/events", response_model=ActionsOut)
     async def events(body: EventsRequest) -> Response:
         """Events of one instant, applied in order, then one decision (as the simulation)."""
-        return actions_answer(await service.handle("events", body))
+        return await decided(service, "events", body)
+
+    event_endpoints = {
+        "/jobs": submit,
+        "/jobs/{job_id}/complete": complete,
+        "/advance": advance,
+        "/events": events,
+    }
 
     @app.get("/state")
     async def state() -> dict[str, Any]:
@@ -375,5 +350,20 @@ def create_app(service: Service, token: str | None) -> Any:
             return error(503, service.failed)
         return JSONResponse({"status": "ok"})
 
-    fast = EventPath(app, service)
-    return fast if token is None else TokenGate(fast, token)
+    def openapi() -> dict[str, Any]:
+        """FastAPI's document of its routes and of the event endpoints."""
+        if app.openapi_schema is None:
+            routes = [documented(f, path) for path, f in event_endpoints.items()]
+            app.openapi_schema = get_openapi(
+                title=app.title, version=app.version, routes=[*routes, *app.routes]
+            )
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
+    front = Router(
+        routes=[
+            *(Route(path, served(f), methods=["POST"]) for path, f in event_endpoints.items()),
+            Mount("", app=app),
+        ]
+    )
+    return front if token is None else TokenGate(front, token)

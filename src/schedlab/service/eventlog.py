@@ -40,7 +40,6 @@ import json
 import os
 import queue
 import re
-import sys
 import threading
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -55,7 +54,6 @@ NEWLINE = b"\n"
 # How every log begins (the header's first field, as _dumps writes it): a file without one whole
 # line is a torn header only if it begins so; anything else is not a log and is never truncated.
 MAGIC = b'{"format":"' + FORMAT.encode() + b'"'
-SWITCH_INTERVAL = 1e-4  # seconds: how long a thread waiting for the interpreter lock may wait
 DIGEST_SIZE = 16  # bytes of BLAKE2b per line: 32 hex digits
 SUM = b',"sum":"'
 # An event line: {"seq":N ... ,"sum":"<hex>"} -- what the checksum covers is the first group.
@@ -280,9 +278,7 @@ class GroupCommit:
     thread is idle, the loop wakes it after the callbacks it has ready (``call_soon``): the
     events decided in the same loop pass share a group. Each group's requests are answered
     together, in one callback on the loop. The thread needs the interpreter lock a few times per
-    group: starting it sets the process's switch interval to SWITCH_INTERVAL (Python's default,
-    5 ms, held each group's answers back that long while the loop was busy; the interval costs
-    nothing while no other thread waits)."""
+    group: ``schedlab serve`` sets the process's switch interval (its SWITCH_INTERVAL) for it."""
 
     def __init__(self, log: EventLog) -> None:
         self.log = log
@@ -320,7 +316,6 @@ class GroupCommit:
         self.stop()
         self._loop, self._wake = loop, queue.SimpleQueue()
         self._idle, self._waking = True, False
-        sys.setswitchinterval(SWITCH_INTERVAL)
         self._thread = threading.Thread(
             target=self._writing, args=(loop, self._wake), name="event-log", daemon=True
         )

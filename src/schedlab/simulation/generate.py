@@ -27,8 +27,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
-from numba.core import config as numba_config
 
+from schedlab._jit import jit_disabled
 from schedlab.errors import SpecError
 from schedlab.model.compile import CompiledModel
 from schedlab.model.distributions import Exponential, _Dist
@@ -43,7 +43,7 @@ UNIT = 1 << 12  # jobs per generation unit (part of the definition of the job se
 def _kernels(compiled: bool) -> bool:
     """Whether to draw with the compiled kernels: asked for, and the JIT is on (with
     ``SCHEDLAB_JIT=0`` they would run as slow Python; NumPy gives the same numbers)."""
-    return compiled and not numba_config.DISABLE_JIT
+    return compiled and not jit_disabled()
 
 
 @dataclass(frozen=True)
