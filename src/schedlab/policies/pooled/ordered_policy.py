@@ -80,6 +80,13 @@ def order_size_knowledge(config: PolicyConfig, order: int) -> str:
     return "none"
 
 
+WALKS_PRESENT_K = 16_384
+"""``max_default_k`` of the preemptive policies that walk every job present at each decision
+(first fit in SRPT or need order, greedy SRPT, MaxWeight's greedy rule): at a given load the jobs
+present grow with k, and so does their cost per event (benchmarks/bench_policy_k.py: 13 µs per
+event at k = 9,216, 38 to 89 µs at k = 93,312, against 5 to 8 µs for FCFS and EASY)."""
+
+
 def register_ordered(
     *,
     name: str,
@@ -94,6 +101,7 @@ def register_ordered(
     prefix: bool = False,
     resource_pooled: bool = False,
     event_cost: float = 1.0,
+    max_default_k: int | None = None,
 ) -> Policy:
     """Register a grosof2023 pooled policy ordering jobs by ``order`` (ORDER_*; a Gittins order
     gets the model's rank tables from the pipeline, see :func:`gittins_tables_needed`); ``heaps``:
@@ -118,6 +126,7 @@ def register_ordered(
             resource_pooled=resource_pooled,
             **({"tables": gittins_tables_needed} if order == ORDER_GITTINS else {}),
             event_cost=event_cost,
+            max_default_k=max_default_k,
             preemptive=True,
             size_knowledge=functools.partial(order_size_knowledge, order=order),
             migrates=False,
