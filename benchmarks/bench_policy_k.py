@@ -3,13 +3,12 @@
 
 For each k of ``KS``, a synthetic log of ``JOBS`` jobs (bench_compare_logs.write_curie_like: job
 sizes over powers of two capped at k, heavy-tailed run times, offered load 0.65) is converted
-and replayed at its own load by each policy compare runs on it (``compare.plan``), each run in a
-fresh process (its compiled code loaded from the cache first, warmed on a short run; the loop's
-time is measured inside). A run longer than ``TIMEOUT_S`` is stopped and recorded as at least that
-(``"timeout"``); a policy whose run took more than ``STOP_S`` seconds is not run at the larger k
-(null). Prints and records
-(``results/bench_policy_k.json``) microseconds per event per policy and k, and the growth from
-the smallest to the largest k measured::
+and replayed at its own load by each policy compare runs on it (``compare.plan``), each run
+after a 50-job run of the same spec that loads its compiled code; the time is the replay's loop
+(``Result.loop_s``). A policy whose next run would take more than ``STOP_S`` seconds if its
+cost grew as k is not run at the larger k (``"not run"``).
+Prints and records (``results/bench_policy_k.json``) microseconds per event per policy and k,
+and the growth from the smallest to the largest k measured::
 
     PYTHONPATH=src .venv/bin/python benchmarks/bench_policy_k.py [--jobs 2000] [--ks 256,93312]
 """
@@ -31,20 +30,6 @@ RESULTS = HERE / "results" / "bench_policy_k.json"
 KS = (256, 1152, 9216, 93312)
 JOBS = 2000
 STOP_S = 30.0
-TIMEOUT_S = 120.0
-CHILD = """
-import sys, time
-from schedlab.experiments.compare import plan, workload_base
-from schedlab.model.compile import compile_model
-from schedlab.simulation.simulate import simulate_model
-base, _, _ = workload_base(__import__("pathlib").Path(sys.argv[1]), servers=None, arrivals=None,
-                           seed=1)
-p = plan("k", base, "pooled", [], [sys.argv[2]], native=True, all_policies=True)
-model = compile_model(p.spec(sys.argv[2], p.native))
-t0 = time.perf_counter()
-result = simulate_model(model)
-print(time.perf_counter() - t0, result.events)
-"""
 
 
 def _table(folder: Path, jobs: int, k: int) -> Path:
@@ -64,49 +49,43 @@ def _runs(table: Path) -> tuple[list[str], object]:
     return plan("k", base, "pooled", [], None, native=True, all_policies=True), base
 
 
-def _measure(table: Path, policy: str) -> tuple[float | str, float]:
-    """µs per event of ``policy`` replaying ``table`` in a fresh process (or "timeout"), and its
-    loop's wall seconds."""
-    import subprocess
+def _measure(the_plan, policy: str) -> tuple[float, float]:
+    """µs per event of ``policy``'s replay (its loop, ``Result.loop_s``), after a 50-job run of
+    the same spec that loads its compiled code, and the loop's seconds."""
+    from schedlab.model.compile import compile_model
+    from schedlab.simulation.simulate import simulate_model, with_run
 
-    try:
-        done = subprocess.run(
-            [sys.executable, "-c", CHILD, str(table), policy],
-            capture_output=True,
-            text=True,
-            timeout=TIMEOUT_S,
-            check=True,
-        )
-    except subprocess.TimeoutExpired:
-        return "timeout", TIMEOUT_S
-    wall, events = done.stdout.split()[-2:]
-    return 1e6 * float(wall) / max(int(events), 1), float(wall)
+    spec = the_plan.spec(policy, the_plan.native)
+    simulate_model(compile_model(with_run(spec, arrivals=50)))
+    result = simulate_model(compile_model(spec))
+    return 1e6 * result.loop_s / max(result.events, 1), result.loop_s
 
 
 def run(jobs: int = JOBS, ks: tuple[int, ...] = KS, only: list[str] | None = None) -> list[dict]:
-    """One record per policy and k: µs per event (or "timeout"), the loop's wall seconds."""
+    """One record per policy and k: µs per event (or "not run"), the loop's seconds."""
     records: list[dict] = []
     stopped: set[str] = set()
     with tempfile.TemporaryDirectory(prefix="bench-policy-k-") as tmp:
         folder = Path(tmp)
-        warm_table = _table(folder, 100, ks[0])
-        warm, _ = _runs(warm_table)
-        for policy in warm.policies:  # compile (or load the cache) outside the timings
-            _measure(warm_table, policy)
-        for k in ks:
-            table = _table(folder, jobs, k)
-            the_plan, _ = _runs(table)
+        for i, k in enumerate(ks):
+            the_plan, _ = _runs(_table(folder, jobs, k))
             for policy in only or the_plan.policies:
-                if policy in stopped or policy not in the_plan.policies:
+                if policy not in the_plan.policies:
                     continue
-                cost, wall = _measure(table, policy)
+                if policy in stopped:
+                    records.append(
+                        {"name": f"{policy} k={k}", "policy": policy, "k": k, "jobs": jobs}
+                        | {"us_per_event": "not run", "wall_s": None}
+                    )
+                    continue
+                cost, wall = _measure(the_plan, policy)
                 records.append(
                     {"name": f"{policy} k={k}", "policy": policy, "k": k, "jobs": jobs}
                     | {"us_per_event": cost, "wall_s": wall}
                 )
-                shown = cost if isinstance(cost, str) else f"{cost:10.2f} µs/event"
-                print(f"k = {k:>6,} {policy:24s} {shown}", flush=True)
-                if wall > STOP_S:
+                print(f"k = {k:>6,} {policy:24s} {cost:10.2f} µs/event", flush=True)
+                following = ks[i + 1] if i + 1 < len(ks) else k
+                if wall * following / k > STOP_S:  # the next k's run, if its cost grows as k
                     stopped.add(policy)
     return records
 
@@ -127,7 +106,7 @@ def main() -> None:
             "from_k": costs[0]["k"],
             "to_k": costs[-1]["k"],
             "factor": costs[-1]["us_per_event"] / costs[0]["us_per_event"],
-            "timeout_at_k": next(
+            "not_run_from_k": next(
                 (r["k"] for r in measured if isinstance(r["us_per_event"], str)), None
             ),
         }

@@ -74,7 +74,24 @@ def test_policies_whose_cost_grows_with_k_are_left_out_above_their_k(
     assert named.policies == ["max-weight"] and not named.left_out
     small = workload_base(kth, servers=None, arrivals=None, seed=1)[0]
     small = plan("kth", small, "pooled", [], None, native=True)
-    assert "max-weight" in small.policies and not small.left_out
+    assert {"max-weight", "gittins-1"} <= set(small.policies) and not small.left_out
+
+
+def test_gittins_is_left_out_on_a_log_of_many_distinct_sizes(tmp_path: Path) -> None:
+    """3,000 jobs of distinct durations (more than 2,000 distinct sizes): gittins-1 is left out,
+    said with the count; the KTH excerpt's 300 jobs keep it (test above)."""
+    lines = ["; MaxProcs: 8"] + [
+        f"{j + 1} {10 * j} 0 {j + 1} 1 -1 -1 1 {j + 100} -1 1 1 1 -1 1 -1 -1 -1"
+        for j in range(3000)
+    ]
+    (tmp_path / "many.swf").write_text("\n".join(lines) + "\n")
+    table = tmp_path / "many.parquet"
+    convert(tmp_path / "many.swf", "swf", table)
+    base, _, _ = workload_base(table, servers=None, arrivals=None, seed=1)
+    the_plan = plan("many", base, "pooled", [], None, native=True)
+    assert the_plan.left_out["gittins-1"] == "above 2,000 sizes"
+    assert "3,000 distinct job sizes" in the_plan.left_out_line()
+    assert "gittins-1" not in the_plan.policies
 
 
 def test_a_log_over_the_memory_budget_is_refused_before_any_run(kth: Path, tmp_path: Path) -> None:

@@ -79,7 +79,8 @@ class Plan:
     idealized: list[str] = field(default_factory=list)  # ranked apart (module docstring)
     warnings: list[str] = field(default_factory=list)  # said once before the runs, and noted
     native_jobs: bool = False  # runs at the log's own load keep their per-job table (log check)
-    left_out: dict[str, int] = field(default_factory=dict)  # policy -> its max_default_k
+    left_out: dict[str, str] = field(default_factory=dict)  # policy -> why (its limit)
+    sizes: int = 0  # distinct (need, duration) of a log, counted when a policy's limit asks
     k: int = 0  # servers (pooled: the k of the needs), 0 when unknown
     jobs: int = 0  # jobs a run replays (a trace), 0 for a synthetic workload
 
@@ -101,11 +102,14 @@ class Plan:
         return parse_spec(data)
 
     def left_out_line(self) -> str:
-        """One line: the policies left out at this k and the option that runs them."""
-        named = ", ".join(f"{p} (above k = {k:,})" for p, k in sorted(self.left_out.items()))
+        """One line: the policies left out at this k (or for this log's distinct job sizes) and
+        the option that runs them."""
+        named = ", ".join(f"{p} ({why})" for p, why in sorted(self.left_out.items()))
+        sizes = f" and {self.sizes:,} distinct job sizes" if self.sizes else ""
         return (
-            f"left out at k = {self.k:,}, their cost per event grows with k "
-            f"(benchmarks/bench_policy_k.py): {named}; --policy NAME runs one anyway"
+            f"left out at k = {self.k:,}{sizes}, their cost per event grows with k or with the "
+            f"log's distinct job sizes (benchmarks/bench_policy_k.py): {named}; --policy NAME "
+            "runs one anyway"
         )
 
     def tasks(self, replications: int) -> list[Task]:
@@ -271,8 +275,14 @@ def plan(
             the_plan.jobs = model.trace_jobs()
         limit = policy.max_default_k
         if not only and limit is not None and the_plan.k > limit:
-            the_plan.left_out[policy.name] = limit
+            the_plan.left_out[policy.name] = f"above k = {limit:,}"
             continue
+        limit = policy.max_default_sizes
+        if not only and limit is not None and model.trace is not None:
+            the_plan.sizes = the_plan.sizes or distinct_sizes(model.trace)
+            if the_plan.sizes > limit:
+                the_plan.left_out[policy.name] = f"above {limit:,} sizes"
+                continue
         the_plan.policies.append(policy.name)
         traits = policy.traits(model.config)
         if is_trace(base) and not all_policies and not traits.batch_runnable:
@@ -301,6 +311,17 @@ def plan(
         )
     _add_bounds(the_plan)
     return the_plan
+
+
+def distinct_sizes(trace: Any) -> int:
+    """Distinct (server need, duration) pairs of a trace's jobs (the atoms of its size laws)."""
+    import numpy as np
+
+    pairs = [
+        np.unique(np.column_stack([cols.demand[:, 0], cols.duration]), axis=0)
+        for cols in trace.batches()
+    ]
+    return int(np.unique(np.concatenate(pairs), axis=0).shape[0]) if pairs else 0
 
 
 def native_load(p: Plan, family: str) -> float:

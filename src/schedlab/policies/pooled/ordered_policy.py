@@ -86,6 +86,12 @@ WALKS_PRESENT_K = 16_384
 present grow with k, and so does their cost per event (benchmarks/bench_policy_k.py: 13 µs per
 event at k = 9,216, 38 to 89 µs at k = 93,312, against 5 to 8 µs for FCFS and EASY)."""
 
+GITTINS_SIZES = 2_000
+"""``max_default_sizes`` of the Gittins-ordered policies: on a log, a need class's size law is the
+discrete law of its jobs' sizes, whose rank costs O(distinct sizes) per evaluation
+(gittins_rank.py, kind 3): gittins-1 took 972 s on the Curie-sized log of
+benchmarks/bench_compare_logs.py (70,083 distinct sizes), every other policy 2 to 23 s."""
+
 
 def register_ordered(
     *,
@@ -127,6 +133,7 @@ def register_ordered(
             **({"tables": gittins_tables_needed} if order == ORDER_GITTINS else {}),
             event_cost=event_cost,
             max_default_k=max_default_k,
+            max_default_sizes=GITTINS_SIZES if order == ORDER_GITTINS else None,
             preemptive=True,
             size_knowledge=functools.partial(order_size_knowledge, order=order),
             migrates=False,
