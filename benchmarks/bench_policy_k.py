@@ -3,10 +3,11 @@
 
 For each k of ``KS``, a synthetic log of ``JOBS`` jobs (bench_compare_logs.write_curie_like: job
 sizes over powers of two capped at k, heavy-tailed run times, offered load 0.65) is converted
-and replayed at its own load by each policy compare runs on it (``compare.plan``), each run
-after a 50-job run of the same spec that loads its compiled code; the time is the replay's loop
-(``Result.loop_s``). A policy whose next run would take more than ``STOP_S`` seconds if its
-cost grew as k is not run at the larger k (``"not run"``).
+and replayed at its own load by each pooled policy that accepts it (``compare.plan`` with every
+one named, so that none is left out by its k), each run after a 50-job run of the same spec that
+loads its compiled code; the time is the replay's loop (``Result.loop_s``). A policy whose next
+run would take more than ``STOP_S`` seconds if its cost grew as k is not run at the larger k
+(``"not run"``).
 Prints and records (``results/bench_policy_k.json``) microseconds per event per policy and k,
 and the growth from the smallest to the largest k measured::
 
@@ -43,10 +44,13 @@ def _table(folder: Path, jobs: int, k: int) -> Path:
 
 
 def _runs(table: Path) -> tuple[list[str], object]:
+    """Compare's plan of the log with every pooled policy named (none left out by its k)."""
     from schedlab.experiments.compare import plan, workload_base
+    from schedlab.policies.registry import all_policies
 
     base, _, _ = workload_base(table, servers=None, arrivals=None, seed=1)
-    return plan("k", base, "pooled", [], None, native=True, all_policies=True), base
+    every = [p.name for p in all_policies() if "pooled" in p.families]
+    return plan("k", base, "pooled", [], every, native=True, all_policies=True), base
 
 
 def _measure(the_plan, policy: str) -> tuple[float, float]:

@@ -206,7 +206,7 @@ def run_greedy(st, ps, max_events):
 register_ordered(
     name="max-weight",
     event_cost=2.2,  # µs per event in the grosof2023 Fig. 2 setting (benchmarks/)
-    max_default_k=512,  # knapsack over k servers: 17 µs/event at k = 256, 1,380 at 9,216
+    max_default_k=512,  # knapsack over k: 13 µs/event at k = 256, 67 at 1,152, 1,227 at 9,216
     title="MaxWeight",
     section="§6",
     summary="serve the job set of maximum total weight (weight = jobs with the same need); "
