@@ -78,3 +78,27 @@ def test_validation_matches_a_log_easy_would_have_made(tmp_path: Path) -> None:
     assert waits["14"] == pytest.approx(22.0)
     assert np.isclose(validation.load, result.load)
     assert "(x1)" in validation.line()
+
+
+def test_series_from_a_per_job_table_by_hand() -> None:
+    """k = 4. A (need 2) arrives at 0, runs [0, 4); B (need 4) arrives at 1, waits until 4,
+    runs [4, 6); C (need 1) arrives at 2, waits until 6, runs [6, 8). Sampled at 0, 1, ..., 8:
+    utilization 2/4 over [0, 4), 1 over [4, 6), 1/4 over [6, 8), 0 at 8; waiting: 0, 1, 2, 2,
+    then C alone over [4, 6), none from 6."""
+    import pyarrow as pa
+
+    from schedlab.experiments.log_check import UTILIZATION, series_from_jobs
+
+    jobs = pa.table(
+        {
+            "arrival": [0.0, 1.0, 2.0],
+            "start": [0.0, 4.0, 6.0],
+            "finish": [4.0, 6.0, 8.0],
+            "demand[servers]": [2.0, 4.0, 1.0],
+        }
+    )
+    series = series_from_jobs(jobs, 4, points=9)
+    assert series.column("time").to_pylist() == [float(t) for t in range(9)]
+    util = [0.5, 0.5, 0.5, 0.5, 1.0, 1.0, 0.25, 0.25, 0.0]
+    assert series.column(UTILIZATION).to_pylist() == util
+    assert series.column("number_in_queue").to_pylist() == [0, 1, 2, 2, 1, 1, 0, 0, 0]

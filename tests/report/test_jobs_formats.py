@@ -3,14 +3,17 @@ interval sets, and the files read back by evalys itself and by schedlab's own SW
 
 from __future__ import annotations
 
+import tracemalloc
 from pathlib import Path
 
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from schedlab import simulate
-from schedlab.report.jobs_formats import interval_set, placement, write_jobs
+from schedlab.report.jobs_formats import Placement, placement, write_jobs
 from schedlab.workloads.traces import convert, read
 from tests.data import KTH
 
@@ -23,8 +26,9 @@ def test_placement_by_hand() -> None:
     finish = np.array([10.0, 5.0, 8.0, 12.0])
     need = np.array([2, 2, 2, 1])
     placed = placement(start, finish, need, 4)
-    assert [s.tolist() for s in placed.servers] == [[0, 1], [2, 3], [2, 3], [2]]
+    assert [placed.servers(j).tolist() for j in range(4)] == [[0, 1], [2, 3], [2, 3], [2]]
     assert placed.unplaced == 0
+    assert placed.interval_sets() == ["0-1", "2-3", "2-3", "2"]
 
 
 def test_placement_counts_a_job_that_finds_too_few_servers() -> None:
@@ -33,13 +37,75 @@ def test_placement_counts_a_job_that_finds_too_few_servers() -> None:
         np.array([0.0, 0.0, 1.0]), np.array([10.0, 5.0, 3.0]), np.array([2, 2, 1]), 4
     )
     assert placed.unplaced == 1
-    assert placed.servers[2].size == 0
+    assert placed.servers(2).size == 0
+    assert placed.interval_sets()[2] == ""
 
 
-def test_interval_set() -> None:
-    assert interval_set(np.array([8, 0, 2, 1, 5, 7])) == "0-2 5 7-8"
-    assert interval_set(np.array([3])) == "3"
-    assert interval_set(np.array([], dtype=np.int64)) == ""
+def test_interval_sets() -> None:
+    """A job's servers 0-2, 5 and 7-8: three intervals, one string."""
+    placed = Placement(np.array([0, 3, 4]), np.array([0, 5, 7, 3]), np.array([3, 6, 9, 4]), 0)
+    assert placed.interval_sets() == ["0-2 5 7-8", "3"]
+    assert placed.servers(0).tolist() == [0, 1, 2, 5, 7, 8]
+
+
+def lowest_free_servers(start, finish, need, k) -> list[list[int]]:
+    """The placement rule written plainly (independent of the free intervals): in event order
+    (finishes before starts at a time), a start takes the ``need`` lowest-numbered free servers
+    of a boolean array, or none when too few are free."""
+    free = [True] * k
+    held: list[list[int]] = [[] for _ in start]
+    events = sorted(
+        [(f, 0, j) for j, f in enumerate(finish)] + [(s, 1, j) for j, s in enumerate(start)]
+    )
+    for _, kind, j in events:
+        if kind == 0:
+            for s in held[j]:
+                free[s] = True
+            continue
+        take = [s for s in range(k) if free[s]][: need[j]]
+        if len(take) == need[j]:
+            for s in take:
+                free[s] = False
+            held[j] = take
+    return held
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    k=st.integers(1, 24),
+    jobs=st.lists(
+        st.tuples(st.integers(0, 20), st.integers(1, 8), st.integers(1, 24)), max_size=40
+    ),
+)
+def test_placement_is_the_lowest_free_servers(k, jobs) -> None:
+    """Random overlapping jobs (some find too few servers, as in a preemptive run): every job
+    gets exactly the servers of the plain rule, and the unplaced count is the plain one's."""
+    start = np.array([float(s) for s, _, _ in jobs])
+    finish = start + np.array([float(d) for _, d, _ in jobs])
+    need = np.array([min(n, k) for _, _, n in jobs], dtype=np.int64)
+    placed = placement(start, finish, need, k)
+    expected = lowest_free_servers(start.tolist(), finish.tolist(), need.tolist(), k)
+    assert [placed.servers(j).tolist() for j in range(len(jobs))] == expected
+    assert placed.unplaced == sum(1 for j, h in enumerate(expected) if len(h) < need[j])
+
+
+def test_placement_memory_does_not_grow_with_k() -> None:
+    """Issue 43: 200 jobs of 8 servers on k = 100,000: the placement holds the jobs'
+    intervals, not an array of k per job (the old placement kept a view of a k-sized array per
+    job: 160 MB here, 24 GB on CEA-Curie). Peak traced memory below 2 MB, at k = 256 as at
+    k = 100,000."""
+    n = 200
+    start = np.arange(n, dtype=float)
+    finish = start + 5.0
+    need = np.full(n, 8, dtype=np.int64)
+    peaks = []
+    for k in (256, 100_000):
+        tracemalloc.start()
+        placed = placement(start, finish, need, k)
+        peaks.append(tracemalloc.get_traced_memory()[1])
+        tracemalloc.stop()
+        assert placed.unplaced == 0
+    assert max(peaks) < 2 * 2**20, peaks
 
 
 @pytest.fixture(scope="module")

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import datetime
 import json
 import math
+import resource
 import sys
+import time
 from pathlib import Path
 from typing import Annotated
 
@@ -108,6 +111,16 @@ def compare(
         ),
     ] = None,
     plugin: PluginOption = None,
+    memory_budget: Annotated[
+        float | None,
+        typer.Option(
+            help="GiB the comparison may hold at once (its worker processes and itself); a log "
+            "whose replay needs more is refused before any run. Default: the memory budget of "
+            "every run ($SCHEDLAB_MEMORY_BUDGET, else 80% of the memory available).",
+            min=0.0,
+            show_default=False,
+        ),
+    ] = None,
     all_policies: Annotated[
         bool,
         typer.Option(
@@ -122,6 +135,7 @@ def compare(
     range of loads, with the analytic bounds that apply; write the ranked summary, figures and
     report to a directory."""
     from schedlab.experiments.compare import (
+        check_memory,
         default_family,
         is_trace,
         jobs_covered,
@@ -130,7 +144,7 @@ def compare(
         split_native,
         workload_base,
     )
-    from schedlab.experiments.runner import check_cluster_address, run_tasks
+    from schedlab.experiments.runner import check_cluster_address, default_workers, run_tasks
     from schedlab.experiments.store import ResultStore
     from schedlab.report.html import write_report
     from schedlab.report.jobs_formats import check_format
@@ -164,6 +178,7 @@ def compare(
         check_format(jobs_format, fam)
         base["run"]["jobs"] = "jobs"
     name = f"compare-{stem}"
+    log_check = workload.suffix == ".parquet" and fam == "pooled"
     the_plan = plan(
         name,
         base,
@@ -172,11 +187,14 @@ def compare(
         policy,
         native=native,
         all_policies=all_policies,
+        native_jobs=log_check,
     )
     target = out_dir or Path("out") / name
     store = ResultStore(target)
     store.ensure_writable()
     tasks = the_plan.tasks(replications)
+    local = 0 if cluster else min(workers or default_workers(), len(tasks))
+    check_memory(the_plan, local, memory_budget, workload)
     where = f"Dask cluster {cluster}" if cluster else f"{workers or 'all'} local worker(s)"
     err.print(
         f"{escape(name)}: {len(the_plan.policies)} {fam}-family policies x "
@@ -184,11 +202,21 @@ def compare(
         f"{where} -> {escape(str(target))}",
         highlight=False,
     )
+    if the_plan.left_out:
+        err.print(escape(the_plan.left_out_line()), highlight=False)
     for skipped in the_plan.skipped:
         err.print(f"skipped {skipped.policy}: {escape(skipped.reason)}", highlight=False)
     for warning in the_plan.warnings:
         err.print(f"note: {escape(warning)}", highlight=False)
-    with runs_progress() as progress:
+    stored = len(store.done() & {t.hash for t in tasks})
+    if stored:
+        err.print(
+            f"resuming: {stored} of {len({t.hash for t in tasks})} runs already in "
+            f"{escape(str(target))} (not run again)",
+            highlight=False,
+        )
+    phases = Phases()
+    with phases.phase("runs") as progress:
         run_tasks(tasks, store, workers=workers, cluster=cluster, progress=progress)
     rows = store.read(sorted({t.hash for t in tasks}))
     shown = _shown(rows)
@@ -209,29 +237,38 @@ def compare(
     )
     reference = best_policy(ranked)
     paths = []
-    for m in [metric, *(x for x in shown if x != metric)]:  # the ranked metric's figures first
-        bounds = the_plan.bounds if m == "mean_response_time" else []
-        ratio_to = reference if m == metric else None  # the ratio figure of the ranked metric
-        paths += figures(
-            target,
-            name,
-            rows,
-            bounds,
-            the_plan.limits,
-            ratio_to,
-            m,
-            units,
-            the_plan.idealized,
-            covers=covers,
-        )
+    ordered = [metric, *(x for x in shown if x != metric)]  # the ranked metric's figures first
+    with phases.phase("figures") as progress:
+        for i, m in enumerate(ordered):
+            progress(i, len(ordered))
+            bounds = the_plan.bounds if m == "mean_response_time" else []
+            ratio_to = reference if m == metric else None  # the ratio figure of the ranked metric
+            paths += figures(
+                target,
+                name,
+                rows,
+                bounds,
+                the_plan.limits,
+                ratio_to,
+                m,
+                units,
+                the_plan.idealized,
+                covers=covers,
+            )
     if jobs_format is not None:
-        _named_jobs(target, tasks, jobs_format, int(base["cluster"].get("servers") or 0))
+        with phases.phase("jobs output") as progress:
+            _named_jobs(target, tasks, jobs_format, the_plan.k, progress)
     log_rows: list[dict] = []
-    if workload.suffix == ".parquet" and fam == "pooled":
-        lines, views, log_rows = _log_check(base, workload, ranked, target, name, covers)
+    if log_check:
+        with phases.phase("log check") as progress:
+            lines, views, log_rows = _log_check(
+                the_plan, workload, ranked, target, tasks, store, workers, progress, covers
+            )
         findings += lines
         paths += views
     notes = [f"skipped {s.policy}: {s.reason}" for s in the_plan.skipped] + the_plan.warnings
+    if the_plan.left_out:
+        notes.append(the_plan.left_out_line())
     notes += the_plan.notes
     notes += [f"{b.name}: {b.meaning}" for b in the_plan.bounds]
     if the_plan.idealized:
@@ -256,8 +293,12 @@ def compare(
             started, (datetime.datetime.now(datetime.UTC) - started).total_seconds()
         ),
     )
-    write_record(target, record)
-    page = write_report(target)
+    with phases.phase("report") as progress:
+        progress(0, 2)
+        write_record(target, record)
+        progress(1, 2)
+        page = write_report(target)
+    phases.write(target)
     _print(ranked, fmt, metric, shown, units, the_plan.native, log_rows)
     if fmt == "table":
         out.print(escape(notes[-1]), highlight=False)
@@ -266,16 +307,17 @@ def compare(
         out.print(f"report: {page}", highlight=False)
 
 
-def _named_jobs(target: Path, tasks: list, fmt: str, k: int) -> None:
+def _named_jobs(target: Path, tasks: list, fmt: str, k: int, progress) -> None:
     """Each run's per-job table (``OUT/jobs/<run hash>.parquet``) as
-    ``OUT/jobs/POLICY-loadX[.replicationR].<fmt's suffix>``."""
+    ``OUT/jobs/POLICY-loadX[.replicationR].<fmt's suffix>`` (one table in memory at a time)."""
     import pyarrow.parquet as pq
 
     from schedlab.engine.jobs_output import jobs_path
     from schedlab.experiments.runner import jobs_target
     from schedlab.report.jobs_formats import SUFFIX, write_jobs
 
-    for task in tasks:
+    for i, task in enumerate(tasks):
+        progress(i, len(tasks))
         source = jobs_path(str(jobs_target(target, task)), task.replication)
         run = f"{task.axes['policy']}-load{task.axes['workload.load']:g}"
         if task.replication:
@@ -284,44 +326,131 @@ def _named_jobs(target: Path, tasks: list, fmt: str, k: int) -> None:
 
 
 def _log_check(
-    base: dict, workload: Path, ranked: list, target: Path, name: str, covers: str
+    the_plan,
+    workload: Path,
+    ranked: list,
+    target: Path,
+    tasks: list,
+    store,
+    workers,
+    progress,
+    covers: str,
 ) -> tuple[list[str], list[Path], list[dict]]:
     """The log itself (a line and a row of the table) and the validation line (an SWF-derived
     trace: it keeps the logged waits), with the report's Gantt chart and time series at the
-    log's own load."""
+    log's own load, read from the runs' per-job tables at that load (experiments/log_check.py):
+    the validation replays the log only when compare made no EASY run at the log's own load
+    (those replays are stored too: a rerun does not make them again)."""
+    import pyarrow.parquet as pq
+
+    from schedlab.engine.jobs_output import jobs_path
     from schedlab.experiments.log_check import (
         logged_waits,
-        series_at_native_load,
+        series_from_jobs,
         top_policies,
-        validate,
+        validation_of,
     )
+    from schedlab.experiments.runner import Task, jobs_target, run_tasks
+    from schedlab.model.compile import compile_model
+    from schedlab.policies.registry import get_policy
     from schedlab.report.trace_figures import gantt_figure, series_figure
 
+    base, name, k = the_plan.base, the_plan.name, the_plan.k
     tau = float(base["run"].get("slowdown_threshold", 10.0))
     logged = logged_waits(workload, tau, base["run"].get("arrivals"))
     if logged is None:
         return [], [], []
-    err.print(
-        "replaying the log at its own load: EASY with requested times, top three", highlight=False
-    )
-    validation, result = validate(base, workload, VALIDATION_POLICY, VALIDATION_DESCRIBED)
-    k = int(base["cluster"]["servers"])
-    folder = target / "figures"
-    paths = gantt_figure(
-        result.jobs,
-        k,
-        folder / f"{name}-gantt",
-        f"EASY with requested times at the log's own load {validation.load:.3g} ({covers})",
-    )
-    top = top_policies(ranked, validation.load)
-    if top:
-        paths += series_figure(
-            series_at_native_load(base, top),
-            folder / f"{name}-over-time",
-            f"the top {len(top)} policies replaying the log at its own load {validation.load:.3g}"
-            f" ({covers})",
+    load = the_plan.native
+    choices = [r for r in ranked if not get_policy(r.policy).traits().preemptive]
+    top = top_policies(choices, load if load is not None else ranked[0].load)
+    steps = 3 + len(top)
+    progress(0, steps)
+    native = {t.axes["policy"]: t for t in tasks if t.axes["workload.load"] == load}
+    missing = [p for p in dict.fromkeys([VALIDATION_POLICY["name"], *top]) if p not in native]
+    if missing:  # no run at the log's own load (--loads without native): replayed once, stored
+        err.print(
+            f"replaying the log at its own load: {', '.join(missing)} (for the log check)",
+            highlight=False,
         )
-    return [logged.line(), validation.line()], paths, [logged.record(validation.load)]
+        for p in missing:
+            native[p] = Task.of(the_plan.spec(p, None), experiment=name, axes={"policy": p})
+        run_tasks([native[p] for p in missing], store, workers=workers)
+    check = native[VALIDATION_POLICY["name"]]
+    progress(1, steps)
+    if load is None:
+        load = float(compile_model(the_plan.spec(VALIDATION_POLICY["name"], None)).load)
+
+    def table(task, columns=None):
+        return pq.read_table(jobs_path(str(jobs_target(target, task)), 0), columns=columns)
+
+    jobs = table(check)
+    validation = validation_of(jobs, workload, VALIDATION_DESCRIBED, load)
+    progress(2, steps)
+    folder = target / "figures"
+    title = f"EASY with requested times at the log's own load {load:.3g} ({covers})"
+    paths = gantt_figure(jobs, k, folder / f"{name}-gantt", title)
+    del jobs
+    progress(3, steps)
+    if top:
+        series = {}
+        for i, p in enumerate(top):
+            columns = ["arrival", "start", "finish", "demand[servers]"]
+            series[p] = series_from_jobs(table(native[p], columns), k)
+            progress(4 + i, steps)
+        paths += series_figure(
+            series,
+            folder / f"{name}-over-time",
+            f"the top {len(top)} choices replaying the log at its own load {load:.3g} ({covers})",
+        )
+    return [logged.line(), validation.line()], paths, [logged.record(load)]
+
+
+class Phases:
+    """Each phase of a comparison with a progress bar and its ETA (stderr), and its wall time
+    and peak memory, written to ``OUT/phases.json`` (benchmarks/bench_compare_logs.py reads it):
+    ``peak_rss_bytes`` is this process's peak resident memory during the phase (Linux: the peak
+    is reset at the phase's start through /proc/self/clear_refs; elsewhere the peak so far),
+    ``workers_peak_rss_bytes`` the largest peak of a finished worker process so far."""
+
+    def __init__(self) -> None:
+        self.records: list[dict] = []
+
+    @contextlib.contextmanager
+    def phase(self, name: str):
+        _reset_peak_rss()
+        t0 = time.perf_counter()
+        with runs_progress(name) as progress:
+            yield progress
+        self.records.append(
+            {
+                "phase": name,
+                "wall_s": round(time.perf_counter() - t0, 3),
+                "peak_rss_bytes": _peak_rss(),
+                "workers_peak_rss_bytes": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+                * 1024,
+            }
+        )
+
+    def write(self, target: Path) -> None:
+        from schedlab import outputs
+
+        with outputs.atomic(target / "phases.json") as tmp:
+            Path(tmp).write_text(json.dumps(self.records, indent=1) + "\n")
+
+
+def _reset_peak_rss() -> None:
+    with contextlib.suppress(OSError):
+        Path("/proc/self/clear_refs").write_text("5")
+
+
+def _peak_rss() -> int:
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 def _num(x: float) -> float | None:

@@ -78,19 +78,39 @@ class Plan:
     native: float | None = None  # the log's own load, when it is one of the loads
     idealized: list[str] = field(default_factory=list)  # ranked apart (module docstring)
     warnings: list[str] = field(default_factory=list)  # said once before the runs, and noted
+    native_jobs: bool = False  # runs at the log's own load keep their per-job table (log check)
+    left_out: dict[str, str] = field(default_factory=dict)  # policy -> why (its limit)
+    sizes: int = 0  # distinct (need, duration) of a log, counted when a policy's limit asks
+    k: int = 0  # servers (pooled: the k of the needs), 0 when unknown
+    jobs: int = 0  # jobs a run replays (a trace), 0 for a synthetic workload
 
     def spec(self, policy: str, load: float | None) -> SimulationSpec:
         """The run of ``policy`` at ``load`` (None or the native load: the log's own times)."""
         workload = dict(self.base["workload"])
+        run = dict(self.base["run"])
         if load is not None and load != self.native:
             workload["load"] = load
+        elif self.native_jobs:
+            run["jobs"] = JOBS_FOLDER
         data = {
             **self.base,
             "workload": workload,
+            "run": run,
             "model": {**self.base.get("model", {}), "family": self.family},
             "policy": {"name": policy},
         }
         return parse_spec(data)
+
+    def left_out_line(self) -> str:
+        """One line: the policies left out at this k (or for this log's distinct job sizes) and
+        the option that runs them."""
+        named = ", ".join(f"{p} ({why})" for p, why in sorted(self.left_out.items()))
+        sizes = f" and {self.sizes:,} distinct job sizes" if self.sizes else ""
+        return (
+            f"left out at k = {self.k:,}{sizes}, their cost per event grows with k or with the "
+            f"log's distinct job sizes (benchmarks/bench_policy_k.py): {named}; --policy NAME "
+            "runs one anyway"
+        )
 
     def tasks(self, replications: int) -> list[Task]:
         out = []
@@ -105,6 +125,7 @@ class Plan:
 
 
 NATIVE = "native"
+JOBS_FOLDER = "jobs"  # a run's per-job table: OUT/jobs/<run hash>.parquet (runner.jobs_target)
 
 
 def is_trace(base: dict[str, Any]) -> bool:
@@ -210,15 +231,21 @@ def plan(
     *,
     native: bool = False,
     all_policies: bool = False,
+    native_jobs: bool = False,
 ) -> Plan:
     """Every registered policy of ``family`` (built-in or plugin) that accepts the model, and
     the bounds that apply; ``native``: the trace also replays at its own arrival times; on a
     trace, unless ``all_policies``, those a batch cluster cannot run are marked to be ranked
-    apart."""
+    apart. Unless ``only`` names them, the policies whose cost per event grows with k
+    (``Policy.max_default_k``, benchmarks/bench_policy_k.py) are left out above their k
+    (``Plan.left_out``). ``native_jobs``: the runs at the log's own load keep their per-job
+    table (the log check reads them instead of replaying the log again)."""
     from schedlab.model.compile import compile_model
     from schedlab.policies.registry import all_policies as registered
 
-    the_plan = Plan(name=name, family=family, base=base, loads=list(loads), policies=[])
+    the_plan = Plan(
+        name=name, family=family, base=base, loads=list(loads), policies=[], native_jobs=native_jobs
+    )
     if native:
         if not is_trace(base):
             raise SchedlabError(
@@ -243,6 +270,19 @@ def plan(
         except SpecError as exc:
             the_plan.skipped.append(Skipped(policy.name, str(exc).splitlines()[0]))
             continue
+        the_plan.k = int(model.pooled_k) if model.family == "pooled" else model.n_servers
+        if model.trace is not None:
+            the_plan.jobs = model.trace_jobs()
+        limit = policy.max_default_k
+        if not only and limit is not None and the_plan.k > limit:
+            the_plan.left_out[policy.name] = f"above k = {limit:,}"
+            continue
+        limit = policy.max_default_sizes
+        if not only and limit is not None and model.trace is not None:
+            the_plan.sizes = the_plan.sizes or distinct_sizes(model.trace)
+            if the_plan.sizes > limit:
+                the_plan.left_out[policy.name] = f"above {limit:,} sizes"
+                continue
         the_plan.policies.append(policy.name)
         traits = policy.traits(model.config)
         if is_trace(base) and not all_policies and not traits.batch_runnable:
@@ -256,6 +296,8 @@ def plan(
             f"requested time: {', '.join(estimating)} expect their actual run time instead "
             "(counted in jobs_without_requested_time)"
         )
+    if not the_plan.policies and the_plan.left_out:
+        raise SchedlabError(the_plan.left_out_line())
     if not the_plan.policies:
         distinct = sorted({s.reason for s in the_plan.skipped})
         reasons = (
@@ -269,6 +311,17 @@ def plan(
         )
     _add_bounds(the_plan)
     return the_plan
+
+
+def distinct_sizes(trace: Any) -> int:
+    """Distinct (server need, duration) pairs of a trace's jobs (the atoms of its size laws)."""
+    import numpy as np
+
+    pairs = [
+        np.unique(np.column_stack([cols.demand[:, 0], cols.duration]), axis=0)
+        for cols in trace.batches()
+    ]
+    return int(np.unique(np.concatenate(pairs), axis=0).shape[0]) if pairs else 0
 
 
 def native_load(p: Plan, family: str) -> float:
@@ -405,3 +458,43 @@ def jobs_covered(base: dict[str, Any]) -> str:
     if arrivals is not None and arrivals < rows:
         return f"the first {arrivals:,} of the table's {rows:,} jobs{window}, in arrival order"
     return f"all {rows:,} jobs of the table{window}"
+
+
+BYTES_PER_LOG_JOB = 1_000.0
+"""Memory per job of a log, per process: a replay holds the trace's columns and streams its
+per-job table (about 100 bytes per job measured: 312 MB peak RSS at 1,000 jobs, 342 MB at
+300,000, on the Curie-sized log of benchmarks/bench_compare_logs.py), and compare's own process
+reads one run's per-job table at a time for the log check and the jobs output; rounded up
+tenfold, as model/budget.py's figures are pessimistic."""
+
+
+def memory_need(p: Plan, workers: int) -> tuple[float, float]:
+    """Bytes a comparison of a log holds at once (``workers`` replays and compare's own process,
+    each the base of model/budget.py, its log jobs and k servers), and per process."""
+    from schedlab.model.budget import BASE_BYTES, BYTES_PER_SERVER
+
+    per_process = BASE_BYTES + BYTES_PER_LOG_JOB * p.jobs + BYTES_PER_SERVER * p.k
+    return (workers + 1) * per_process, per_process
+
+
+def check_memory(p: Plan, workers: int, budget_gib: float | None, path: Path) -> None:
+    """Refuse, in one line before any run, a log whose replay does not fit ``budget_gib`` (None:
+    model/budget.py's memory budget, the one every run is checked against); a synthetic
+    workload's runs are checked by model/budget.py."""
+    from schedlab.model.budget import MemoryBudget, memory_budget
+
+    if not p.jobs:
+        return
+    need, per_process = memory_need(p, workers)
+    budget = (
+        memory_budget()
+        if budget_gib is None
+        else MemoryBudget(budget_gib * 2**30, "--memory-budget")
+    )
+    if need > budget.bytes:
+        raise SchedlabError(
+            f"{path}: replaying {p.jobs:,} jobs on k = {p.k:,} with {workers} worker(s) needs "
+            f"about {need / 2**30:.3g} GiB ({workers + 1} processes x "
+            f"{per_process / 2**30:.3g} GiB), more than {budget.says()}; give --memory-budget "
+            "GIB, fewer --workers or --arrivals N"
+        )

@@ -13,7 +13,12 @@
   reservations, downtime; docs/traces.md), so agreement is partial by nature: the line says how
   far the model is from the machine, not which is right.
 * Views for the report: the validation run's per-job table (a Gantt chart of a window) and the
-  time series (utilization, queue length) of the top three policies at the log's own load.
+  time series (utilization, queue length) of the top three choices at the log's own load.
+
+Compare's runs at the log's own load keep their per-job tables (``OUT/jobs/``), and the check
+reads them: the validation is compare's own EASY run when it made one, and the time series are
+drawn from the top three's per-job tables (:func:`series_from_jobs`), so the log is not replayed
+again (issue 43). Memory: the jobs of one table at a time, never k per job.
 """
 
 from __future__ import annotations
@@ -164,26 +169,31 @@ def waits_joined(jobs: pa.Table, trace: Path) -> tuple[np.ndarray, np.ndarray]:
     return sim[known], log[known]
 
 
-def validate(
-    base: dict[str, Any], trace: Path, policy: dict[str, Any], described: str
-) -> tuple[Validation, Any]:
-    """Replay the log under ``policy`` (a spec's ``[policy]`` table) at its own load (module
-    docstring); the validation and the run's Result (its per-job table, for the Gantt chart)."""
+def validation_of(jobs: pa.Table, trace: Path, described: str, load: float) -> Validation:
+    """The validation (module docstring) of a replay at the log's own ``load`` whose per-job
+    table is ``jobs``."""
     from scipy.stats import pearsonr, spearmanr
 
-    result = _simulate(native_spec(base, policy, jobs=True, check=False))
-    sim, log = waits_joined(result.jobs, trace)
+    sim, log = waits_joined(jobs, trace)
     varied = sim.size > 2 and np.ptp(sim) > 0 and np.ptp(log) > 0
-    validation = Validation(
+    return Validation(
         described=described,
-        load=float(result.load),
+        load=float(load),
         simulated_mean_wait=float(sim.mean()) if sim.size else math.nan,
         logged_mean_wait=float(log.mean()) if log.size else math.nan,
         pearson=float(pearsonr(sim, log).statistic) if varied else math.nan,
         spearman=float(spearmanr(sim, log).statistic) if varied else math.nan,
         jobs=int(sim.size),
     )
-    return validation, result
+
+
+def validate(
+    base: dict[str, Any], trace: Path, policy: dict[str, Any], described: str
+) -> tuple[Validation, Any]:
+    """Replay the log under ``policy`` (a spec's ``[policy]`` table) at its own load (module
+    docstring); the validation and the run's Result (its per-job table, for the Gantt chart)."""
+    result = _simulate(native_spec(base, policy, jobs=True, check=False))
+    return validation_of(result.jobs, trace, described, float(result.load)), result
 
 
 def top_policies(ranked: list[Any], load: float, count: int = 3) -> list[str]:
@@ -192,14 +202,42 @@ def top_policies(ranked: list[Any], load: float, count: int = 3) -> list[str]:
     if not loads:
         return []
     nearest = min(loads, key=lambda x: abs(x - load))
-    rows = sorted((r for r in ranked if r.load == nearest and r.rank), key=lambda r: r.rank)
+    rows = sorted(
+        (r for r in ranked if r.load == nearest and r.rank and not r.group),
+        key=lambda r: r.rank,
+    )
     return [r.policy for r in rows if not r.bound][:count]
 
 
-def series_at_native_load(base: dict[str, Any], policies: list[str]) -> dict[str, pa.Table]:
-    """The time series (utilization, queue length) of each policy replaying the log at its own
-    arrival times."""
-    return {
-        p: _simulate(native_spec(base, {"name": p}, timeseries=SERIES_POINTS)).timeseries
-        for p in policies
-    }
+UTILIZATION = "utilization[servers]"  # the engine's time series column of the pooled servers
+
+
+def series_from_jobs(jobs: pa.Table, k: int, points: int = SERIES_POINTS) -> pa.Table:
+    """The utilization of the ``k`` servers and the number of waiting jobs at ``points`` evenly
+    spaced times from 0 to the last finish, exact from a non-preemptive run's per-job table
+    (a job waits over [arrival, start) and holds its need over [start, finish); a job still
+    waiting or running at the end counts until then). Memory: a few arrays of the jobs."""
+    arrival = jobs.column("arrival").to_numpy(zero_copy_only=False).astype(float)
+    start = jobs.column("start").to_numpy(zero_copy_only=False).astype(float)
+    finish = jobs.column("finish").to_numpy(zero_copy_only=False).astype(float)
+    need = jobs.column("demand[servers]").to_numpy(zero_copy_only=False).astype(float)
+    end = float(np.nanmax(np.concatenate([finish, start, arrival]), initial=0.0))
+    start = np.where(np.isnan(start), np.inf, start)
+    finish = np.where(np.isnan(finish), np.inf, finish)
+    time = np.linspace(0.0, end, points)
+
+    def count_at(t0: np.ndarray, t1: np.ndarray, weight: np.ndarray) -> np.ndarray:
+        """sum of ``weight`` over the jobs with t0 <= t < t1, at each sampled t."""
+        begun = np.concatenate([[0.0], np.cumsum(weight[np.argsort(t0, kind="stable")])])
+        ended = np.concatenate([[0.0], np.cumsum(weight[np.argsort(t1, kind="stable")])])
+        began = begun[np.searchsorted(np.sort(t0), time, side="right")]
+        over = ended[np.searchsorted(np.sort(t1), time, side="right")]
+        return began - over
+
+    return pa.table(
+        {
+            "time": time,
+            UTILIZATION: count_at(start, finish, need) / float(k),
+            "number_in_queue": count_at(arrival, start, np.ones_like(arrival)),
+        }
+    )

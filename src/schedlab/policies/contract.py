@@ -354,6 +354,10 @@ class Policy:
     every arrival, start and preemption (the loss family keeps the list: the engine drops the
     unadmitted jobs by walking it). ``event_cost``: its time per event relative to the simplest
     policies (1.0), measured (benchmarks/); sweeps start the costliest runs first.
+    ``max_default_k``: a policy whose cost per event grows with k (benchmarks/bench_policy_k.py)
+    is left out of ``schedlab compare``'s default set above this k (None: never);
+    ``max_default_sizes``: likewise for a cost that grows with a log's distinct job sizes (need,
+    duration), on a log with more of them.
     ``known_limits(config)``: names of the stability limits known for the policy with these
     settings, which the pipeline computes for the model (``"fcfs-saturated"``: FCFS with
     head-of-line blocking in the pooled family: the saturated-system limit, Baccelli & Foss 1995;
@@ -392,6 +396,8 @@ class Policy:
     waiting_list: bool = True
     paper_label: str | None = None
     event_cost: float = 1.0
+    max_default_k: int | None = None
+    max_default_sizes: int | None = None
     known_limits: Callable[[Any], tuple[str, ...]] = _no_tables
     ranks_by_gittins: Callable[[Any], bool] | None = None
     preemptive: bool | Callable[[Any], bool] | None = None

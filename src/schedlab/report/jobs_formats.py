@@ -59,47 +59,114 @@ def check_format(fmt: str, family: str | None = None) -> str:
 
 @dataclass(frozen=True)
 class Placement:
-    """Servers per job (a list of server numbers, empty when none were free) and how many jobs
-    found too few free servers (a preemptive run)."""
+    """Servers per job as intervals of server numbers: job ``j`` holds ``[lo[i], hi[i])`` for
+    ``i`` in ``offset[j]:offset[j + 1]`` (none when too few were free), and how many jobs found
+    too few free servers (a preemptive run). Memory: the intervals, never k per job."""
 
-    servers: list[np.ndarray]
+    offset: np.ndarray  # n + 1
+    lo: np.ndarray
+    hi: np.ndarray  # exclusive
     unplaced: int
+
+    @classmethod
+    def one_each(cls, server: np.ndarray) -> Placement:
+        """Job ``j`` on server ``server[j]`` (packing, loss)."""
+        server = np.asarray(server, dtype=np.int64)
+        return cls(np.arange(server.size + 1), server, server + 1, 0)
+
+    def intervals(self, j: int) -> tuple[np.ndarray, np.ndarray]:
+        """Job ``j``'s intervals: first servers, last servers (inclusive), in increasing order."""
+        a, b = self.offset[j], self.offset[j + 1]
+        return self.lo[a:b], self.hi[a:b] - 1
+
+    def servers(self, j: int) -> np.ndarray:
+        """Job ``j``'s server numbers."""
+        first, last = self.intervals(j)
+        if first.size == 0:
+            return np.empty(0, dtype=np.int64)
+        return np.concatenate([np.arange(a, b + 1) for a, b in zip(first, last, strict=True)])
+
+    def interval_sets(self) -> list[str]:
+        """Each job's servers as an interval set string (``0-3 7``, evalys/procset's form)."""
+        out = []
+        for j in range(self.offset.size - 1):
+            first, last = self.intervals(j)
+            pairs = zip(first.tolist(), last.tolist(), strict=True)
+            out.append(" ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in pairs))
+        return out
 
 
 def placement(start: np.ndarray, finish: np.ndarray, need: np.ndarray, k: int) -> Placement:
     """A feasible assignment of ``need`` of ``k`` servers to each job over [start, finish)
-    (module docstring)."""
+    (module docstring). The free servers are kept as sorted, maximal intervals: a start takes the
+    lowest ones from the front, a finish merges its intervals back, so the cost of an event and
+    the memory held grow with the intervals, not with k (issue 43: one array of k per job held
+    24 GB on a 93,312-server log)."""
+    from bisect import bisect_left
+
     n = start.size
-    free = np.ones(k, dtype=bool)
-    held: list[np.ndarray] = [np.empty(0, dtype=np.int64)] * n
+    free_lo, free_hi = [0], [int(k)]  # free servers [free_lo[i], free_hi[i]), sorted, maximal
+    free_count = int(k)
+    held: list[list[tuple[int, int]] | None] = [None] * n
+    out_job: list[int] = []
+    out_lo: list[int] = []
+    out_hi: list[int] = []
     # events: finishes (kind 0) before starts (kind 1) at the same time
     times = np.concatenate([finish, start])
     kinds = np.concatenate([np.zeros(n, np.int8), np.ones(n, np.int8)])
-    jobs = np.concatenate([np.arange(n), np.arange(n)])
+    order = np.lexsort((kinds, times))
     unplaced = 0
-    for e in np.lexsort((kinds, times)):
-        j = int(jobs[e])
-        if kinds[e] == 0:
-            free[held[j]] = True
+    needs = need.astype(np.int64).tolist()
+    for e in order.tolist():
+        j = e - n if e >= n else e
+        if e < n:  # a finish: its intervals back among the free ones, merged with neighbours
+            for a, b in held[j] or ():
+                i = bisect_left(free_lo, a)
+                left = i > 0 and free_hi[i - 1] == a
+                right = i < len(free_lo) and free_lo[i] == b
+                if left and right:
+                    free_hi[i - 1] = free_hi[i]
+                    del free_lo[i], free_hi[i]
+                elif left:
+                    free_hi[i - 1] = b
+                elif right:
+                    free_lo[i] = a
+                else:
+                    free_lo.insert(i, a)
+                    free_hi.insert(i, b)
+                free_count += b - a
+            held[j] = None
             continue
-        take = np.flatnonzero(free)[: int(need[j])]
-        if take.size < int(need[j]):
+        rest = needs[j]
+        if rest > free_count:
             unplaced += 1
             continue
-        free[take] = False
-        held[j] = take
-    return Placement(held, unplaced)
-
-
-def interval_set(servers: np.ndarray) -> str:
-    """Server numbers as an interval set string (``0-3 7``, evalys/procset's form)."""
-    if servers.size == 0:
-        return ""
-    s = np.sort(servers)
-    breaks = np.flatnonzero(np.diff(s) != 1)
-    lo = np.concatenate([[s[0]], s[breaks + 1]])
-    hi = np.concatenate([s[breaks], [s[-1]]])
-    return " ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in zip(lo, hi, strict=True))
+        taken = []
+        i = 0
+        while rest > 0:
+            a, b = free_lo[i], free_hi[i]
+            if b - a <= rest:
+                taken.append((a, b))
+                rest -= b - a
+                i += 1
+            else:
+                taken.append((a, a + rest))
+                free_lo[i] = a + rest
+                rest = 0
+        del free_lo[:i], free_hi[:i]
+        free_count -= needs[j]
+        held[j] = taken
+        for a, b in taken:
+            out_job.append(j)
+            out_lo.append(a)
+            out_hi.append(b)
+    jobs = np.array(out_job, dtype=np.int64)
+    by_job = np.argsort(jobs, kind="stable")
+    offset = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(jobs, minlength=n), out=offset[1:])
+    lo = np.array(out_lo, dtype=np.int64)[by_job]
+    hi = np.array(out_hi, dtype=np.int64)[by_job]
+    return Placement(offset, lo, hi, unplaced)
 
 
 @dataclass(frozen=True)
@@ -149,7 +216,7 @@ class Finished:
     def servers(self, k: int) -> Placement:
         if self.pooled:
             return placement(self.start, self.finish, self.need, k)
-        return Placement([np.array([s]) for s in self.server], 0)
+        return Placement.one_each(self.server)
 
 
 def evalys_table(table: pa.Table, k: int, name: str) -> tuple[pa.Table, int]:
@@ -177,7 +244,7 @@ def evalys_table(table: pa.Table, k: int, name: str) -> tuple[pa.Table, int]:
         "waiting_time": wait,
         "turnaround_time": turnaround,
         "stretch": stretch,
-        "allocated_resources": pa.array([interval_set(s) for s in placed.servers], pa.string()),
+        "allocated_resources": pa.array(placed.interval_sets(), pa.string()),
     }
     return pa.table(columns), placed.unplaced
 

@@ -42,13 +42,8 @@ def gantt_figure(jobs: pa.Table, k: int, path: Path, title: str) -> list[Path]:
     fig, ax = plt.subplots(figsize=(10, 5), layout="constrained")
     shown = np.flatnonzero((f.start < hi) & (f.finish > lo))
     for n, j in enumerate(shown):
-        servers = np.sort(placed.servers[j])
-        if servers.size == 0:
-            continue
+        firsts, lasts = placed.intervals(int(j))
         a, b = max(f.start[j], lo) / HOUR, min(f.finish[j], hi) / HOUR
-        breaks = np.flatnonzero(np.diff(servers) != 1)
-        firsts = np.concatenate([[servers[0]], servers[breaks + 1]])
-        lasts = np.concatenate([servers[breaks], [servers[-1]]])
         for s0, s1 in zip(firsts, lasts, strict=True):
             ax.broken_barh(
                 [(a, b - a)],

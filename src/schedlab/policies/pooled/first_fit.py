@@ -13,7 +13,11 @@ from __future__ import annotations
 
 import math
 
-from schedlab.policies.pooled.ordered_policy import decide_ordered, register_ordered
+from schedlab.policies.pooled.ordered_policy import (
+    WALKS_PRESENT_K,
+    decide_ordered,
+    register_ordered,
+)
 from schedlab.policies.pooled.ordering import (
     ORDER_FCFS,
     ORDER_NEED_ASC,
@@ -85,6 +89,7 @@ def run_first_fit(st, ps, max_events):
 GENERAL = "§2.3 (general needs)"
 register_ordered(
     name="greedy-srpt",
+    max_default_k=WALKS_PRESENT_K,
     title="GreedySRPT",
     section="§6",
     summary="SRPT order; serve while jobs fit, stop at the first that does not",
@@ -93,6 +98,7 @@ register_ordered(
 )
 register_ordered(
     name="first-fit-srpt",
+    max_default_k=WALKS_PRESENT_K,
     title="FirstFitSRPT",
     section="§6",
     summary="SRPT order; serve every job that fits (Smallest Area First)",
@@ -109,6 +115,7 @@ register_ordered(
 )
 register_ordered(
     name="most-servers-first",
+    max_default_k=WALKS_PRESENT_K,
     title="MostServersFirst",
     section=GENERAL,
     summary="largest server need first (FCFS ties), first fit, preemptive",
@@ -117,6 +124,7 @@ register_ordered(
 )
 register_ordered(
     name="least-servers-first",
+    max_default_k=WALKS_PRESENT_K,
     title="LeastServersFirst",
     section=GENERAL,
     summary="smallest server need first (FCFS ties), first fit, preemptive",

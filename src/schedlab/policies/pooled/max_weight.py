@@ -21,7 +21,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from schedlab.policies.pooled.ordered_policy import decide_ordered, register_ordered
+from schedlab.policies.pooled.ordered_policy import (
+    WALKS_PRESENT_K,
+    decide_ordered,
+    register_ordered,
+)
 from schedlab.policies.pooled.ordering import ORDER_FCFS, add_candidate, heap_pop
 from schedlab.policy_api import (
     first_present,
@@ -202,6 +206,7 @@ def run_greedy(st, ps, max_events):
 register_ordered(
     name="max-weight",
     event_cost=2.2,  # µs per event in the grosof2023 Fig. 2 setting (benchmarks/)
+    max_default_k=512,  # knapsack over k: 13 µs/event at k = 256, 67 at 1,152, 1,227 at 9,216
     title="MaxWeight",
     section="§6",
     summary="serve the job set of maximum total weight (weight = jobs with the same need); "
@@ -212,6 +217,7 @@ register_ordered(
 )
 register_ordered(
     name="max-weight-greedy",
+    max_default_k=WALKS_PRESENT_K,
     title="MaxWeight (authors' greedy rule)",
     section="§6 (as simulated by the authors)",
     summary="class of largest count*k/need served alone if it fills k, else jobs by that "

@@ -80,6 +80,21 @@ def order_size_knowledge(config: PolicyConfig, order: int) -> str:
     return "none"
 
 
+WALKS_PRESENT_K = 16_384
+"""``max_default_k`` of the preemptive policies that walk every job present at each decision
+(first fit in SRPT or need order, greedy SRPT, MaxWeight's greedy rule): at a given load the jobs
+present grow with k, and so does their cost per event (benchmarks/bench_policy_k.py, the loop
+of a 2,000-job log: first-fit-srpt 0.33 µs per event at k = 256, 3.2 at 9,216, 24 at 93,312;
+greedy-srpt, least- and most-servers-first 21 to 24 at 93,312, max-weight-greedy 10.5; FCFS and
+EASY 0.1 to 0.8 at every k)."""
+
+GITTINS_SIZES = 2_000
+"""``max_default_sizes`` of the Gittins-ordered policies: on a log, a need class's size law is the
+discrete law of its jobs' sizes, whose rank costs O(distinct sizes) per evaluation
+(gittins_rank.py, kind 3): gittins-1 took 972 s on the Curie-sized log of
+benchmarks/bench_compare_logs.py (70,083 distinct sizes), every other policy 2 to 23 s."""
+
+
 def register_ordered(
     *,
     name: str,
@@ -94,6 +109,7 @@ def register_ordered(
     prefix: bool = False,
     resource_pooled: bool = False,
     event_cost: float = 1.0,
+    max_default_k: int | None = None,
 ) -> Policy:
     """Register a grosof2023 pooled policy ordering jobs by ``order`` (ORDER_*; a Gittins order
     gets the model's rank tables from the pipeline, see :func:`gittins_tables_needed`); ``heaps``:
@@ -118,6 +134,8 @@ def register_ordered(
             resource_pooled=resource_pooled,
             **({"tables": gittins_tables_needed} if order == ORDER_GITTINS else {}),
             event_cost=event_cost,
+            max_default_k=max_default_k,
+            max_default_sizes=GITTINS_SIZES if order == ORDER_GITTINS else None,
             preemptive=True,
             size_knowledge=functools.partial(order_size_knowledge, order=order),
             migrates=False,
