@@ -22,6 +22,7 @@ a snapshot need not copy them (3 x 77 KB).
 from __future__ import annotations
 
 import bisect
+import functools
 import itertools
 import math
 import time
@@ -92,9 +93,7 @@ def open_session(model: CompiledModel) -> EngineSession:
         new_state(model, settings, window, slots=SLOTS, block=BLOCK),
         model.policy,
         lambda st: init_policy(st, model),
-        call=lambda function, *args, via=None: call_policy(
-            model.policy.name, function, *args, via=via
-        ),
+        call=functools.partial(call_policy, model.policy.name),
     )
 
 

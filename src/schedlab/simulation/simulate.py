@@ -114,7 +114,11 @@ class Run:
     model: CompiledModel
     session: EngineSession
     window: RunWindow
-    writer: JobsWriter | None = None
+
+    @property
+    def writer(self) -> JobsWriter | None:
+        """The per-job output (run.jobs), or None."""
+        return self.session.writer  # type: ignore[return-value]
 
     @property
     def st(self) -> State:
@@ -183,7 +187,7 @@ def prepare(
         names = tuple(c.name for c in model.classes)
         target = jobs_path(model.spec.run.jobs, replication)
         logged = LoggedJobs.of(model.trace) if model.trace is not None else None
-        run.writer = session.writer = JobsWriter(target, names, model.resources, logged)
+        session.writer = JobsWriter(target, names, model.resources, logged)
     return run
 
 
