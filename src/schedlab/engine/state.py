@@ -282,6 +282,7 @@ class EngineSettings:
     waiting_list: bool = True  # keep the arrival-ordered list of waiting jobs (Q_HEAD, q_next)
     action_log: int = 0  # rows of the action log (0: off; schedlab.online, differential tests)
     online: bool = False  # the caller gives arrivals and completions (schedlab.online)
+    quantiles: bool = True  # measured jobs go into the quantile sketches (p50_* ... metrics)
 
 
 @dataclass(frozen=True)
@@ -334,6 +335,7 @@ def build_state(
     ctr[K.WARM_JOBS] = window.warm_jobs or 0
     ctr[K.LOG_ON] = int(settings.action_log > 0)
     ctr[K.ONLINE] = int(settings.online)
+    ctr[K.QUANTILES] = int(settings.quantiles)
     clk = np.zeros(K.N_CLK, dtype=np.float64)
     clk[K.NEXT_DECISION] = np.inf
     clk[K.TIMER] = np.inf

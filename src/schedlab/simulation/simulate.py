@@ -88,6 +88,7 @@ def engine_settings(model: CompiledModel, *, reuse_slots: bool) -> EngineSetting
         jobs_chunk=JOBS_CHUNK if run.jobs else 0,
         few_running=few_running(model),
         waiting_list=model.policy.waiting_list or model.family == "loss",
+        quantiles=run.quantiles,
     )
 
 
