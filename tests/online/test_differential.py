@@ -14,11 +14,12 @@ from dataclasses import replace
 import pytest
 
 from schedlab.engine import constants as K
+from schedlab.engine.session import ActionLogFull
 from schedlab.errors import SpecError
 from schedlab.model.compile import compile_model
 from schedlab.online import Scheduler
 from schedlab.online.differential import instants, logged_run, replay
-from schedlab.online.log import ActionLogFull, actions_of
+from schedlab.online.log import actions_of
 from schedlab.policies.registry import get_policy
 from schedlab.simulation.simulate import as_spec, prepare, steps, with_run
 from schedlab.workloads.traces import convert

@@ -177,7 +177,7 @@ def test_a_plugin_raising_after_its_runner_is_called_without_dispatch_is_named_i
     s = two_servers("fuzz-actions", p_bad=0.0, p_out=0.0, kind=0, seed=1, raise_after=3)
     for i in range(3):
         s.submit(Job(i, 1, size=1.0), float(i))
-    assert s._runner is not s.model.policy.runner  # the entry point, no longer the dispatcher
+    assert s.session._entry is not s.model.policy.runner  # the entry point, not the dispatcher
     before = s.state()
     with pytest.raises(PolicyError) as raised:
         s.submit(Job(3, 1, size=1.0), 3.0)
@@ -206,7 +206,7 @@ def test_slots_block_and_action_log_grow_as_needed(monkeypatch):
 
 def _per_job_metrics(s: Scheduler) -> int:
     """The total of the engine's per-job sums and quantile sketch counts."""
-    st = s._run.st
+    st = s.session.st
     return int(sum(a.sum() for a in (st.jacc, st.sk_response, st.sk_waiting, st.sk_bsld)))
 
 
@@ -276,13 +276,13 @@ def test_a_departed_job_leaves_only_its_id_behind():
 
 def _arrays(s: Scheduler) -> dict[str, np.ndarray]:
     """Every array and scalar of the engine and policy states, copied (policy fields by path)."""
-    from schedlab.online.snapshot import field_paths
+    from schedlab.engine.snapshot import field_paths
 
-    st = s._run.st
+    st = s.session.st
     out = {f"engine.{n}": np.array(a, copy=True) for n, a in zip(st._fields, st, strict=True)}
     out.pop("engine.log_i"), out.pop("engine.log_f")  # the actions of the last call: read out
     for path, _, _ in field_paths(s.model.policy.state.fields):
-        value = s._run.ps
+        value = s.session.ps
         for name in path.split("."):
             value = getattr(value, name)
         out[f"policy.{path}"] = np.array(value, copy=True)
@@ -297,7 +297,7 @@ def test_the_state_put_back_from_the_journal_is_the_state_before_the_event(polic
     states as it was, and the events after it decide as in a scheduler that never saw it."""
     rng = np.random.default_rng(5)
     undone, untouched = two_servers(policy), two_servers(policy)
-    assert undone._journal_length == scheduler_module.JOURNAL
+    assert undone.journal.length == scheduler_module.JOURNAL
     running: list[int] = []
     for i in range(50):
         done = running[:1] if rng.random() < 0.5 else []
@@ -306,7 +306,7 @@ def test_the_state_put_back_from_the_journal_is_the_state_before_the_event(polic
         for s in (undone, untouched):
             s.events(batch, float(i))
         running = [r.id for r in undone.state().running]
-    assert 0 < len(undone._journal) < scheduler_module.JOURNAL  # mid-journal
+    assert 0 < len(undone.journal) < scheduler_module.JOURNAL  # mid-journal
     before = _arrays(undone)
 
     def unreadable(*args):
@@ -334,7 +334,7 @@ def test_a_policy_drawing_outside_its_state_is_copied_before_every_event():
 
     assert get_policy("g16").replayable is False
     load_plugin(FUZZ_PLUGIN)
-    assert two_servers("fuzz-actions")._journal_length == 1
+    assert two_servers("fuzz-actions").journal.length == 1
 
 
 def test_every_built_in_policy_drawing_from_numba_s_global_generator_is_not_replayable():

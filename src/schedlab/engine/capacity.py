@@ -24,10 +24,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from schedlab._jit import kernel
+from schedlab.engine import constants as K
+from schedlab.engine.state import State
 
 
 @dataclass
@@ -83,6 +86,37 @@ class CapacitySweep:
     def loss_of_capacity(self) -> float:
         span = self.t - self.t0
         return self.lost / (self.k * span) if span > 0 else math.nan
+
+
+@dataclass
+class SweepingWriter:
+    """The engine session's writer of a run that measures its capacity (simulation/simulate.py):
+    each time the per-job buffer is handed over (full, or at the end) the sweep advances to now
+    with the jobs that left since it last ran (the buffer) and those in the system now; then the
+    buffer goes to the per-job output ``jobs`` (``run.jobs``), or is emptied without one."""
+
+    sweep: CapacitySweep
+    jobs: Any | None = None  # engine.jobs_output.JobsWriter
+
+    def write(self, st: State) -> None:
+        self.advance(st)
+        if self.jobs is not None:
+            self.jobs.write(st)
+        else:
+            st.ctr[K.OUT_N] = 0
+
+    def advance(self, st: State) -> None:
+        """The sweep to now, the buffer left as it is."""
+        n = int(st.ctr[K.OUT_N])
+        out = st.out_f[:n]
+        present = np.flatnonzero((st.status == K.WAITING) | (st.status == K.RUNNING))
+        self.sweep.advance(
+            float(st.clk[K.NOW]),
+            np.concatenate((out[:, K.O_ARRIVAL], st.arrival[present])),
+            np.concatenate((out[:, K.O_START], st.t_start[present])),
+            np.concatenate((out[:, K.O_FINISH], np.full(present.size, np.nan))),
+            np.concatenate((out[:, K.O_FIRST_DEMAND], st.demand[present, 0])),
+        )
 
 
 def _lost(

@@ -78,7 +78,8 @@ ONLINE = 52  # 1: online scheduler (schedlab.online): the caller gives arrivals 
 LOG_ON = 53  # 1: every applied action appends a record to the action log (log_f, log_i)
 LOG_N = 54  # records in the action log (past its capacity: overflow, the extra ones not kept)
 N_DONE_REQ = 55  # online: completions requested by the caller, done_req[:N_DONE_REQ], in order
-N_CTR = 56
+QUANTILES = 56  # 1: measured jobs go into the quantile sketches (run.quantiles; p50_* ... metrics)
+N_CTR = 57
 
 # What the compiled loop returns (a runner's return value).
 R_CONTINUE = 0  # max_events processed; call again

@@ -55,21 +55,31 @@ Dim = int | str | Length
 Size = None | Dim | tuple[Dim, ...]
 
 
+ROLES = ("event", "constant", "buffer", "record")
+
+
 @dataclass(frozen=True)
 class Field:
     """One named field of a state: ``dtype`` is "f8", "i8", "i4", "i1" or "b1" (float64, int64,
     int32, int8, bool); ``size`` the shape rule (module docstring); ``fill`` the value of every
-    entry at allocation and of the new entries when the state grows; ``doc`` what it holds."""
+    entry at allocation and of the new entries when the state grows; ``doc`` what it holds.
+    ``role`` says who writes it: "event", the events (the default: a snapshot copies these);
+    "constant", set when the state is built; "buffer", an input or output the caller fills or
+    empties at every call (the engine's block of jobs to arrive, its action log); "record", a
+    measurement of jobs or a time series (written only for the jobs and times measured)."""
 
     name: str
     dtype: str
     size: Size = None
     fill: float = 0
     doc: str = ""
+    role: str = "event"
 
     def __post_init__(self) -> None:
         if self.dtype not in DTYPES:
             raise ValueError(f"field {self.name!r}: dtype must be one of {sorted(DTYPES)}")
+        if self.role not in ROLES:
+            raise ValueError(f"field {self.name!r}: role must be one of {ROLES}")
         self._check_name_and_size()
 
     def _check_name_and_size(self) -> None:

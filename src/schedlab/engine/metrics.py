@@ -227,9 +227,10 @@ def compute_metrics(
     m["mean_waiting_time"] = _ratio_metric(j[:, K.J_WAITING], done)
     m["mean_slowdown"] = _ratio_metric(j[:, K.J_SLOWDOWN], done)
     m["mean_bounded_slowdown"] = _ratio_metric(j[:, K.J_BSLD], done)
-    m.update(_quantile_metrics(st.sk_response, "response_time"))
-    m.update(_quantile_metrics(st.sk_waiting, "waiting_time"))
-    m.update(_quantile_metrics(st.sk_bsld, "bounded_slowdown", least=1.0))
+    if st.ctr[K.QUANTILES]:  # (run.quantiles)
+        m.update(_quantile_metrics(st.sk_response, "response_time"))
+        m.update(_quantile_metrics(st.sk_waiting, "waiting_time"))
+        m.update(_quantile_metrics(st.sk_bsld, "bounded_slowdown", least=1.0))
     acc = st.acc
     m["mean_number_in_system"] = _time_metric(acc, K.A_SYSTEM)
     m["mean_number_in_queue"] = _time_metric(acc, K.A_QUEUE)

@@ -36,9 +36,23 @@ ENGINE_STATE: tuple[Field, ...] = (
     Field("estimate", "f8", "jobs", np.nan, "user estimate of the duration (NaN when unknown)"),
     Field("seq", "i8", "jobs", -1, "arrival sequence number (0, 1, 2, ... in arrival order)"),
     Field("job_batch", "i4", "jobs", -1, "per-job metric batch (-1: arrived in the warm-up)"),
-    Field("class_elastic", "i1", "classes", 0, "1: rate = allocation (elastic), 0: rigid"),
-    Field("class_max_alloc", "f8", "classes", 0.0, "largest allocation an elastic job may use"),
-    Field("class_reward", "f8", "classes", 0.0, "reward per unit time in service"),
+    Field(
+        "class_elastic",
+        "i1",
+        "classes",
+        0,
+        "1: rate = allocation (elastic), 0: rigid",
+        role="constant",
+    ),
+    Field(
+        "class_max_alloc",
+        "f8",
+        "classes",
+        0.0,
+        "largest allocation an elastic job may use",
+        role="constant",
+    ),
+    Field("class_reward", "f8", "classes", 0.0, "reward per unit time in service", role="constant"),
     Field("status", "i1", "jobs", K.FREE, "constants.FREE, WAITING ..."),
     Field("server", "i4", "jobs", -1, "server of a running job (last server once done)"),
     Field("alloc", "f8", "jobs", 0.0, "allocation (multiplier of demand); 1 for rigid jobs"),
@@ -60,12 +74,23 @@ ENGINE_STATE: tuple[Field, ...] = (
     Field("leave_buf", "i4", "jobs", -1, "jobs that left since the last decision (to release)"),
     Field("free", "i4", "jobs", -1, "stack of free slots, free[:ctr[N_FREE]]"),
     Field("done_req", "i4", "jobs", -1, "online: completions requested, done_req[:N_DONE_REQ]"),
-    Field("nx_arrival", "f8", "block", 0.0, "the block: next jobs to arrive, from ctr[NX_POS] on"),
-    Field("nx_class", "i4", "block", 0, "the block: their classes"),
-    Field("nx_demand", "f8", ("block", "resources"), 0.0, "the block: their demands"),
-    Field("nx_work", "f8", "block", 0.0, "the block: their work"),
-    Field("nx_estimate", "f8", "block", 0.0, "the block: their estimates"),
-    Field("capacity", "f8", ("servers", "resources"), 0.0, "capacity of each server"),
+    Field(
+        "nx_arrival",
+        "f8",
+        "block",
+        0.0,
+        "the block: next jobs to arrive, from ctr[NX_POS] on",
+        role="buffer",
+    ),
+    Field("nx_class", "i4", "block", 0, "the block: their classes", role="buffer"),
+    Field(
+        "nx_demand", "f8", ("block", "resources"), 0.0, "the block: their demands", role="buffer"
+    ),
+    Field("nx_work", "f8", "block", 0.0, "the block: their work", role="buffer"),
+    Field("nx_estimate", "f8", "block", 0.0, "the block: their estimates", role="buffer"),
+    Field(
+        "capacity", "f8", ("servers", "resources"), 0.0, "capacity of each server", role="constant"
+    ),
     Field("used", "f8", ("servers", "resources"), 0.0, "capacity in use on each server"),
     Field("used_total", "f8", "resources", 0.0, "capacity in use over all servers"),
     Field("stalled", "i1", "servers", 0, "1: the server takes no new job"),
@@ -74,7 +99,14 @@ ENGINE_STATE: tuple[Field, ...] = (
     Field("class_in_queue", "i8", "classes", 0, "jobs waiting per class"),
     Field("ctr", "i8", K.N_CTR, 0, "counters, see constants"),
     Field("clk", "f8", K.N_CLK, 0.0, "clock values, see constants"),
-    Field("batch_edges", "f8", Length(1, batches=1), 0.0, "time batches of the window"),
+    Field(
+        "batch_edges",
+        "f8",
+        Length(1, batches=1),
+        0.0,
+        "time batches of the window",
+        role="constant",
+    ),
     Field(
         "acc",
         "f8",
@@ -82,13 +114,14 @@ ENGINE_STATE: tuple[Field, ...] = (
         0.0,
         "integrals per time batch (constants A_*)",
     ),
-    Field("ts_times", "f8", "samples", 0.0, "sample times of the time series"),
+    Field("ts_times", "f8", "samples", 0.0, "sample times of the time series", role="constant"),
     Field(
         "ts_values",
         "f8",
         ("samples", Length(K.TS_FIRST_RESOURCE, resources=1)),
         np.nan,
         "time series values (constants TS_*)",
+        role="record",
     ),
     Field(
         "job_edges",
@@ -96,6 +129,7 @@ ENGINE_STATE: tuple[Field, ...] = (
         Length(1, batches=1),
         0.0,
         "per-job batches: arrival sequence numbers or arrival times",
+        role="constant",
     ),
     Field(
         "jacc",
@@ -103,20 +137,64 @@ ENGINE_STATE: tuple[Field, ...] = (
         ("batches", Length(K.J_FIRST_CLASS, classes=K.J_PER_CLASS)),
         0.0,
         "per-job sums per batch (constants J_*)",
+        role="record",
     ),
-    Field("sk_response", "i8", ("batches", sketch.N_BUCKETS), 0, "response-time sketch per batch"),
-    Field("sk_waiting", "i8", ("batches", sketch.N_BUCKETS), 0, "waiting-time sketch per batch"),
-    Field("sk_bsld", "i8", ("batches", sketch.N_BUCKETS), 0, "bounded-slowdown sketch per batch"),
+    Field(
+        "sk_response",
+        "i8",
+        ("batches", sketch.N_BUCKETS),
+        0,
+        "response-time sketch per batch",
+        role="record",
+    ),
+    Field(
+        "sk_waiting",
+        "i8",
+        ("batches", sketch.N_BUCKETS),
+        0,
+        "waiting-time sketch per batch",
+        role="record",
+    ),
+    Field(
+        "sk_bsld",
+        "i8",
+        ("batches", sketch.N_BUCKETS),
+        0,
+        "bounded-slowdown sketch per batch",
+        role="record",
+    ),
     Field(
         "out_f",
         "f8",
         ("records", Length(K.O_FIRST_DEMAND, resources=1)),
         0.0,
         "per-job output records, float columns (constants O_*)",
+        role="record",
     ),
-    Field("out_i", "i8", ("records", K.N_OUT_I), 0, "per-job output records, integer columns"),
-    Field("log_f", "f8", ("log", 2), 0.0, "action log: time, allocation (constants L_*)"),
-    Field("log_i", "i8", ("log", 3), 0, "action log: kind, job's seq, server (constants L_*)"),
+    Field(
+        "out_i",
+        "i8",
+        ("records", K.N_OUT_I),
+        0,
+        "per-job output records, integer columns",
+        role="record",
+    ),
+    Field(
+        "log_f",
+        "f8",
+        ("log", 2),
+        0.0,
+        "action log: time, allocation (constants L_*)",
+        role="buffer",
+    ),
+    Field(
+        "log_i",
+        "i8",
+        ("log", 3),
+        0,
+        "action log: kind, job's seq, server (constants L_*)",
+        role="buffer",
+    ),
 )
 
 State = container(
@@ -204,6 +282,7 @@ class EngineSettings:
     waiting_list: bool = True  # keep the arrival-ordered list of waiting jobs (Q_HEAD, q_next)
     action_log: int = 0  # rows of the action log (0: off; schedlab.online, differential tests)
     online: bool = False  # the caller gives arrivals and completions (schedlab.online)
+    quantiles: bool = True  # measured jobs go into the quantile sketches (p50_* ... metrics)
 
 
 @dataclass(frozen=True)
@@ -252,10 +331,11 @@ def build_state(
     ctr[K.WAITING_LIST] = int(settings.waiting_list)
     ctr[K.N_FREE] = slots
     ctr[K.OUT_CHUNK] = settings.jobs_chunk
-    ctr[K.JOB_BATCH_BY_TIME] = int(window.warm_jobs is None)
+    ctr[K.JOB_BATCH_BY_TIME] = int(window.warm_jobs is None and not settings.online)
     ctr[K.WARM_JOBS] = window.warm_jobs or 0
     ctr[K.LOG_ON] = int(settings.action_log > 0)
     ctr[K.ONLINE] = int(settings.online)
+    ctr[K.QUANTILES] = int(settings.quantiles)
     clk = np.zeros(K.N_CLK, dtype=np.float64)
     clk[K.NEXT_DECISION] = np.inf
     clk[K.TIMER] = np.inf
@@ -265,10 +345,20 @@ def build_state(
     clk[K.EPS] = 1e-9 * max(1.0, float(capacity.max(initial=1.0)))
     clk[K.BSLD_TAU] = settings.slowdown_threshold
     n_batches = settings.batches
-    edges = np.linspace(window.t_warm, window.t_end, n_batches + 1)
-    if window.warm_jobs is None:
+    if settings.online:
+        # every instant is measured (the first batch spans all time: the time averages) and no
+        # job is (every job arrives "in the warm-up"): the per-job sums and sketches are never
+        # written, so a snapshot need not copy them (decision 0012); the caller fills the block
+        ctr[K.WARM_JOBS] = np.iinfo(np.int64).max
+        ctr[K.SOURCE_DONE] = 1
+        clk[K.T_WARM], clk[K.T_END] = -np.inf, np.inf
+        edges = np.array([-np.inf, *[np.inf] * n_batches])
+        job_edges = edges.copy()
+    elif window.warm_jobs is None:
+        edges = np.linspace(window.t_warm, window.t_end, n_batches + 1)
         job_edges = edges.copy()
     else:
+        edges = np.linspace(window.t_warm, window.t_end, n_batches + 1)
         job_edges = np.linspace(window.warm_jobs, window.n_jobs, n_batches + 1).round()
     n_samples = settings.timeseries
     sizes = {

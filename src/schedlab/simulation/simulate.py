@@ -3,7 +3,9 @@
 The jobs come from :class:`~schedlab.simulation.generate.JobSource` in blocks of ``BLOCK``; the
 compiled loop returns to Python when the block is used up (refill), when every job slot is taken
 (grow the engine's and the policy's per-slot arrays by doubling) or when the per-job output buffer
-is full (write a Parquet row group), and resumes where it stopped (decision 0003).
+is full (write a Parquet row group), and resumes where it stopped (decision 0003). The engine
+session (engine/session.py, decision 0019) serves these requests; this module builds it from the
+model.
 """
 
 from __future__ import annotations
@@ -19,20 +21,13 @@ import numpy as np
 
 from schedlab._jit import compile_for
 from schedlab.engine import constants as K
-from schedlab.engine.capacity import CapacitySweep
+from schedlab.engine.capacity import CapacitySweep, SweepingWriter
 from schedlab.engine.jobs_output import JobsWriter, jobs_path
 from schedlab.engine.metrics import BACKLOG, Estimate, compute_metrics
 from schedlab.engine.reliability import short_run
-from schedlab.engine.state import (
-    VIOLATION_MESSAGES,
-    EngineSettings,
-    RunWindow,
-    State,
-    build_state,
-    engine_handle,
-    grow,
-)
-from schedlab.errors import InvariantViolation, OutOfMemoryError, PolicyError
+from schedlab.engine.session import EngineSession
+from schedlab.engine.state import EngineSettings, RunWindow, State, build_state
+from schedlab.errors import InvariantViolation, PolicyError
 from schedlab.model.compile import CompiledModel
 from schedlab.model.spec import SimulationSpec, load_spec, parse_spec
 from schedlab.policies.user_code import call_policy
@@ -95,6 +90,7 @@ def engine_settings(model: CompiledModel, *, reuse_slots: bool) -> EngineSetting
         jobs_chunk=JOBS_CHUNK if run.jobs or sweeps_capacity(model) else 0,
         few_running=few_running(model),
         waiting_list=model.policy.waiting_list or model.family == "loss",
+        quantiles=run.quantiles,
     )
 
 
@@ -126,86 +122,36 @@ def few_running(model: CompiledModel) -> bool:
     return smallest > 0 and model.pooled_k / smallest <= FEW_RUNNING
 
 
-class Feeder:
-    """Refills the engine's block of jobs to arrive from the job source."""
-
-    def __init__(self, units: Iterator[Jobs]) -> None:
-        self.units = units
-        self.unit: Jobs | None = None
-        self.offset = 0
-        self._advance()
-
-    def _advance(self) -> None:
-        self.unit = next(self.units, None)
-        self.offset = 0
-
-    def refill(self, st: State) -> None:
-        block = st.nx_arrival.shape[0]
-        n = 0
-        while n < block and self.unit is not None:
-            take = min(block - n, len(self.unit) - self.offset)
-            lo, hi = self.offset, self.offset + take
-            st.nx_arrival[n : n + take] = self.unit.arrival[lo:hi]
-            st.nx_class[n : n + take] = self.unit.job_class[lo:hi]
-            st.nx_demand[n : n + take] = self.unit.demand[lo:hi]
-            st.nx_work[n : n + take] = self.unit.work[lo:hi]
-            st.nx_estimate[n : n + take] = self.unit.estimate[lo:hi]
-            n += take
-            self.offset = hi
-            if self.offset == len(self.unit):
-                self._advance()
-        st.ctr[K.NX_POS] = 0
-        st.ctr[K.NX_LEN] = n
-        st.ctr[K.SOURCE_DONE] = int(self.unit is None)
-
-
 @dataclass
 class Run:
-    """One replication in progress: engine state, policy state, job feed, per-job output."""
+    """One replication in progress: its engine session (engine and policy states, job feed,
+    per-job output) and measurement window."""
 
     model: CompiledModel
-    st: State
-    ps: Any
-    feeder: Feeder
+    session: EngineSession
     window: RunWindow
-    writer: JobsWriter | None = None
-    capacity: CapacitySweep | None = None
+    capacity: SweepingWriter | None = None  # the session's writer when it measures capacity
 
-    def grow(self) -> None:
-        """Double the job slots of the engine and of the policy state."""
-        old = self.st.status.shape[0]
-        try:
-            self.st = grow(self.st, 2 * old)
-            self.ps = self.model.policy.state.grow(self.ps, 2 * old)
-        except MemoryError:
-            raise OutOfMemoryError(
-                f"{old:,} jobs are in the system at once at t = {self.st.clk[K.NOW]:.6g} and "
-                "their slots cannot double: out of memory (is the load >= 1?)"
-            ) from None
-
-    def flush(self) -> None:
+    @property
+    def writer(self) -> JobsWriter | None:
+        """The per-job output (run.jobs), or None."""
         if self.capacity is not None:
-            self.sweep()
-        if self.writer is not None:
-            self.writer.write(self.st)
-        else:
-            self.st.ctr[K.OUT_N] = 0
+            return self.capacity.jobs
+        return self.session.writer  # type: ignore[return-value]
 
-    def sweep(self) -> None:
-        """Advance the capacity sweep to now with the jobs that left since it last ran (the
-        per-job buffer) and those in the system now."""
-        st = self.st
-        n = int(st.ctr[K.OUT_N])
-        out = st.out_f[:n]
-        present = np.flatnonzero((st.status == K.WAITING) | (st.status == K.RUNNING))
-        assert self.capacity is not None
-        self.capacity.advance(
-            float(st.clk[K.NOW]),
-            np.concatenate((out[:, K.O_ARRIVAL], st.arrival[present])),
-            np.concatenate((out[:, K.O_START], st.t_start[present])),
-            np.concatenate((out[:, K.O_FINISH], np.full(present.size, np.nan))),
-            np.concatenate((out[:, K.O_FIRST_DEMAND], st.demand[present, 0])),
-        )
+    @property
+    def st(self) -> State:
+        """The engine state now (a new object after the slots grow)."""
+        return self.session.st
+
+    @property
+    def ps(self) -> Any:
+        """The policy state now (a new object after the slots grow)."""
+        return self.session.ps
+
+    @ps.setter
+    def ps(self, value: Any) -> None:  # tests and audits put a state of their own in
+        self.session.ps = value
 
 
 def prepare(
@@ -245,23 +191,26 @@ def prepare(
         everything = concatenate(list(units))
         units = iter([everything])
         slots = block = len(everything)
-    st = new_state(model, settings, window, slots=slots, block=block)
-    if everything is not None:  # the policy's init sees every job in its slot
-        for name in ("arrival", "job_class", "demand", "work", "estimate"):
-            getattr(st, name)[:] = getattr(everything, name)
-    feeder = Feeder(units)
-    feeder.refill(st)
-    ps = init_policy(st, model, replication)
-    run = Run(model=model, st=st, ps=ps, feeder=feeder, window=window)
-    if sweeps_capacity(model):
-        run.capacity = CapacitySweep(k=float(st.capacity.sum(axis=0)[0]), t0=window.t_warm)
+    session = EngineSession(
+        new_state(model, settings, window, slots=slots, block=block),
+        model.policy,
+        lambda st: init_policy(st, model, replication),
+        call=functools.partial(call_policy, model.policy.name),
+        jobs=units,
+        every_job=everything,  # the policy's init sees every job in its slot
+    )
+    run = Run(model=model, session=session, window=window)
     if model.spec.run.jobs:
         from schedlab.workloads.trace_table import LoggedJobs  # pyarrow: loaded when used
 
         names = tuple(c.name for c in model.classes)
         target = jobs_path(model.spec.run.jobs, replication)
         logged = LoggedJobs.of(model.trace) if model.trace is not None else None
-        run.writer = JobsWriter(target, names, model.resources, logged)
+        session.writer = JobsWriter(target, names, model.resources, logged)
+    if sweeps_capacity(model):
+        sweep = CapacitySweep(k=float(session.st.capacity.sum(axis=0)[0]), t0=window.t_warm)
+        run.capacity = SweepingWriter(sweep, session.writer)
+        session.writer = run.capacity
     return run
 
 
@@ -323,23 +272,11 @@ def run_loop(run: Run, progress: Progress | None = None) -> float:
 
 
 def steps(run: Run, max_events: int = EVENTS_PER_CHUNK) -> Iterator[None]:
-    """Run the compiled loop ``max_events`` events at a time, serving its requests (refill the
-    block, grow the slots, write per-job records) and yielding after each call, until the run is
-    over. ``run.st`` and ``run.ps`` are replaced when the slots grow: read them after each step
-    (audits of the state between events do)."""
-    runner = run.model.policy.runner
-    handle = engine_handle(run.st)
-    while True:
-        code = call_policy(run.model.policy.name, runner, handle, run.ps, max_events)
-        if code == K.R_FINISHED:
-            return
-        if code == K.R_NEED_JOBS:
-            run.feeder.refill(run.st)
-        elif code == K.R_GROW:
-            run.grow()
-            handle = engine_handle(run.st)
-        elif code == K.R_FLUSH:
-            run.flush()
+    """Run the compiled loop ``max_events`` events at a time (the session serves its requests:
+    refill the block, grow the slots, write per-job records), yielding after each call, until
+    the run is over. ``run.st`` and ``run.ps`` are replaced when the slots grow: read them after
+    each step (audits of the state between events do)."""
+    while run.session.run(max_events) != K.R_FINISHED:
         yield
 
 
@@ -348,9 +285,15 @@ def compile_runner(run: Run) -> None:
     the disk cache, before the loop is timed: the loop's time and its events/s are the
     simulation's alone. A plugin that fails to compile fails here as at its first call."""
     runner = run.model.policy.runner
-    handle = engine_handle(run.st)
     compile_now = functools.partial(compile_for, runner)
-    call_policy(run.model.policy.name, runner, handle, run.ps, EVENTS_PER_CHUNK, via=compile_now)
+    call_policy(
+        run.model.policy.name,
+        runner,
+        run.session.handle,
+        run.ps,
+        EVENTS_PER_CHUNK,
+        via=compile_now,
+    )
 
 
 def _run_loop(run: Run, progress: Progress | None) -> float:
@@ -366,17 +309,11 @@ def _run_loop(run: Run, progress: Progress | None) -> float:
     elapsed = time.perf_counter() - start
     st = run.st
     if run.capacity is not None:
-        run.sweep()
+        run.capacity.advance(st)
     if run.writer is not None:
         run.writer.finish(st)
-    code = int(st.ctr[K.VIOLATION])
-    if code:
-        message = VIOLATION_MESSAGES[code].format(
-            job=int(st.ctr[K.VIOL_JOB]),
-            server=int(st.ctr[K.VIOL_SERVER]),
-            last_slot=st.status.shape[0] - 1,
-            last_server=st.capacity.shape[0] - 1,
-        )
+    message = run.session.violation()
+    if message is not None:
         raise InvariantViolation(
             f"policy '{run.model.policy.name}' broke the model at t = {st.clk[K.NOW]:.6g}: "
             f"{message}"
@@ -407,7 +344,7 @@ def run_model(
         finite=model.trace is not None,
     )
     if run.capacity is not None and "makespan" in computed.metrics and not st.ctr[K.PREEMPTIONS]:
-        computed.metrics.update(capacity_metrics(run.capacity))
+        computed.metrics.update(capacity_metrics(run.capacity.sweep))
     limit = limit_verdict(model)
     backlog = computed.backlog
     if model.trace is not None:  # a finite replay: a load limit means a backlog, not instability
