@@ -244,7 +244,7 @@ def plan(
             the_plan.skipped.append(Skipped(policy.name, str(exc).splitlines()[0]))
             continue
         the_plan.policies.append(policy.name)
-        traits = policy.traits(model.config)
+        traits = policy.traits_at(model.config)
         if is_trace(base) and not all_policies and not traits.batch_runnable:
             the_plan.idealized.append(policy.name)
         if traits.size_knowledge == "estimate":

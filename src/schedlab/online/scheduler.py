@@ -121,7 +121,7 @@ class Scheduler:
 
     def __init__(self, model: CompiledModel) -> None:
         policy = model.policy
-        if policy.whole_run:
+        if policy.hooks.whole_run:
             raise SpecError(
                 f"policy '{policy.name}' cannot run online: it reads the whole job sequence up "
                 "front (its state is built from every job of the run, decision 0003 §4)",
@@ -155,12 +155,12 @@ class Scheduler:
         self._spare_ps: tuple[Any, Any] | None = None  # (policy state copied, its copy)
         self._saved: tuple[State, Any] | None = None  # the states when the journal began
         self._journal: list[Instant] = []  # the events applied since
-        replayable = policy.replayable
+        replayable = policy.hooks.replayable
         if replayable is None:
-            replayable = is_built_in(policy.runner)
+            replayable = is_built_in(policy.kernels.runner)
         self._journal_length = JOURNAL if replayable else 1  # 1: a copy before every event
-        self._copy = copier(_ENGINE_PATHS, field_paths(policy.state.fields))
-        self._runner = policy.runner  # its entry point once compiled (_call)
+        self._copy = copier(_ENGINE_PATHS, field_paths(policy.kernels.state.fields))
+        self._runner = policy.kernels.runner  # its entry point once compiled (_call)
         self._classes = {c.name: i for i, c in enumerate(model.classes)}
         self._seq: dict[JobId, int] = {}  # every id ever submitted: its arrival number
         self._ids: dict[int, JobId] = {}  # the jobs present: arrival number -> id
@@ -176,7 +176,7 @@ class Scheduler:
         self._events = 0
         self._latency_count = [0] * (len(LATENCY_BUCKETS) + 1)
         self._latency_sum = 0.0
-        knowledge = policy.traits(model.config).size_knowledge
+        knowledge = policy.traits_at(model.config).size_knowledge
         self._needs_size = knowledge == "exact"
 
     @classmethod
@@ -473,10 +473,15 @@ class Scheduler:
         policy = run.model.policy
         while True:
             code = call_policy(
-                policy.name, policy.runner, self._handle, run.ps, MAX_EVENTS, via=self._runner
+                policy.name,
+                policy.kernels.runner,
+                self._handle,
+                run.ps,
+                MAX_EVENTS,
+                via=self._runner,
             )
-            if self._runner is policy.runner:  # compiled now, and the types never change
-                self._runner = without_dispatch(policy.runner)
+            if self._runner is policy.kernels.runner:  # compiled now, and the types never change
+                self._runner = without_dispatch(policy.kernels.runner)
             if code == K.R_GROW:
                 run.grow()
                 self._handle = engine_handle(run.st)
@@ -519,7 +524,7 @@ class Scheduler:
             spare = State(*(a.copy() for a in st))
             self._spare = (spare, engine_handle(spare))
         if self._spare_ps is None or self._spare_ps[0] is not run.ps:
-            self._spare_ps = (run.ps, run.model.policy.state.copy(run.ps))
+            self._spare_ps = (run.ps, run.model.policy.kernels.state.copy(run.ps))
         self._copy(self._spare[1], self._handle, self._spare_ps[1], run.ps, st.ctr[K.PEAK_SLOTS])
         self._copy = without_dispatch(self._copy)  # compiled now; the types never change
         return self._spare[0], self._spare_ps[1]

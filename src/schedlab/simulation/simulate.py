@@ -91,7 +91,7 @@ def engine_settings(model: CompiledModel, *, reuse_slots: bool) -> EngineSetting
         reuse_slots=reuse_slots,
         jobs_chunk=JOBS_CHUNK if run.jobs else 0,
         few_running=few_running(model),
-        waiting_list=model.policy.waiting_list or model.family == "loss",
+        waiting_list=model.policy.hooks.waiting_list or model.family == "loss",
     )
 
 
@@ -102,7 +102,7 @@ def few_running(model: CompiledModel) -> bool:
     """At most FEW_RUNNING jobs can run at once: rigid jobs of a pooled model, k servers, each
     job holding at least the smallest server need (the engine then finds the next departure by
     scanning the running jobs, structures.py; any number still works, only slower)."""
-    if model.family != "pooled" or model.policy.resource_pooled:
+    if model.family != "pooled" or model.policy.hooks.resource_pooled:
         return False
     if any(c.elastic for c in model.classes):
         return False
@@ -159,7 +159,7 @@ class Run:
         old = self.st.status.shape[0]
         try:
             self.st = grow(self.st, 2 * old)
-            self.ps = self.model.policy.state.grow(self.ps, 2 * old)
+            self.ps = self.model.policy.kernels.state.grow(self.ps, 2 * old)
         except MemoryError:
             raise OutOfMemoryError(
                 f"{old:,} jobs are in the system at once at t = {self.st.clk[K.NOW]:.6g} and "
@@ -191,7 +191,7 @@ def prepare(
     ``jobs``: run these jobs instead of the model's job sequence (tests, hand-made instances);
     ``action_log``: rows of the engine's action log (0: off; schedlab.online.actions_of reads it,
     differential tests)."""
-    streaming = not model.policy.whole_run
+    streaming = not model.policy.hooks.whole_run
     settings = engine_settings(model, reuse_slots=streaming)
     if action_log:
         settings = replace(settings, action_log=action_log)
@@ -234,7 +234,7 @@ def new_state(
     """The engine state of a run of ``model`` before its first job (classes, cluster)."""
     elastic = np.array([c.elastic for c in model.classes], dtype=np.int8)
     max_alloc = np.array([c.max_alloc for c in model.classes])
-    if model.policy.resource_pooled:  # one server of capacity k (grosof2023 §3.1)
+    if model.policy.hooks.resource_pooled:  # one server of capacity k (grosof2023 §3.1)
         elastic[:] = 1
         max_alloc[:] = model.pooled_k
     return build_state(
@@ -255,7 +255,7 @@ def _gittins_tables(model: CompiledModel) -> Any:
     return gittins_tables(model)
 
 
-# The tables a policy may ask for (Policy.tables), built from the model's size laws: policies/
+# The tables a policy may ask for (Hooks.tables), built from the model's size laws: policies/
 # may not import analysis/.
 TABLE_BUILDERS: dict[str, Callable[[CompiledModel], Any]] = {"gittins": _gittins_tables}
 
@@ -264,7 +264,7 @@ def init_policy(st: State, model: CompiledModel, replication: int = 0) -> Any:
     """The policy's initial state, given the model's context (of this replication: its own
     random stream) and the tables it asks for."""
     policy = model.policy
-    names = call_policy(policy.name, policy.tables, model.config)
+    names = call_policy(policy.name, policy.hooks.tables, model.config)
     unknown = [n for n in names if n not in TABLE_BUILDERS]
     if unknown:
         raise PolicyError(
@@ -273,7 +273,7 @@ def init_policy(st: State, model: CompiledModel, replication: int = 0) -> Any:
         )
     tables = {name: TABLE_BUILDERS[name](model) for name in names}
     context = replace(model.context, replication=replication)
-    return call_policy(policy.name, policy.init, st, context, model.config, **tables)
+    return call_policy(policy.name, policy.kernels.init, st, context, model.config, **tables)
 
 
 def run_loop(run: Run, progress: Progress | None = None) -> float:
@@ -290,7 +290,7 @@ def steps(run: Run, max_events: int = EVENTS_PER_CHUNK) -> Iterator[None]:
     block, grow the slots, write per-job records) and yielding after each call, until the run is
     over. ``run.st`` and ``run.ps`` are replaced when the slots grow: read them after each step
     (audits of the state between events do)."""
-    runner = run.model.policy.runner
+    runner = run.model.policy.kernels.runner
     handle = engine_handle(run.st)
     while True:
         code = call_policy(run.model.policy.name, runner, handle, run.ps, max_events)
@@ -375,7 +375,7 @@ def run_model(
         wall_s=time.perf_counter() - t0,
         loop_s=loop_s,
         counters=computed.counters
-        | (model.policy.report(run.ps, st) if getattr(model.policy, "report", None) else {}),
+        | (model.policy.hooks.report(run.ps, st) if model.policy.hooks.report else {}),
         warnings=computed.warnings + trace_warmup(model, run.window),
         timeseries_columns=timeseries_columns(st, model),
         jobs_path=run.writer.path if run.writer is not None else None,
