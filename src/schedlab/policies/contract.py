@@ -18,8 +18,10 @@ policy, :mod:`schedlab.policies.packing.fifo_ff`):
 * **a compiled runner** ``run(st, ps, max_events)`` calling
   :func:`schedlab.engine.loop.run_engine` with the policy's ``decide(st, ps)``;
 
-and registers a :class:`Policy` by keyword with :func:`register`, naming the paper by its
-author-year key (:mod:`schedlab.papers`) and the section that defines the policy.
+and registers a :class:`Policy` with :func:`register`: its name and family, and four parts:
+:class:`About` (title, the paper by its author-year key, :mod:`schedlab.papers`, and the section
+that defines the policy), :class:`Kernels` (the four things above), :class:`Traits` (what a
+cluster must allow to run it) and :class:`Hooks` (what it asks of the pipeline).
 
 How the state reaches compiled code. A policy state is a field table like the engine's
 (:mod:`schedlab.engine.fields`); its handle is a Numba ``StructRef`` (passed by reference: one
