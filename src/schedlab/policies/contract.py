@@ -54,6 +54,7 @@ from schedlab.engine import generated
 from schedlab.engine.fields import Field, allocate, struct_fields
 from schedlab.engine.generated import ArrayStructType
 from schedlab.engine.structs import register_array_struct
+from schedlab.policies.compat import parts_from_keywords
 
 # --------------------------------------------------------------------------------------------
 # settings
@@ -491,10 +492,15 @@ class Policy:
         **flat: Any,
     ) -> None:
         if flat:
-            from schedlab.policies.compat import parts_from_keywords
-
             about, kernels, traits, hooks = parts_from_keywords(
-                name, flat, about=about, kernels=kernels, traits=traits, hooks=hooks
+                name,
+                flat,
+                {
+                    "about": (About, about),
+                    "kernels": (Kernels, kernels),
+                    "traits": (Traits, traits),
+                    "hooks": (Hooks, hooks),
+                },
             )
         if about is None or kernels is None:
             raise TypeError(f"policy {name!r}: give about=About(...) and kernels=Kernels(...)")
