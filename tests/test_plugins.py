@@ -104,7 +104,7 @@ def shell(*args: str, pythonpath: str = SRC) -> subprocess.CompletedProcess:
 
 def test_a_plugin_policy_runs_from_python_with_the_mm1_mean(plugin_file):
     result = schedlab.simulate(mm1("lcfs-first-fit"), plugins=[plugin_file])
-    assert get_policy("lcfs-first-fit").reference == "a test plugin"
+    assert get_policy("lcfs-first-fit").about.reference == "a test plugin"
     assert result.stable
     assert result["mean_response_time"].covers(1 / (1 - 0.5), level=0.999)
     # compiled once, cached on disk next to the built-in policies' code
@@ -181,7 +181,7 @@ def test_a_plugins_first_run_times_its_loop_after_compiling(tmp_path, monkeypatc
     compiled_at_start = []
 
     def steps(run, *args, **kwargs):
-        compiled_at_start.append(len(run.model.policy.runner.overloads))
+        compiled_at_start.append(len(run.model.policy.kernels.runner.overloads))
         return timed(run, *args, **kwargs)
 
     monkeypatch.setattr(simulation, "steps", steps)

@@ -226,3 +226,46 @@ def test_need_values_list_the_declared_needs_or_every_whole_number():
     context = compile_model(parse_spec({**spec, "policy": {"name": "fcfs"}})).context
     expected = np.arange(1.0, 9.0)  # need 1 and the whole numbers 2..8
     assert np.array_equal(context.need_values(), expected)
+
+
+def test_the_flat_keywords_of_api_v2_give_the_same_parts_as_the_structured_form():
+    """Decision 0021: a plugin's flat ``Policy(title=..., state=..., preemptive=...)`` is sorted
+    into About, Kernels, Traits and Hooks as if it had given them; API v1's
+    ``ranks_by_gittins`` becomes the tables hook; an unknown keyword names itself."""
+    from schedlab.policy_api import About, Hooks, Kernels, Policy, PolicyState, Traits
+
+    state = PolicyState("flat_parts", [])
+
+    def init(*args):
+        return None
+
+    def check(context, config):
+        return None
+
+    flat = Policy(
+        name="flat", family="pooled", families=("pooled", "packing"), title="Flat",
+        paper="notes", section="§1", summary="s", paper_label="F", state=state, init=init,
+        runner=None, check=check, preemptive=False, size_knowledge="none", migrates=False,
+        waiting_list=False, event_cost=2.0, preset={},
+    )  # fmt: skip
+    parts = Policy(
+        name="flat",
+        family="pooled",
+        families=("pooled", "packing"),
+        about=About(title="Flat", paper="notes", section="§1", summary="s", paper_label="F"),
+        kernels=Kernels(state=state, init=init, runner=None),
+        traits=Traits(preemptive=False, size_knowledge="none", migrates=False),
+        hooks=Hooks(check=check, waiting_list=False, event_cost=2.0),
+    )
+    assert flat == parts
+    v1 = Policy(
+        name="v1", family="pooled", title="v1", paper="notes", section="", summary="",
+        state=state, init=init, runner=None, ranks_by_gittins=lambda config: True,
+    )  # fmt: skip
+    assert v1.hooks.tables(None) == ("gittins",)
+    assert parts.hooks.tables(None) == () and parts.hooks.known_limits(None) == ()
+    with pytest.raises(TypeError, match=r"policy 'typo': unknown keyword.*preemptve"):
+        Policy(
+            name="typo", family="pooled", title="t", paper="notes", section="", summary="",
+            state=state, init=init, runner=None, preemptve=True,
+        )  # fmt: skip

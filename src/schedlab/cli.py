@@ -361,7 +361,7 @@ def policies(
         sys.stdout.write(policies_markdown())
         return
     fmt = OutputFormat.json if as_json else fmt
-    traits = {p.name: p.traits() for p in items}
+    traits = {p.name: p.traits_at() for p in items}
     rows = [
         {
             "name": p.name,
@@ -370,12 +370,12 @@ def policies(
             "preemptive": traits[p.name].preemptive,
             "size_knowledge": traits[p.name].size_knowledge,
             "migrates": traits[p.name].migrates,
-            "title": p.title,
-            "reference": p.reference,
-            "summary": p.summary,
-            "parameters": " ".join(sorted(p.config.model_fields))
+            "title": p.about.title,
+            "reference": p.about.reference,
+            "summary": p.about.summary,
+            "parameters": " ".join(sorted(p.kernels.config.model_fields))
             if fmt is OutputFormat.csv
-            else sorted(p.config.model_fields),
+            else sorted(p.kernels.config.model_fields),
         }
         for p in items
     ]
@@ -383,7 +383,7 @@ def policies(
         emit_rows(rows, fmt, wide=True)
     elif fmt is OutputFormat.table:  # within 100 columns: the paper's key, the traits
         for row, p in zip(rows, items, strict=True):
-            row["paper"] = p.paper
+            row["paper"] = p.about.paper
             row["preempts"] = yes_no(row["preemptive"])
             row["sizes"] = row["size_knowledge"] or "?"
             row["migrates"] = yes_no(row["migrates"])

@@ -6,7 +6,8 @@ NumPy/Numba only. What it gets:
 * **the decorator** :func:`kernel`: every compiled function of a policy is declared with it
   (``@kernel(wraparound=False)`` for the hot decision code that never indexes from the end);
 * **the contract**: :class:`PolicyConfig` (its settings), :class:`PolicyState` and
-  :class:`StateField` (its state), :func:`engine_sizes`, :class:`Policy` and :func:`register`;
+  :class:`StateField` (its state), :func:`engine_sizes`, :class:`Policy` with its parts
+  :class:`About`, :class:`Kernels`, :class:`Traits` and :class:`Hooks`, and :func:`register`;
 * **the context** a policy's ``check`` and ``init`` are given: :class:`PolicyContext`, its
   :class:`JobClass` es and :class:`TraceView`;
 * **the engine loop** :func:`run_engine` that its compiled ``run`` calls with its ``decide``;
@@ -58,18 +59,25 @@ from schedlab.engine.structures import list_append, list_insert_after, list_remo
 from schedlab.errors import SpecError
 from schedlab.policies.context import JobClass, PolicyContext, SizeLaw, TraceView
 from schedlab.policies.contract import (
+    About,
+    Hooks,
+    Kernels,
     NoConfig,
     Policy,
     PolicyConfig,
     PolicyState,
     StateField,
+    Traits,
     engine_sizes,
     register,
 )
 from schedlab.policies.placement import first_fit
 
 __all__ = [
+    "About",
+    "Hooks",
     "JobClass",
+    "Kernels",
     "NoConfig",
     "Policy",
     "PolicyConfig",
@@ -79,6 +87,7 @@ __all__ = [
     "SpecError",
     "StateField",
     "TraceView",
+    "Traits",
     "activate",
     "engine_sizes",
     "first_fit",

@@ -17,7 +17,7 @@ from schedlab.engine.loop import run_engine
 from schedlab.errors import InvariantViolation
 from schedlab.model.compile import compile_model
 from schedlab.model.spec import parse_spec
-from schedlab.policies.contract import Policy, PolicyState, StateField, engine_sizes
+from schedlab.policies.contract import About, Kernels, Policy, PolicyState, StateField, engine_sizes
 from schedlab.simulation.simulate import simulate_model
 from tests.helpers.specs import pooled_spec
 
@@ -96,13 +96,10 @@ def run_bad(decide, spec, *, check: bool = True):
     bad = Policy(
         name="bad",
         family=model.family,
-        title="bad",
-        paper="grosof2023",
-        section="test",
-        summary="",
-        state=state,
-        init=lambda st, m, c: state.allocate(engine_sizes(st)),
-        runner=runner,
+        about=About(title="bad", paper="grosof2023", section="test", summary=""),
+        kernels=Kernels(
+            state=state, init=lambda st, m, c: state.allocate(engine_sizes(st)), runner=runner
+        ),
     )
     run = model.spec.run.model_copy(update={"check": check})
     model = dataclasses.replace(model, policy=bad, spec=model.spec.model_copy(update={"run": run}))

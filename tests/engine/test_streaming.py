@@ -210,7 +210,9 @@ def test_a_whole_run_policy_is_refused_a_run_larger_than_memory(monkeypatch):
         "run": {"arrivals": 10**11, "seed": 1, "max_hours": 10**6},
     }
     assert _model(spec).spec.run.arrivals == 10**11
-    monkeypatch.setitem(_REGISTRY, "bf-js", replace(get_policy("bf-js"), whole_run=True))
+    bf_js = get_policy("bf-js")
+    whole = replace(bf_js, hooks=replace(bf_js.hooks, whole_run=True))
+    monkeypatch.setitem(_REGISTRY, "bf-js", whole)
     with pytest.raises(SpecError, match=r"run.arrivals: policy 'bf-js' keeps every job") as info:
         _model(spec)
     assert "\n" not in str(info.value)

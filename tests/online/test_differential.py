@@ -35,7 +35,7 @@ sys.path.remove(str(BENCHMARKS))
 EVENTS = 10_000  # events (arrivals and completions) compared per registered policy (item 2)
 ARRIVALS = 2500  # the extra settings below: about 5,000 events each
 CASES = registry_cases()
-ONLINE = [c for c in CASES if not get_policy(c[0]).whole_run]
+ONLINE = [c for c in CASES if not get_policy(c[0]).hooks.whole_run]
 
 
 def model_of(base: dict, policy: str, params: dict, arrivals: int = ARRIVALS):

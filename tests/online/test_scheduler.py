@@ -177,7 +177,8 @@ def test_a_plugin_raising_after_its_runner_is_called_without_dispatch_is_named_i
     s = two_servers("fuzz-actions", p_bad=0.0, p_out=0.0, kind=0, seed=1, raise_after=3)
     for i in range(3):
         s.submit(Job(i, 1, size=1.0), float(i))
-    assert s.session._entry is not s.model.policy.runner  # the entry point, not the dispatcher
+    runner = s.model.policy.kernels.runner
+    assert s.session._entry is not runner  # the entry point, not the dispatcher
     before = s.state()
     with pytest.raises(PolicyError) as raised:
         s.submit(Job(3, 1, size=1.0), 3.0)
@@ -281,7 +282,7 @@ def _arrays(s: Scheduler) -> dict[str, np.ndarray]:
     st = s.session.st
     out = {f"engine.{n}": np.array(a, copy=True) for n, a in zip(st._fields, st, strict=True)}
     out.pop("engine.log_i"), out.pop("engine.log_f")  # the actions of the last call: read out
-    for path, _, _ in field_paths(s.model.policy.state.fields):
+    for path, _, _ in field_paths(s.model.policy.kernels.state.fields):
         value = s.session.ps
         for name in path.split("."):
             value = getattr(value, name)
@@ -332,7 +333,7 @@ def test_a_policy_drawing_outside_its_state_is_copied_before_every_event():
     from schedlab import load_plugin
     from schedlab.policies.registry import get_policy
 
-    assert get_policy("g16").replayable is False
+    assert get_policy("g16").hooks.replayable is False
     load_plugin(FUZZ_PLUGIN)
     assert two_servers("fuzz-actions").journal.length == 1
 
@@ -346,9 +347,9 @@ def test_every_built_in_policy_drawing_from_numba_s_global_generator_is_not_repl
     from schedlab.policies.registry import all_policies
 
     for policy in all_policies():
-        runner = getattr(policy.runner, "py_func", policy.runner)
+        runner = getattr(policy.kernels.runner, "py_func", policy.kernels.runner)
         module = sys.modules[runner.__module__]
         if not module.__name__.startswith("schedlab."):
             continue
         if "np.random." in inspect.getsource(module):
-            assert policy.replayable is False, policy.name
+            assert policy.hooks.replayable is False, policy.name

@@ -107,20 +107,22 @@ def test_engine_sizes_and_config_refuse_unknown_keys():
 
 def test_every_builtin_policy_names_its_paper_by_key():
     from schedlab.papers import PAPERS
-    from schedlab.policies.registry import BUILT_IN, all_policies
+    from schedlab.policies.registry import all_policies, built_in_index
 
-    unknown = [p.name for p in all_policies() if p.name in BUILT_IN and p.paper not in PAPERS]
+    unknown = [
+        p.name for p in all_policies() if p.name in built_in_index() and p.about.paper not in PAPERS
+    ]
     assert not unknown, f"built-in policies with an unknown paper key: {unknown}"
 
 
 def test_a_policy_is_labelled_by_its_papers_name_else_its_title():
-    """One name per thing: reproductions take ``Policy.label`` from the registration."""
+    """One name per thing: reproductions take ``About.label`` from the registration."""
     from schedlab.policies.registry import all_policies, get_policy
 
-    assert get_policy("vm-stalling").label == "Algorithm 1"  # psychas2018's figures
-    assert get_policy("inelastic-first").label == "IF"  # berg2020's figures
-    assert get_policy("server-filling-srpt").label == "ServerFilling-SRPT"  # the title
-    redundant = [p.name for p in all_policies() if p.paper_label == p.title]
+    assert get_policy("vm-stalling").about.label == "Algorithm 1"  # psychas2018's figures
+    assert get_policy("inelastic-first").about.label == "IF"  # berg2020's figures
+    assert get_policy("server-filling-srpt").about.label == "ServerFilling-SRPT"  # the title
+    redundant = [p.name for p in all_policies() if p.about.paper_label == p.about.title]
     assert not redundant, f"paper_label equal to the title: {redundant}"
 
 
@@ -187,41 +189,55 @@ INDEX_CHECK = """
 import importlib, json, sys
 from schedlab.policies import registry
 from schedlab.policies.contract import _REGISTRY
+index = registry.built_in_index()
 registry.all_policies()
 built_in = sorted(
     p.name for p in _REGISTRY.values()
     if registry.source_file(p).startswith("schedlab/policies/")
 )
 found = {}
-for module in sorted(set(registry.BUILT_IN.values())):
+for module in sorted(set(index.values())):
     for loaded in [m for m in sys.modules if m.startswith(("schedlab.policies.packing",
             "schedlab.policies.pooled", "schedlab.policies.loss"))]:
         del sys.modules[loaded]
     _REGISTRY.clear()
     importlib.import_module(module)
     found[module] = sorted(_REGISTRY)
-print(json.dumps({"built_in": built_in, "found": found}))
+print(json.dumps({"index": index, "built_in": built_in, "found": found}))
+"""
+
+ONE_LOOKUP = """
+import json, sys
+from schedlab.policies import registry
+registry.get_policy("fcfs")
+print(json.dumps(sorted(m for m in sys.modules if m.startswith(("schedlab.policies.packing.",
+    "schedlab.policies.pooled.", "schedlab.policies.loss.")))))
 """
 
 
-def test_the_index_of_built_in_policies_is_the_registry():
-    """registry.BUILT_IN (a run imports only its policy's module) names every built-in policy,
-    and importing the module it gives, alone, registers the name. On failure, regenerate the
-    table from the lines printed."""
+def test_the_index_of_built_in_policies_is_derived_from_the_policy_modules(tmp_path):
+    """The index of built-in names (a run imports only its policy's module) is derived in a
+    process with an empty cache: it names every built-in policy, importing the module it gives,
+    alone, registers the name, and it is kept in the cache directory; a later process reads it
+    and a lookup imports only that policy's module."""
     import json
+    import os
     import subprocess
     import sys
 
-    from schedlab.policies import registry
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
+    env.pop("NUMBA_CACHE_DIR", None)
 
-    out = subprocess.run(
-        [sys.executable, "-c", INDEX_CHECK], capture_output=True, text=True, check=True
-    ).stdout
-    result = json.loads(out)
-    lines = [
-        f'    "{name}": "{registry.source_file(registry.get_policy(name))[:-3].replace("/", ".")}",'
-        for name in result["built_in"]
-    ]
-    assert sorted(registry.BUILT_IN) == result["built_in"], "\n".join(lines)
-    missing = [n for n, m in registry.BUILT_IN.items() if n not in result["found"][m]]
-    assert not missing, "\n".join(lines)
+    def run(code: str) -> object:
+        done = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+        )
+        return json.loads(done.stdout)
+
+    result = run(INDEX_CHECK)
+    assert sorted(result["index"]) == result["built_in"]
+    missing = [n for n, m in result["index"].items() if n not in result["found"][m]]
+    assert not missing
+    (kept,) = tmp_path.glob("schedlab/*/built_in_policies.json")
+    assert json.loads(kept.read_text()) == result["index"]
+    assert run(ONE_LOOKUP) == ["schedlab.policies.packing.fifo_ff"]

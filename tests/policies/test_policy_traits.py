@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from schedlab.cli import app
 from schedlab.experiments.compare import plan, workload_base
 from schedlab.policies.registry import all_policies, get_policy, needs, policies_markdown
-from schedlab.policy_api import Policy, PolicyConfig, PolicyState
+from schedlab.policy_api import About, Kernels, Policy, PolicyConfig, PolicyState, Traits
 from schedlab.report.ranking import IDEALIZED, rank, summary
 from tests.helpers.paths import ROOT
 
@@ -21,12 +21,14 @@ QUICKSTART = ROOT / "src/schedlab/examples/quickstart.toml"
 
 
 def built_in() -> list[Policy]:
-    return [p for p in all_policies() if p.runner.__module__.startswith("schedlab.policies.")]
+    return [
+        p for p in all_policies() if p.kernels.runner.__module__.startswith("schedlab.policies.")
+    ]
 
 
 def test_every_built_in_policy_declares_its_traits():
     for p in built_in():
-        traits = p.traits()
+        traits = p.traits_at()
         assert None not in (traits.preemptive, traits.size_knowledge, traits.migrates), p.name
 
 
@@ -51,19 +53,19 @@ def test_every_built_in_policy_declares_its_traits():
 )
 def test_traits_follow_the_paper_and_the_settings(name, settings, preemptive, knowledge, runnable):
     p = get_policy(name)
-    traits = p.traits(p.config(**{**p.preset, **settings}))
+    traits = p.traits_at(p.kernels.config(**{**p.preset, **settings}))
     assert (traits.preemptive, traits.size_knowledge) == (preemptive, knowledge)
     assert traits.batch_runnable is runnable
 
 
 def test_what_a_cluster_needs_in_words():
-    words = {name: needs(get_policy(name).traits()) for name in ("fcfs", "easy-backfill", "dra")}
+    words = {name: needs(get_policy(name).traits_at()) for name in ("fcfs", "easy-backfill", "dra")}
     assert words == {"fcfs": "-", "easy-backfill": "requested times", "dra": "migration"}
-    assert needs(get_policy("first-fit-srpt").traits()) == "preemption, exact sizes"
+    assert needs(get_policy("first-fit-srpt").traits_at()) == "preemption, exact sizes"
 
 
 def test_migration_only_where_a_policy_moves_running_jobs():
-    moving = {p.name for p in built_in() if p.traits().migrates}
+    moving = {p.name for p in built_in() if p.traits_at().migrates}
     assert moving == {"dra", "dra-preemption"}  # psychas2022 §4: Reject-Group jobs migrate
 
 
@@ -71,18 +73,15 @@ def test_a_policy_that_does_not_say_is_unknown_and_never_batch_runnable():
     p = Policy(
         name="x",
         family="pooled",
-        title="x",
-        paper="notes",
-        section="",
-        summary="",
-        state=PolicyState("x_traits", []),
-        init=lambda *a: None,
-        runner=None,
+        about=About(title="x", paper="notes", section="", summary=""),
+        kernels=Kernels(state=PolicyState("x_traits", []), init=lambda *a: None, runner=None),
     )
-    traits = p.traits()
+    traits = p.traits_at()
     assert (traits.preemptive, traits.size_knowledge, traits.migrates) == (None, None, None)
     assert not traits.batch_runnable
     with pytest.raises(ValueError, match="size_knowledge"):
+        Traits(size_knowledge="some")
+    with pytest.raises(ValueError, match="policy 'y': size_knowledge"):  # the flat keywords
         Policy(
             name="y",
             family="pooled",
@@ -102,12 +101,16 @@ def test_a_trait_of_settings_without_a_default_is_unknown():
         level: int
 
     p = Policy(
-        name="z", family="pooled", title="z", paper="notes", section="", summary="",
-        state=PolicyState("z_traits", []), init=lambda *a: None, runner=None, config=Required,
-        preemptive=False, size_knowledge=lambda c: "exact" if c.level else "none",
-    )  # fmt: skip
-    assert p.traits().size_knowledge is None and p.traits().preemptive is False
-    assert p.traits(Required(level=1)).size_knowledge == "exact"
+        name="z",
+        family="pooled",
+        about=About(title="z", paper="notes", section="", summary=""),
+        kernels=Kernels(
+            state=PolicyState("z_traits", []), init=lambda *a: None, runner=None, config=Required
+        ),
+        traits=Traits(preemptive=False, size_knowledge=lambda c: "exact" if c.level else "none"),
+    )
+    assert p.traits_at().size_knowledge is None and p.traits_at().preemptive is False
+    assert p.traits_at(Required(level=1)).size_knowledge == "exact"
 
 
 def test_schedlab_policies_shows_the_traits():

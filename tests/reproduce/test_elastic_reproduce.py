@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -51,19 +52,27 @@ def test_paired_verdict():
 
 @pytest.fixture
 def tiny(monkeypatch, tmp_path):
-    monkeypatch.setattr(B, "LOADS", {"low": 0.3, "high": 0.7})
-    monkeypatch.setattr(B, "FIG4_MUS", [0.5, 1.0, 2.0])
-    monkeypatch.setattr(B, "FIG4_QUICK_SIM_MUS", [0.5, 2.0])
-    monkeypatch.setattr(B, "FIG5_MU_I", [0.5, 1.0, 2.0])
-    monkeypatch.setattr(B, "FIG5_QUICK_SIM_MU_I", [0.5, 2.0])
-    monkeypatch.setattr(B, "FIG6_K", [1, 2, 3])
-    monkeypatch.setattr(B, "FIG6_QUICK_SIM_K", [2])
     monkeypatch.setattr(B, "plan_for", lambda ctx, rho, precise: B.SimPlan(30_000, 1, 1, None, 0.1))
     return Context(quick=True, out=tmp_path, workers=1)
 
 
+TINY_LOADS = {"low": 0.3, "high": 0.7}
+# The figures' specs on smaller grids (two loads, three x values, one or two simulated).
+TINY_FIG4 = replace(B.FIG4, loads=TINY_LOADS, mus=(0.5, 1.0, 2.0), quick_sim_mus=(0.5, 2.0))
+TINY_FIG5 = replace(
+    B.FIG5,
+    panels=tuple(
+        B.CurvePanel(s, rho, f"{n} load")
+        for s, (n, rho) in zip("ab", TINY_LOADS.items(), strict=True)
+    ),
+    xs=(0.5, 1.0, 2.0),
+    quick_sim_xs=(0.5, 2.0),
+)
+TINY_FIG6 = replace(B.FIG6, xs=(1, 2, 3), quick_sim_xs=(2,))
+
+
 def test_fig4_pipeline(tiny):
-    outcome = B.run_fig4(tiny)
+    outcome = B.run_heat_map(TINY_FIG4, tiny)
     assert [p.suffix for p in outcome.figures] == [".png", ".svg", ".csv", ".csv"]
     assert all(p.exists() for p in outcome.figures)
     rows = list(csv.DictReader(outcome.figures[3].open()))
@@ -74,8 +83,8 @@ def test_fig4_pipeline(tiny):
 
 
 def test_fig5_and_fig6_pipelines(tiny):
-    for run, n_fig in ((B.run_fig5, 2 * 3 + 1), (B.run_fig6, 2 * 3 + 1)):
-        outcome = run(tiny)
+    for spec, n_fig in ((TINY_FIG5, 2 * 3 + 1), (TINY_FIG6, 2 * 3 + 1)):
+        outcome = B.run_curves(spec, tiny)
         assert len(outcome.figures) == n_fig and all(p.exists() for p in outcome.figures)
         rows = list(csv.DictReader(outcome.figures[-1].open()))
         for r in rows:  # analysis, exact and simulation side by side

@@ -153,7 +153,7 @@ def elastic(
         table.add_column(escape(col), justify="left" if col in ("policy", "method") else "right")
     notes = []
     for r in results:
-        short = get_policy(r.policy).label
+        short = get_policy(r.policy).about.label
         d = r.details
         if r.method == "exact-ctmc":
             notes.append(
@@ -222,7 +222,7 @@ def no_arrivals(
         table.add_column(escape(col), justify="left" if col == "policy" else "right")
     for r in results:
         table.add_row(
-            get_policy(r.policy).label,
+            get_policy(r.policy).about.label,
             _exact(r.total),
             _exact(r.mean),
             _exact(r.total_inelastic),

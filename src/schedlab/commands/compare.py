@@ -361,7 +361,7 @@ def _log_check(
     if logged is None:
         return [], [], []
     load = the_plan.native
-    choices = [r for r in ranked if not get_policy(r.policy).traits().preemptive]
+    choices = [r for r in ranked if not get_policy(r.policy).traits_at().preemptive]
     top = top_policies(choices, load if load is not None else ranked[0].load)
     steps = 3 + len(top)
     progress(0, steps)
@@ -513,7 +513,7 @@ def _print(
     from schedlab.policies.registry import get_policy
 
     others = [m for m in shown if m != metric]
-    traits = {p: get_policy(p).traits() for p in {r.policy for r in ranked}}
+    traits = {p: get_policy(p).traits_at() for p in {r.policy for r in ranked}}
     records = [
         {
             "load": r.load,
@@ -570,7 +570,7 @@ def _ranked_table(ranked, metric: str, others: list[str], units, native, log_row
     from schedlab.policies.registry import get_policy, needs
     from schedlab.report.labels import label, terse
 
-    traits = {p: get_policy(p).traits() for p in {r.policy for r in ranked}}
+    traits = {p: get_policy(p).traits_at() for p in {r.policy for r in ranked}}
     table = Table(show_header=True, header_style="bold")
 
     columns = [label("load"), "rank", "policy", terse(metric, units) + " 95% CI", "x best (paired)"]

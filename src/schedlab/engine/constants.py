@@ -71,7 +71,7 @@ DEP_SCAN = 48  # 1: few jobs can run at once: the next departure is found by a s
 #               running jobs (kept in NEXT_DEP) instead of the completion heap (structures.py)
 NEXT_DEP = 49  # scan mode: the running job that completes first, -1 if none, -2 if unknown
 WAITING_LIST = 50  # 1: keep the arrival-ordered list of waiting jobs (Q_HEAD, q_next); 0: the
-#                   policy never reads it (Policy.waiting_list), Q_HEAD stays -1
+#                   policy never reads it (Hooks.waiting_list), Q_HEAD stays -1
 ARRIVAL_BATCH = 51  # per-job batch of the latest measured arrival (arrivals come in order)
 ONLINE = 52  # 1: online scheduler (schedlab.online): the caller gives arrivals and completions,
 #             the loop stops before events after clk[T_STOP] (R_IDLE) and never finishes

@@ -237,7 +237,7 @@ def plan(
     the bounds that apply; ``native``: the trace also replays at its own arrival times; on a
     trace, unless ``all_policies``, those a batch cluster cannot run are marked to be ranked
     apart. Unless ``only`` names them, the policies whose cost per event grows with k
-    (``Policy.max_default_k``, benchmarks/bench_policy_k.py) are left out above their k
+    (``Hooks.max_default_k``, benchmarks/bench_policy_k.py) are left out above their k
     (``Plan.left_out``). ``native_jobs``: the runs at the log's own load keep their per-job
     table (the log check reads them instead of replaying the log again)."""
     from schedlab.model.compile import compile_model
@@ -273,18 +273,18 @@ def plan(
         the_plan.k = int(model.pooled_k) if model.family == "pooled" else model.n_servers
         if model.trace is not None:
             the_plan.jobs = model.trace_jobs()
-        limit = policy.max_default_k
+        limit = policy.hooks.max_default_k
         if not only and limit is not None and the_plan.k > limit:
             the_plan.left_out[policy.name] = f"above k = {limit:,}"
             continue
-        limit = policy.max_default_sizes
+        limit = policy.hooks.max_default_sizes
         if not only and limit is not None and model.trace is not None:
             the_plan.sizes = the_plan.sizes or distinct_sizes(model.trace)
             if the_plan.sizes > limit:
                 the_plan.left_out[policy.name] = f"above {limit:,} sizes"
                 continue
         the_plan.policies.append(policy.name)
-        traits = policy.traits(model.config)
+        traits = policy.traits_at(model.config)
         if is_trace(base) and not all_policies and not traits.batch_runnable:
             the_plan.idealized.append(policy.name)
         if traits.size_knowledge == "estimate":

@@ -160,7 +160,7 @@ EVENTS_PER_ARRIVAL = 2  # an arrival and a departure (or a loss)
 
 def estimated_cost(task: Task) -> tuple[float, float]:
     """Relative CPU cost of a run: arrivals x events per arrival x the policy's cost per event
-    (``Policy.event_cost``); ties (e.g. the loads of one policy) go to the higher load, which
+    (``Hooks.event_cost``); ties (e.g. the loads of one policy) go to the higher load, which
     keeps more jobs present per decision. Used to start the longest runs first, so that no long
     run starts last and leaves the other workers idle (the stragglers of issue 12 item 5)."""
     from schedlab.policies.registry import get_policy
@@ -168,7 +168,7 @@ def estimated_cost(task: Task) -> tuple[float, float]:
     spec = _parse(task.spec_json)
     workload = spec.workload
     arrivals = spec.run.arrivals or (spec.run.horizon or 1.0) * (workload.rate or 1.0)
-    cost = float(arrivals) * EVENTS_PER_ARRIVAL * get_policy(spec.policy.name).event_cost
+    cost = float(arrivals) * EVENTS_PER_ARRIVAL * get_policy(spec.policy.name).hooks.event_cost
     return cost, float(workload.load or 0.0)
 
 

@@ -315,13 +315,13 @@ def _policy(spec: SimulationSpec) -> tuple[Policy, BaseModel]:
 
     policy = get_policy(spec.policy.name)
     try:
-        params = policy.config.model_validate({**policy.preset, **spec.policy.params})
+        params = policy.kernels.config.model_validate({**policy.preset, **spec.policy.params})
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = _format_loc(tuple(err["loc"]))
         msg = err["msg"].removeprefix("Value error, ")
         if err["type"] == "extra_forbidden":
-            known = sorted(policy.config.model_fields)
+            known = sorted(policy.kernels.config.model_fields)
             msg = f"unknown parameter of policy '{policy.name}'" + (
                 f"; it takes {', '.join(known)}" if known else "; it takes no parameters"
             )
@@ -518,7 +518,7 @@ def compile_model(spec: SimulationSpec) -> CompiledModel:
         rate,
         None if trace is None else trace.n_rows,
         load=load,
-        whole_run=policy.name if policy.whole_run else None,
+        whole_run=policy.name if policy.hooks.whole_run else None,
         loss=family == "loss",
         resources=len(resources),
     )
@@ -539,5 +539,5 @@ def compile_model(spec: SimulationSpec) -> CompiledModel:
     )
     if trace is not None and model.trace_jobs() == 0:
         raise SpecError("no trace job arrives within run.horizon", field="run.horizon")
-    call_policy(policy.name, policy.check, model.context, params)
+    call_policy(policy.name, policy.hooks.check, model.context, params)
     return model

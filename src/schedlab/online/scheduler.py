@@ -91,7 +91,7 @@ def open_session(model: CompiledModel) -> EngineSession:
     window = RunWindow(None, None, -math.inf, math.inf)
     return EngineSession(
         new_state(model, settings, window, slots=SLOTS, block=BLOCK),
-        model.policy,
+        model.policy.kernels,
         lambda st: init_policy(st, model),
         call=functools.partial(call_policy, model.policy.name),
     )
@@ -106,7 +106,7 @@ class Scheduler:
 
     def __init__(self, model: CompiledModel) -> None:
         policy = model.policy
-        if policy.whole_run:
+        if policy.hooks.whole_run:
             raise SpecError(
                 f"policy '{policy.name}' cannot run online: it reads the whole job sequence up "
                 "front (its state is built from every job of the run, decision 0003 §4)",
@@ -114,9 +114,9 @@ class Scheduler:
             )
         self.model = model
         self.session = open_session(model)
-        replayable = policy.replayable
+        replayable = policy.hooks.replayable
         if replayable is None:
-            replayable = is_built_in(policy.runner)
+            replayable = is_built_in(policy.kernels.runner)
         self.journal = Journal(self.session, JOURNAL if replayable else 1)
         self.validator = Validator(model, float(self.session.st.clk[K.EPS]))
         self._seq: dict[JobId, int] = {}  # every id ever submitted: its arrival number

@@ -39,7 +39,7 @@ class Validator:
         # one resource: the largest server's capacity (a single number fits a server iff it fits
         # this one); none for several resources, where a single number is refused
         self._largest = max(kind[0] for kind in self._kinds) if len(model.resources) == 1 else -1
-        knowledge = model.policy.traits(model.config).size_knowledge
+        knowledge = model.policy.traits_at(model.config).size_knowledge
         self._needs_size = knowledge == "exact"
 
     def check(

@@ -18,8 +18,10 @@ policy, :mod:`schedlab.policies.packing.fifo_ff`):
 * **a compiled runner** ``run(st, ps, max_events)`` calling
   :func:`schedlab.engine.loop.run_engine` with the policy's ``decide(st, ps)``;
 
-and registers a :class:`Policy` by keyword with :func:`register`, naming the paper by its
-author-year key (:mod:`schedlab.papers`) and the section that defines the policy.
+and registers a :class:`Policy` with :func:`register`: its name and family, and four parts:
+:class:`About` (title, the paper by its author-year key, :mod:`schedlab.papers`, and the section
+that defines the policy), :class:`Kernels` (the four things above), :class:`Traits` (what a
+cluster must allow to run it) and :class:`Hooks` (what it asks of the pipeline).
 
 How the state reaches compiled code. A policy state is a field table like the engine's
 (:mod:`schedlab.engine.fields`); its handle is a Numba ``StructRef`` (passed by reference: one
@@ -38,7 +40,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 import numpy as np
@@ -51,6 +53,7 @@ from schedlab.engine import generated
 from schedlab.engine.fields import Field, allocate, struct_fields
 from schedlab.engine.generated import ArrayStructType
 from schedlab.engine.structs import register_array_struct
+from schedlab.policies.compat import parts_from_keywords
 
 # --------------------------------------------------------------------------------------------
 # settings
@@ -308,139 +311,26 @@ class PolicyTraits:
         return self.preemptive is False and self.size_knowledge in ("none", "estimate")
 
 
-def _no_check(context: Any, config: PolicyConfig) -> None:
-    return None
-
-
-def _no_tables(config: PolicyConfig) -> tuple[str, ...]:
-    """No table (or no known limit) asked for."""
-    return ()
-
-
 @dataclass(frozen=True)
-class Policy:
-    """A registered policy name: what it is, how it runs, and what it asks of the pipeline.
+class About:
+    """What a policy is, for people. ``title``: its display name (tables, reports, ``schedlab
+    policies``); ``paper``: author-year key of :data:`schedlab.papers.PAPERS` (e.g.
+    "grosof2023"; every built-in policy uses one, tests/policies/test_policy_contract.py checks
+    it), or for a user's plugin policy any citation text (shown as it is); ``section``: where
+    that paper defines (or, for a baseline, uses) the policy ("§3.2", "App. C.1"); ``summary``:
+    one line; ``paper_label``: the name the paper's figures give it where that differs from the
+    title ("Algorithm 1" for ``vm-stalling`` in psychas2018; :attr:`label` is the one
+    reproductions use)."""
 
-    What it is. ``name``: the spec's ``policy.name``; ``title``: its display name (tables,
-    reports, ``schedlab policies``); ``paper_label``: the name the paper's figures give it where
-    that differs from the title ("Algorithm 1" for ``vm-stalling`` in psychas2018; :attr:`label`
-    is the one reproductions use); ``paper``:
-    author-year key of :data:`schedlab.papers.PAPERS` (e.g. "grosof2023"; every built-in policy
-    uses one, tests/policies/test_policy_contract.py checks it), or for a user's plugin policy any
-    citation text (shown as it is); ``section``: where that paper defines (or, for a baseline,
-    uses) the policy ("§3.2", "App. C.1"); ``summary``: one line. ``family``: the model family the
-    name belongs to; ``families``: every family it may run in (default: just ``family``).
-
-    How it runs. ``config``: its settings; ``preset``: settings fixed by this name.
-    ``state``/``init``: the policy state layout and ``init(st, context, config, **tables) ->
-    handle`` (``context``: :class:`~schedlab.policies.context.PolicyContext`). ``runner``: the
-    cached compiled ``run(st, ps, max_events)``. ``check(context, config)``: raise SpecError for
-    a model the policy does not support (called when the spec is compiled). ``report(ps, st) ->
-    dict``: the policy's own counters after a run (sums over the run, e.g. configuration
-    changes), added to the result's ``counters`` (summed over replications).
-
-    What it asks of the pipeline (hooks; the pipeline never names a policy):
-    ``resource_pooled``: (pooled family) run every job as elastic with allocation up to k (the
-    resource-pooled single server, grosof2023 §3.1). ``whole_run``: the policy's state is built
-    from every job of the run at ``init`` and its job ids are arrival numbers (no slot reuse); the
-    engine then holds the whole run in memory and refuses, in one line, a run that does not fit
-    (docs/decisions/0003-streaming-jobs.md §4). ``tables(config)``: names of the tables the
-    pipeline must build from the model's size laws and pass to ``init`` as keywords (e.g.
-    ``"gittins"``: the Gittins rank tables of grosof2023 §5.1,
-    :class:`~schedlab.policies.pooled.gittins_rank.GittinsTables`; built by simulation/, since
-    policies/ may not import analysis/). ``waiting_list``: the policy reads the engine's
-    arrival-ordered list of waiting jobs (:func:`~schedlab.engine.accessors.first_waiting`,
-    ``st.q_next``); a policy that never does sets False, and the engine saves a list update at
-    every arrival, start and preemption (the loss family keeps the list: the engine drops the
-    unadmitted jobs by walking it). ``event_cost``: its time per event relative to the simplest
-    policies (1.0), measured (benchmarks/); sweeps start the costliest runs first.
-    ``max_default_k``: a policy whose cost per event grows with k (benchmarks/bench_policy_k.py)
-    is left out of ``schedlab compare``'s default set above this k (None: never);
-    ``max_default_sizes``: likewise for a cost that grows with a log's distinct job sizes (need,
-    duration), on a log with more of them.
-    ``known_limits(config)``: names of the stability limits known for the policy with these
-    settings, which the pipeline computes for the model (``"fcfs-saturated"``: FCFS with
-    head-of-line blocking in the pooled family: the saturated-system limit, Baccelli & Foss 1995;
-    simulation/stability_limits.py); a run at a load above one is marked unstable.
-    ``ranks_by_gittins(config)``: the policy API v1 form of ``tables`` (true: ``("gittins",)``),
-    kept so that plugins written against it run unchanged. ``replayable``: the same engine and
-    policy states given the same events always take the same actions (no random numbers drawn
-    but from the policy state: Numba's global generator, e.g., is outside it); the online
-    scheduler then puts a state back by running the events since a copy again
-    (schedlab/online/scheduler.py). None: true for a built-in policy, false for a plugin's.
-
-    Traits (:class:`PolicyTraits`; every built-in policy declares all three,
-    tests/policies/test_policy_traits.py checks it): ``preemptive``, ``size_knowledge``,
-    ``migrates``, each a value or a function of the settings (e.g. EASY backfilling knows sizes
-    exactly with ``durations = "actual"``); :meth:`traits` resolves them. Undeclared (None, a
-    plugin's default) is shown as unknown and never counted as runnable by a batch cluster.
-    """
-
-    name: str
-    family: str
     title: str
     paper: str
     section: str
     summary: str
-    state: PolicyState
-    init: Callable[..., Any]
-    runner: Any
-    config: type[PolicyConfig] = NoConfig
-    preset: dict[str, Any] = field(default_factory=dict)
-    check: Callable[[Any, Any], None] = _no_check
-    families: tuple[str, ...] = ()
-    resource_pooled: bool = False
-    report: Callable[[Any, Any], dict[str, float]] | None = None
-    whole_run: bool = False
-    tables: Callable[[Any], tuple[str, ...]] = _no_tables
-    waiting_list: bool = True
     paper_label: str | None = None
-    event_cost: float = 1.0
-    max_default_k: int | None = None
-    max_default_sizes: int | None = None
-    known_limits: Callable[[Any], tuple[str, ...]] = _no_tables
-    ranks_by_gittins: Callable[[Any], bool] | None = None
-    preemptive: bool | Callable[[Any], bool] | None = None
-    size_knowledge: SizeKnowledge | Callable[[Any], SizeKnowledge] | None = None
-    migrates: bool | Callable[[Any], bool] | None = None
-    replayable: bool | None = None
-
-    def traits(self, config: PolicyConfig | None = None) -> PolicyTraits:
-        """The traits with these settings (default: the name's own, its preset applied; a
-        trait that depends on settings without a default is unknown then)."""
-        if config is None:
-            try:
-                config = self.config(**self.preset)
-            except ValueError:  # pydantic's ValidationError: a setting has no default
-                config = None
-
-        def resolve(trait: Any) -> Any:
-            if callable(trait):
-                return None if config is None else trait(config)
-            return trait
-
-        knowledge = resolve(self.size_knowledge)
-        if knowledge is not None and knowledge not in SIZE_KNOWLEDGE:
-            raise ValueError(
-                f"policy {self.name!r}: size_knowledge must be one of {SIZE_KNOWLEDGE}, "
-                f"not {knowledge!r}"
-            )
-        return PolicyTraits(resolve(self.preemptive), knowledge, resolve(self.migrates))
 
     def __post_init__(self) -> None:
-        if self.ranks_by_gittins is not None and self.tables is _no_tables:
-            by_gittins = self.ranks_by_gittins
-            object.__setattr__(self, "tables", lambda c: ("gittins",) if by_gittins(c) else ())
-        if not self.families:
-            object.__setattr__(self, "families", (self.family,))
         if not self.paper.strip():
-            raise ValueError(f"policy {self.name!r}: give the paper (key or citation)")
-        known = self.size_knowledge
-        if not (known is None or callable(known) or known in SIZE_KNOWLEDGE):
-            raise ValueError(
-                f"policy {self.name!r}: size_knowledge must be one of {SIZE_KNOWLEDGE}, "
-                f"not {known!r}"
-            )
+            raise ValueError(f"policy {self.title!r}: give the paper (key or citation)")
 
     @property
     def label(self) -> str:
@@ -455,6 +345,196 @@ class Policy:
         if self.paper not in PAPERS:
             return f"{self.paper}, {self.section}" if self.section else self.paper
         return f"{PAPERS[self.paper].cite} ({self.paper}), {self.section}"
+
+
+@dataclass(frozen=True)
+class Kernels:
+    """How a policy runs. ``config``: its settings (:class:`PolicyConfig`); ``state``: the
+    layout of its state; ``init(st, context, config, **tables) -> handle`` (``context``:
+    :class:`~schedlab.policies.context.PolicyContext`) allocates it; ``runner``: the cached
+    compiled ``run(st, ps, max_events)``."""
+
+    state: PolicyState
+    init: Callable[..., Any]
+    runner: Any
+    config: type[PolicyConfig] = NoConfig
+
+
+Trait = Any  # a value, or a function of the settings giving it
+
+
+@dataclass(frozen=True)
+class Traits:
+    """The traits a policy declares (:class:`PolicyTraits`; every built-in policy declares all
+    three, tests/policies/test_policy_traits.py checks it): ``preemptive``, ``size_knowledge``,
+    ``migrates``, each a value or a function of the settings (e.g. EASY backfilling knows sizes
+    exactly with ``durations = "actual"``). Undeclared (None, a plugin's default) is shown as
+    unknown and never counted as runnable by a batch cluster."""
+
+    preemptive: bool | Callable[[Any], bool] | None = None
+    size_knowledge: SizeKnowledge | Callable[[Any], SizeKnowledge] | None = None
+    migrates: bool | Callable[[Any], bool] | None = None
+
+    def __post_init__(self) -> None:
+        _check_knowledge(self.size_knowledge)
+
+    def at(self, config: PolicyConfig | None) -> PolicyTraits:
+        """The traits with these settings (None: settings not known, a trait that depends on
+        them is unknown)."""
+
+        def resolve(trait: Trait) -> Any:
+            if callable(trait):
+                return None if config is None else trait(config)
+            return trait
+
+        knowledge = resolve(self.size_knowledge)
+        _check_knowledge(knowledge)
+        return PolicyTraits(resolve(self.preemptive), knowledge, resolve(self.migrates))
+
+
+def _check_knowledge(knowledge: Any) -> None:
+    if not (knowledge is None or callable(knowledge) or knowledge in SIZE_KNOWLEDGE):
+        raise ValueError(f"size_knowledge must be one of {SIZE_KNOWLEDGE}, not {knowledge!r}")
+
+
+def accept_every_model(context: Any, config: PolicyConfig) -> None:
+    """The default :attr:`Hooks.check`: every model the family allows."""
+    return None
+
+
+def no_tables(config: PolicyConfig) -> tuple[str, ...]:
+    """The default :attr:`Hooks.tables`: no table asked of the pipeline."""
+    return ()
+
+
+def no_known_limits(config: PolicyConfig) -> tuple[str, ...]:
+    """The default :attr:`Hooks.known_limits`: no stability limit known for the policy."""
+    return ()
+
+
+@dataclass(frozen=True)
+class Hooks:
+    """What a policy asks of the pipeline; the pipeline never names a policy.
+
+    ``check(context, config)``: raise SpecError for a model the policy does not support (called
+    when the spec is compiled). ``tables(config)``: names of the tables the pipeline must build
+    from the model's size laws and pass to ``init`` as keywords (e.g. ``"gittins"``: the Gittins
+    rank tables of grosof2023 §5.1, :class:`~schedlab.policies.pooled.gittins_rank.GittinsTables`;
+    built by simulation/, since policies/ may not import analysis/). ``known_limits(config)``:
+    names of the stability limits known for the policy with these settings, which the pipeline
+    computes for the model (``"fcfs-saturated"``: FCFS with head-of-line blocking in the pooled
+    family: the saturated-system limit, Baccelli & Foss 1995; simulation/stability_limits.py); a
+    run at a load above one is marked unstable. ``report(ps, st) -> dict``: the policy's own
+    counters after a run (sums over the run, e.g. configuration changes), added to the result's
+    ``counters`` (summed over replications).
+
+    ``resource_pooled``: (pooled family) run every job as elastic with allocation up to k (the
+    resource-pooled single server, grosof2023 §3.1). ``whole_run``: the policy's state is built
+    from every job of the run at ``init`` and its job ids are arrival numbers (no slot reuse); the
+    engine then holds the whole run in memory and refuses, in one line, a run that does not fit
+    (docs/decisions/0003-streaming-jobs.md §4). ``waiting_list``: the policy reads the engine's
+    arrival-ordered list of waiting jobs (:func:`~schedlab.engine.accessors.first_waiting`,
+    ``st.q_next``); a policy that never does sets False, and the engine saves a list update at
+    every arrival, start and preemption (the loss family keeps the list: the engine drops the
+    unadmitted jobs by walking it). ``event_cost``: its time per event relative to the simplest
+    policies (1.0), measured (benchmarks/); sweeps start the costliest runs first.
+    ``max_default_k``: a policy whose cost per event grows with k (benchmarks/bench_policy_k.py)
+    is left out of ``schedlab compare``'s default set above this k (None: never);
+    ``max_default_sizes``: likewise for a cost that grows with a log's distinct job sizes (need,
+    duration), on a log with more of them.
+    ``replayable``: the same engine and policy states given the same events always take the same
+    actions (no random numbers drawn but from the policy state: Numba's global generator, e.g.,
+    is outside it); the online scheduler then puts a state back by running the events since a
+    copy again (schedlab/online/scheduler.py). None: true for a built-in policy, false for a
+    plugin's."""
+
+    check: Callable[[Any, Any], None] = accept_every_model
+    tables: Callable[[Any], tuple[str, ...]] = no_tables
+    known_limits: Callable[[Any], tuple[str, ...]] = no_known_limits
+    report: Callable[[Any, Any], dict[str, float]] | None = None
+    resource_pooled: bool = False
+    whole_run: bool = False
+    waiting_list: bool = True
+    event_cost: float = 1.0
+    max_default_k: int | None = None
+    max_default_sizes: int | None = None
+    replayable: bool | None = None
+
+
+@dataclass(frozen=True, init=False)
+class Policy:
+    """A registered policy name: ``name`` (the spec's ``policy.name``), ``family`` (the model
+    family the name belongs to), ``families`` (every family it may run in; default just
+    ``family``), ``about`` (:class:`About`: title, paper, section), ``kernels``
+    (:class:`Kernels`: settings, state, init, compiled runner), ``preset`` (settings fixed by
+    this name: ``first-fit`` is FIFO-FF with ``{"blocking": False}``), ``traits``
+    (:class:`Traits`) and ``hooks`` (:class:`Hooks`: what it asks of the pipeline).
+
+    The flat keywords of policy API v1 and v2 (``title=``, ``state=``, ``check=``,
+    ``preemptive=``, ``ranks_by_gittins=``, ...) are still accepted: they are sorted into the
+    parts by :func:`schedlab.policies.compat.parts_from_keywords` (docs/decisions/0021)."""
+
+    name: str
+    family: str
+    about: About
+    kernels: Kernels
+    traits: Traits
+    families: tuple[str, ...]
+    preset: Mapping[str, Any]
+    hooks: Hooks
+
+    def __init__(
+        self,
+        name: str,
+        family: str,
+        about: About | None = None,
+        kernels: Kernels | None = None,
+        traits: Traits | None = None,
+        *,
+        families: tuple[str, ...] = (),
+        preset: Mapping[str, Any] | None = None,
+        hooks: Hooks | None = None,
+        **flat: Any,
+    ) -> None:
+        if flat:
+            about, kernels, traits, hooks = parts_from_keywords(
+                name,
+                flat,
+                {
+                    "about": (About, about),
+                    "kernels": (Kernels, kernels),
+                    "traits": (Traits, traits),
+                    "hooks": (Hooks, hooks),
+                },
+            )
+        if about is None or kernels is None:
+            raise TypeError(f"policy {name!r}: give about=About(...) and kernels=Kernels(...)")
+        for key, value in {
+            "name": name,
+            "family": family,
+            "about": about,
+            "kernels": kernels,
+            "traits": traits or Traits(),
+            "families": tuple(families) or (family,),
+            "preset": dict(preset or {}),
+            "hooks": hooks or Hooks(),
+        }.items():
+            object.__setattr__(self, key, value)
+
+    def default_config(self) -> PolicyConfig | None:
+        """The name's own settings (its preset applied; None when a setting has no default)."""
+        try:
+            return self.kernels.config(**self.preset)
+        except ValueError:  # pydantic's ValidationError: a setting has no default
+            return None
+
+    def traits_at(self, config: PolicyConfig | None = None) -> PolicyTraits:
+        """The traits with these settings (default: the name's own, :meth:`default_config`; a
+        trait that depends on settings without a default is unknown then)."""
+        try:
+            return self.traits.at(config if config is not None else self.default_config())
+        except ValueError as exc:
+            raise ValueError(f"policy {self.name!r}: {exc}") from None
 
 
 _REGISTRY: dict[str, Policy] = {}

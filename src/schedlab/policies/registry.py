@@ -1,82 +1,103 @@
 """Looking policies up: every registered policy by name, and the table of docs/policies.md.
 
 Policy modules declare and register themselves through :mod:`schedlab.policies.contract`.
-Looking one built-in name up imports only the module that registers it (``BUILT_IN``, checked
-against the registry by tests/policies/test_policy_contract.py): a run loads its own policy, not
-all of them (issue 33). Listing every policy, or a name not built in, imports every module under
-``schedlab.policies`` and the installed plugins' entry points.
+Looking one built-in name up imports only the module that registers it: the index of built-in
+names (:func:`built_in_index`, name -> module) is derived from the policy modules themselves, by
+importing them all once and keeping the module of each registered policy's runner, and kept in
+the compile cache directory of this source (:func:`schedlab._jit.cache_dir`, keyed by the hash of
+the policy sources, so an edited policy module makes a new index). A run loads its own policy,
+not all of them (issue 33). Listing every policy, or a name not built in, imports every module
+under ``schedlab.policies`` and the installed plugins' entry points.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
+import json
+import os
 import pkgutil
+import tempfile
 from importlib.metadata import entry_points
+from pathlib import Path
 from types import ModuleType
 
 from schedlab.errors import PluginError, SchedlabError, SpecError, did_you_mean
 from schedlab.policies.contract import _REGISTRY, Policy, PolicyTraits
 
 ENTRY_POINT_GROUP = "schedlab.policies"  # installed packages' policies (docs/writing-policies.md)
+PACKAGE = "schedlab.policies"
+INDEX_FILE = "built_in_policies.json"
 _LOADED = False
 
 
+def _import_package_modules() -> None:
+    """Import every module under schedlab.policies (policy modules register themselves)."""
+    import schedlab.policies as package
+
+    for info in pkgutil.walk_packages(package.__path__, prefix=f"{PACKAGE}."):
+        importlib.import_module(info.name)
+
+
 def _load_builtins() -> None:
-    """Import every module under schedlab.policies (policy modules register themselves), then the
-    installed plugins' ``schedlab.policies`` entry points (schedlab.plugins)."""
+    """Import every built-in policy module, then the installed plugins' ``schedlab.policies``
+    entry points (schedlab.plugins)."""
     global _LOADED
     if _LOADED:
         return
-    import schedlab.policies as package
-
-    for info in pkgutil.walk_packages(package.__path__, prefix="schedlab.policies."):
-        importlib.import_module(info.name)
+    _import_package_modules()
     _LOADED = True
     load_entry_points()
 
 
-# The module that registers each built-in policy name; on a change, the test
-# tests/policies/test_policy_contract.py::test_the_index_of_built_in_policies_is_the_registry
-# prints the table to paste here.
-BUILT_IN = {
-    "best-fit-admission": "schedlab.policies.loss.admission",
-    "bf-j": "schedlab.policies.packing.best_fit",
-    "bf-js": "schedlab.policies.packing.best_fit",
-    "bf-s": "schedlab.policies.packing.best_fit",
-    "class-priority": "schedlab.policies.pooled.elastic_inelastic",
-    "conservative-backfill": "schedlab.policies.pooled.backfill",
-    "divisor-filling": "schedlab.policies.pooled.divisor_filling",
-    "divisor-filling-gittins": "schedlab.policies.pooled.divisor_filling",
-    "divisor-filling-srpt": "schedlab.policies.pooled.divisor_filling",
-    "dra": "schedlab.policies.loss.dra",
-    "dra-preemption": "schedlab.policies.loss.dra",
-    "easy-backfill": "schedlab.policies.pooled.backfill",
-    "easy-backfill-exact": "schedlab.policies.pooled.backfill",
-    "elastic-first": "schedlab.policies.pooled.elastic_inelastic",
-    "fcfs": "schedlab.policies.packing.fifo_ff",
-    "fifo-ff": "schedlab.policies.packing.fifo_ff",
-    "first-fit": "schedlab.policies.packing.fifo_ff",
-    "first-fit-srpt": "schedlab.policies.pooled.first_fit",
-    "g16": "schedlab.policies.packing.vm_tokens",
-    "gittins-1": "schedlab.policies.pooled.resource_pooled",
-    "greedy-srpt": "schedlab.policies.pooled.first_fit",
-    "inelastic-first": "schedlab.policies.pooled.elastic_inelastic",
-    "least-servers-first": "schedlab.policies.pooled.first_fit",
-    "m14": "schedlab.policies.packing.vm_stalling",
-    "max-weight": "schedlab.policies.pooled.max_weight",
-    "max-weight-greedy": "schedlab.policies.pooled.max_weight",
-    "most-servers-first": "schedlab.policies.pooled.first_fit",
-    "power-of-d": "schedlab.policies.loss.admission",
-    "preemptive-first-fit": "schedlab.policies.pooled.first_fit",
-    "server-filling": "schedlab.policies.pooled.server_filling",
-    "server-filling-gittins": "schedlab.policies.pooled.server_filling",
-    "server-filling-srpt": "schedlab.policies.pooled.server_filling",
-    "sjbf": "schedlab.policies.pooled.backfill",
-    "srpt-1": "schedlab.policies.pooled.resource_pooled",
-    "vm-stalling": "schedlab.policies.packing.vm_stalling",
-    "vqs": "schedlab.policies.packing.vqs",
-    "vqs-bf": "schedlab.policies.packing.vqs",
-}
+def module_of(policy: Policy) -> str:
+    """The module that implements (and registers) a policy: its runner's module."""
+    runner = policy.kernels.runner
+    return getattr(runner, "py_func", runner).__module__
+
+
+def _index_path() -> Path:
+    from schedlab._jit import cache_dir
+
+    return cache_dir() / INDEX_FILE
+
+
+def _derive_index() -> dict[str, str]:
+    """Name -> module of every policy a module under schedlab.policies registers."""
+    _import_package_modules()
+    index = {n: module_of(p) for n, p in _REGISTRY.items()}
+    return {n: m for n, m in sorted(index.items()) if m.startswith(f"{PACKAGE}.")}
+
+
+def _write_index(path: Path, index: dict[str, str]) -> None:
+    """Write the index atomically (workers may derive it at once); a cache directory that
+    cannot be written only costs the next process the derivation again."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=INDEX_FILE, suffix=".tmp")
+        with os.fdopen(fd, "w") as f:
+            json.dump(index, f, indent=0, sort_keys=True)
+        os.replace(tmp, path)
+    except OSError:
+        return
+
+
+@functools.cache
+def built_in_index() -> dict[str, str]:
+    """Every built-in policy name and the module that registers it, derived from the policy
+    modules (read from the cache directory when this source derived it before)."""
+    path = _index_path()
+    try:
+        index = json.loads(path.read_text())
+        if isinstance(index, dict) and all(
+            isinstance(m, str) and m.startswith(f"{PACKAGE}.") for m in index.values()
+        ):
+            return index
+    except (OSError, ValueError):
+        pass
+    index = _derive_index()
+    _write_index(path, index)
+    return index
 
 
 def registered_names() -> list[str]:
@@ -90,8 +111,8 @@ def all_policies() -> list[Policy]:
 
 
 def get_policy(name: str) -> Policy:
-    if name not in _REGISTRY and name in BUILT_IN:
-        importlib.import_module(BUILT_IN[name])
+    if name not in _REGISTRY and name in built_in_index():
+        importlib.import_module(built_in_index()[name])
     if name in _REGISTRY:
         return _REGISTRY[name]
     _load_builtins()
@@ -105,7 +126,7 @@ def get_policy(name: str) -> Policy:
 
 def _parameters(policy: Policy) -> str:
     """``name = default`` of each parameter a spec may set (presets are fixed by the name)."""
-    fields = policy.config.model_fields
+    fields = policy.kernels.config.model_fields
     shown = [
         f"`{name}` (required)"
         if field.is_required()
@@ -121,8 +142,7 @@ def _parameters(policy: Policy) -> str:
 def source_file(policy: Policy) -> str:
     """The module that implements a policy, as a path under src/ (e.g.
     ``schedlab/policies/packing/fifo_ff.py``)."""
-    function = getattr(policy.runner, "py_func", policy.runner)
-    return function.__module__.replace(".", "/") + ".py"
+    return module_of(policy).replace(".", "/") + ".py"
 
 
 def yes_no(trait: bool | None) -> str:
@@ -151,19 +171,19 @@ def policies_markdown(*, built_in_only: bool = False) -> str:
         "| what it does | parameters |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
-    shown = [p for p in all_policies() if not built_in_only or p.name in BUILT_IN]
+    shown = [p for p in all_policies() if not built_in_only or p.name in built_in_index()]
     for p in sorted(shown, key=lambda p: (p.family, p.name)):
-        traits = p.traits()
+        traits = p.traits_at()
         cells = [
             f"`{p.name}`",
             "/".join(p.families),
             yes_no(traits.preemptive),
             traits.size_knowledge or "?",
             yes_no(traits.migrates),
-            p.paper,
-            p.section,
+            p.about.paper,
+            p.about.section,
             f"`{source_file(p)}`",
-            p.summary,
+            p.about.summary,
             _parameters(p),
         ]
         rows.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")

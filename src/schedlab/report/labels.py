@@ -226,7 +226,7 @@ def short(name: str) -> str:
 def _policy_titles() -> dict[str, str]:
     from schedlab.policies.registry import all_policies
 
-    return {p.name: p.title for p in all_policies()}
+    return {p.name: p.about.title for p in all_policies()}
 
 
 def policy_label(name: str) -> str:

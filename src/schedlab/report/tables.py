@@ -60,7 +60,7 @@ def is_bound(policy: str) -> bool:
     from schedlab.policies.registry import get_policy
 
     try:
-        return bool(get_policy(policy).resource_pooled)
+        return bool(get_policy(policy).hooks.resource_pooled)
     except SpecError:  # not a registered policy (a variant's label): no bound
         return False
 

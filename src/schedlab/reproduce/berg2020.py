@@ -26,10 +26,9 @@ from __future__ import annotations
 import itertools
 import math
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -42,18 +41,17 @@ from schedlab.analysis.elastic import (
 )
 from schedlab.experiments.stats import replications_needed, rescaled_interval, t_interval
 from schedlab.model.spec import SimulationSpec, parse_spec
-from schedlab.report.figures import Point, errorbar_plot, write_rows
+from schedlab.report.figures import Point, write_rows
 from schedlab.report.heatmap import Cell, MarkerStyle, Overlay, heat_map
+from schedlab.reproduce.driver import Figure, Panel, Plot, draw_panels, register_figure
 from schedlab.reproduce.ordering import ABOVE, BELOW, compare
 from schedlab.reproduce.registry import (
     Claim,
     Context,
     Judge,
     Outcome,
-    Reproduction,
     judged,
     label,
-    register,
 )
 
 K = 4
@@ -609,15 +607,30 @@ def fig4_judge(
     return judge
 
 
-def run_fig4(ctx: Context) -> Outcome:
-    grid = fig4_grid(FIG4_MUS, LOADS)
-    sim_mus = FIG4_QUICK_SIM_MUS if ctx.quick else FIG4_SIM_MUS
+@dataclass(frozen=True)
+class HeatMap:
+    """Fig. 4: the sign of log2(E[T_EF] / E[T_IF]) by the analysis on the ``mus`` x ``mus``
+    grid of (mu_I, mu_E) at each of ``loads`` (one panel per load), k = ``k``, overlaid with the
+    simulation's verdict on the ``sim_mus`` sub-grid (``quick_sim_mus`` with --quick)."""
+
+    figure: Figure
+    loads: Mapping[str, float]
+    mus: tuple[float, ...]
+    sim_mus: tuple[float, ...]
+    quick_sim_mus: tuple[float, ...]
+    k: int
+
+
+def run_heat_map(spec: HeatMap, ctx: Context) -> Outcome:
+    loads, k = spec.loads, spec.k
+    grid = fig4_grid(spec.mus, loads, k)
+    sim_mus = spec.quick_sim_mus if ctx.quick else spec.sim_mus
     cells = []
     rows: list[Point] = []
-    for name, rho in LOADS.items():
+    for name, rho in loads.items():
         panel = f"{name} load, rho = {rho}"
-        for mi in FIG4_MUS:
-            for me in FIG4_MUS:
+        for mi in spec.mus:
+            for me in spec.mus:
                 et = grid[(name, mi, me)]
                 rows += analysis_rows(et, _fig4_group(rho, me), mi)
                 ef_wins = et["elastic-first"] < et["inelastic-first"]
@@ -631,18 +644,18 @@ def run_fig4(ctx: Context) -> Outcome:
                     )
                 )
     # Simulation on the sub-grid, both policies on the same jobs (common random numbers).
-    sim_keys = [(name, mi, me) for name in LOADS for mi in sim_mus for me in sim_mus]
+    sim_keys = [(name, mi, me) for name in loads for mi in sim_mus for me in sim_mus]
     points: list[tuple[ElasticSystem, str]] = []
     plans = []
     for name, mi, me in sim_keys:
-        system = ElasticSystem.from_load(K, LOADS[name], mi, me)
+        system = ElasticSystem.from_load(k, loads[name], mi, me)
         for policy in POLICIES:
             points.append((system, policy))
             plans.append(plan_for(ctx, system.rho, precise=True))
-    sims = simulate_points(ctx, points, plans, "berg2020-fig4")
+    sims = simulate_points(ctx, points, plans, spec.figure.name)
     exact_of = _exact_cache()
     rows += result_rows(
-        points, sims, exact_of, lambda s: _fig4_group(_rho_of(s), s.mu_e), lambda s: s.mu_i
+        points, sims, exact_of, lambda s: _fig4_group(_rho_of(s, loads), s.mu_e), lambda s: s.mu_i
     )
     overlays = []
     table = []
@@ -654,7 +667,7 @@ def run_fig4(ctx: Context) -> Outcome:
         ana_winner = "EF" if ana["elastic-first"] < ana["inelastic-first"] else "IF"
         paired = _paired_ratio(if_stat, ef_stat)
         if paired is not None:
-            rows.append(Point(f"EF/IF paired ratio {_fig4_group(LOADS[name], me)}", mi, *paired))
+            rows.append(Point(f"EF/IF paired ratio {_fig4_group(loads[name], me)}", mi, *paired))
         verdict, text = _verdict(if_stat, ef_stat)
         symbol = (
             "unresolved"
@@ -663,10 +676,10 @@ def run_fig4(ctx: Context) -> Outcome:
             if verdict == ana_winner
             else "disagree"
         )
-        overlays.append(Overlay(f"{name} load, rho = {LOADS[name]}", mi, me, symbol, text))
+        overlays.append(Overlay(f"{name} load, rho = {loads[name]}", mi, me, symbol, text))
         table.append(
             {
-                "rho": LOADS[name],
+                "rho": loads[name],
                 "mu_i": mi,
                 "mu_e": me,
                 "analysis_IF": ana["inelastic-first"],
@@ -688,11 +701,11 @@ def run_fig4(ctx: Context) -> Outcome:
         )
     figures = heat_map(
         cells,
-        ctx.out / "berg2020-fig4",
+        ctx.out / spec.figure.name,
         x="mu_I (per time unit)",
         y="mu_E (per time unit)",
         value="log2(E[T_EF] / E[T_IF])  (> 0: IF better)",
-        title=f"berg2020 Fig. 4: IF vs EF, k = {K}, lambda_I = lambda_E (analysis: "
+        title=f"berg2020 Fig. 4: IF vs EF, k = {k}, lambda_I = lambda_E (analysis: "
         "busy-period + Coxian + matrix-analytic; squares: simulation)",
         markers={
             "IF": MarkerStyle("o", "#b2182b", "IF better (analysis)", size=18, filled=False),
@@ -706,7 +719,7 @@ def run_fig4(ctx: Context) -> Outcome:
         },
         diagonal=True,
     )
-    figures.append(write_rows(table, ctx.out / "berg2020-fig4-simulation.csv"))
+    figures.append(write_rows(table, ctx.out / f"{spec.figure.name}-simulation.csv"))
     notes = [
         "loads 0.3/0.6/0.9 and the mu grid are inferred (the paper's figure is not in its text)",
         *_sim_note(sims, plans),
@@ -714,13 +727,13 @@ def run_fig4(ctx: Context) -> Outcome:
         "more replications",
     ]
     return judged(
-        figures, rows, fig4_judge(ctx.quick, dict(LOADS), list(FIG4_MUS), list(sim_mus)), notes
+        figures, rows, fig4_judge(ctx.quick, dict(loads), list(spec.mus), list(sim_mus)), notes
     )
 
 
-def _rho_of(system: ElasticSystem) -> float:
-    """The load name's value of ``system`` (LOADS), as the analysis rows name it."""
-    return min(LOADS.values(), key=lambda rho: abs(rho - system.rho))
+def _rho_of(system: ElasticSystem, loads: Mapping[str, float]) -> float:
+    """The value among ``loads`` of ``system``'s load, as the analysis rows name it."""
+    return min(loads.values(), key=lambda rho: abs(rho - system.rho))
 
 
 # ---------------------------------------------------------------- Fig. 5
@@ -804,46 +817,6 @@ def fig5_judge(quick: bool, loads: Sequence[float], mus: Sequence[float]) -> Jud
     return judge
 
 
-def run_fig5(ctx: Context) -> Outcome:
-    sim_mu = FIG5_QUICK_SIM_MU_I if ctx.quick else FIG5_SIM_MU_I
-    figures: list[Path] = []
-    points: list[tuple[ElasticSystem, str]] = []
-    labels: list[str] = []
-    for rho in LOADS.values():
-        for mi in sim_mu:
-            for policy in POLICIES:
-                points.append((ElasticSystem.from_load(K, rho, mi, 1.0), policy))
-                labels.append(f"rho={rho} mu_I={mi:g}")
-    plans = [plan_for(ctx, s.rho, precise=True) for s, _ in points]
-    sims = simulate_points(ctx, points, plans, "berg2020-fig5")
-    exact_of = _exact_cache()
-    table = compare_rows(points, sims, labels, exact_of)
-    rows = result_rows(points, sims, exact_of, lambda s: f"rho={_rho_of(s)}", lambda s: s.mu_i)
-    for i, (name, rho) in enumerate(LOADS.items()):
-        panel = "abcdefghij"[i]
-        curve: list[Point] = []
-        for mi in FIG5_MU_I:
-            et = analyze(ElasticSystem.from_load(K, rho, mi, 1.0))
-            curve += analysis_points(et, mi)
-            rows += analysis_rows(et, f"rho={rho}", mi)
-        curve += simulation_points(table, "rho", rho, "mu_i")
-        figures += errorbar_plot(
-            curve,
-            ctx.out / f"berg2020-fig5{panel}",
-            x="mu_I (per time unit)",
-            y="mean response time E[T] (time units)",
-            hue="series",
-            title=f"berg2020 Fig. 5{panel} ({name} load): k = {K}, mu_E = 1, rho = {rho}, "
-            "lambda_I = lambda_E",
-            colors=COLORS,
-            logy=True,
-            vlines=[(1.0, "mu_I = mu_E")],
-        )
-    figures.append(write_rows(table, ctx.out / "berg2020-fig5-points.csv"))
-    judge = fig5_judge(ctx.quick, list(LOADS.values()), list(FIG5_MU_I))
-    return judged(figures, rows, judge, _sim_note(sims, plans))
-
-
 def _sim_note(sims: Sequence[SimStat], plans: Sequence[SimPlan]) -> list[str]:
     reps = [s.replications for s in sims]
     arrivals = [s.arrivals for s in sims]
@@ -894,42 +867,91 @@ def fig6_judge(quick: bool, mus: Sequence[float], top_k: int, sim_k: Sequence[in
     return judge
 
 
-def run_fig6(ctx: Context) -> Outcome:
-    sim_k = FIG6_QUICK_SIM_K if ctx.quick else FIG6_SIM_K
+# ---------------------------------------------------------------- Figs. 5 and 6: the driver
+
+
+@dataclass(frozen=True)
+class Axis:
+    """A parameter of :meth:`ElasticSystem.from_load` a figure varies: ``key`` (the argument,
+    and the column of the points' CSV: "rho", "mu_i", "k"), ``name`` (in series and labels:
+    "rho", "mu_I", "k") and ``fmt`` (the format of a value there)."""
+
+    key: str
+    name: str
+    fmt: str = ""
+
+    def text(self, value: float) -> str:
+        return f"{self.name}={value:{self.fmt}}"
+
+
+@dataclass(frozen=True)
+class CurvePanel:
+    """One panel of a :class:`Curves` figure: its file suffix, the panel axis's value, title."""
+
+    suffix: str
+    value: float
+    title: str
+
+
+@dataclass(frozen=True)
+class Curves:
+    """A figure of E[T] curves of IF and EF (Figs. 5, 6): in each panel (``panel`` fixed at the
+    panel's value) the analysis over ``xs`` of the ``x`` axis, and the simulation (with the exact
+    CTMC value) at ``sim_xs`` (``quick_sim_xs`` with --quick); ``fixed``: the other arguments
+    of :meth:`ElasticSystem.from_load`. ``judge(spec, quick, sim_xs)`` gives the claims."""
+
+    figure: Figure
+    panel: Axis
+    panels: tuple[CurvePanel, ...]
+    x: Axis
+    xs: tuple[float, ...]
+    sim_xs: tuple[float, ...]
+    quick_sim_xs: tuple[float, ...]
+    fixed: Mapping[str, float]
+    plot: Plot
+    judge: Callable[[Curves, bool, Sequence[float]], Judge]
+
+    def system(self, value: float, x: float) -> ElasticSystem:
+        return ElasticSystem.from_load(**{**self.fixed, self.panel.key: value, self.x.key: x})
+
+
+def run_curves(spec: Curves, ctx: Context) -> Outcome:
+    """Simulate every (panel, simulated x, policy), draw each panel's analysis curve with the
+    simulated points, and write the points' CSV (``<name>-points.csv``)."""
+    sim_xs = spec.quick_sim_xs if ctx.quick else spec.sim_xs
+    where = {}  # system -> (panel value, x)
     points: list[tuple[ElasticSystem, str]] = []
     labels: list[str] = []
-    for mi in FIG6_MU_I:
-        for k in sim_k:
+    for panel in spec.panels:
+        for x in sim_xs:
+            system = spec.system(panel.value, x)
+            where[system] = (panel.value, x)
             for policy in POLICIES:
-                points.append((ElasticSystem.from_load(k, FIG6_RHO, mi, 1.0), policy))
-                labels.append(f"mu_I={mi:g} k={k}")
+                points.append((system, policy))
+                labels.append(f"{spec.panel.text(panel.value)} {spec.x.text(x)}")
     plans = [plan_for(ctx, s.rho, precise=True) for s, _ in points]
-    sims = simulate_points(ctx, points, plans, "berg2020-fig6")
+    sims = simulate_points(ctx, points, plans, spec.figure.name)
     exact_of = _exact_cache()
     table = compare_rows(points, sims, labels, exact_of)
-    rows = result_rows(points, sims, exact_of, lambda s: f"mu_I={s.mu_i:g}", lambda s: s.k)
-    figures: list[Path] = []
-    for panel, mi in zip("ab", FIG6_MU_I, strict=True):
+    rows = result_rows(
+        points,
+        sims,
+        exact_of,
+        lambda s: spec.panel.text(where[s][0]),
+        lambda s: where[s][1],
+    )
+    panels = []
+    for panel in spec.panels:
         curve: list[Point] = []
-        for k in FIG6_K:
-            et = analyze(ElasticSystem.from_load(k, FIG6_RHO, mi, 1.0))
-            curve += analysis_points(et, k)
-            rows += analysis_rows(et, f"mu_I={mi:g}", k)
-        curve += simulation_points(table, "mu_i", mi, "k")
-        figures += errorbar_plot(
-            curve,
-            ctx.out / f"berg2020-fig6{panel}",
-            x="number of servers k",
-            y="mean response time E[T] (time units)",
-            hue="series",
-            title=f"berg2020 Fig. 6{panel}: rho = {FIG6_RHO}, mu_I = {mi:g}, mu_E = 1, "
-            "lambda_I = lambda_E",
-            colors=COLORS,
-            logy=True,
-        )
-    figures.append(write_rows(table, ctx.out / "berg2020-fig6-points.csv"))
-    judge = fig6_judge(ctx.quick, list(FIG6_MU_I), FIG6_K[-1], sim_k)
-    return judged(figures, rows, judge, _sim_note(sims, plans))
+        for x in spec.xs:
+            et = analyze(spec.system(panel.value, x))
+            curve += analysis_points(et, x)
+            rows += analysis_rows(et, spec.panel.text(panel.value), x)
+        curve += simulation_points(table, spec.panel.key, panel.value, spec.x.key)
+        panels.append(Panel(panel.suffix, panel.title, curve))
+    figures = draw_panels(ctx, spec.figure.name, panels, spec.plot)
+    figures.append(write_rows(table, ctx.out / f"{spec.figure.name}-points.csv"))
+    return judged(figures, rows, spec.judge(spec, ctx.quick, sim_xs), _sim_note(sims, plans))
 
 
 _SCALE = (
@@ -937,34 +959,86 @@ _SCALE = (
     "0.5-2M arrivals); --quick: one short replication per point, looser claim"
 )
 
-register(
-    Reproduction(
+FIG4 = HeatMap(
+    figure=Figure(
         name="berg2020-fig4",
         paper="berg2020",
         figure="Fig. 4",
         title="IF vs EF heat maps over (mu_I, mu_E) at low, medium and high load, k = 4",
-        run=run_fig4,
         scale="paper scale: replications per simulated point until the 95% half-width is <= 0.5% "
         "(the 1% agreement claim); --quick: one short replication on a 3x3 sub-grid",
-    )
+    ),
+    loads=LOADS,
+    mus=tuple(FIG4_MUS),
+    sim_mus=tuple(FIG4_SIM_MUS),
+    quick_sim_mus=tuple(FIG4_QUICK_SIM_MUS),
+    k=K,
 )
-register(
-    Reproduction(
+register_figure(FIG4.figure, FIG4, run_heat_map)
+
+FIG5 = Curves(
+    figure=Figure(
         name="berg2020-fig5",
         paper="berg2020",
         figure="Fig. 5",
         title="E[T] of IF and EF vs mu_I (mu_E = 1, k = 4) at three loads",
-        run=run_fig5,
         scale=_SCALE,
-    )
+    ),
+    panel=Axis("rho", "rho"),
+    panels=tuple(
+        CurvePanel(
+            suffix,
+            rho,
+            f"berg2020 Fig. 5{suffix} ({name} load): k = {K}, mu_E = 1, rho = {rho}, "
+            "lambda_I = lambda_E",
+        )
+        for suffix, (name, rho) in zip("abc", LOADS.items(), strict=True)
+    ),
+    x=Axis("mu_i", "mu_I", "g"),
+    xs=tuple(FIG5_MU_I),
+    sim_xs=tuple(FIG5_SIM_MU_I),
+    quick_sim_xs=tuple(FIG5_QUICK_SIM_MU_I),
+    fixed={"k": K, "mu_e": 1.0},
+    plot=Plot(
+        x="mu_I (per time unit)",
+        y="mean response time E[T] (time units)",
+        colors=COLORS,
+        logy=True,
+        vlines=((1.0, "mu_I = mu_E"),),
+    ),
+    judge=lambda spec, quick, sim_xs: fig5_judge(
+        quick, [p.value for p in spec.panels], list(spec.xs)
+    ),
 )
-register(
-    Reproduction(
+FIG6 = Curves(
+    figure=Figure(
         name="berg2020-fig6",
         paper="berg2020",
         figure="Fig. 6",
         title="E[T] of IF and EF vs k (rho = 0.9), mu_I = 1/4 and 4, mu_E = 1",
-        run=run_fig6,
         scale=_SCALE,
-    )
+    ),
+    panel=Axis("mu_i", "mu_I", "g"),
+    panels=tuple(
+        CurvePanel(
+            suffix,
+            mi,
+            f"berg2020 Fig. 6{suffix}: rho = {FIG6_RHO}, mu_I = {mi:g}, mu_E = 1, "
+            "lambda_I = lambda_E",
+        )
+        for suffix, mi in zip("ab", FIG6_MU_I, strict=True)
+    ),
+    x=Axis("k", "k"),
+    xs=tuple(FIG6_K),
+    sim_xs=tuple(FIG6_SIM_K),
+    quick_sim_xs=tuple(FIG6_QUICK_SIM_K),
+    fixed={"rho": FIG6_RHO, "mu_e": 1.0},
+    plot=Plot(
+        x="number of servers k", y="mean response time E[T] (time units)", colors=COLORS, logy=True
+    ),
+    judge=lambda spec, quick, sim_xs: fig6_judge(
+        quick, [p.value for p in spec.panels], spec.xs[-1], sim_xs
+    ),
 )
+register_figure(FIG5.figure, FIG5, run_curves)
+register_figure(FIG6.figure, FIG6, run_curves)

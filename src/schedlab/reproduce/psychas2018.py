@@ -30,8 +30,8 @@ claims audit (:mod:`schedlab.reproduce.audit`) can show each one able to FAIL.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +44,7 @@ from schedlab.model.spec import SimulationSpec, parse_spec
 from schedlab.optim.vm_capacity import ServerType, max_scaling
 from schedlab.report.figures import Point, line_plot
 from schedlab.report.points import timeseries_points
+from schedlab.reproduce.driver import Figure, Panel, Plot, draw_panels, register_figure
 from schedlab.reproduce.ordering import (
     ABOVE,
     INDISTINCT,
@@ -216,31 +217,66 @@ def _runs_note(runs: dict[str, LongRun]) -> str:
 
 # ------------------------------------------------------------------------------- Figs 3, 4
 
+
+@dataclass(frozen=True)
+class Series:
+    """One long run of a timeline figure: ``policy`` with ``params``, in the series named by
+    the policy's label and ``suffix``."""
+
+    policy: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+    suffix: str = ""
+
+    @property
+    def name(self) -> str:
+        return label(self.policy) + self.suffix
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """A figure of the total queue over time (Figs. 3, 4): one long run of ``example(policy,
+    arrivals, **params)`` per series (``quick_arrivals`` with --quick), its rows (with
+    ``extra_rows()`` before them), ``notes(arrivals, runs)`` and ``judge(arrivals)``."""
+
+    figure: Figure
+    example: Callable[..., SimulationSpec]
+    series: tuple[Series, ...]
+    arrivals: int
+    quick_arrivals: int
+    title: str
+    plot: Plot
+    notes: Callable[[int, dict[str, LongRun]], list[str]]
+    judge: Callable[[int], Judge]
+    extra_rows: Callable[[], list[Point]] = list
+
+
+def run_timeline(spec: Timeline, ctx: Context) -> Outcome:
+    arrivals = spec.quick_arrivals if ctx.quick else spec.arrivals
+    runs = {
+        s.name: run_long(ctx, spec.example(s.policy, arrivals, **s.params), _no_extras)
+        for s in spec.series
+    }
+    panel = Panel("", spec.title, [pt for name, r in runs.items() for pt in _series(name, r)])
+    figures = draw_panels(ctx, _stem(spec.figure), [panel], spec.plot, line_plot)
+    rows = spec.extra_rows() + [long_row(name, r) for name, r in runs.items()]
+    return judged(figures, rows, spec.judge(arrivals), spec.notes(arrivals, runs))
+
+
+def _stem(figure: Figure) -> str:
+    """The stem of a figure's files: its name with underscores (psychas2018_fig3)."""
+    return figure.name.replace("-", "_")
+
+
+def _example1_scaling() -> list[Point]:
+    s = max_scaling([[4.0], [1.0]], [ServerType(1, (6.0,))], [0.5, 4.0]).max_scaling
+    return [value_row("largest scaling of (0.5, 4) in C", s)]
+
+
 LARGE = 5.0  # "very large queue sizes" / "much better": more than 5 times Algorithm 1's mean
 GROWTH_TEST = (
     "the engine's growth test, engine/stability.py; its miss and false-alarm rates: "
     "docs/guarantees.md, 'How often the trend test is wrong'"
 )
-
-
-def run_fig3(ctx: Context) -> Outcome:
-    arrivals = 40_000 if ctx.quick else 400_000
-    runs = {
-        label(p): run_long(ctx, example1_spec(p, arrivals), _no_extras)
-        for p in ("vm-stalling", "m14")
-    }
-    figures = line_plot(
-        [pt for name, r in runs.items() for pt in _series(name, r)],
-        ctx.out / "psychas2018_fig3",
-        x="time (mean service times)",
-        y="total queue size (jobs)",
-        hue="algorithm",
-        title="psychas2018 Fig. 3 (Example 1): capacity 6, sizes 4 and 1, zeta = 0.89",
-    )
-    s = max_scaling([[4.0], [1.0]], [ServerType(1, (6.0,))], [0.5, 4.0]).max_scaling
-    rows = [value_row("largest scaling of (0.5, 4) in C", s)]
-    rows += [long_row(name, r) for name, r in runs.items()]
-    return judged(figures, rows, fig3_judge(arrivals), [_runs_note(runs)])
 
 
 def fig3_judge(arrivals: int) -> Judge:
@@ -277,36 +313,12 @@ def fig3_judge(arrivals: int) -> Judge:
 G16_F = ("log", "loglog")  # the sampling-rate functions of policy g16 (vm_tokens.py)
 
 
+def _g16_suffix(f: str) -> str:
+    return "" if f == "log" else f" (f = {f})"
+
+
 def _g16_name(f: str) -> str:
-    return label("g16") + ("" if f == "log" else f" (f = {f})")
-
-
-def run_fig4(ctx: Context) -> Outcome:
-    arrivals = 20_000 if ctx.quick else 200_000
-    runs = {
-        label(p): run_long(ctx, example2_spec(p, arrivals), _no_extras)
-        for p in ("vm-stalling", "m14")
-    }
-    runs |= {
-        _g16_name(f): run_long(ctx, example2_spec("g16", arrivals, f=f), _no_extras) for f in G16_F
-    }
-    figures = line_plot(
-        [pt for name, r in runs.items() for pt in _series(name, r)],
-        ctx.out / "psychas2018_fig4",
-        x="time (mean service times)",
-        y="total queue size (jobs)",
-        hue="algorithm",
-        title="psychas2018 Fig. 4 (Example 2): servers and VMs of 1, 2, 4, 8 units, zeta = 0.89",
-        logy=True,
-    )
-    rows = [long_row(name, r) for name, r in runs.items()]
-    notes = [
-        f"{arrivals} arrivals per run; " + _runs_note(runs),
-        "G16 = f(x) = log(1 + x) (sampling rate 1 + Q_j), the default of policy g16; "
-        "f = loglog samples at rate log(e + Q_j); docs/vm-scheduling.md 'G16 on Example 2' "
-        "has both at paper scale and 5x longer",
-    ]
-    return judged(figures, rows, fig4_judge(arrivals), notes)
+    return label("g16") + _g16_suffix(f)
 
 
 def fig4_judge(arrivals: int) -> Judge:
@@ -464,16 +476,44 @@ def _table1_sweep(
         for a in ARRIVAL_PROCESSES
     }
     pts, unstable = _sweep(ctx, specs, reps, name)
-    figures = line_plot(
-        list(pts.values()),
-        ctx.out / name.replace("-", "_"),
-        x=x,
-        y="mean queue size (jobs)",
-        hue="algorithm (arrivals)",
-        title=title,
-        logy=True,
-    )
+    plot = Plot(x=x, y="mean queue size (jobs)", hue="algorithm (arrivals)", logy=True)
+    panel = Panel("", title, list(pts.values()))
+    figures = draw_panels(ctx, name.replace("-", "_"), [panel], plot, line_plot)
     return Table1Sweep(pts, unstable, reps, figures)
+
+
+@dataclass(frozen=True)
+class Table1Figure:
+    """A figure of the mean queue against ``xs`` on Table 1's types (Figs. 5, 6; ``quick_xs``
+    with --quick): ``spec_of(policy, x, arrivals, lognormal)`` for every policy, x and arrival
+    process; ``notes(sweep, xs)`` and ``judge(xs)``."""
+
+    figure: Figure
+    xs: tuple[Any, ...]
+    quick_xs: tuple[Any, ...]
+    spec_of: Callable[[str, Any, int, bool], SimulationSpec]
+    x: str
+    title: str
+    notes: Callable[[Table1Sweep, Sequence[Any]], list[str]]
+    judge: Callable[[Sequence[Any]], Judge]
+
+
+def run_table1(spec: Table1Figure, ctx: Context) -> Outcome:
+    xs = spec.quick_xs if ctx.quick else spec.xs
+    sweep = _table1_sweep(ctx, spec.figure.name, xs, spec.spec_of, x=spec.x, title=spec.title)
+    return judged(sweep.figures, list(sweep.points.values()), spec.judge(xs), spec.notes(sweep, xs))
+
+
+def _fig5_notes(sweep: Table1Sweep, servers: Sequence[int]) -> list[str]:
+    return [
+        f"{sweep.replications} runs per point; M14 runs flagged unstable at {servers[0]} "
+        "servers: "
+        + ", ".join(
+            f"{a} {sweep.unstable[('m14', servers[0], a)]} of {sweep.replications}"
+            for a in ARRIVAL_PROCESSES
+        ),
+        str(m14_trap(servers[0])),
+    ]
 
 
 def _at(rows: Sequence[Point]) -> Callable[[str, str, float], Point]:
@@ -508,28 +548,6 @@ def _similar_text(at, a: str, xs: Sequence) -> str:
         return f"{x}: Alg. 1 / M14 = {r:.3g} [{lo:.3g}, {hi:.3g}]"
 
     return "; ".join(one(x) for x in xs)
-
-
-def run_fig5(ctx: Context) -> Outcome:
-    servers = FIG5_QUICK_SERVERS if ctx.quick else FIG5_SERVERS
-    sweep = _table1_sweep(
-        ctx,
-        "psychas2018-fig5",
-        servers,
-        lambda p, n, arrivals, lognormal: table1_spec(p, n, ZETA, arrivals, lognormal),
-        x="number of servers",
-        title="psychas2018 Fig. 5: Table 1 types, zeta = 0.89",
-    )
-    notes = [
-        f"{sweep.replications} runs per point; M14 runs flagged unstable at {servers[0]} "
-        "servers: "
-        + ", ".join(
-            f"{a} {sweep.unstable[('m14', servers[0], a)]} of {sweep.replications}"
-            for a in ARRIVAL_PROCESSES
-        ),
-        str(m14_trap(servers[0])),
-    ]
-    return judged(sweep.figures, list(sweep.points.values()), fig5_judge(servers), notes)
 
 
 def fig5_judge(servers: Sequence[int]) -> Judge:
@@ -592,22 +610,6 @@ def fig5_judge(servers: Sequence[int]) -> Judge:
         return claims
 
     return judge
-
-
-def run_fig6(ctx: Context) -> Outcome:
-    zetas = FIG6_QUICK_ZETAS if ctx.quick else FIG6_ZETAS
-    sweep = _table1_sweep(
-        ctx,
-        "psychas2018-fig6",
-        zetas,
-        lambda p, z, arrivals, lognormal: table1_spec(
-            p, 20, z, arrivals, lognormal, **({"beta_bar": 0.98} if p == "vm-stalling" else {})
-        ),
-        x="traffic intensity zeta",
-        title="psychas2018 Fig. 6: 20 servers, Table 1 types, beta_bar = 0.98",
-    )
-    notes = [f"{sweep.replications} runs per point"]
-    return judged(sweep.figures, list(sweep.points.values()), fig6_judge(zetas), notes)
 
 
 def _ratio_point(p: Point, q: Point, x: float) -> Point:
@@ -889,39 +891,99 @@ def _fmt_trace(value: float) -> str:
     return "unstable" if math.isnan(value) else f"{value:.4g}"
 
 
-for _name_, _fig, _run, _title, _scale, _data in (
-    (
+def _fig3_notes(arrivals: int, runs: dict[str, LongRun]) -> list[str]:
+    return [_runs_note(runs)]
+
+
+def _fig4_notes(arrivals: int, runs: dict[str, LongRun]) -> list[str]:
+    return [
+        f"{arrivals} arrivals per run; " + _runs_note(runs),
+        "G16 = f(x) = log(1 + x) (sampling rate 1 + Q_j), the default of policy g16; "
+        "f = loglog samples at rate log(e + Q_j); docs/vm-scheduling.md 'G16 on Example 2' "
+        "has both at paper scale and 5x longer",
+    ]
+
+
+QUEUE_OVER_TIME = Plot(x="time (mean service times)", y="total queue size (jobs)", hue="algorithm")
+FIG3 = Timeline(
+    figure=Figure(
         "psychas2018-fig3",
+        "psychas2018",
         "Fig. 3",
-        run_fig3,
         "M14 unstable, Algorithm 1 stable (Example 1)",
         "paper: 400,000 arrivals per policy; --quick: 40,000",
-        (),
     ),
-    (
+    example=example1_spec,
+    series=(Series("vm-stalling"), Series("m14")),
+    arrivals=400_000,
+    quick_arrivals=40_000,
+    title="psychas2018 Fig. 3 (Example 1): capacity 6, sizes 4 and 1, zeta = 0.89",
+    plot=QUEUE_OVER_TIME,
+    notes=_fig3_notes,
+    judge=fig3_judge,
+    extra_rows=_example1_scaling,
+)
+FIG4 = Timeline(
+    figure=Figure(
         "psychas2018-fig4",
+        "psychas2018",
         "Fig. 4",
-        run_fig4,
         "G16's queue far above Algorithm 1's (Example 2)",
         "paper: 200,000 arrivals per policy; --quick: 20,000",
-        (),
     ),
-    (
+    example=example2_spec,
+    series=(
+        Series("vm-stalling"),
+        Series("m14"),
+        *(Series("g16", {"f": f}, _g16_suffix(f)) for f in G16_F),
+    ),
+    arrivals=200_000,
+    quick_arrivals=20_000,
+    title="psychas2018 Fig. 4 (Example 2): servers and VMs of 1, 2, 4, 8 units, zeta = 0.89",
+    plot=replace(QUEUE_OVER_TIME, logy=True),
+    notes=_fig4_notes,
+    judge=fig4_judge,
+)
+FIG5 = Table1Figure(
+    figure=Figure(
         "psychas2018-fig5",
+        "psychas2018",
         "Fig. 5",
-        run_fig5,
         "mean queue vs number of servers (Table 1 types)",
         "paper: 20..200 servers, 5 runs of 100,000 arrivals; --quick: 3 sizes, 3 runs",
-        (),
     ),
-    (
+    xs=FIG5_SERVERS,
+    quick_xs=FIG5_QUICK_SERVERS,
+    spec_of=lambda p, n, arrivals, lognormal: table1_spec(p, n, ZETA, arrivals, lognormal),
+    x="number of servers",
+    title="psychas2018 Fig. 5: Table 1 types, zeta = 0.89",
+    notes=_fig5_notes,
+    judge=fig5_judge,
+)
+FIG6 = Table1Figure(
+    figure=Figure(
         "psychas2018-fig6",
+        "psychas2018",
         "Fig. 6",
-        run_fig6,
         "mean queue vs traffic intensity, 20 servers",
         "paper: zeta 0.80..0.95, 5 runs of 100,000 arrivals; --quick: 3 values, 3 runs",
-        (),
     ),
+    xs=FIG6_ZETAS,
+    quick_xs=FIG6_QUICK_ZETAS,
+    spec_of=lambda p, z, arrivals, lognormal: table1_spec(
+        p, 20, z, arrivals, lognormal, **({"beta_bar": 0.98} if p == "vm-stalling" else {})
+    ),
+    x="traffic intensity zeta",
+    title="psychas2018 Fig. 6: 20 servers, Table 1 types, beta_bar = 0.98",
+    notes=lambda sweep, zetas: [f"{sweep.replications} runs per point"],
+    judge=fig6_judge,
+)
+register_figure(FIG3.figure, FIG3, run_timeline)
+register_figure(FIG4.figure, FIG4, run_timeline)
+register_figure(FIG5.figure, FIG5, run_table1)
+register_figure(FIG6.figure, FIG6, run_table1)
+
+for _name_, _fig, _run, _title, _scale, _data in (
     (
         "psychas2018-fig7",
         "Fig. 7",

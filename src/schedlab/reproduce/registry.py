@@ -173,11 +173,11 @@ def extra_note(ctx: Context) -> str:
 
 def label(policy: str) -> str:
     """A policy's name in a reproduction's figures, tables and claims: its registered label
-    (the paper's name for it where that differs from its title; ``Policy.label``), marked
+    (the paper's name for it where that differs from its title; ``About.label``), marked
     "(plugin)" for a plugin file's policy."""
     from schedlab.plugins import plugin_policies
 
-    return get_policy(policy).label + (" (plugin)" if policy in plugin_policies() else "")
+    return get_policy(policy).about.label + (" (plugin)" if policy in plugin_policies() else "")
 
 
 _REGISTRY: dict[str, Reproduction] = {}

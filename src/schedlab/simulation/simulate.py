@@ -89,7 +89,7 @@ def engine_settings(model: CompiledModel, *, reuse_slots: bool) -> EngineSetting
         reuse_slots=reuse_slots,
         jobs_chunk=JOBS_CHUNK if run.jobs or sweeps_capacity(model) else 0,
         few_running=few_running(model),
-        waiting_list=model.policy.waiting_list or model.family == "loss",
+        waiting_list=model.policy.hooks.waiting_list or model.family == "loss",
         quantiles=run.quantiles,
     )
 
@@ -101,7 +101,7 @@ def sweeps_capacity(model: CompiledModel) -> bool:
     return (
         model.trace is not None
         and model.family == "pooled"
-        and not model.policy.resource_pooled
+        and not model.policy.hooks.resource_pooled
         and not any(c.elastic for c in model.classes)
         and model.spec.run.drain
     )
@@ -114,7 +114,7 @@ def few_running(model: CompiledModel) -> bool:
     """At most FEW_RUNNING jobs can run at once: rigid jobs of a pooled model, k servers, each
     job holding at least the smallest server need (the engine then finds the next departure by
     scanning the running jobs, structures.py; any number still works, only slower)."""
-    if model.family != "pooled" or model.policy.resource_pooled:
+    if model.family != "pooled" or model.policy.hooks.resource_pooled:
         return False
     if any(c.elastic for c in model.classes):
         return False
@@ -172,7 +172,7 @@ def prepare(
     ``jobs``: run these jobs instead of the model's job sequence (tests, hand-made instances);
     ``action_log``: rows of the engine's action log (0: off; schedlab.online.actions_of reads it,
     differential tests)."""
-    streaming = not model.policy.whole_run
+    streaming = not model.policy.hooks.whole_run
     settings = engine_settings(model, reuse_slots=streaming)
     if action_log:
         settings = replace(settings, action_log=action_log)
@@ -193,7 +193,7 @@ def prepare(
         slots = block = len(everything)
     session = EngineSession(
         new_state(model, settings, window, slots=slots, block=block),
-        model.policy,
+        model.policy.kernels,
         lambda st: init_policy(st, model, replication),
         call=functools.partial(call_policy, model.policy.name),
         jobs=units,
@@ -220,7 +220,7 @@ def new_state(
     """The engine state of a run of ``model`` before its first job (classes, cluster)."""
     elastic = np.array([c.elastic for c in model.classes], dtype=np.int8)
     max_alloc = np.array([c.max_alloc for c in model.classes])
-    if model.policy.resource_pooled:  # one server of capacity k (grosof2023 §3.1)
+    if model.policy.hooks.resource_pooled:  # one server of capacity k (grosof2023 §3.1)
         elastic[:] = 1
         max_alloc[:] = model.pooled_k
     return build_state(
@@ -241,7 +241,7 @@ def _gittins_tables(model: CompiledModel) -> Any:
     return gittins_tables(model)
 
 
-# The tables a policy may ask for (Policy.tables), built from the model's size laws: policies/
+# The tables a policy may ask for (Hooks.tables), built from the model's size laws: policies/
 # may not import analysis/.
 TABLE_BUILDERS: dict[str, Callable[[CompiledModel], Any]] = {"gittins": _gittins_tables}
 
@@ -250,7 +250,7 @@ def init_policy(st: State, model: CompiledModel, replication: int = 0) -> Any:
     """The policy's initial state, given the model's context (of this replication: its own
     random stream) and the tables it asks for."""
     policy = model.policy
-    names = call_policy(policy.name, policy.tables, model.config)
+    names = call_policy(policy.name, policy.hooks.tables, model.config)
     unknown = [n for n in names if n not in TABLE_BUILDERS]
     if unknown:
         raise PolicyError(
@@ -259,7 +259,7 @@ def init_policy(st: State, model: CompiledModel, replication: int = 0) -> Any:
         )
     tables = {name: TABLE_BUILDERS[name](model) for name in names}
     context = replace(model.context, replication=replication)
-    return call_policy(policy.name, policy.init, st, context, model.config, **tables)
+    return call_policy(policy.name, policy.kernels.init, st, context, model.config, **tables)
 
 
 def run_loop(run: Run, progress: Progress | None = None) -> float:
@@ -284,7 +284,7 @@ def compile_runner(run: Run) -> None:
     """Compile the policy's runner for this run (a plugin's first run: seconds), or load it from
     the disk cache, before the loop is timed: the loop's time and its events/s are the
     simulation's alone. A plugin that fails to compile fails here as at its first call."""
-    runner = run.model.policy.runner
+    runner = run.model.policy.kernels.runner
     compile_now = functools.partial(compile_for, runner)
     call_policy(
         run.model.policy.name,
@@ -364,7 +364,7 @@ def run_model(
         wall_s=time.perf_counter() - t0,
         loop_s=loop_s,
         counters=computed.counters
-        | (model.policy.report(run.ps, st) if getattr(model.policy, "report", None) else {}),
+        | (model.policy.hooks.report(run.ps, st) if model.policy.hooks.report else {}),
         warnings=computed.warnings + trace_warmup(model, run.window),
         timeseries_columns=timeseries_columns(st, model),
         jobs_path=run.writer.path if run.writer is not None else None,

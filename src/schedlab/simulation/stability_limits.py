@@ -5,7 +5,7 @@ docs/guarantees.md):
 * any policy of the pooled or packing family at load >= 1 (the offered work is at least the
   capacity: no policy has a positive-recurrent queue, and at exactly 1 the queue is at best null
   recurrent);
-* FCFS (a policy declaring the limit "fcfs-saturated", Policy.known_limits) in the pooled family
+* FCFS (a policy declaring the limit "fcfs-saturated", Hooks.known_limits) in the pooled family
   with rigid jobs, discrete server needs and exponential durations: the
   saturated-system CTMC limit rho* (:mod:`schedlab.analysis.saturated`, grosof2023 §3.1, Baccelli &
   Foss 1995);
@@ -42,7 +42,7 @@ def known_limit(model) -> StabilityLimit | None:
     if model.family == "loss":
         return None
     limits = [StabilityLimit(1.0, "offered load >= capacity")]
-    for name in model.policy.known_limits(model.config):
+    for name in model.policy.hooks.known_limits(model.config):
         limits.append(POLICY_LIMITS[name](model))
     if model.trace is None and model.family == "packing":
         limits.append(_capacity_lp(model))
@@ -111,7 +111,7 @@ def _saturated_limit(
     return fcfs_saturated(k, list(needs), list(probs), list(rates)).load_limit
 
 
-# The limits a policy may declare it has (Policy.known_limits), computed from the model.
+# The limits a policy may declare it has (Hooks.known_limits), computed from the model.
 POLICY_LIMITS = {"fcfs-saturated": _fcfs_saturated}
 
 

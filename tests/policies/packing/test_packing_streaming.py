@@ -89,7 +89,7 @@ def compiled(policy: str, params: dict, arrivals: int, load: float, small, large
 
 @pytest.mark.parametrize(("policy", "params"), POLICIES, ids=[f"{p}{q}" for p, q in POLICIES])
 def test_the_same_run_for_any_block_and_slot_count(policy, params):
-    assert not packing(policy, params, 10).policy.whole_run
+    assert not packing(policy, params, 10).policy.hooks.whole_run
     same_run_for_any_block(packing(policy, params, 1500))
     same_run_for_any_block(tied(policy, params, 1500))
 

@@ -111,10 +111,11 @@ def test_held_candidates_give_the_walk_of_the_heaps(policy, k, needs, monkeypatc
     spec = pooled_spec(k, 0.97, policy=policy, arrivals=4000, classes=classes, seed=5, jobs=True)
     held = schedlab.simulate(spec).jobs.to_pydict()
     registered = contract._REGISTRY[policy]
-    walked_init = functools.partial(registered.init.func, **{**registered.init.keywords})
-    walked_init.keywords["prefix"] = False
+    init = registered.kernels.init
+    walked_init = functools.partial(init.func, **{**init.keywords, "prefix": False})
+    kernels = dataclasses.replace(registered.kernels, init=walked_init)
     monkeypatch.setitem(
-        contract._REGISTRY, policy, dataclasses.replace(registered, init=walked_init)
+        contract._REGISTRY, policy, dataclasses.replace(registered, kernels=kernels)
     )
     walked = schedlab.simulate(spec).jobs.to_pydict()
     assert len(held["finish"]) == 4000

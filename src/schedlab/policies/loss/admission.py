@@ -23,12 +23,16 @@ import numpy as np
 from pydantic import Field
 
 from schedlab.policy_api import (
+    About,
+    Hooks,
+    Kernels,
     Policy,
     PolicyConfig,
     PolicyContext,
     PolicyState,
     SpecError,
     StateField,
+    Traits,
     engine_sizes,
     fits,
     kernel,
@@ -161,24 +165,22 @@ def check(context: PolicyContext, config: AdmissionConfig) -> None:
 
 
 _COMMON = {
-    "runner": run,
-    "state": STATE,
-    "init": init,
-    "config": AdmissionConfig,
-    "check": check,
-    "preemptive": False,
-    "size_knowledge": "none",
-    "migrates": False,
+    "kernels": Kernels(state=STATE, init=init, runner=run, config=AdmissionConfig),
+    "traits": Traits(preemptive=False, size_knowledge="none", migrates=False),
+    "hooks": Hooks(check=check),
 }
 
 register(
     Policy(
         name="power-of-d",
         family="loss",
-        title="Power-of-d choices",
-        paper="psychas2022",
-        section="§7.2 (Xie et al. 2015)",
-        summary="sample d servers, admit into the least loaded one that fits, else lose the job",
+        about=About(
+            title="Power-of-d choices",
+            paper="psychas2022",
+            section="§7.2 (Xie et al. 2015)",
+            summary="sample d servers, admit into the least loaded one that fits, else lose the "
+            "job",
+        ),
         preset={"choice": "power-of-d"},
         **_COMMON,
     )
@@ -187,10 +189,13 @@ register(
     Policy(
         name="best-fit-admission",
         family="loss",
-        title="Best-fit admission",
-        paper="psychas2022",
-        section="§2 (loss-model baseline)",
-        summary="admit each arrival into the feasible server fullest after placement, else lose it",
+        about=About(
+            title="Best-fit admission",
+            paper="psychas2022",
+            section="§2 (loss-model baseline)",
+            summary="admit each arrival into the feasible server fullest after placement, else "
+            "lose it",
+        ),
         preset={"choice": "best-fit"},
         **_COMMON,
     )

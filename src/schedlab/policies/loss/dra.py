@@ -71,12 +71,16 @@ from schedlab.optim.reward import (
     workload_of_model,
 )
 from schedlab.policy_api import (
+    About,
+    Hooks,
+    Kernels,
     Policy,
     PolicyConfig,
     PolicyContext,
     PolicyState,
     SpecError,
     StateField,
+    Traits,
     engine_sizes,
     kernel,
     list_insert_after,
@@ -746,24 +750,26 @@ def preempts(config: DraConfig) -> bool:
 
 
 _COMMON = {
-    "runner": run,
-    "state": STATE,
-    "init": init,
-    "config": DraConfig,
-    "check": check,
-    "preemptive": preempts,
-    "size_knowledge": "none",
-    "migrates": True,  # Reject-Group jobs move into freed Accept-Group slots (§4)
+    "kernels": Kernels(state=STATE, init=init, runner=run, config=DraConfig),
+    "traits": Traits(
+        preemptive=preempts,
+        size_knowledge="none",
+        migrates=True,  # Reject-Group jobs move into freed Accept-Group slots (§4)
+    ),
+    "hooks": Hooks(check=check),
 }
 
 register(
     Policy(
         name="dra",
         family="loss",
-        title="DRA",
-        paper="psychas2022",
-        section="§4, Algorithm 2",
-        summary="dynamic reservation: track GPA of the jobs present plus r(L) spare slots per type",
+        about=About(
+            title="DRA",
+            paper="psychas2022",
+            section="§4, Algorithm 2",
+            summary="dynamic reservation: track GPA of the jobs present plus r(L) spare slots "
+            "per type",
+        ),
         **_COMMON,
     )
 )
@@ -771,10 +777,13 @@ register(
     Policy(
         name="dra-preemption",
         family="loss",
-        title="DRA+preemption",
-        paper="psychas2022",
-        section="§7.2",
-        summary="DRA that preempts lowest-priority jobs, smallest first, when a higher one is lost",
+        about=About(
+            title="DRA+preemption",
+            paper="psychas2022",
+            section="§7.2",
+            summary="DRA that preempts lowest-priority jobs, smallest first, when a higher one "
+            "is lost",
+        ),
         preset={"preemption": True},
         **_COMMON,
     )

@@ -77,6 +77,9 @@ from schedlab.policies.packing.indexes import (
 )
 from schedlab.policies.packing.sweep import SWEEP_FIELDS, departed_servers, next_server
 from schedlab.policy_api import (
+    About,
+    Hooks,
+    Kernels,
     Policy,
     PolicyConfig,
     PolicyContext,
@@ -84,6 +87,7 @@ from schedlab.policy_api import (
     SpecError,
     StateField,
     TraceView,
+    Traits,
     activate,
     engine_sizes,
     first_waiting,
@@ -630,24 +634,21 @@ def check(context: PolicyContext, config: BestFitConfig) -> None:
 
 
 _COMMON = {
-    "runner": run,
-    "state": STATE,
-    "init": init,
-    "config": BestFitConfig,
-    "check": check,
-    "paper": "psychas2019",
-    "preemptive": False,
-    "size_knowledge": "none",
-    "migrates": False,
+    "kernels": Kernels(state=STATE, init=init, runner=run, config=BestFitConfig),
+    "traits": Traits(preemptive=False, size_knowledge="none", migrates=False),
+    "hooks": Hooks(check=check),
 }
 
 register(
     Policy(
         name="bf-js",
         family="packing",
-        title="BF-J/S",
-        section="§IV-A, Theorem 2",
-        summary="best fit: BF-S on servers with departures, then BF-J for new arrivals",
+        about=About(
+            title="BF-J/S",
+            paper="psychas2019",
+            section="§IV-A, Theorem 2",
+            summary="best fit: BF-S on servers with departures, then BF-J for new arrivals",
+        ),
         preset={"mode": "bf-js"},
         **_COMMON,
     )
@@ -656,9 +657,12 @@ register(
     Policy(
         name="bf-j",
         family="packing",
-        title="BF-J",
-        section="§IV-A",
-        summary="best fit from the job's perspective: each waiting job to the tightest server",
+        about=About(
+            title="BF-J",
+            paper="psychas2019",
+            section="§IV-A",
+            summary="best fit from the job's perspective: each waiting job to the tightest server",
+        ),
         preset={"mode": "bf-j"},
         **_COMMON,
     )
@@ -667,9 +671,12 @@ register(
     Policy(
         name="bf-s",
         family="packing",
-        title="BF-S",
-        section="§IV-A",
-        summary="best fit, server's perspective: each server takes the largest jobs that fit",
+        about=About(
+            title="BF-S",
+            paper="psychas2019",
+            section="§IV-A",
+            summary="best fit, server's perspective: each server takes the largest jobs that fit",
+        ),
         preset={"mode": "bf-s"},
         **_COMMON,
     )

@@ -18,11 +18,15 @@ This module is the example of docs/writing-policies.md.
 from __future__ import annotations
 
 from schedlab.policy_api import (
+    About,
+    Hooks,
+    Kernels,
     Policy,
     PolicyConfig,
     PolicyContext,
     PolicyState,
     StateField,
+    Traits,
     engine_sizes,
     first_fit,
     first_waiting,
@@ -72,27 +76,24 @@ def known_limits(config: FifoFirstFitConfig) -> tuple[str, ...]:
     return ("fcfs-saturated",) if config.blocking else ()
 
 
-_COMMON = {
-    "runner": run,
-    "state": STATE,
-    "init": init,
-    "config": FifoFirstFitConfig,
-    "known_limits": known_limits,
-    "preemptive": False,
-    "size_knowledge": "none",
-    "migrates": False,
-}
+KERNELS = Kernels(state=STATE, init=init, runner=run, config=FifoFirstFitConfig)
+TRAITS = Traits(preemptive=False, size_knowledge="none", migrates=False)
+HOOKS = Hooks(known_limits=known_limits)
 
 register(
     Policy(
         name="fifo-ff",
         family="packing",
         families=("packing", "pooled", "loss"),
-        title="FIFO-FF",
-        paper="psychas2019",
-        section="§VII-B",
-        summary="FIFO queue; head job to the first server with room; head-of-line blocking",
-        **_COMMON,
+        about=About(
+            title="FIFO-FF",
+            paper="psychas2019",
+            section="§VII-B",
+            summary="FIFO queue; head job to the first server with room; head-of-line blocking",
+        ),
+        kernels=KERNELS,
+        traits=TRAITS,
+        hooks=HOOKS,
     )
 )
 register(
@@ -100,11 +101,15 @@ register(
         name="fcfs",
         family="pooled",
         families=("pooled", "packing"),
-        title="FCFS",
-        paper="grosof2023",
-        section="§1, §6 (FCFS baseline)",
-        summary="first-come first-served with head-of-line blocking on k pooled servers",
-        **_COMMON,
+        about=About(
+            title="FCFS",
+            paper="grosof2023",
+            section="§1, §6 (FCFS baseline)",
+            summary="first-come first-served with head-of-line blocking on k pooled servers",
+        ),
+        kernels=KERNELS,
+        traits=TRAITS,
+        hooks=HOOKS,
     )
 )
 register(
@@ -112,11 +117,15 @@ register(
         name="first-fit",
         family="loss",
         families=("loss", "packing"),
-        title="First-fit admission",
-        paper="psychas2022",
-        section="§2 (loss-model baseline)",
-        summary="admit each arrival into the first server with room, otherwise lose it",
+        about=About(
+            title="First-fit admission",
+            paper="psychas2022",
+            section="§2 (loss-model baseline)",
+            summary="admit each arrival into the first server with room, otherwise lose it",
+        ),
+        kernels=KERNELS,
+        traits=TRAITS,
         preset={"blocking": False},
-        **_COMMON,
+        hooks=HOOKS,
     )
 )

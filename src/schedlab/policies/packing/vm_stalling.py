@@ -91,12 +91,16 @@ from schedlab.optim.knapsack import (
 )
 from schedlab.policies.packing.type_queues import QUEUE_FIELDS, queue_pop, queue_push
 from schedlab.policy_api import (
+    About,
+    Hooks,
+    Kernels,
     Policy,
     PolicyConfig,
     PolicyContext,
     PolicyState,
     SpecError,
     StateField,
+    Traits,
     activate,
     engine_sizes,
     is_waiting,
@@ -538,26 +542,23 @@ def report(ps, st) -> dict[str, float]:
 
 
 _COMMON = {
-    "state": STATE,
-    "init": init,
-    "runner": run,
-    "config": VmStallingConfig,
-    "check": check,
-    "paper": "psychas2018",
-    "report": report,
-    "preemptive": False,
-    "size_knowledge": "none",
-    "migrates": False,
+    "kernels": Kernels(state=STATE, init=init, runner=run, config=VmStallingConfig),
+    "traits": Traits(preemptive=False, size_knowledge="none", migrates=False),
+    "hooks": Hooks(check=check, report=report),
 }
 
 register(
     Policy(
         name="vm-stalling",
         family="packing",
-        title="Algorithm 1 (r-max-weight with stalling)",
-        paper_label="Algorithm 1",
-        section="§3 Algorithm 1, §6",
-        summary="fixed configuration per active period; stall on condition (5); reset when empty",
+        about=About(
+            title="Algorithm 1 (r-max-weight with stalling)",
+            paper_label="Algorithm 1",
+            paper="psychas2018",
+            section="§3 Algorithm 1, §6",
+            summary="fixed configuration per active period; stall on condition (5); reset when "
+            "empty",
+        ),
         **_COMMON,
     )
 )
@@ -565,10 +566,13 @@ register(
     Policy(
         name="m14",
         family="packing",
-        title="M14 (MaxWeight at local refresh times)",
-        paper_label="M14",
-        section="§1.1, §7 (baseline [22])",
-        summary="max-weight configuration each time a server empties; never stalls",
+        about=About(
+            title="M14 (MaxWeight at local refresh times)",
+            paper_label="M14",
+            paper="psychas2018",
+            section="§1.1, §7 (baseline [22])",
+            summary="max-weight configuration each time a server empties; never stalls",
+        ),
         preset={"refresh": "local"},
         **_COMMON,
     )

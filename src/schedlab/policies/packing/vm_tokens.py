@@ -44,11 +44,15 @@ from pydantic import Field
 from schedlab.policies.packing.type_queues import QUEUE_FIELDS, queue_pop, queue_push
 from schedlab.policies.packing.vm_stalling import check_vm_model, vm_types
 from schedlab.policy_api import (
+    About,
+    Hooks,
+    Kernels,
     Policy,
     PolicyConfig,
     PolicyContext,
     PolicyState,
     StateField,
+    Traits,
     engine_sizes,
     kernel,
     n_arrived_new,
@@ -220,20 +224,19 @@ register(
     Policy(
         name="g16",
         family="packing",
-        title="G16 (randomized sampling with tokens)",
-        paper_label="G16",
-        paper="psychas2018",
-        section="§1.1, §7 (baseline [11], Ghaderi INFOCOM 2016)",
-        summary="queues sample random servers at a queue-dependent rate and place tokens",
-        config=TokensConfig,
-        state=STATE,
-        init=init,
-        runner=run,
-        check=lambda context, _config: check_vm_model(context),
-        report=report,
-        preemptive=False,
-        size_knowledge="none",
-        migrates=False,
-        replayable=False,  # draws from Numba's global generator, seeded at its first decision
+        about=About(
+            title="G16 (randomized sampling with tokens)",
+            paper_label="G16",
+            paper="psychas2018",
+            section="§1.1, §7 (baseline [11], Ghaderi INFOCOM 2016)",
+            summary="queues sample random servers at a queue-dependent rate and place tokens",
+        ),
+        kernels=Kernels(state=STATE, init=init, runner=run, config=TokensConfig),
+        traits=Traits(preemptive=False, size_knowledge="none", migrates=False),
+        hooks=Hooks(
+            check=lambda context, _config: check_vm_model(context),
+            report=report,
+            replayable=False,  # draws from Numba's global generator, seeded at its first decision
+        ),
     )
 )

@@ -80,12 +80,16 @@ from schedlab.policies.packing.indexes import (
 )
 from schedlab.policies.packing.sweep import SWEEP_FIELDS, departed_servers, next_server
 from schedlab.policy_api import (
+    About,
+    Hooks,
+    Kernels,
     Policy,
     PolicyConfig,
     PolicyContext,
     PolicyState,
     SpecError,
     StateField,
+    Traits,
     activate,
     engine_sizes,
     is_waiting,
@@ -716,39 +720,36 @@ def check(context: PolicyContext, config: VqsConfig) -> None:
         )
 
 
+TRAITS = Traits(preemptive=False, size_knowledge="none", migrates=False)
+
 register(
     Policy(
         name="vqs",
         family="packing",
-        title="VQS",
-        paper="psychas2019",
-        section="§V, eq. (6)-(9), Theorem 3",
-        summary="virtual queues over partition I; max-weight K_RED configuration at empty times",
-        config=VqsConfig,
-        state=VQS_STATE,
-        init=init_vqs,
-        runner=run_vqs,
-        check=check,
-        preemptive=False,
-        size_knowledge="none",
-        migrates=False,
+        about=About(
+            title="VQS",
+            paper="psychas2019",
+            section="§V, eq. (6)-(9), Theorem 3",
+            summary="virtual queues over partition I; max-weight K_RED configuration at empty "
+            "times",
+        ),
+        kernels=Kernels(state=VQS_STATE, init=init_vqs, runner=run_vqs, config=VqsConfig),
+        traits=TRAITS,
+        hooks=Hooks(check=check),
     )
 )
 register(
     Policy(
         name="vqs-bf",
         family="packing",
-        title="VQS-BF",
-        paper="psychas2019",
-        section="§VI, Theorem 4",
-        summary="VQS configurations, largest-fit within them, then BF-S on the remaining room",
-        config=VqsConfig,
-        state=VQS_BF_STATE,
-        init=init_vqs_bf,
-        runner=run_vqs_bf,
-        check=check,
-        preemptive=False,
-        size_knowledge="none",
-        migrates=False,
+        about=About(
+            title="VQS-BF",
+            paper="psychas2019",
+            section="§VI, Theorem 4",
+            summary="VQS configurations, largest-fit within them, then BF-S on the remaining room",
+        ),
+        kernels=Kernels(state=VQS_BF_STATE, init=init_vqs_bf, runner=run_vqs_bf, config=VqsConfig),
+        traits=TRAITS,
+        hooks=Hooks(check=check),
     )
 )

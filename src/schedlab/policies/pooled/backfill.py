@@ -68,12 +68,16 @@ from typing import Literal
 import numpy as np
 
 from schedlab.policy_api import (
+    About,
+    Hooks,
+    Kernels,
     Policy,
     PolicyConfig,
     PolicyContext,
     PolicyState,
     SpecError,
     StateField,
+    Traits,
     engine_sizes,
     first_waiting,
     kernel,
@@ -585,26 +589,26 @@ def size_knowledge(config: BackfillConfig) -> str:
 
 _COMMON = {
     "family": "pooled",
-    "runner": run,
-    "state": STATE,
-    "init": init,
-    "config": BackfillConfig,
-    "check": check,
-    "report": report,
-    "preemptive": False,  # the pooled family allows it; backfilling never preempts
-    "size_knowledge": size_knowledge,
-    "migrates": False,
+    "kernels": Kernels(state=STATE, init=init, runner=run, config=BackfillConfig),
+    "traits": Traits(
+        preemptive=False,  # the pooled family allows it; backfilling never preempts
+        size_knowledge=size_knowledge,
+        migrates=False,
+    ),
+    "hooks": Hooks(check=check, report=report),
 }
 LIFKA = "§2.3 (HPC baseline: Lifka 1995; Mu'alem & Feitelson 2001)"
 
 register(
     Policy(
         name="easy-backfill",
-        title="EASY backfilling",
-        paper="grosof2023",
-        section=LIFKA,
-        summary="FCFS with a reservation for the blocked head job; later jobs backfill if they "
-        "end (by their requested time) before it or use only spare servers; non-preemptive",
+        about=About(
+            title="EASY backfilling",
+            paper="grosof2023",
+            section=LIFKA,
+            summary="FCFS with a reservation for the blocked head job; later jobs backfill if they "
+            "end (by their requested time) before it or use only spare servers; non-preemptive",
+        ),
         preset={"reservations": "first", "backfill_order": "fcfs"},
         **_COMMON,
     )
@@ -612,11 +616,13 @@ register(
 register(
     Policy(
         name="easy-backfill-exact",
-        title="EASY backfilling (exact run times)",
-        paper="grosof2023",
-        section=LIFKA,
-        summary="EASY backfilling knowing every job's run time (perfect estimates): an idealized "
-        "bound for EASY",
+        about=About(
+            title="EASY backfilling (exact run times)",
+            paper="grosof2023",
+            section=LIFKA,
+            summary="EASY backfilling knowing every job's run time (perfect estimates): an "
+            "idealized bound for EASY",
+        ),
         preset={"reservations": "first", "backfill_order": "fcfs", "durations": "actual"},
         **_COMMON,
     )
@@ -624,11 +630,13 @@ register(
 register(
     Policy(
         name="conservative-backfill",
-        title="Conservative backfilling",
-        paper="grosof2023",
-        section="§2.3 (HPC baseline: Mu'alem & Feitelson 2001 §2)",
-        summary="a reservation for every waiting job at its arrival (earliest slot of the "
-        "profile); compressed when a job ends early; no job is delayed by a later one",
+        about=About(
+            title="Conservative backfilling",
+            paper="grosof2023",
+            section="§2.3 (HPC baseline: Mu'alem & Feitelson 2001 §2)",
+            summary="a reservation for every waiting job at its arrival (earliest slot of the "
+            "profile); compressed when a job ends early; no job is delayed by a later one",
+        ),
         preset={"reservations": "all", "backfill_order": "fcfs"},
         **_COMMON,
     )
@@ -636,11 +644,13 @@ register(
 register(
     Policy(
         name="sjbf",
-        title="EASY backfilling, shortest job backfilled first",
-        paper="grosof2023",
-        section="§2.3 (HPC baseline: Tsafrir, Etsion & Feitelson 2007)",
-        summary="EASY's reservation for the oldest waiting job; backfill candidates tried "
-        "shortest requested time first",
+        about=About(
+            title="EASY backfilling, shortest job backfilled first",
+            paper="grosof2023",
+            section="§2.3 (HPC baseline: Tsafrir, Etsion & Feitelson 2007)",
+            summary="EASY's reservation for the oldest waiting job; backfill candidates tried "
+            "shortest requested time first",
+        ),
         preset={"reservations": "first", "backfill_order": "shortest"},
         **_COMMON,
     )

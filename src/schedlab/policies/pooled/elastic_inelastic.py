@@ -43,12 +43,16 @@ import numpy as np
 from pydantic import Field
 
 from schedlab.policy_api import (
+    About,
+    Hooks,
+    Kernels,
     Policy,
     PolicyConfig,
     PolicyContext,
     PolicyState,
     SpecError,
     StateField,
+    Traits,
     engine_sizes,
     is_waiting,
     kernel,
@@ -255,25 +259,26 @@ def init(st, context: PolicyContext, config: ClassPriorityConfig):
 
 _COMMON = {
     "family": "pooled",
-    "paper": "berg2020",
-    "runner": run,
-    "state": STATE,
-    "init": init,
-    "config": ClassPriorityConfig,
-    "check": check,
-    "preemptive": True,  # a priority class takes its servers back at once (§2)
-    "size_knowledge": "none",  # classes, not sizes
-    "migrates": False,
+    "kernels": Kernels(state=STATE, init=init, runner=run, config=ClassPriorityConfig),
+    "traits": Traits(
+        preemptive=True,  # a priority class takes its servers back at once (§2)
+        size_knowledge="none",  # classes, not sizes
+        migrates=False,
+    ),
+    "hooks": Hooks(check=check),
 }
 
 register(
     Policy(
         name="inelastic-first",
-        title="Inelastic-First (IF)",
-        paper_label="IF",
-        section="§2; optimal when mu_I >= mu_E (§4.2, Thm 5)",
-        summary="preemptive priority to inelastic jobs (one server each, FCFS); the servers left "
-        "go to the earliest elastic job",
+        about=About(
+            title="Inelastic-First (IF)",
+            paper_label="IF",
+            paper="berg2020",
+            section="§2; optimal when mu_I >= mu_E (§4.2, Thm 5)",
+            summary="preemptive priority to inelastic jobs (one server each, FCFS); the servers "
+            "left go to the earliest elastic job",
+        ),
         preset={"order": "inelastic-first"},
         **_COMMON,
     )
@@ -281,11 +286,14 @@ register(
 register(
     Policy(
         name="elastic-first",
-        title="Elastic-First (EF)",
-        paper_label="EF",
-        section="§2",
-        summary="preemptive priority to elastic jobs (earliest elastic job takes all k servers); "
-        "inelastic jobs FCFS on one server each when no elastic job is present",
+        about=About(
+            title="Elastic-First (EF)",
+            paper_label="EF",
+            paper="berg2020",
+            section="§2",
+            summary="preemptive priority to elastic jobs (earliest elastic job takes all k "
+            "servers); inelastic jobs FCFS on one server each when no elastic job is present",
+        ),
         preset={"order": "elastic-first"},
         **_COMMON,
     )
@@ -293,10 +301,13 @@ register(
 register(
     Policy(
         name="class-priority",
-        title="Class priority with per-class caps",
-        section="§2 (IF and EF are instances)",
-        summary="priority levels of classes, FCFS within a level, each job min(cap, servers "
-        "left); preemptive",
+        about=About(
+            title="Class priority with per-class caps",
+            paper="berg2020",
+            section="§2 (IF and EF are instances)",
+            summary="priority levels of classes, FCFS within a level, each job min(cap, servers "
+            "left); preemptive",
+        ),
         **_COMMON,
     )
 )

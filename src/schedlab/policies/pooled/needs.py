@@ -55,7 +55,7 @@ class GittinsConfig(PolicyConfig):
 
 
 def gittins_tables_needed(config: PolicyConfig) -> tuple[str, ...]:
-    """``Policy.tables`` of a policy ordering jobs by Gittins rank: the model's rank tables
+    """``Hooks.tables`` of a policy ordering jobs by Gittins rank: the model's rank tables
     (``"gittins"``) when its sizes are unknown."""
     return ("gittins",) if ranks_by_gittins(config) else ()
 

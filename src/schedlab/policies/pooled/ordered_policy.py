@@ -30,9 +30,13 @@ from schedlab.policies.pooled.ordering import (
     next_candidate,
 )
 from schedlab.policy_api import (
+    About,
+    Hooks,
+    Kernels,
     NoConfig,
     Policy,
     PolicyConfig,
+    Traits,
     kernel,
     register,
 )
@@ -122,23 +126,26 @@ def register_ordered(
         Policy(
             name=name,
             family="pooled",
-            title=title,
-            paper="grosof2023",
-            section=section,
-            summary=summary,
-            state=POOLED_STATE,
-            init=functools.partial(init_order, order=order, heaps=heaps, prefix=prefix),
-            runner=runner,
-            config=config,
-            check=check,
-            resource_pooled=resource_pooled,
-            **({"tables": gittins_tables_needed} if order == ORDER_GITTINS else {}),
-            event_cost=event_cost,
-            max_default_k=max_default_k,
-            max_default_sizes=GITTINS_SIZES if order == ORDER_GITTINS else None,
-            preemptive=True,
-            size_knowledge=functools.partial(order_size_knowledge, order=order),
-            migrates=False,
-            waiting_list=False,  # candidates come from heaps or the list of all jobs present
+            about=About(title=title, paper="grosof2023", section=section, summary=summary),
+            kernels=Kernels(
+                state=POOLED_STATE,
+                init=functools.partial(init_order, order=order, heaps=heaps, prefix=prefix),
+                runner=runner,
+                config=config,
+            ),
+            traits=Traits(
+                preemptive=True,
+                size_knowledge=functools.partial(order_size_knowledge, order=order),
+                migrates=False,
+            ),
+            hooks=Hooks(
+                check=check,
+                resource_pooled=resource_pooled,
+                **({"tables": gittins_tables_needed} if order == ORDER_GITTINS else {}),
+                event_cost=event_cost,
+                max_default_k=max_default_k,
+                max_default_sizes=GITTINS_SIZES if order == ORDER_GITTINS else None,
+                waiting_list=False,  # candidates come from heaps or the list of all jobs present
+            ),
         )
     )
