@@ -63,7 +63,7 @@ def calibrate_cmd(
     Pearson and Spearman of waits, Kendall's tau of start times; a table, a figure (logged
     against replayed wait per job, log axes) and OUT/calibration.json."""
     from schedlab import outputs
-    from schedlab.experiments.calibrate import calibrate
+    from schedlab.experiments.calibrate import calibrate, verdict
     from schedlab.report.calibration_figure import calibration_figure
     from schedlab.workloads.traces import get_meta, read
     from schedlab.workloads.traces.swf_context import read_context
@@ -92,6 +92,8 @@ def calibrate_cmd(
         f"{log.name}, {policy}: jobs submitted in the second half ({result.plain.jobs:,})",
     )
     print_table(validation_table(record))
+    for line in verdict(result):
+        out.print(line, highlight=False)
     out.print(
         f"fitted on the first half ({result.fit_jobs:,} jobs): usable capacity "
         f"{result.fitted_capacity} of {k} processors ({result.clipped:,} wider jobs replayed on "

@@ -267,3 +267,53 @@ def calibrate(
         plain=plain,
         calibrated=calibrated,
     )
+
+
+GOOD_MEAN = 0.25  # a calibrated mean wait within 25% of the logged (issue 47's target)
+GOOD_SPEARMAN = 0.5  # and a per-job Spearman of at least 0.5
+
+
+def reproduces(j: Judgement) -> bool:
+    """Whether a replay reproduces its log (issue 47's targets)."""
+    return abs(j.mean_ratio - 1) <= GOOD_MEAN and j.spearman >= GOOD_SPEARMAN
+
+
+def _line(j: Judgement) -> str:
+    return (
+        f"{j.replay} ({j.capacity} processors): mean wait x{j.mean_ratio:.3g} of the logged, "
+        f"p95 x{j.p95_ratio:.3g}, per-job Pearson {j.pearson:.3f}, Spearman {j.spearman:.3f}, "
+        f"Kendall tau of starts {j.kendall_start:.3f}"
+    )
+
+
+def _how_far(j: Judgement) -> str:
+    off = j.mean_ratio - 1
+    side = "below" if off < 0 else "above"
+    return f"{abs(off):.0%} {side} the logged mean wait"
+
+
+def verdict(c: Calibration) -> list[str]:
+    """The validation in numbers and in words, for a report beside a ranking under the
+    calibrated context."""
+    lines = [
+        f"calibrated context: usable capacity {c.fitted_capacity} of {c.max_procs} processors, "
+        f"fitted on the first half of the log ({c.fit_jobs:,} jobs; {c.clipped:,} wider jobs "
+        f"replayed on all of it); judged on the second half ({c.plain.jobs:,} jobs) with "
+        f"{c.policy}:",
+        _line(c.plain),
+        _line(c.calibrated),
+        f"the baseline (plain replay on all {c.max_procs} processors) is "
+        f"{_how_far(c.plain)}; the calibrated replay is {_how_far(c.calibrated)}",
+    ]
+    if reproduces(c.calibrated):
+        lines.append(
+            f"the calibrated replay reproduces the log (mean within {GOOD_MEAN:.0%}, Spearman "
+            f">= {GOOD_SPEARMAN}): the ranking is of this machine as the log shows it"
+        )
+    else:
+        lines.append(
+            f"the calibrated replay does not reproduce the log (target: mean within "
+            f"{GOOD_MEAN:.0%}, Spearman >= {GOOD_SPEARMAN}): the ranking is relative to an "
+            f"idealized machine of {c.fitted_capacity} processors, not to this cluster as it ran"
+        )
+    return lines
