@@ -8,7 +8,12 @@ import numpy as np
 import pytest
 
 from schedlab.workloads.traces import TraceError, read
-from schedlab.workloads.traces.swf_context import most_at_once, read_context
+from schedlab.workloads.traces.swf_context import (
+    idle_while_fitting,
+    most_at_once,
+    read_context,
+    started_ahead,
+)
 
 HEADER = """; MaxProcs: 8
 ; Queue: 1 short
@@ -91,3 +96,19 @@ def test_most_at_once_against_a_sweep_of_every_instant() -> None:
     w = rng.integers(1, 5, 40).astype(float)
     brute = max(w[(start <= t) & (t < end)].sum() for t in np.arange(0, 80, 0.5))
     assert most_at_once(start, end, w) == brute
+
+
+def test_idle_while_fitting_and_started_ahead_by_hand() -> None:
+    """4 processors over [0, 10): job a (3 procs) runs [0, 10); b (2 procs, submitted 1) waits
+    until 10 and runs [10, 12); c (1 proc, submitted 2) starts at 2 (ahead of b), runs [2, 4).
+    b is the oldest waiting job over [1, 10); one processor is idle over [1, 2) and [4, 10)
+    (b needs 2: never fits), none over [2, 4); then b runs alone [10, 12): nothing waits.
+    So the share is 0 of the span 12. With b needing 1 instead: it fits over [1, 2) and
+    [4, 10): 7 of 12."""
+    submit = np.array([0.0, 1.0, 2.0])
+    start = np.array([0.0, 10.0, 2.0])
+    end = np.array([10.0, 12.0, 4.0])
+    assert idle_while_fitting(submit, start, end, np.array([3.0, 2.0, 1.0]), 4) == 0.0
+    got = idle_while_fitting(submit, start, end, np.array([3.0, 1.0, 1.0]), 4)
+    assert got == pytest.approx(7 / 12)
+    assert started_ahead(submit, start) == 1

@@ -47,6 +47,7 @@ class SwfContext:
     """The log's scheduling context (module docstring)."""
 
     jobs: int
+    logged_waits: int  # jobs with a logged wait (field 3); the logged schedule is theirs
     max_procs: int
     queues: list[Group]
     partitions: list[Group]
@@ -56,6 +57,8 @@ class SwfContext:
     partition_unknown: int  # jobs with partition -1 (one fallback partition)
     user_running_limit: int  # most jobs one user had running at once in the log
     peak_procs: int  # most processors the logged schedule used at once
+    idle_while_fitting: float  # share of the logged span the oldest waiting job would have fit
+    started_ahead: int  # jobs started before the job submitted just before them
     notes: list[str] = field(default_factory=list)  # the header's Note lines
 
     def lines(self) -> list[str]:
@@ -67,9 +70,19 @@ class SwfContext:
                 for g in groups
             )
 
+        if not self.logged_waits:
+            schedule = "no job has a logged wait (field 3 is -1): the logged schedule is unknown"
+        else:
+            schedule = (
+                f"the logged schedule used at most {self.peak_procs:,} processors at once; "
+                f"processors sat idle while the oldest waiting job would have fitted for "
+                f"{self.idle_while_fitting:.1%} of the logged time; {self.started_ahead:,} jobs "
+                f"started before the job submitted just before them"
+            )
         out = [
-            f"{self.jobs:,} jobs on {self.max_procs:,} processors (MaxProcs); the logged "
-            f"schedule used at most {self.peak_procs:,} at once",
+            f"{self.jobs:,} jobs ({self.logged_waits:,} with a logged wait) on "
+            f"{self.max_procs:,} processors (MaxProcs)",
+            schedule,
             f"queues (field 15): {named(self.queues)}"
             + (
                 f"; {self.queue_unknown:,} jobs without one (-1): one queue"
@@ -150,6 +163,45 @@ def most_at_once(start: np.ndarray, end: np.ndarray, weight: np.ndarray) -> floa
     return float(np.cumsum(delta[order]).max())
 
 
+def started_ahead(submit: np.ndarray, start: np.ndarray) -> int:
+    """Jobs that started before the job submitted just before them (submit order, ties in the
+    log's order)."""
+    order = np.argsort(submit, kind="stable")
+    return int((np.diff(start[order]) < 0).sum())
+
+
+def idle_while_fitting(
+    submit: np.ndarray, start: np.ndarray, end: np.ndarray, width: np.ndarray, procs: int
+) -> float:
+    """The share of the logged span (first submit to last end) during which the oldest job
+    waiting (submitted, not started; in submit order, ties in the log's order) needed no more
+    than the processors idle (``procs`` less those the running jobs hold)."""
+    if not submit.size:
+        return 0.0
+    order = np.argsort(submit, kind="stable")
+    submit, start, end, width = submit[order], start[order], end[order], width[order]
+    times = np.unique(np.concatenate([submit, start, end]))
+    in_use = np.zeros(times.size)
+    np.add.at(in_use, np.searchsorted(times, start), width)
+    np.add.at(in_use, np.searchsorted(times, end), -width)
+    in_use = np.cumsum(in_use)  # on [times[i], times[i + 1])
+    by_start = np.argsort(start, kind="stable")
+    started = np.zeros(submit.size, bool)
+    head = 0  # the oldest job not yet started (in submit order)
+    n_started = 0
+    fitting = 0.0
+    for i in range(times.size - 1):
+        t = times[i]
+        while n_started < by_start.size and start[by_start[n_started]] <= t:
+            started[by_start[n_started]] = True
+            n_started += 1
+        while head < submit.size and started[head]:
+            head += 1
+        if head < submit.size and submit[head] <= t and width[head] <= procs - in_use[i]:
+            fitting += times[i + 1] - t
+    return fitting / (times[-1] - times[0]) if times[-1] > times[0] else 0.0
+
+
 def _column(table: pa.Table, name: str) -> np.ndarray:
     """An optional integer column with nulls as -1."""
     if name not in table.column_names:
@@ -190,6 +242,7 @@ def read_context(log: Path, table: pa.Table, max_procs: int) -> SwfContext:
         limit = max(limit, int(most_at_once(start[mine], end[mine], np.ones(int(mine.sum())))))
     return SwfContext(
         jobs=table.num_rows,
+        logged_waits=int(known.sum()),
         max_procs=max_procs,
         queues=_groups(queue, procs, _declared(lines, "Queue")),
         partitions=_groups(partition, procs, parts),
@@ -199,5 +252,9 @@ def read_context(log: Path, table: pa.Table, max_procs: int) -> SwfContext:
         partition_unknown=int((partition == UNKNOWN).sum()),
         user_running_limit=limit,
         peak_procs=int(most_at_once(start, end, procs[known].astype(float))),
+        idle_while_fitting=idle_while_fitting(
+            arrival[known], start, end, procs[known].astype(float), max_procs
+        ),
+        started_ahead=started_ahead(arrival[known], start),
         notes=[t.partition(":")[2].strip() for t in lines if t.startswith("Note:")],
     )
