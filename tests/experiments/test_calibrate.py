@@ -74,3 +74,11 @@ def test_a_log_too_short_to_split_is_one_line(tmp_path: Path) -> None:
     with pytest.raises(SchedlabError) as info:
         calibrate(read(path, "swf"), str(path), 100)
     assert "\n" not in str(info.value) and "too short to split" in str(info.value)
+
+
+def test_a_log_without_logged_waits_is_one_line(tmp_path: Path) -> None:
+    n = 200
+    path = write_swf(tmp_path / "nowait.swf", np.arange(n) * 10.0, [5] * n, [1] * n, [-1] * n)
+    with pytest.raises(SchedlabError) as info:
+        calibrate(read(path, "swf"), str(path), 100)
+    assert "\n" not in str(info.value) and "no job has a logged wait" in str(info.value)

@@ -239,6 +239,11 @@ def calibrate(
     split = float((arrival.min() + arrival.max()) / 2) if arrival.size else 0.0
     first, second = arrival < split, arrival >= split
     counts = (int((first & known).sum()), int((second & known).sum()))
+    if not known.any():
+        raise SchedlabError(
+            f"{log}: no job has a logged wait (field 3 is -1 for all {table.num_rows:,} jobs): "
+            "there is no logged schedule to calibrate against"
+        )
     if min(counts) < MIN_JOBS_PER_HALF:
         raise SchedlabError(
             f"{log}: too short to split for calibration: {counts[0]} and {counts[1]} jobs with a "
