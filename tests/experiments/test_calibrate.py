@@ -52,6 +52,9 @@ def test_calibration_recovers_the_capacity_the_log_was_made_on(synthetic: Path) 
     assert cal.spearman > 0.9 and cal.kendall_start > 0.9
     # the plain replay on all 100 processors waits far less than the log
     assert plain.mean_ratio < 0.5 and abs(cal.mean_ratio - 1) < abs(plain.mean_ratio - 1)
+    # reproducible: a second calibration gives the same record
+    again = calibrate(read(synthetic, "swf"), str(synthetic), 100)
+    assert again.record() == result.record()
 
 
 def test_capacity_never_exceeded_and_wide_jobs_clipped(synthetic: Path) -> None:
