@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pyarrow.parquet as pq
 from typer.testing import CliRunner
 
 from schedlab.cli import app
@@ -42,3 +43,30 @@ def test_compare_on_an_swf_log(tmp_path: Path, monkeypatch) -> None:
     named = sorted(p.name for p in (out / "jobs").glob("*.csv"))
     assert named == ["easy-backfill-load0.5.csv", "fcfs-load0.5.csv"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cmp", "kth.parquet"]
+
+
+def test_compare_calibrated_shows_the_validation_beside_the_ranking(tmp_path: Path) -> None:
+    """--calibrated on the KTH excerpt: the ranking runs on the fitted capacity (the table the
+    comparison replays has it as its k), and the findings say how far the baseline is from the
+    log and whether the ranking is of an idealized machine."""
+    table = tmp_path / "kth.parquet"
+    convert(KTH, "swf", table)
+    out = tmp_path / "cmp"
+    args = ["compare", str(table), "--calibrated", "--replications", "1", "--workers", "1"]
+    args += ["--policy", "fcfs", "--policy", "easy-backfill", "--out", str(out)]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    record = json.loads((out / "experiment.json").read_text())
+    summary = record["summary"]
+    assert summary[0].startswith("calibrated context: usable capacity")
+    assert any(
+        x.startswith("the baseline (plain replay on all 100 processors) is") for x in summary
+    )
+    judged = [x for x in summary if x.startswith("the calibrated replay ")]
+    assert len(judged) == 1
+    fitted = int(summary[0].split("usable capacity ")[1].split(" ")[0])
+    reproduced = "reproduces the log" in judged[0]
+    assert reproduced != ("idealized machine" in judged[0])
+    derived = out / "kth-calibrated.parquet"
+    assert pq.read_table(derived).column("need").to_numpy().max() <= fitted
+    assert "Spearman" in result.stdout

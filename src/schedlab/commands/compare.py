@@ -130,6 +130,14 @@ def compare(
             "idealized policies).",
         ),
     ] = False,
+    calibrated: Annotated[
+        bool,
+        typer.Option(
+            "--calibrated",
+            help="On an SWF-derived table: rank on the usable capacity `schedlab trace "
+            "calibrate` fits on the log's first half, with its validation on the second half.",
+        ),
+    ] = False,
 ) -> None:
     """Run every applicable policy (built-in, and the --plugin files' own) on a workload over a
     range of loads, with the analytic bounds that apply; write the ranked summary, figures and
@@ -162,6 +170,12 @@ def compare(
         check_cluster_address(cluster)
     started = datetime.datetime.now(datetime.UTC)
     base, stem, named = workload_base(workload, servers=servers, arrivals=arrivals, seed=seed)
+    calibration_lines: list[str] = []
+    if calibrated:
+        workload, calibration_lines = _calibrated(
+            workload, base, out_dir or Path("out") / f"compare-{stem}", seed
+        )
+        base, _, named = workload_base(workload, servers=None, arrivals=arrivals, seed=seed)
     trace = is_trace(base)
     covers = jobs_covered(base)  # said by every table and figure (issue 43 item 4)
     if trace and replications is not None and replications > 1:
@@ -266,6 +280,7 @@ def compare(
             )
         findings += lines
         paths += views
+    findings = calibration_lines + findings
     notes = [f"skipped {s.policy}: {s.reason}" for s in the_plan.skipped] + the_plan.warnings
     if the_plan.left_out:
         notes.append(the_plan.left_out_line())
@@ -323,6 +338,31 @@ def _named_jobs(target: Path, tasks: list, fmt: str, k: int, progress) -> None:
         if task.replication:
             run += f".replication{task.replication}"
         write_jobs(pq.read_table(source), source.with_name(run + SUFFIX[fmt]), fmt, k=k, note=run)
+
+
+def _calibrated(workload: Path, base: dict, target: Path, seed: int) -> tuple[Path, list[str]]:
+    """``--calibrated``: the table on the usable capacity fitted on the log's first half
+    (:mod:`schedlab.experiments.calibrate`), written under ``target``; and the report's lines:
+    the validation on the second half in numbers and in words."""
+    import pyarrow.parquet as pq
+
+    from schedlab import outputs
+    from schedlab.commands.trace_calibrate import validation_table
+    from schedlab.experiments.calibrate import EASY, calibrate, verdict, with_capacity
+
+    if workload.suffix != ".parquet" or "trace_wait" not in pq.read_schema(workload).names:
+        fail(f"--calibrated: {escape(str(workload))} is not a table converted from an SWF log")
+    table = pq.read_table(workload)
+    k = int(base["cluster"]["servers"])
+    err.print(f"calibrating the usable capacity of {workload.name} ...", highlight=False)
+    result = calibrate(table, str(workload), k, EASY, seed)
+    derived, _ = with_capacity(table, result.fitted_capacity)
+    outputs.make_dirs(target)
+    path = target / f"{workload.stem}-calibrated.parquet"
+    with outputs.atomic(path, parquet=True) as tmp:
+        pq.write_table(derived, tmp)
+    print_table(validation_table(result.record()))
+    return path, verdict(result)
 
 
 def _log_check(

@@ -1,4 +1,5 @@
-"""``schedlab trace convert|info|formats``: real traces -> the canonical job table.
+"""``schedlab trace convert|info|formats``: real traces -> the canonical job table (and
+``calibrate``: :mod:`.trace_calibrate`).
 
 See docs/traces.md. Bad input (a missing file, an unknown format, a malformed option, and with
 ``--strict`` any bad row) prints one line naming the file, line and field and exits with code 2.
@@ -35,6 +36,9 @@ trace_app = typer.Typer(
 
 
 def register(app: typer.Typer) -> None:
+    from schedlab.commands.trace_calibrate import add_command
+
+    add_command(trace_app)
     app.add_typer(trace_app, name="trace")
 
 

@@ -13,8 +13,9 @@ Canonical rows: arrival = submit time, duration = run time, estimate = requested
 ``demand_procs`` = processors (allocated, or requested where allocated is unknown; normalized by
 MaxProcs), ``need`` = the same processors (pooled family, k = MaxProcs; see
 :func:`.transforms.server_need` for requested processors or whole nodes), ``job_class`` = queue.
-Also kept: ``procs_allocated``, ``procs_requested``, ``status``, ``user``, ``partition`` and
-``trace_wait`` (the wait the job had on the real machine, for comparison with simulated waits).
+Also kept: ``procs_allocated``, ``procs_requested``, ``status``, ``user``, ``group``,
+``partition`` and ``trace_wait`` (the wait the job had on the real machine, for comparison
+with simulated waits).
 
 A log without a ``; MaxProcs`` header (as some mirrors distribute METACENTRUM-2009-2 or RICC-2010-2)
 is normalized by the largest allocation seen (:meth:`Swf.infer_capacity`), stated in the read
@@ -71,9 +72,10 @@ FIELD_NAMES = (
     "think time",
 )
 (JOB, SUBMIT, WAIT, RUN, ALLOC, _CPU, _MEM, REQ, REQ_TIME, _REQ_MEM, STATUS, USER) = range(12)
+GROUP = 12
 QUEUE, PARTITION = 14, 15
 COMPLETED = 1
-INT_FIELDS = (JOB, ALLOC, REQ, STATUS, USER, QUEUE, PARTITION)  # stored as integers
+INT_FIELDS = (JOB, ALLOC, REQ, STATUS, USER, GROUP, QUEUE, PARTITION)  # stored as integers
 INT_LIMIT = 2**31 - 1  # the int32 columns of the table (job numbers are int64 but use it too)
 
 
@@ -391,6 +393,7 @@ class Swf(TraceReader):
                 "procs_requested": optional_int(v[:, REQ].astype(np.int64)),
                 "status": optional_int(v[:, STATUS].astype(np.int64)),
                 "user": optional_int(v[:, USER].astype(np.int64)),
+                "group": optional_int(v[:, GROUP].astype(np.int64)),
                 "partition": optional_int(v[:, PARTITION].astype(np.int64)),
                 "trace_wait": pa.array(wait, mask=wait < 0),
             }

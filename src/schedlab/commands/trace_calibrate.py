@@ -1,0 +1,109 @@
+"""``schedlab trace calibrate LOG``: the usable capacity of an SWF log fitted on its first half
+by time and judged on its second, plain replay against calibrated (issue 47; see
+:mod:`schedlab.experiments.calibrate` and docs/traces.md)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich import box
+from rich.table import Table
+
+from schedlab.cli_support import err, out, print_table, user_errors
+
+VALIDATION_COLUMNS = (
+    ("replay", "replay"),
+    ("capacity", "processors"),
+    ("mean_ratio", "mean wait / logged"),
+    ("p95_ratio", "p95 wait / logged"),
+    ("pearson", "Pearson"),
+    ("spearman", "Spearman"),
+    ("kendall_start", "Kendall tau (starts)"),
+)
+
+
+def validation_table(record: dict) -> Table:
+    """The plain and calibrated judgements of a calibration record as a table."""
+    table = Table(box=box.SIMPLE_HEAD, title=f"second half of {Path(record['log']).name}")
+    for _, label in VALIDATION_COLUMNS:
+        table.add_column(label, justify="left" if label == "replay" else "right")
+    for name in ("plain", "calibrated"):
+        row = record[name]
+        table.add_row(
+            *(
+                f"{row[key]:.3g}" if isinstance(row[key], float) else str(row[key])
+                for key, _ in VALIDATION_COLUMNS
+            )
+        )
+    return table
+
+
+def add_command(trace_app: typer.Typer) -> None:
+    """``schedlab trace calibrate`` (called by :func:`.trace.register`)."""
+    trace_app.command("calibrate")(calibrate_cmd)
+
+
+@user_errors
+def calibrate_cmd(
+    log: Annotated[Path, typer.Argument(help="An SWF log (gzip'd or not).")],
+    out_dir: Annotated[
+        Path, typer.Option("--out", "-o", help="Folder for calibration.json and the figure.")
+    ] = Path("calibration"),
+    policy: Annotated[
+        str, typer.Option(help="The replayed policy (pooled family).")
+    ] = "easy-backfill",
+    seed: Annotated[int, typer.Option(help="Recorded seed of the replays.")] = 1,
+) -> None:
+    """Fit the log's usable capacity on its first half by time and judge plain against
+    calibrated replay on the second half: mean and p95 wait ratio to the logged, per-job
+    Pearson and Spearman of waits, Kendall's tau of start times; a table, a figure (logged
+    against replayed wait per job, log axes) and OUT/calibration.json."""
+    from schedlab import outputs
+    from schedlab.experiments.calibrate import calibrate, verdict
+    from schedlab.report.calibration_figure import calibration_figure
+    from schedlab.workloads.traces import get_meta, read
+    from schedlab.workloads.traces.swf_context import read_context
+
+    table = read(log, "swf")
+    k = int(get_meta(table).get("k") or 0)
+    context = read_context(log, table, k)
+    for line in context.lines():
+        err.print(line, highlight=False, markup=False)
+    err.print(f"calibrating {log.name} ({table.num_rows:,} jobs) ...", highlight=False)
+    policy_spec = {"name": policy}
+    if policy.endswith("backfill"):
+        policy_spec["durations"] = "estimate"
+    result = calibrate(table, str(log), k, policy_spec, seed)
+    record = {**result.record(), "context": context.record(), "seed": seed}
+    outputs.make_dirs(out_dir)
+    with outputs.atomic(out_dir / "calibration.json") as tmp:
+        tmp.write_text(json.dumps(record, indent=1, default=_plain) + "\n")
+    figure = calibration_figure(
+        result.plain.logged,
+        {
+            f"plain ({result.plain.capacity} processors)": result.plain.waits,
+            f"calibrated ({result.calibrated.capacity} processors)": result.calibrated.waits,
+        },
+        out_dir / "calibration",
+        f"{log.name}, {policy}: jobs submitted in the second half ({result.plain.jobs:,})",
+    )
+    print_table(validation_table(record))
+    for line in verdict(result):
+        out.print(line, highlight=False)
+    out.print(
+        f"fitted on the first half ({result.fit_jobs:,} jobs): usable capacity "
+        f"{result.fitted_capacity} of {k} processors ({result.clipped:,} wider jobs replayed on "
+        f"all of it); written: {out_dir / 'calibration.json'}, "
+        + ", ".join(str(p) for p in figure),
+        highlight=False,
+    )
+
+
+def _plain(value: object) -> object:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return str(value)

@@ -1,0 +1,40 @@
+"""Logged against replayed wait per job, plain and calibrated replay (``schedlab trace
+calibrate``; issue 47 item 3)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from schedlab.report.figures import PALETTE, plt, save_figure
+
+FLOOR = 1.0  # waits below one second drawn at 1 s (log axes)
+
+
+def calibration_figure(
+    logged: np.ndarray,
+    replays: dict[str, np.ndarray],
+    path: Path,
+    title: str,
+) -> list[Path]:
+    """One point per judged job: its logged wait (x) against its replayed wait (y) under each
+    replay of ``replays`` (name -> waits aligned with ``logged``), log axes, waits under
+    :data:`FLOOR` drawn at it; the diagonal is a replay that reproduces the log."""
+    fig, axes = plt.subplots(
+        1, len(replays), figsize=(5 * len(replays), 4.6), layout="constrained", sharey=True
+    )
+    axes = np.atleast_1d(axes)
+    x = np.maximum(logged, FLOOR)
+    top = max(float(x.max()), *(float(np.maximum(w, FLOOR).max()) for w in replays.values()))
+    for n, (ax, (name, waits)) in enumerate(zip(axes, replays.items(), strict=True)):
+        ax.scatter(x, np.maximum(waits, FLOOR), s=2, alpha=0.25, color=PALETTE[n % len(PALETTE)])
+        ax.plot([FLOOR, top], [FLOOR, top], color="black", linewidth=0.8, label="replay = log")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("logged wait (s)")
+        ax.set_title(name, fontsize=10)
+        ax.legend(loc="upper left", fontsize=8)
+    axes[0].set_ylabel(f"replayed wait (s; below {FLOOR:g} s drawn at {FLOOR:g} s)")
+    fig.suptitle(title, fontsize=10)
+    return save_figure(fig, path, dpi=110)

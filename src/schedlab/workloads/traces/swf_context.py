@@ -1,0 +1,260 @@
+"""The scheduling context an SWF log records beside its jobs (issue 47 item 1).
+
+What the plain replay ignores: the queue (field 15) and partition (field 16) of each job with
+the header's ``; Queue: N name`` and ``; Partition: N name [size]`` notes, the user and group
+(fields 12, 13), how many jobs each user had running at once on the real machine (start =
+submit + wait, field 2 + field 3, for run time field 4), and the header's other ``; Note:``
+lines (downtime, scheduler). A job whose queue or partition is unknown (-1) falls back to one
+queue or one partition and is counted. A partition whose header note gives a size (a trailing
+whole number) is held to it: a job wider than it is one line naming the job (the header
+contradicts the rows). Without a size a partition's processor set is its widest job.
+"""
+
+from __future__ import annotations
+
+import gzip
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from schedlab.workloads.traces.report import TraceError
+
+UNKNOWN = -1  # SWF's unknown value; also the fallback queue / partition id
+
+
+@dataclass(frozen=True)
+class Group:
+    """A queue or a partition: its id, the header's name, its jobs and widest job (processors),
+    and the size the header declares (None: not declared)."""
+
+    id: int
+    name: str
+    jobs: int
+    widest: int
+    declared: int | None = None
+
+    @property
+    def processors(self) -> int:
+        """Its processor set: the declared size, else the widest job it ran."""
+        return self.declared if self.declared is not None else self.widest
+
+
+@dataclass(frozen=True)
+class SwfContext:
+    """The log's scheduling context (module docstring)."""
+
+    jobs: int
+    logged_waits: int  # jobs with a logged wait (field 3); the logged schedule is theirs
+    max_procs: int
+    queues: list[Group]
+    partitions: list[Group]
+    users: int
+    groups: int
+    queue_unknown: int  # jobs with queue -1 (they form one fallback queue)
+    partition_unknown: int  # jobs with partition -1 (one fallback partition)
+    user_running_limit: int  # most jobs one user had running at once in the log
+    peak_procs: int  # most processors the logged schedule used at once
+    idle_while_fitting: float  # share of the logged span the oldest waiting job would have fit
+    started_ahead: int  # jobs started before the job submitted just before them
+    notes: list[str] = field(default_factory=list)  # the header's Note lines
+
+    def lines(self) -> list[str]:
+        """The context for a report, one fact a line."""
+
+        def named(groups: list[Group]) -> str:
+            return ", ".join(
+                f"{g.id} {g.name or '(unnamed)'} ({g.jobs:,} jobs, {g.processors:,} processors)"
+                for g in groups
+            )
+
+        if not self.logged_waits:
+            schedule = "no job has a logged wait (field 3 is -1): the logged schedule is unknown"
+        else:
+            schedule = (
+                f"the logged schedule used at most {self.peak_procs:,} processors at once; "
+                f"processors sat idle while the oldest waiting job would have fitted for "
+                f"{self.idle_while_fitting:.1%} of the logged time; {self.started_ahead:,} jobs "
+                f"started before the job submitted just before them"
+            )
+        out = [
+            f"{self.jobs:,} jobs ({self.logged_waits:,} with a logged wait) on "
+            f"{self.max_procs:,} processors (MaxProcs)",
+            schedule,
+            f"queues (field 15): {named(self.queues)}"
+            + (
+                f"; {self.queue_unknown:,} jobs without one (-1): one queue"
+                if self.queue_unknown
+                else ""
+            ),
+            f"partitions (field 16): {named(self.partitions)}"
+            + (
+                f"; {self.partition_unknown:,} jobs without one (-1): one partition"
+                if self.partition_unknown
+                else ""
+            ),
+            f"{self.users:,} users (field 12), {self.groups:,} groups (field 13); at most "
+            f"{self.user_running_limit:,} jobs of one user running at once",
+        ]
+        return out + [f"header note: {n}" for n in self.notes]
+
+    def record(self) -> dict[str, Any]:
+        """For JSON."""
+        from dataclasses import asdict
+
+        return asdict(self)
+
+
+def header_lines(path: Path) -> list[str]:
+    """The comment lines at the top of an SWF log (gzip'd or not), without their ``;``."""
+    opener = gzip.open if path.suffix == ".gz" else open
+    out: list[str] = []
+    with opener(path, "rt", errors="replace") as f:
+        for line in f:
+            text = line.strip()
+            if text and not text.startswith(";"):
+                break
+            if text:
+                out.append(text.lstrip(";").strip())
+    return out
+
+
+def _declared(lines: list[str], key: str) -> dict[int, tuple[str, int | None]]:
+    """``Key: N name [size]`` header lines: id -> (name, declared size or None)."""
+    out: dict[int, tuple[str, int | None]] = {}
+    for text in lines:
+        head, _, rest = text.partition(":")
+        if head.strip() != key:
+            continue
+        words = rest.split()
+        if not words or not words[0].lstrip("-").isdigit():
+            continue
+        size = int(words[-1]) if len(words) > 2 and words[-1].isdigit() else None
+        out[int(words[0])] = (" ".join(words[1:3] if size is None else words[1:-1]), size)
+    return out
+
+
+def _groups(
+    ids: np.ndarray, procs: np.ndarray, declared: dict[int, tuple[str, int | None]]
+) -> list[Group]:
+    found = np.unique(ids)
+    return [
+        Group(
+            id=int(g),
+            name=declared.get(int(g), ("", None))[0],
+            jobs=int((ids == g).sum()),
+            widest=int(procs[ids == g].max()),
+            declared=declared.get(int(g), ("", None))[1],
+        )
+        for g in found
+    ]
+
+
+def most_at_once(start: np.ndarray, end: np.ndarray, weight: np.ndarray) -> float:
+    """The largest sum of ``weight`` over intervals [start, end) open at one instant (an end
+    at t comes before a start at t)."""
+    if not start.size:
+        return 0.0
+    times = np.concatenate([end, start])
+    delta = np.concatenate([-weight, weight])
+    order = np.lexsort((delta, times))  # ends (negative) first at equal times
+    return float(np.cumsum(delta[order]).max())
+
+
+def started_ahead(submit: np.ndarray, start: np.ndarray) -> int:
+    """Jobs that started before the job submitted just before them (submit order, ties in the
+    log's order)."""
+    order = np.argsort(submit, kind="stable")
+    return int((np.diff(start[order]) < 0).sum())
+
+
+def idle_while_fitting(
+    submit: np.ndarray, start: np.ndarray, end: np.ndarray, width: np.ndarray, procs: int
+) -> float:
+    """The share of the logged span (first submit to last end) during which the oldest job
+    waiting (submitted, not started; in submit order, ties in the log's order) needed no more
+    than the processors idle (``procs`` less those the running jobs hold)."""
+    if not submit.size:
+        return 0.0
+    order = np.argsort(submit, kind="stable")
+    submit, start, end, width = submit[order], start[order], end[order], width[order]
+    times = np.unique(np.concatenate([submit, start, end]))
+    in_use = np.zeros(times.size)
+    np.add.at(in_use, np.searchsorted(times, start), width)
+    np.add.at(in_use, np.searchsorted(times, end), -width)
+    in_use = np.cumsum(in_use)  # on [times[i], times[i + 1])
+    by_start = np.argsort(start, kind="stable")
+    started = np.zeros(submit.size, bool)
+    head = 0  # the oldest job not yet started (in submit order)
+    n_started = 0
+    fitting = 0.0
+    for i in range(times.size - 1):
+        t = times[i]
+        while n_started < by_start.size and start[by_start[n_started]] <= t:
+            started[by_start[n_started]] = True
+            n_started += 1
+        while head < submit.size and started[head]:
+            head += 1
+        if head < submit.size and submit[head] <= t and width[head] <= procs - in_use[i]:
+            fitting += times[i + 1] - t
+    return fitting / (times[-1] - times[0]) if times[-1] > times[0] else 0.0
+
+
+def _column(table: pa.Table, name: str) -> np.ndarray:
+    """An optional integer column with nulls as -1."""
+    if name not in table.column_names:
+        return np.full(table.num_rows, UNKNOWN, np.int64)
+    return table.column(name).fill_null(UNKNOWN).to_numpy().astype(np.int64)
+
+
+def read_context(log: Path, table: pa.Table, max_procs: int) -> SwfContext:
+    """The context of ``log`` (its header) and ``table`` (its canonical table, as
+    :func:`.pipeline.read` gives it) on a machine of ``max_procs`` processors.
+
+    Raises :class:`TraceError` (one line, naming the log and the job) when a job is wider than
+    the size its partition's header note declares."""
+    lines = header_lines(log)
+    procs = table.column("need").to_numpy().astype(np.int64)
+    queue = _column(table, "job_class")
+    partition = _column(table, "partition")
+    parts = _declared(lines, "Partition")
+    for p, (name, size) in parts.items():
+        wide = (partition == p) & (procs > (size if size is not None else max_procs))
+        if wide.any():
+            i = int(np.argmax(wide))
+            job = table.column("source_id")[i].as_py()
+            raise TraceError(
+                f"{log}: job {job} (field 16 partition {p}) uses {procs[i]:,} processors but the "
+                f"header's partition {p} {name!r} has {size:,}"
+            )
+    arrival = table.column("arrival").to_numpy()
+    run = table.column("duration").to_numpy()
+    wait = table.column("trace_wait").to_numpy(zero_copy_only=False).astype(float)
+    known = np.isfinite(wait) & (wait >= 0)
+    start = arrival[known] + wait[known]
+    end = start + run[known]
+    user = _column(table, "user")
+    limit = 0
+    for u in np.unique(user[known]):
+        mine = user[known] == u
+        limit = max(limit, int(most_at_once(start[mine], end[mine], np.ones(int(mine.sum())))))
+    return SwfContext(
+        jobs=table.num_rows,
+        logged_waits=int(known.sum()),
+        max_procs=max_procs,
+        queues=_groups(queue, procs, _declared(lines, "Queue")),
+        partitions=_groups(partition, procs, parts),
+        users=int(np.unique(user).size),
+        groups=int(np.unique(_column(table, "group")).size),
+        queue_unknown=int((queue == UNKNOWN).sum()),
+        partition_unknown=int((partition == UNKNOWN).sum()),
+        user_running_limit=limit,
+        peak_procs=int(most_at_once(start, end, procs[known].astype(float))),
+        idle_while_fitting=idle_while_fitting(
+            arrival[known], start, end, procs[known].astype(float), max_procs
+        ),
+        started_ahead=started_ahead(arrival[known], start),
+        notes=[t.partition(":")[2].strip() for t in lines if t.startswith("Note:")],
+    )

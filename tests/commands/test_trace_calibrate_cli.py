@@ -1,0 +1,37 @@
+"""`schedlab trace calibrate LOG` (issue 47 item 3): the table, the JSON and the figure on the
+KTH excerpt (300 jobs), and a log too short to split as one line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from schedlab.cli import app
+from tests.data import KTH
+
+runner = CliRunner()
+
+
+def test_calibrate_the_kth_excerpt(tmp_path: Path) -> None:
+    out = tmp_path / "cal"
+    result = runner.invoke(app, ["trace", "calibrate", str(KTH), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "calibrated" in result.stdout and "Spearman" in result.stdout
+    record = json.loads((out / "calibration.json").read_text())
+    assert record["max_procs"] == 100 and 1 <= record["fitted_capacity"] <= 100
+    assert record["context"]["queue_unknown"] == 300
+    for name in ("plain", "calibrated"):
+        assert record[name]["jobs"] > 50
+    assert record["plain"]["capacity"] == 100
+    assert (out / "calibration.png").stat().st_size > 0
+
+
+def test_too_short_to_split_is_one_line(tmp_path: Path) -> None:
+    log = tmp_path / "short.swf"
+    log.write_text("; MaxProcs: 4\n1 0 0 10 1 -1 -1 1 10 -1 1 1 1 -1 -1 -1 -1 -1\n")
+    result = runner.invoke(app, ["trace", "calibrate", str(log), "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2
+    lines = result.stderr.strip().splitlines()
+    assert "too short to split" in lines[-1] and str(log) in lines[-1]
