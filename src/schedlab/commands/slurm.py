@@ -20,7 +20,7 @@ cluster_app = typer.Typer(
 
 def register(app: typer.Typer) -> None:
     app.command(name="slurm")(slurm)
-    app.add_typer(cluster_app)
+    app.add_typer(cluster_app, name="slurm-cluster")
 
 
 class _Line(logging.Handler):
