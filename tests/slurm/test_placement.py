@@ -11,22 +11,7 @@ from hypothesis import strategies as st
 from schedlab.online import Complete, Job, Scheduler, Submit
 from schedlab.report.jobs_formats import placement
 from schedlab.slurm.placement import NodePool, NoRoom
-
-SPEC = """
-[cluster]
-servers = {k}
-[workload]
-load = 0.5
-[[workload.classes]]
-name = "batch"
-probability = 1.0
-need = 1
-duration = {{ dist = "exponential", mean = 1.0 }}
-[policy]
-name = "{policy}"
-[run]
-arrivals = 10
-"""
+from tests.helpers.slurm_spec import spec_text
 
 jobs_strategy = st.lists(
     st.tuples(
@@ -44,7 +29,7 @@ def live_run(tmp_path, policy: str, k: int, jobs):
     """Drive the scheduler with integer-time events; the pool names nodes instant by instant.
     Returns (start, finish, need, nodes per job)."""
     spec = tmp_path / "spec.toml"
-    spec.write_text(SPEC.format(k=k, policy=policy))
+    spec.write_text(spec_text(k, policy))
     scheduler = Scheduler.from_spec(spec)
     pool = NodePool(k)
     arrivals, t = [], 0
@@ -79,7 +64,7 @@ def test_pool_names_the_nodes_of_the_jobs_output(tmp_path_factory, jobs, k, poli
     start, finish, need, nodes = live_run(tmp_path_factory.mktemp("p"), policy, k, jobs)
     offline = placement(start, finish, need, k)
     assert offline.unplaced == 0
-    assert [list(s) for s in offline.servers] == nodes
+    assert [offline.servers(j).tolist() for j in range(len(nodes))] == nodes
 
 
 def test_a_node_out_of_service_is_skipped_and_a_full_pool_refuses():

@@ -24,25 +24,10 @@ import schedlab
 from schedlab.model.spec import load_spec
 from schedlab.slurm.adapter import Adapter, partition_nodes
 from schedlab.slurm.slurmctl import Slurm
+from tests.helpers.slurm_spec import spec_text
 from tests.slurm.conftest import skip_without_slurm, start_cluster
 
 skip_without_slurm()
-
-SPEC = """
-[cluster]
-servers = {k}
-[workload]
-load = 0.5
-[[workload.classes]]
-name = "batch"
-probability = 1.0
-need = 1
-duration = {{ dist = "exponential", mean = 1.0 }}
-[policy]
-name = "fcfs"
-[run]
-arrivals = 10
-"""
 
 
 def sbatch(cluster, nodes: int, sleep: int, limit: int = 1) -> int:
@@ -63,7 +48,7 @@ def submit(cluster, n: int, seed: int, sleeps: tuple[int, int] = (1, 3)) -> list
 
 def adapter_for(cluster, policy: str, log: Path, slurm: Slurm | None = None) -> Adapter:
     spec = cluster.root / "cluster.toml"
-    spec.write_text(SPEC.format(k=cluster.nodes))
+    spec.write_text(spec_text(cluster.nodes))
     slurm = slurm or Slurm(env={"SLURM_CONF": str(cluster.conf)})
     return Adapter(
         spec=load_spec(spec),
@@ -122,7 +107,7 @@ def replayed(log: Path, k: int) -> Adapter:
     """An adapter rebuilt from the event log alone (no Slurm is read)."""
     records = [json.loads(line) for line in log.read_text().splitlines()]
     spec = log.parent / "replay.toml"
-    spec.write_text(SPEC.format(k=k))
+    spec.write_text(spec_text(k))
     adapter = Adapter(
         spec=load_spec(spec),
         policy=records[0]["policy"],
@@ -207,7 +192,7 @@ def test_kill_9_and_restart_runs_every_job_exactly_once(slurm_cluster, tmp_path)
     ids = submit(c, 10, seed=3, sleeps=(1, 2))
     log = tmp_path / "events.jsonl"
     spec = tmp_path / "cluster.toml"
-    spec.write_text(SPEC.format(k=c.nodes))
+    spec.write_text(spec_text(c.nodes))
     command = [
         sys.executable, "-c", "from schedlab.cli import main; main()", "slurm", "--spec",
         str(spec), "--policy", "easy-backfill", "--event-log", str(log), "--poll", "0.1",
