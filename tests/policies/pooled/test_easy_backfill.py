@@ -219,11 +219,11 @@ def test_rejects_elastic_jobs_and_unknown_parameters():
         schedlab.simulate(spec)
 
 
-def test_long_run_is_stable_and_fast():
-    """Paper 004's Fig. 2 workload at rho = 0.6 (FCFS-like EASY is stable there): 100k jobs."""
+def test_long_run_is_stable():
+    """Paper 004's Fig. 2 workload at rho = 0.6 (FCFS-like EASY is stable there): 100k jobs.
+    Its speed is measured by benchmarks/bench_backfill.py, not asserted (no timing in tests)."""
     from tests.helpers.specs import paper004_spec
 
     result = schedlab.simulate(paper004_spec(0.6, "easy-backfill", 100_000, seed=3))
     assert result.stable
     assert result.counters["preemptions"] == 0
-    assert result.loop_s < 5.0
