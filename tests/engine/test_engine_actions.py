@@ -1,4 +1,5 @@
-"""The engine refuses every invalid action (engine contract, DESIGN.md), naming job and server.
+"""The engine refuses every invalid action (the engine contract, docs/architecture.md §2), naming
+job and server.
 
 Each test runs a deliberately wrong policy; the engine must stop with InvariantViolation.
 """

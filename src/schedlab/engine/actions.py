@@ -1,4 +1,5 @@
-"""The action set of the engine contract (DESIGN.md): what a policy may do at a decision epoch.
+"""The action set of the engine contract: what a policy may do at a decision epoch
+(docs/architecture.md §2, docs/models.md "The engine contract").
 
 A policy never writes the state arrays itself; it calls these functions, which validate the action
 (when ``run.check`` is on: capacity never exceeded, non-preemptive jobs never preempted or moved,
