@@ -78,6 +78,15 @@ def serve(
         ),
     ] = False,
     plugin: PluginOption = None,
+    max_time_step: Annotated[
+        float,
+        typer.Option(
+            "--max-time-step",
+            min=0,
+            help="The largest step an event's time may take past the last event's, in the "
+            "spec's time unit (default: one year, 31,536,000 s); a larger one is refused (422).",
+        ),
+    ] = 31_536_000.0,
 ) -> None:
     """Serve a policy as an online scheduler over HTTP/JSON (docs/online.md)."""
     spec = spec_argument(spec_arg, spec_opt)
@@ -88,7 +97,7 @@ def serve(
     from schedlab.service.server import read_token, start
 
     token = read_token(token_file, insecure_local, host)
-    started = start(spec, policy, event_log, plugins=plugin or ())
+    started = start(spec, policy, event_log, plugins=plugin or (), max_time_step=max_time_step)
     for warning in started.warnings:
         err.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False, soft_wrap=True)
     service = started.service

@@ -96,6 +96,21 @@ class ActionOut(BaseModel):
 
 class ActionsOut(BaseModel):
     actions: list[ActionOut]
+    event: int = Field(description="the event's number (its event log line's seq)")
+    first_action: int = Field(description="the first action's number (the others follow)")
+
+
+class NumberedActionOut(ActionOut):
+    """An action with its number, its event's number and the event's time."""
+
+    seq: int
+    event: int
+    at: float
+
+
+class ActionsAfterOut(BaseModel):
+    actions: list[NumberedActionOut]
+    last: int = Field(description="the last action's number")
 
 
 class ErrorOut(BaseModel):
