@@ -93,9 +93,7 @@ def test_actions_no_longer_held_are_a_one_line_410(fcfs_spec, tmp_path):
     gone = api.get("/actions?after=0", headers=AUTH)
     assert gone.status_code == 410 and "replay the event log" in gone.json()["error"]
     assert post(api, "/jobs", {"id": "j0", "need": 4, "at": 0}, "k0").status_code == 410
-    assert [a["job"] for a in api.get("/actions?after=3", headers=AUTH).json()["actions"]] == [
-        "j3"
-    ]
+    assert [a["job"] for a in api.get("/actions?after=3", headers=AUTH).json()["actions"]] == ["j3"]
 
 
 def test_a_bad_key_is_a_one_line_400(fcfs_spec, tmp_path):

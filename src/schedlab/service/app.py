@@ -169,7 +169,8 @@ class Service:
         with self.lock:
             if self.failed:
                 raise Unavailable(self.failed)
-            line = record(op, request, job_id) if self.commit is not None or key is not None else b""
+            logged = self.commit is not None or key is not None
+            line = record(op, request, job_id) if logged else b""
             line_digest = digest(line) if key is not None else None
             first = self.recall.seen(key, line_digest) if key is not None else None
             if first is not None:
