@@ -124,3 +124,50 @@ def test_max_time_step_is_an_option(fcfs_spec, tmp_path):
     assert post(api, "/advance", {"at": 105}).status_code == 200
     refused = post(api, "/advance", {"at": 110.5})
     assert refused.status_code == 422 and "110.5 is 5.5 after" in refused.json()["error"]
+
+
+# ---------------------------------------------------------------- strict HTTP input (item 8)
+
+
+def test_a_number_must_be_a_json_number_and_the_body_utf_8(fcfs_spec, tmp_path):
+    log = tmp_path / "events.jsonl"
+    api = client_of(fcfs_spec, log)
+    logged = log.read_bytes()
+    for body in (
+        {"id": "a", "need": "4", "at": 0},
+        {"id": "a", "need": True, "at": 0},
+        {"id": "a", "need": 1, "at": "0"},
+        {"at": 0, "events": [{"kind": "submit", "job": {"id": "a", "need": "1"}}]},
+    ):
+        path = "/events" if "events" in body else "/jobs"
+        refused = post(api, path, body)
+        assert refused.status_code == 422 and "valid" in refused.json()["error"], body
+    utf16 = '{"id": "a", "need": 1, "at": 0}'.encode("utf-16")
+    for charset, status in (("utf-16", 415), ("latin-1", 415), (None, 400)):
+        kind = "application/json" + (f"; charset={charset}" if charset else "")
+        refused = api.post("/jobs", content=utf16, headers={**AUTH, "Content-Type": kind})
+        assert refused.status_code == status and "\n" not in refused.json()["error"], charset
+    assert log.read_bytes() == logged
+    assert api.get("/state", headers=AUTH).json()["queue"] == []
+    assert post(api, "/jobs", {"id": 7, "need": 1, "at": 0.5}).status_code == 200  # int id, time
+
+
+def test_a_fresh_server_s_time_is_0_then_the_last_event_s(fcfs_spec, tmp_path):
+    api = client_of(fcfs_spec, tmp_path / "events.jsonl")
+    assert api.get("/state", headers=AUTH).json()["time"] == 0
+    assert post(api, "/advance", {"at": 12.5}).status_code == 200
+    assert api.get("/state", headers=AUTH).json()["time"] == 12.5
+
+
+def test_a_batch_beyond_max_batch_is_a_413_and_changes_nothing(fcfs_spec, tmp_path):
+    log = tmp_path / "events.jsonl"
+    api = client_of(fcfs_spec, log, max_batch=3)
+    logged = log.read_bytes()
+    submits = [{"kind": "submit", "job": {"id": f"j{n}", "need": 1}} for n in range(4)]
+    refused = post(api, "/events", {"at": 0, "events": submits})
+    assert (
+        refused.status_code == 413
+        and "4 events in one request, more than --max-batch 3" in (refused.json()["error"])
+    )
+    assert log.read_bytes() == logged and api.get("/state", headers=AUTH).json()["running"] == []
+    assert len(starts(post(api, "/events", {"at": 0, "events": submits[:3]}))) == 3

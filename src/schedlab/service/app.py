@@ -56,6 +56,7 @@ class Unavailable(SchedlabError):
 
 
 MAX_TIME_STEP = 31_536_000.0  # one year in seconds: the default of --max-time-step
+MAX_BATCH = 10_000  # events of one POST /events at most: the default of --max-batch
 
 
 @dataclass(frozen=True)
@@ -151,6 +152,7 @@ class Service:
     policy: str
     family: str
     max_time_step: float = MAX_TIME_STEP
+    max_batch: int = MAX_BATCH
     failed: str = ""
     recall: Recall = field(default_factory=Recall)
     last_at: float | None = None
@@ -242,7 +244,7 @@ def json_bytes(content: Any) -> bytes:
 
 # the refusals every endpoint may answer, in the OpenAPI document (one line: ErrorOut)
 ERRORS: dict[int | str, dict[str, Any]] = {
-    code: {"model": ErrorOut} for code in (400, 401, 410, 422, 500, 503)
+    code: {"model": ErrorOut} for code in (400, 401, 410, 413, 415, 422, 500, 503)
 }
 
 
@@ -279,14 +281,28 @@ async def read_event(request: Request, model: type[BaseModel]) -> Any:
     (no content type, or application/json with parameters); else a RequestValidationError, as
     FastAPI raises for a body it validates (its ``loc`` starting with "body")."""
     content_type = request.headers.get("content-type", "application/json")
-    if content_type.partition(";")[0].strip().lower() != "application/json":
+    media, _, parameters = content_type.partition(";")
+    if media.strip().lower() != "application/json":
         problem = f"a JSON body is needed (Content-Type: application/json), not {content_type}"
         raise RequestValidationError([{"type": "content_type", "loc": ("body",), "msg": problem}])
+    charset = charset_of(parameters)
+    if charset not in (None, "utf-8", "utf8"):
+        problem = f"the body must be UTF-8 JSON, not charset={charset}"
+        raise RequestValidationError([{"type": "charset", "loc": ("body",), "msg": problem}])
     try:
         return model.model_validate_json(await request.body())
     except ValidationError as exc:
         errors = [{**e, "loc": ("body", *e["loc"])} for e in exc.errors(include_url=False)]
         raise RequestValidationError(errors) from None
+
+
+def charset_of(parameters: str) -> str | None:
+    """The ``charset`` of a Content-Type's parameters (lower case, unquoted), None if none."""
+    for parameter in parameters.split(";"):
+        name, _, value = parameter.partition("=")
+        if name.strip().lower() == "charset":
+            return value.strip().strip('"').lower()
+    return None
 
 
 async def decided(
@@ -309,6 +325,8 @@ def validation_line(exc: RequestValidationError) -> tuple[int, str]:
     more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
     if first.get("type") == "json_invalid":
         return 400, f"malformed JSON: {first.get('ctx', {}).get('error', first.get('msg'))}"
+    if first.get("type") == "charset":
+        return 415, first["msg"]
     if first.get("type") == "extra_forbidden":
         return 422, f"unknown field '{where}'{more}"
     return 422, f"{where or 'body'}: {first.get('msg', 'invalid')}{more}"
@@ -388,7 +406,14 @@ def create_app(service: Service, token: str | None) -> Any:
         return await decided(service, "advance", body, None, idempotency_key)
 
     async def events(body: EventsRequest, idempotency_key: Key = None) -> Response:
-        """Events of one instant, applied in order, then one decision (as the simulation)."""
+        """Events of one instant, applied in order, then one decision (as the simulation); at
+        most ``--max-batch`` of them (413 beyond)."""
+        if len(body.events) > service.max_batch:
+            return error(
+                413,
+                f"events: {len(body.events)} events in one request, more than --max-batch "
+                f"{service.max_batch}; send fewer (each request is decided once)",
+            )
         return await decided(service, "events", body, None, idempotency_key)
 
     event_endpoints = {
@@ -400,9 +425,12 @@ def create_app(service: Service, token: str | None) -> Any:
 
     @app.get("/state")
     async def state() -> dict[str, Any]:
-        """Time, queue, running jobs, free capacity (and configuration) per server."""
+        """Time (the last event's; 0 before the first), queue, running jobs, free capacity (and
+        configuration) per server."""
         with service.lock:
             current = plain(service.scheduler.state())
+            if service.last_at is None:
+                current["time"] = 0.0  # no event yet (the scheduler's is -inf)
         return {"policy": service.policy, "family": service.family, **current}
 
     @app.get("/actions", response_model=ActionsAfterOut)

@@ -1,6 +1,8 @@
 """Request and response models of ``schedlab serve`` (published at /openapi.json).
 
-Every request model forbids unknown fields (a typo is a 422 naming the field, never ignored).
+Every request model forbids unknown fields (a typo is a 422 naming the field, never ignored) and
+is strict: a number must be a JSON number (``"4"`` and ``true`` are refused; an integer is a
+number where a float is asked).
 Times are the caller's (any unit, the same for every request), finite and >= 0. Job ids are
 strings in the service: a number is taken as its decimal text, so ``7`` and ``"7"`` are one job.
 """
@@ -17,7 +19,9 @@ JobId = Annotated[str, Field(min_length=1, max_length=200, description="the call
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """A request model: no unknown field, no coercion (``"4"`` or ``true`` is no number)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 def _as_text(value: Any) -> Any:
