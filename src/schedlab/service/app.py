@@ -37,7 +37,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Mount, Route, Router
 
 from schedlab.errors import PolicyError, SchedlabError
-from schedlab.online import Action, Complete, Job, Scheduler, Submit
+from schedlab.online import Complete, Job, Scheduler, Submit
 from schedlab.service.eventlog import NEWLINE, EventLog, GroupCommit
 from schedlab.service.recall import KEY_LENGTH, Forgotten, Recall, digest
 from schedlab.service.schemas import (
@@ -59,13 +59,22 @@ MAX_TIME_STEP = 31_536_000.0  # one year in seconds: the default of --max-time-s
 MAX_BATCH = 10_000  # events of one POST /events at most: the default of --max-batch
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Answer:
-    """An event's answer: its actions, the event's number and its first action's number."""
+    """An event's answer: its actions (their JSON array), the event's number and its first
+    action's number."""
 
-    actions: list[Action]
+    actions: bytes
     event: int
     first_action: int
+
+    def body(self) -> bytes:
+        """The answer's JSON (the actions' array encoded once, when they were decided)."""
+        return b'{"actions":%s,"event":%d,"first_action":%d}' % (
+            self.actions,
+            self.event,
+            self.first_action,
+        )
 
 
 def plain(value: Any) -> Any:
@@ -181,7 +190,9 @@ class Service:
                 self._check_step(request.at)
                 actions = apply(self.scheduler, op, request, job_id)
                 self.last_at = request.at
-                answer = Answer(actions, *self.recall.record(request.at, actions, key, line_digest))
+                encoded = json_bytes(actions)
+                numbers = self.recall.record(request.at, encoded, len(actions), key, line_digest)
+                answer = Answer(encoded, *numbers)
                 if self.commit is not None:
                     self.commit.append(line if key is None else keyed(line, key))
         if self.commit is not None:
@@ -199,7 +210,7 @@ class Service:
         actions = apply(self.scheduler, op, request, job_id)
         self.last_at = request.at
         line_digest = digest(record(op, request, job_id)) if key is not None else None
-        self.recall.record(request.at, actions, key, line_digest)
+        self.recall.record(request.at, json_bytes(actions), len(actions), key, line_digest)
 
     def _check_step(self, at: float) -> None:
         """A one-line refusal of an event more than ``max_time_step`` after the one before."""
@@ -314,7 +325,7 @@ async def decided(
         answer = await service.handle(op, body, job_id, key)
     except Exception as exc:
         return error(*refusal(exc))
-    return Response(json_bytes(answer), media_type="application/json")
+    return Response(answer.body(), media_type="application/json")
 
 
 def validation_line(exc: RequestValidationError) -> tuple[int, str]:

@@ -7,8 +7,9 @@ events, in the decision order). :class:`Recall` keeps
 * every ``Idempotency-Key`` of the service's life (also those rebuilt from the log on start): its
   event's body digest, event number and the numbers of its actions (:class:`Keyed`, about 200
   bytes a key, as the scheduler keeps every job id ever submitted);
-* the actions of the last ``window`` events that took any (:class:`Decided`), for a retry's
-  answer and ``GET /actions?after=SEQ``; older ones are re-derivable by a replay of the log, and
+* the actions of the last ``window`` events that took any (:class:`Decided`: as the JSON the
+  answer sent, bytes no collector scans, encoded once for the answer), for a retry's answer and
+  ``GET /actions?after=SEQ``; older ones are re-derivable by a replay of the log, and
   asking for them is a one-line 410.
 """
 
@@ -16,11 +17,11 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import json
 from dataclasses import dataclass
 from typing import Any
 
 from schedlab.errors import SchedlabError
-from schedlab.online import Action
 
 WINDOW = 1_000_000  # events whose actions are held (decision 0025)
 KEY_LENGTH = 200  # characters of an Idempotency-Key at most
@@ -44,14 +45,14 @@ class Keyed:
     count: int
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Decided:
-    """The actions of one event, numbered from ``first``."""
+    """The actions of one event (their JSON array, as answered), numbered from ``first``."""
 
     event: int
     at: float
     first: int
-    actions: list[Action]
+    actions: bytes
 
 
 def digest(line: bytes) -> bytes:
@@ -82,26 +83,27 @@ class Recall:
         return keyed
 
     def record(
-        self, at: float, actions: list[Action], key: str | None, line_digest: bytes | None
+        self, at: float, actions: bytes, count: int, key: str | None, line_digest: bytes | None
     ) -> tuple[int, int]:
-        """An accepted event and its actions: (its event number, its first action's number)."""
+        """An accepted event and its ``count`` actions (their JSON array): (its event number,
+        its first action's number)."""
         self.events += 1
         first = self.actions + 1
-        if actions:
-            self.actions += len(actions)
+        if count:
+            self.actions += count
             self._held.append(Decided(self.events, at, first, actions))
             self._firsts.append(first)
             if len(self._held) > 2 * self.window:
                 del self._held[: self.window], self._firsts[: self.window]
         if key is not None:
             assert line_digest is not None
-            self.keys[key] = Keyed(line_digest, self.events, first, len(actions))
+            self.keys[key] = Keyed(line_digest, self.events, first, count)
         return self.events, first
 
-    def answered(self, keyed: Keyed) -> list[Action]:
-        """The actions a key's first request answered."""
+    def answered(self, keyed: Keyed) -> bytes:
+        """The actions a key's first request answered (their JSON array)."""
         if keyed.count == 0:
-            return []
+            return b"[]"
         i = bisect.bisect_left(self._firsts, keyed.first)
         if i == len(self._firsts) or self._firsts[i] != keyed.first:
             raise Forgotten(
@@ -125,20 +127,9 @@ class Recall:
         out: list[dict[str, Any]] = []
         i = max(bisect.bisect_right(self._firsts, seq + 1) - 1, 0)
         for decided in self._held[i:]:
-            for n, action in enumerate(decided.actions, decided.first):
+            for n, action in enumerate(json.loads(decided.actions), decided.first):
                 if n > seq:
-                    out.append(
-                        {
-                            "seq": n,
-                            "event": decided.event,
-                            "at": decided.at,
-                            "time": action.time,
-                            "kind": action.kind,
-                            "job": action.job,
-                            "server": action.server,
-                            "allocation": action.allocation,
-                        }
-                    )
+                    out.append({"seq": n, "event": decided.event, "at": decided.at, **action})
                     if len(out) == limit:
                         return out
         return out
