@@ -4,6 +4,8 @@ of another policy, no service at the URL, a speed that is no speed."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from typer.testing import CliRunner
 
@@ -88,3 +90,17 @@ def test_without_the_serve_extra_the_commands_say_how_to_install_it(
     assert code == 2 and output.count("error:") == 1
     says = "needs the 'serve' extra (uvicorn not installed): pip install 'schedlab[serve]'"
     assert says in output
+
+
+def test_insecure_local_with_a_token_set_warns_in_one_line(tmp_path, monkeypatch):
+    from schedlab.service.server import ignored_token
+
+    monkeypatch.setenv("SCHEDLAB_TOKEN", "a-token-that-is-long-enough")
+    said = ignored_token(None, insecure_local=True)
+    assert said == (
+        "--insecure-local serves without authentication: $SCHEDLAB_TOKEN is set but not used"
+    )
+    assert ignored_token(None, insecure_local=False) is None
+    assert "--token-file t" in ignored_token(Path("t"), insecure_local=True)
+    monkeypatch.delenv("SCHEDLAB_TOKEN")
+    assert ignored_token(None, insecure_local=True) is None

@@ -78,6 +78,21 @@ def serve(
         ),
     ] = False,
     plugin: PluginOption = None,
+    max_time_step: Annotated[
+        float,
+        typer.Option(
+            "--max-time-step",
+            min=0,
+            help="The largest step an event's time may take past the last event's, in the "
+            "spec's time unit (default: one year, 31,536,000 s); a larger one is refused (422).",
+        ),
+    ] = 31_536_000.0,
+    max_batch: Annotated[
+        int,
+        typer.Option(
+            "--max-batch", min=1, max=100_000, help="The most events of one POST /events (413)."
+        ),
+    ] = 10_000,
 ) -> None:
     """Serve a policy as an online scheduler over HTTP/JSON (docs/online.md)."""
     spec = spec_argument(spec_arg, spec_opt)
@@ -85,10 +100,20 @@ def serve(
     import uvicorn
 
     from schedlab.service.app import create_app
-    from schedlab.service.server import read_token, start
+    from schedlab.service.server import ignored_token, read_token, start
 
     token = read_token(token_file, insecure_local, host)
-    started = start(spec, policy, event_log, plugins=plugin or ())
+    unused = ignored_token(token_file, insecure_local)
+    if unused:
+        err.print(f"[yellow]warning:[/] {escape(unused)}", highlight=False, soft_wrap=True)
+    started = start(
+        spec,
+        policy,
+        event_log,
+        plugins=plugin or (),
+        max_time_step=max_time_step,
+        max_batch=max_batch,
+    )
     for warning in started.warnings:
         err.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False, soft_wrap=True)
     service = started.service

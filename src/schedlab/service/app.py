@@ -23,10 +23,10 @@ import math
 import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field, is_dataclass
-from typing import Any, get_type_hints
+from typing import Annotated, Any, get_type_hints
 
 import numpy as np
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Header, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse, Response
@@ -37,9 +37,11 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Mount, Route, Router
 
 from schedlab.errors import PolicyError, SchedlabError
-from schedlab.online import Action, Complete, Job, Scheduler, Submit
+from schedlab.online import Complete, Job, Scheduler, Submit
 from schedlab.service.eventlog import NEWLINE, EventLog, GroupCommit
+from schedlab.service.recall import KEY_LENGTH, Forgotten, Recall, digest
 from schedlab.service.schemas import (
+    ActionsAfterOut,
     ActionsOut,
     AtRequest,
     ErrorOut,
@@ -51,6 +53,28 @@ from schedlab.service.schemas import (
 
 class Unavailable(SchedlabError):
     """The event log could not be written: the service refuses events until restarted."""
+
+
+MAX_TIME_STEP = 31_536_000.0  # one year in seconds: the default of --max-time-step
+MAX_BATCH = 10_000  # events of one POST /events at most: the default of --max-batch
+
+
+@dataclass(slots=True)
+class Answer:
+    """An event's answer: its actions (their JSON array), the event's number and its first
+    action's number."""
+
+    actions: bytes
+    event: int
+    first_action: int
+
+    def body(self) -> bytes:
+        """The answer's JSON (the actions' array encoded once, when they were decided)."""
+        return b'{"actions":%s,"event":%d,"first_action":%d}' % (
+            self.actions,
+            self.event,
+            self.first_action,
+        )
 
 
 def plain(value: Any) -> Any:
@@ -107,9 +131,15 @@ def record(op: str, request: Any, job_id: str | None = None) -> bytes:
     return to_json(line, exclude_none=True) + NEWLINE
 
 
+def keyed(line: bytes, key: str) -> bytes:
+    """The event log line with the request's Idempotency-Key (a last member ``"key"``)."""
+    return line[:-2] + b',"key":' + to_json(key) + b"}" + NEWLINE
+
+
 def parse(line: dict[str, Any]) -> tuple[str, Any, str | None]:
-    """(op, request, job id) of an event log line (validated like a request)."""
-    fields = {k: v for k, v in line.items() if k not in ("op", "id", "job")}
+    """(op, request, job id) of an event log line (validated like a request; its ``key`` not
+    read)."""
+    fields = {k: v for k, v in line.items() if k not in ("op", "id", "job", "key")}
     op = line.get("op")
     if op == "submit":
         return op, SubmitRequest(**line.get("job", {}), **fields), None
@@ -122,13 +152,19 @@ def parse(line: dict[str, Any]) -> tuple[str, Any, str | None]:
 
 @dataclass
 class Service:
-    """The scheduler behind the API and its event log (None: no log)."""
+    """The scheduler behind the API and its event log (None: no log); the keys and actions a
+    client can recover (:class:`~schedlab.service.recall.Recall`); the largest step of time an
+    event may take past the one before (``--max-time-step``)."""
 
     scheduler: Scheduler
     log: EventLog | None
     policy: str
     family: str
+    max_time_step: float = MAX_TIME_STEP
+    max_batch: int = MAX_BATCH
     failed: str = ""
+    recall: Recall = field(default_factory=Recall)
+    last_at: float | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
     commit: GroupCommit | None = field(init=False, default=None)
 
@@ -136,21 +172,54 @@ class Service:
         if self.log is not None:
             self.commit = GroupCommit(self.log)
 
-    async def handle(self, op: str, request: Any, job_id: str | None = None) -> list[Action]:
-        """Apply and log the event, wait until its line is fsync'd, and return the actions;
-        raises on refusal."""
+    async def handle(
+        self, op: str, request: Any, job_id: str | None = None, key: str | None = None
+    ) -> Answer:
+        """Apply and log the event, wait until its line is fsync'd, and return the answer; a
+        retry of a key answers as the first time and changes nothing; raises on refusal."""
         with self.lock:
             if self.failed:
                 raise Unavailable(self.failed)
-            actions = apply(self.scheduler, op, request, job_id)
-            if self.commit is not None:
-                self.commit.append(record(op, request, job_id))
+            logged = self.commit is not None or key is not None
+            line = record(op, request, job_id) if logged else b""
+            line_digest = digest(line) if key is not None else None
+            first = self.recall.seen(key, line_digest) if key is not None else None
+            if first is not None:
+                answer = Answer(self.recall.answered(first), first.event, first.first)
+            else:
+                self._check_step(request.at)
+                actions = apply(self.scheduler, op, request, job_id)
+                self.last_at = request.at
+                encoded = json_bytes(actions)
+                numbers = self.recall.record(request.at, encoded, len(actions), key, line_digest)
+                answer = Answer(encoded, *numbers)
+                if self.commit is not None:
+                    self.commit.append(line if key is None else keyed(line, key))
         if self.commit is not None:
             try:
                 await self.commit.durable()
             except OSError as exc:
                 raise self._unavailable(exc) from None
-        return actions
+        return answer
+
+    def replay(self, line: dict[str, Any]) -> None:
+        """An event of the log applied on start (its key and actions recalled, no check of the
+        time step: the log holds what was accepted)."""
+        key = line.get("key")
+        op, request, job_id = parse(line)
+        actions = apply(self.scheduler, op, request, job_id)
+        self.last_at = request.at
+        line_digest = digest(record(op, request, job_id)) if key is not None else None
+        self.recall.record(request.at, json_bytes(actions), len(actions), key, line_digest)
+
+    def _check_step(self, at: float) -> None:
+        """A one-line refusal of an event more than ``max_time_step`` after the one before."""
+        if self.last_at is not None and at - self.last_at > self.max_time_step:
+            raise SchedlabError(
+                f"at: {at:g} is {at - self.last_at:g} after the last event's time "
+                f"{self.last_at:g}, more than --max-time-step {self.max_time_step:g} (a time in "
+                "another unit?); the event was not applied"
+            )
 
     def _unavailable(self, exc: OSError) -> Unavailable:
         """The log failed: every later event is refused until a restart rebuilds the state."""
@@ -171,6 +240,8 @@ def refusal(exc: Exception) -> tuple[int, str]:
     failed 503, a policy's invalid action or a bug 500."""
     if isinstance(exc, PolicyError):
         return 500, str(exc)
+    if isinstance(exc, Forgotten):
+        return 410, str(exc)
     if isinstance(exc, SchedlabError):
         return (503 if isinstance(exc, Unavailable) else 422), str(exc)
     return 500, f"internal error ({type(exc).__name__}: {exc})"
@@ -184,7 +255,7 @@ def json_bytes(content: Any) -> bytes:
 
 # the refusals every endpoint may answer, in the OpenAPI document (one line: ErrorOut)
 ERRORS: dict[int | str, dict[str, Any]] = {
-    code: {"model": ErrorOut} for code in (400, 401, 422, 500, 503)
+    code: {"model": ErrorOut} for code in (400, 401, 410, 413, 415, 422, 500, 503)
 }
 
 
@@ -197,11 +268,14 @@ def served(
     model = get_type_hints(endpoint)["body"]
 
     async def serve(request: Request) -> Response:
+        key = request.headers.get("idempotency-key")
+        if key is not None and not 0 < len(key) <= KEY_LENGTH:
+            return error(400, f"Idempotency-Key: give 1 to {KEY_LENGTH} characters")
         try:
             body = await read_event(request, model)
         except RequestValidationError as exc:
             return error(*validation_line(exc))
-        return await endpoint(body=body, **request.path_params)
+        return await endpoint(body=body, idempotency_key=key, **request.path_params)
 
     return serve
 
@@ -218,9 +292,14 @@ async def read_event(request: Request, model: type[BaseModel]) -> Any:
     (no content type, or application/json with parameters); else a RequestValidationError, as
     FastAPI raises for a body it validates (its ``loc`` starting with "body")."""
     content_type = request.headers.get("content-type", "application/json")
-    if content_type.partition(";")[0].strip().lower() != "application/json":
+    media, _, parameters = content_type.partition(";")
+    if media.strip().lower() != "application/json":
         problem = f"a JSON body is needed (Content-Type: application/json), not {content_type}"
         raise RequestValidationError([{"type": "content_type", "loc": ("body",), "msg": problem}])
+    charset = charset_of(parameters)
+    if charset not in (None, "utf-8", "utf8"):
+        problem = f"the body must be UTF-8 JSON, not charset={charset}"
+        raise RequestValidationError([{"type": "charset", "loc": ("body",), "msg": problem}])
     try:
         return model.model_validate_json(await request.body())
     except ValidationError as exc:
@@ -228,14 +307,25 @@ async def read_event(request: Request, model: type[BaseModel]) -> Any:
         raise RequestValidationError(errors) from None
 
 
-async def decided(service: Service, op: str, body: Any, job_id: str | None = None) -> Response:
-    """An event's answer: the actions the policy took (as objects of their fields), encoded
-    once; a refusal is one line, never a crash."""
+def charset_of(parameters: str) -> str | None:
+    """The ``charset`` of a Content-Type's parameters (lower case, unquoted), None if none."""
+    for parameter in parameters.split(";"):
+        name, _, value = parameter.partition("=")
+        if name.strip().lower() == "charset":
+            return value.strip().strip('"').lower()
+    return None
+
+
+async def decided(
+    service: Service, op: str, body: Any, job_id: str | None = None, key: str | None = None
+) -> Response:
+    """An event's answer: the actions the policy took (as objects of their fields), the event's
+    number and its first action's, encoded once; a refusal is one line, never a crash."""
     try:
-        actions = await service.handle(op, body, job_id)
+        answer = await service.handle(op, body, job_id, key)
     except Exception as exc:
         return error(*refusal(exc))
-    return Response(json_bytes({"actions": actions}), media_type="application/json")
+    return Response(answer.body(), media_type="application/json")
 
 
 def validation_line(exc: RequestValidationError) -> tuple[int, str]:
@@ -246,10 +336,19 @@ def validation_line(exc: RequestValidationError) -> tuple[int, str]:
     more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
     if first.get("type") == "json_invalid":
         return 400, f"malformed JSON: {first.get('ctx', {}).get('error', first.get('msg'))}"
+    if first.get("type") == "charset":
+        return 415, first["msg"]
     if first.get("type") == "extra_forbidden":
         return 422, f"unknown field '{where}'{more}"
     return 422, f"{where or 'body'}: {first.get('msg', 'invalid')}{more}"
 
+
+# An Idempotency-Key header (the OpenAPI document's; :func:`served` reads it)
+Key = Annotated[
+    str | None,
+    Header(max_length=KEY_LENGTH, description="the same key on a retry: the first answer again"),
+]
+ACTIONS_PAGE = 10_000  # actions of one GET /actions at most
 
 OPEN_PATHS = frozenset({"/healthz", "/openapi.json"})
 
@@ -305,21 +404,28 @@ def create_app(service: Service, token: str | None) -> Any:
     async def _refused(request: Request, exc: Exception) -> JSONResponse:
         return error(*refusal(exc))
 
-    async def submit(body: SubmitRequest) -> Response:
+    async def submit(body: SubmitRequest, idempotency_key: Key = None) -> Response:
         """A job arrives at ``at``; the actions the policy took."""
-        return await decided(service, "submit", body)
+        return await decided(service, "submit", body, None, idempotency_key)
 
-    async def complete(job_id: str, body: AtRequest) -> Response:
+    async def complete(job_id: str, body: AtRequest, idempotency_key: Key = None) -> Response:
         """A running job finished at ``at``."""
-        return await decided(service, "complete", body, job_id)
+        return await decided(service, "complete", body, job_id, idempotency_key)
 
-    async def advance(body: AtRequest) -> Response:
+    async def advance(body: AtRequest, idempotency_key: Key = None) -> Response:
         """Time passes to ``at`` (timers and the decision grid of slotted policies)."""
-        return await decided(service, "advance", body)
+        return await decided(service, "advance", body, None, idempotency_key)
 
-    async def events(body: EventsRequest) -> Response:
-        """Events of one instant, applied in order, then one decision (as the simulation)."""
-        return await decided(service, "events", body)
+    async def events(body: EventsRequest, idempotency_key: Key = None) -> Response:
+        """Events of one instant, applied in order, then one decision (as the simulation); at
+        most ``--max-batch`` of them (413 beyond)."""
+        if len(body.events) > service.max_batch:
+            return error(
+                413,
+                f"events: {len(body.events)} events in one request, more than --max-batch "
+                f"{service.max_batch}; send fewer (each request is decided once)",
+            )
+        return await decided(service, "events", body, None, idempotency_key)
 
     event_endpoints = {
         "/jobs": submit,
@@ -330,10 +436,25 @@ def create_app(service: Service, token: str | None) -> Any:
 
     @app.get("/state")
     async def state() -> dict[str, Any]:
-        """Time, queue, running jobs, free capacity (and configuration) per server."""
+        """Time (the last event's; 0 before the first), queue, running jobs, free capacity (and
+        configuration) per server."""
         with service.lock:
             current = plain(service.scheduler.state())
+            if service.last_at is None:
+                current["time"] = 0.0  # no event yet (the scheduler's is -inf)
         return {"policy": service.policy, "family": service.family, **current}
+
+    @app.get("/actions", response_model=ActionsAfterOut)
+    async def actions(
+        after: Annotated[int, Query(ge=0)] = 0,
+        limit: Annotated[int, Query(ge=1, le=ACTIONS_PAGE)] = ACTIONS_PAGE,
+    ) -> Response:
+        """The actions numbered after ``after`` (at most ``limit``), each with its number and
+        its event's number and time; ``last``: the last action's number."""
+        with service.lock:
+            found = service.recall.after(after, limit)
+            last = service.recall.actions
+        return Response(json_bytes({"actions": found, "last": last}), media_type="application/json")
 
     @app.get("/metrics", response_class=Response)
     async def metrics() -> Response:

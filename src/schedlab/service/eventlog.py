@@ -9,7 +9,8 @@ Format (JSON Lines, UTF-8, one object per line, ``\\n`` after every line; versio
   "submit", "at": T, "job": {...}, "sum": S}``, ``{"seq": N, "op": "complete", "at": T, "id":
   ID, "sum": S}``, ``{"seq": N, "op": "advance", "at": T, "sum": S}`` or ``{"seq": N, "op":
   "events", "at": T, "events": [...], "sum": S}`` -- the request's fields as validated
-  (:mod:`schedlab.service.schemas`), ``at`` in the caller's time unit. ``N`` counts the events
+  (:mod:`schedlab.service.schemas`), ``at`` in the caller's time unit, and last ``"key": K``
+  when the request had an Idempotency-Key (decision 0025). ``N`` counts the events
   from 1 (line ``N + 1``); ``S`` is the 32 hex digits of BLAKE2b-128 of the previous line's
   digest followed by this line's bytes up to ``,"sum"`` (the header's digest is that of its
   bytes): a changed, reordered, duplicated or missing line (but the last) breaks the chain at

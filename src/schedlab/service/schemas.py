@@ -1,6 +1,8 @@
 """Request and response models of ``schedlab serve`` (published at /openapi.json).
 
-Every request model forbids unknown fields (a typo is a 422 naming the field, never ignored).
+Every request model forbids unknown fields (a typo is a 422 naming the field, never ignored) and
+is strict: a number must be a JSON number (``"4"`` and ``true`` are refused; an integer is a
+number where a float is asked).
 Times are the caller's (any unit, the same for every request), finite and >= 0. Job ids are
 strings in the service: a number is taken as its decimal text, so ``7`` and ``"7"`` are one job.
 """
@@ -17,7 +19,9 @@ JobId = Annotated[str, Field(min_length=1, max_length=200, description="the call
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """A request model: no unknown field, no coercion (``"4"`` or ``true`` is no number)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 def _as_text(value: Any) -> Any:
@@ -96,6 +100,21 @@ class ActionOut(BaseModel):
 
 class ActionsOut(BaseModel):
     actions: list[ActionOut]
+    event: int = Field(description="the event's number (its event log line's seq)")
+    first_action: int = Field(description="the first action's number (the others follow)")
+
+
+class NumberedActionOut(ActionOut):
+    """An action with its number, its event's number and the event's time."""
+
+    seq: int
+    event: int
+    at: float
+
+
+class ActionsAfterOut(BaseModel):
+    actions: list[NumberedActionOut]
+    last: int = Field(description="the last action's number")
 
 
 class ErrorOut(BaseModel):

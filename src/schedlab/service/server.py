@@ -15,7 +15,7 @@ from schedlab.errors import SchedlabError, SpecError
 from schedlab.experiments.records import canonical_json
 from schedlab.model.spec import SimulationSpec, load_spec
 from schedlab.online import Scheduler
-from schedlab.service.app import Service, apply, parse
+from schedlab.service.app import MAX_BATCH, MAX_TIME_STEP, Service
 from schedlab.service.eventlog import EventLog, LogHeader
 
 TOKEN_ENV = "SCHEDLAB_TOKEN"
@@ -42,6 +42,8 @@ def start(
     policy: str | None,
     event_log: str | Path | None,
     plugins: Sequence[str | Path] = (),
+    max_time_step: float = MAX_TIME_STEP,
+    max_batch: int = MAX_BATCH,
 ) -> Started:
     """The service of ``schedlab serve``: a fresh scheduler, then every event of the log (if any)
     replayed through it in order."""
@@ -49,21 +51,22 @@ def start(
     name = policy or spec.policy.name
     if event_log is None:
         scheduler = Scheduler.from_spec(spec, name, plugins=plugins)
-        return Started(Service(scheduler, None, name, scheduler.model.family), [], 0)
+        service = Service(scheduler, None, name, scheduler.model.family, max_time_step, max_batch)
+        return Started(service, [], 0)
     opened = EventLog.open(event_log, log_header(spec, name))  # locked: a second server stops here
     try:
         scheduler = Scheduler.from_spec(spec, name, plugins=plugins)
     except BaseException:
         opened.log.close()
         raise
+    service = Service(scheduler, opened.log, name, scheduler.model.family, max_time_step, max_batch)
     for number, line in enumerate(opened.events, 2):
         try:
-            apply(scheduler, *parse(line))
+            service.replay(line)
         except (ValidationError, ValueError, TypeError, SchedlabError) as exc:
             opened.log.close()
             reason = " ".join(str(exc).split())
             raise SpecError(f"{event_log}:{number}: cannot replay this event: {reason}") from None
-    service = Service(scheduler, opened.log, name, scheduler.model.family)
     return Started(service, opened.warnings, len(opened.events))
 
 
@@ -75,6 +78,19 @@ def given_token(token_file: Path | None) -> tuple[str, str]:
         return token_file.read_text(encoding="utf-8").strip(), str(token_file)
     except (OSError, UnicodeDecodeError) as exc:
         raise SpecError(f"{token_file}: cannot read the token: {exc}") from None
+
+
+def ignored_token(token_file: Path | None, insecure_local: bool) -> str | None:
+    """The one-line warning when --insecure-local leaves a given token unused."""
+    if not insecure_local:
+        return None
+    if token_file is not None:
+        given = f"--token-file {token_file}"
+    elif os.environ.get(TOKEN_ENV, "").strip():
+        given = f"${TOKEN_ENV}"
+    else:
+        return None
+    return f"--insecure-local serves without authentication: {given} is set but not used"
 
 
 def read_token(token_file: Path | None, insecure_local: bool, host: str) -> str | None:
