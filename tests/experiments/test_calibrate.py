@@ -9,8 +9,10 @@ import numpy as np
 import pytest
 
 from schedlab.errors import SchedlabError
-from schedlab.experiments.calibrate import EASY, calibrate, replay, with_capacity
+from schedlab.experiments.calibrate import calibrate, replay, with_capacity
 from schedlab.workloads.traces import read
+
+EASY = {"name": "easy-backfill", "durations": "estimate"}  # the replay judged
 
 TRUE_CAPACITY = 60
 
@@ -44,7 +46,7 @@ def synthetic(tmp_path_factory) -> Path:
 
 
 def test_calibration_recovers_the_capacity_the_log_was_made_on(synthetic: Path) -> None:
-    result = calibrate(read(synthetic, "swf"), str(synthetic), 100)
+    result = calibrate(read(synthetic, "swf"), str(synthetic), 100, EASY)
     assert abs(result.fitted_capacity - TRUE_CAPACITY) <= 2
     assert result.clipped == 0
     cal, plain = result.calibrated, result.plain
@@ -53,7 +55,7 @@ def test_calibration_recovers_the_capacity_the_log_was_made_on(synthetic: Path) 
     # the plain replay on all 100 processors waits far less than the log
     assert plain.mean_ratio < 0.5 and abs(cal.mean_ratio - 1) < abs(plain.mean_ratio - 1)
     # reproducible: a second calibration gives the same record
-    again = calibrate(read(synthetic, "swf"), str(synthetic), 100)
+    again = calibrate(read(synthetic, "swf"), str(synthetic), 100, EASY)
     assert again.record() == result.record()
 
 
@@ -75,7 +77,7 @@ def test_capacity_never_exceeded_and_wide_jobs_clipped(synthetic: Path) -> None:
 def test_a_log_too_short_to_split_is_one_line(tmp_path: Path) -> None:
     path = write_swf(tmp_path / "short.swf", [0, 10, 20], [5, 5, 5], [1, 1, 1], [0, 0, 0])
     with pytest.raises(SchedlabError) as info:
-        calibrate(read(path, "swf"), str(path), 100)
+        calibrate(read(path, "swf"), str(path), 100, EASY)
     assert "\n" not in str(info.value) and "too short to split" in str(info.value)
 
 
@@ -83,5 +85,5 @@ def test_a_log_without_logged_waits_is_one_line(tmp_path: Path) -> None:
     n = 200
     path = write_swf(tmp_path / "nowait.swf", np.arange(n) * 10.0, [5] * n, [1] * n, [-1] * n)
     with pytest.raises(SchedlabError) as info:
-        calibrate(read(path, "swf"), str(path), 100)
+        calibrate(read(path, "swf"), str(path), 100, EASY)
     assert "\n" not in str(info.value) and "no job has a logged wait" in str(info.value)

@@ -348,14 +348,14 @@ def _calibrated(workload: Path, base: dict, target: Path, seed: int) -> tuple[Pa
 
     from schedlab import outputs
     from schedlab.commands.trace_calibrate import validation_table
-    from schedlab.experiments.calibrate import EASY, calibrate, verdict, with_capacity
+    from schedlab.experiments.calibrate import calibrate, verdict, with_capacity
 
     if workload.suffix != ".parquet" or "trace_wait" not in pq.read_schema(workload).names:
         fail(f"--calibrated: {escape(str(workload))} is not a table converted from an SWF log")
     table = pq.read_table(workload)
     k = int(base["cluster"]["servers"])
     err.print(f"calibrating the usable capacity of {workload.name} ...", highlight=False)
-    result = calibrate(table, str(workload), k, EASY, seed)
+    result = calibrate(table, str(workload), k, VALIDATION_POLICY, seed)
     derived, _ = with_capacity(table, result.fitted_capacity)
     outputs.make_dirs(target)
     path = target / f"{workload.stem}-calibrated.parquet"

@@ -40,7 +40,6 @@ from schedlab.errors import SchedlabError
 from schedlab.workloads.traces.canonical import get_meta, with_meta
 
 MIN_JOBS_PER_HALF = 50  # fewer jobs with a logged wait in a half: too short to split
-EASY = {"name": "easy-backfill", "durations": "estimate"}
 
 
 @dataclass(frozen=True)
@@ -227,13 +226,12 @@ def calibrate(
     table: pa.Table,
     log: str,
     max_procs: int,
-    policy: dict[str, Any] | None = None,
+    policy: dict[str, Any],
     seed: int = 1,
 ) -> Calibration:
     """Fit on the first half by time, judge on the second (module docstring). Raises
     :class:`SchedlabError` (one line) when a half has fewer than :data:`MIN_JOBS_PER_HALF` jobs
     with a logged wait."""
-    policy = policy or EASY
     arrival = table.column("arrival").to_numpy()
     known = _logged(table)
     split = float((arrival.min() + arrival.max()) / 2) if arrival.size else 0.0
