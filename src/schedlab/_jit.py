@@ -153,11 +153,11 @@ def kernel(func: Callable | None = None, /, *, wraparound: bool = True, **option
     if not wraparound:
         _check_indexing()
         _NO_WRAPAROUND.add(_mangled_prefix(func))
-        options["pipeline_class"] = _compiler(wraparound=False, located=False)
+    located = False
     if not func.__module__.startswith("schedlab."):  # a plugin's: bounds checked unless it opts out
-        options.setdefault("boundscheck", True)
-        if options["boundscheck"]:
-            options["pipeline_class"] = _compiler(wraparound=wraparound, located=True)
+        located = bool(options.setdefault("boundscheck", True))
+    if not wraparound or located:
+        options["pipeline_class"] = _compiler(wraparound=wraparound, located=located)
     cache = options.pop("cache", True)
     compiled = numba.njit(**options)(func)
     if cache and hasattr(compiled, "enable_caching"):  # not plain Python (NUMBA_DISABLE_JIT)
