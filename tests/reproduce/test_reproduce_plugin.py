@@ -14,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from schedlab.cli import app
+from schedlab.reproduce import grosof2023 as G
 from tests.helpers.docs import ROOT, write_file_blocks
 
 runner = CliRunner()
@@ -32,11 +33,19 @@ def guide_plugin(tmp_path_factory) -> Path:
     return folder / "my_policies.py"
 
 
-def reproduce(name: str, out: Path, plugin: Path, monkeypatch, **tiny) -> dict:
-    """Run ``name`` --quick at a tiny scale (module attributes ``tiny``) with the plugin; the
-    experiment record it wrote."""
+def reproduce(
+    name: str, out: Path, plugin: Path, monkeypatch, spec: dict | None = None, **tiny
+) -> dict:
+    """Run ``name`` --quick at a tiny scale (its figure spec's fields ``spec``, or module
+    attributes ``tiny``) with the plugin; the experiment record it wrote."""
     import importlib
 
+    from schedlab.reproduce import registry
+    from schedlab.reproduce.driver import resized
+
+    if spec:
+        entry = registry.get_reproduction(name)
+        monkeypatch.setitem(registry._REGISTRY, name, resized(entry, **spec))
     module = importlib.import_module(f"schedlab.reproduce.{name.split('-')[0]}")
     for attribute, value in tiny.items():
         monkeypatch.setattr(module, attribute, value)
@@ -54,9 +63,11 @@ def test_the_plugin_is_an_extra_series_and_the_claims_stay_the_built_ins(
         tmp_path,
         guide_plugin,
         monkeypatch,
-        FIG2_LOADS=(0.5, 0.8),
-        LIMIT_GRID=(0.9,),
-        _arrivals=lambda ctx: 4000,
+        spec={
+            "loads": (0.5, 0.8),
+            "limits": G.Limits(G.LIMIT_POLICIES, (0.9,)),
+            "quick_arrivals": 4000,
+        },
     )
     with (tmp_path / "grosof2023-fig2.csv").open() as fh:
         series = {row["policy"] for row in csv.DictReader(fh)}
