@@ -30,8 +30,8 @@ claims audit (:mod:`schedlab.reproduce.audit`) can show each one able to FAIL.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +43,6 @@ from schedlab.experiments.stats import summarize
 from schedlab.model.spec import SimulationSpec, parse_spec
 from schedlab.optim.vm_capacity import ServerType, max_scaling
 from schedlab.report.figures import Point, line_plot
-from schedlab.report.points import timeseries_points
 from schedlab.reproduce.driver import Figure, Panel, Plot, draw_panels, register_figure
 from schedlab.reproduce.ordering import (
     ABOVE,
@@ -57,7 +56,6 @@ from schedlab.reproduce.ordering import (
     stable_claim,
     trend_claim,
 )
-from schedlab.reproduce.psychas2019 import LongRun, long_row, run_long, value_row
 from schedlab.reproduce.registry import (
     FAIL,
     NOT_RESOLVED,
@@ -70,6 +68,14 @@ from schedlab.reproduce.registry import (
     judged,
     label,
     register,
+)
+from schedlab.reproduce.timeline import (
+    Runs,
+    Series,
+    Timeline,
+    long_row,
+    run_timeline,
+    value_row,
 )
 from schedlab.workloads.traces.vm_types import ALIBABA, VmTrace, vm_trace
 
@@ -199,15 +205,7 @@ def table1_spec(
     )
 
 
-def _series(name: str, run: LongRun) -> list[Point]:
-    return timeseries_points(name, run.time, run.queue)
-
-
-def _no_extras(_result: Any) -> dict[str, Any]:
-    return {}
-
-
-def _runs_note(runs: dict[str, LongRun]) -> str:
+def _runs_note(runs: Runs) -> str:
     return "; ".join(
         f"{name}: {describe(long_row(name, r))}, growth over the second half {r.slope():.3g} "
         f"per unit time, {r.seconds:.1f} s"
@@ -216,55 +214,6 @@ def _runs_note(runs: dict[str, LongRun]) -> str:
 
 
 # ------------------------------------------------------------------------------- Figs 3, 4
-
-
-@dataclass(frozen=True)
-class Series:
-    """One long run of a timeline figure: ``policy`` with ``params``, in the series named by
-    the policy's label and ``suffix``."""
-
-    policy: str
-    params: Mapping[str, Any] = field(default_factory=dict)
-    suffix: str = ""
-
-    @property
-    def name(self) -> str:
-        return label(self.policy) + self.suffix
-
-
-@dataclass(frozen=True)
-class Timeline:
-    """A figure of the total queue over time (Figs. 3, 4): one long run of ``example(policy,
-    arrivals, **params)`` per series (``quick_arrivals`` with --quick), its rows (with
-    ``extra_rows()`` before them), ``notes(arrivals, runs)`` and ``judge(arrivals)``."""
-
-    figure: Figure
-    example: Callable[..., SimulationSpec]
-    series: tuple[Series, ...]
-    arrivals: int
-    quick_arrivals: int
-    title: str
-    plot: Plot
-    notes: Callable[[int, dict[str, LongRun]], list[str]]
-    judge: Callable[[int], Judge]
-    extra_rows: Callable[[], list[Point]] = list
-
-
-def run_timeline(spec: Timeline, ctx: Context) -> Outcome:
-    arrivals = spec.quick_arrivals if ctx.quick else spec.arrivals
-    runs = {
-        s.name: run_long(ctx, spec.example(s.policy, arrivals, **s.params), _no_extras)
-        for s in spec.series
-    }
-    panel = Panel("", spec.title, [pt for name, r in runs.items() for pt in _series(name, r)])
-    figures = draw_panels(ctx, _stem(spec.figure), [panel], spec.plot, line_plot)
-    rows = spec.extra_rows() + [long_row(name, r) for name, r in runs.items()]
-    return judged(figures, rows, spec.judge(arrivals), spec.notes(arrivals, runs))
-
-
-def _stem(figure: Figure) -> str:
-    """The stem of a figure's files: its name with underscores (psychas2018_fig3)."""
-    return figure.name.replace("-", "_")
 
 
 def _example1_scaling() -> list[Point]:
@@ -279,7 +228,7 @@ GROWTH_TEST = (
 )
 
 
-def fig3_judge(arrivals: int) -> Judge:
+def fig3_judge(arrivals: float, _runs: Runs) -> Judge:
     def judge(rows: Sequence[Point]) -> list[Claim]:
         at = {r.series: r for r in rows}
         s = at["largest scaling of (0.5, 4) in C"].mean
@@ -321,7 +270,7 @@ def _g16_name(f: str) -> str:
     return label("g16") + _g16_suffix(f)
 
 
-def fig4_judge(arrivals: int) -> Judge:
+def fig4_judge(arrivals: float, _runs: Runs) -> Judge:
     def judge(rows: Sequence[Point]) -> list[Claim]:
         at = {r.series: r for r in rows}
         alg, g16 = at[label("vm-stalling")], at[_g16_name("log")]
@@ -891,11 +840,11 @@ def _fmt_trace(value: float) -> str:
     return "unstable" if math.isnan(value) else f"{value:.4g}"
 
 
-def _fig3_notes(arrivals: int, runs: dict[str, LongRun]) -> list[str]:
+def _fig3_notes(_ctx: Context, _arrivals: float, runs: Runs) -> list[str]:
     return [_runs_note(runs)]
 
 
-def _fig4_notes(arrivals: int, runs: dict[str, LongRun]) -> list[str]:
+def _fig4_notes(_ctx: Context, arrivals: float, runs: Runs) -> list[str]:
     return [
         f"{arrivals} arrivals per run; " + _runs_note(runs),
         "G16 = f(x) = log(1 + x) (sampling rate 1 + Q_j), the default of policy g16; "
@@ -915,13 +864,13 @@ FIG3 = Timeline(
     ),
     example=example1_spec,
     series=(Series("vm-stalling"), Series("m14")),
-    arrivals=400_000,
-    quick_arrivals=40_000,
+    length=400_000,
+    quick_length=40_000,
     title="psychas2018 Fig. 3 (Example 1): capacity 6, sizes 4 and 1, zeta = 0.89",
     plot=QUEUE_OVER_TIME,
     notes=_fig3_notes,
     judge=fig3_judge,
-    extra_rows=_example1_scaling,
+    computed=_example1_scaling,
 )
 FIG4 = Timeline(
     figure=Figure(
@@ -937,8 +886,8 @@ FIG4 = Timeline(
         Series("m14"),
         *(Series("g16", {"f": f}, _g16_suffix(f)) for f in G16_F),
     ),
-    arrivals=200_000,
-    quick_arrivals=20_000,
+    length=200_000,
+    quick_length=20_000,
     title="psychas2018 Fig. 4 (Example 2): servers and VMs of 1, 2, 4, 8 units, zeta = 0.89",
     plot=replace(QUEUE_OVER_TIME, logy=True),
     notes=_fig4_notes,

@@ -34,22 +34,20 @@ and 5 go through Context.run (parallel, cached).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 import numpy as np
 
 from schedlab.analysis.occupancy import co_location, job_columns, time_in_mix
-from schedlab.experiments import long_runs
-from schedlab.experiments.long_runs import LongRun
-from schedlab.experiments.store import ResultStore
 from schedlab.model.spec import SimulationSpec, parse_spec
 from schedlab.optim.capacity_lp import lp_over_configurations, max_workload
 from schedlab.optim.rounded_bounds import SizeLaw, rounded_bounds
 from schedlab.policies.registry import get_policy
 from schedlab.report.figures import Point, line_plot
-from schedlab.report.points import timeseries_points
+from schedlab.reproduce.driver import Figure, Plot, register_figure
 from schedlab.reproduce.ordering import BELOW, compare, describe, lower_claim
 from schedlab.reproduce.registry import (
     Claim,
@@ -60,6 +58,14 @@ from schedlab.reproduce.registry import (
     judged,
     label,
     register,
+)
+from schedlab.reproduce.timeline import (
+    LONG_RUNS,
+    Runs,
+    Series,
+    Timeline,
+    run_timeline,
+    value_row,
 )
 from schedlab.workloads.traces.single_resource import (
     ALIBABA,
@@ -72,7 +78,6 @@ SEED = 2019
 FIG3_POLICIES = ("vqs", "bf-js", "vqs-bf")
 FIG4_POLICIES = ("vqs", "bf-js", "vqs-bf")
 FIG5_POLICIES = ("fifo-ff", "vqs", "bf-js", "vqs-bf")
-LONG_RUNS = "long_runs"  # result store of the Fig. 3 runs with their time series
 FIG4_ALPHAS = (0.85, 0.87, 0.89, 0.91, 0.93, 0.95, 0.97, 0.99)
 FIG4_QUICK_ALPHAS = (0.85, 0.91, 0.95, 0.99)
 FIG5_SCALINGS = (1.0, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6)
@@ -84,33 +89,6 @@ COMPARABLE = (
     1.5  # "comparable": within a factor 1.5; a "clear advantage" needs more (and CIs apart)
 )
 LOCKED = 0.9  # "locks into (2,1)": at least 90% of the second half spent in configuration (2,1)
-
-
-# ------------------------------------------------------------------------- single long runs
-
-
-def run_long(
-    ctx: Context, spec: SimulationSpec, extras: Callable[[Any], dict[str, Any]]
-) -> LongRun:
-    """``spec`` run whole with its time series (:mod:`schedlab.experiments.long_runs`), stored in
-    the result store ``ctx.out/long_runs`` beside the metric runs of ``ctx.out/runs``: Context.run's
-    records carry metrics only, not the time series Fig. 3 plots."""
-    return long_runs.run_long(ResultStore(ctx.out / LONG_RUNS), spec, extras)
-
-
-def _series_points(run: LongRun) -> list[Point]:
-    return timeseries_points(label(run.policy), run.time, run.queue)
-
-
-def long_row(series: str, run: LongRun) -> Point:
-    """A long run as a claims row: its mean queue (NaN when unstable) and growth rate."""
-    mean = run.mean_queue if run.stable else math.nan
-    return Point(series, 0.0, mean, math.nan, math.nan, run.stable, growth=run.slope())
-
-
-def value_row(series: str, value: float) -> Point:
-    """A computed number (an LP value, a count) as a claims row."""
-    return Point(series, 0.0, float(value), math.nan, math.nan, analytic=True)
 
 
 def _rows(rows: Sequence[Point]) -> dict[str, Point]:
@@ -153,37 +131,34 @@ def fig3a_spec(policy: str, slots: float, **params: Any) -> SimulationSpec:
     )
 
 
-def run_fig3a(ctx: Context) -> Outcome:
-    slots = 1e6 if ctx.quick else 5e6
-    runs = {
-        p: run_long(
-            ctx,
-            fig3a_spec(p, slots),
-            lambda r: {"co_located_04_06": co_location(job_columns(r), 0.4, 0.6)},
-        )
-        for p in FIG3_POLICIES
-    }
-    figures = line_plot(
-        [pt for p in FIG3_POLICIES for pt in _series_points(runs[p])],
-        ctx.out / "psychas2019_fig3a",
-        x="time (slots)",
-        y="total queue size (jobs)",
-        hue="policy",
-        title="psychas2019 Fig. 3(a): sizes 0.4/0.6, one server, 0.014 arrivals/slot",
-    )
-    lp = max_workload([0.4, 0.6], [0.5, 0.5])
-    rows = [
-        value_row("lambda*", lp.arrival_rate(100)),
+def _fig3a_extras(result: Any) -> dict[str, Any]:
+    return {"co_located_04_06": co_location(job_columns(result), 0.4, 0.6)}
+
+
+@cache
+def _fig3a_lp() -> Any:
+    """The capacity LP of Fig. 3(a)'s sizes (eq. (4))."""
+    return max_workload([0.4, 0.6], [0.5, 0.5])
+
+
+def _fig3a_computed() -> list[Point]:
+    return [
+        value_row("lambda*", _fig3a_lp().arrival_rate(100)),
         value_row(
             "lambda over VQS's packings", lp_over_configurations([[2, 0], [0, 1]], [0.5, 0.5]) / 100
         ),
-        *(long_row(label(p), runs[p]) for p in FIG3_POLICIES),
-        *(
-            value_row(f"{label(p)} 0.4+0.6 together", runs[p].extras["co_located_04_06"])
-            for p in FIG3_POLICIES
-        ),
     ]
-    configurations = lp.configurations[0].tolist()
+
+
+def _fig3a_measured(runs: Runs) -> list[Point]:
+    return [
+        value_row(f"{label(p)} 0.4+0.6 together", runs[label(p)].extras["co_located_04_06"])
+        for p in FIG3_POLICIES
+    ]
+
+
+def fig3a_judge(slots: float, runs: Runs) -> Judge:
+    configurations = _fig3a_lp().configurations[0].tolist()
 
     def judge(rows: Sequence[Point]) -> list[Claim]:
         at = _rows(rows)
@@ -210,7 +185,7 @@ def run_fig3a(ctx: Context) -> Outcome:
                 "VQS is unstable at 0.014 arrivals per slot (the total queue grows)",
                 not vqs.stable and vqs.growth > 0,
                 f"{slots:.0f} slots: VQS {describe(vqs)} (fluid drift 0.014 - {lam_vqs:.4g} = "
-                f"{0.014 - lam_vqs:.3g}); {runs['vqs'].instability or 'no instability flag'}",
+                f"{0.014 - lam_vqs:.3g}); {runs['VQS'].instability or 'no instability flag'}",
             ),
             Claim(
                 "BF-J/S and VQS-BF are stable at 0.014 arrivals per slot",
@@ -222,13 +197,13 @@ def run_fig3a(ctx: Context) -> Outcome:
             ),
         ]
 
-    return judged(
-        figures,
-        rows,
-        judge,
-        [f"{label(p)}: {runs[p].seconds:.1f} s" for p in FIG3_POLICIES]
-        + ["time series stored in " + str(ctx.out / LONG_RUNS)],
-    )
+    return judge
+
+
+def _fig3a_notes(ctx: Context, _slots: float, runs: Runs) -> list[str]:
+    return [f"{name}: {r.seconds:.1f} s" for name, r in runs.items()] + [
+        "time series stored in " + str(ctx.out / LONG_RUNS)
+    ]
 
 
 # ---------------------------------------------------------------------------------- Fig. 3(b)
@@ -267,47 +242,42 @@ def _fig3b_extras(result: Any) -> dict[str, Any]:
     }
 
 
-def run_fig3b(ctx: Context) -> Outcome:
-    # Lock-in into (2,1) happens with positive probability per unit time (§VII-A2), so the
-    # quick variant keeps the paper-scale horizon (the runs take seconds).
-    slots = 1e7
-    runs = {p: run_long(ctx, fig3b_spec(p, slots), _fig3b_extras) for p in FIG3_POLICIES}
-    stalled = run_long(
-        ctx, fig3b_spec("vqs-bf", slots, stalling=True, stall_beta=0.9), _fig3b_extras
-    )
-    stalled_points = [
-        Point("VQS-BF + stalling (§VIII)", p.x, p.mean, p.lo, p.hi) for p in _series_points(stalled)
-    ]
-    figures = line_plot(
-        [pt for p in FIG3_POLICIES for pt in _series_points(runs[p])] + stalled_points,
-        ctx.out / "psychas2019_fig3b",
-        x="time (slots)",
-        y="total queue size (jobs)",
-        hue="policy",
-        title="psychas2019 Fig. 3(b): capacity 10, sizes 2/5, fixed service, 0.0306/slot",
-    )
-    lp = max_workload([2, 5], [2 / 3, 1 / 3], capacity=10)
+STALL = "VQS-BF + stalling"
+
+
+@cache
+def _fig3b_lp() -> Any:
+    """The capacity LP of Fig. 3(b)'s sizes on capacity 10."""
+    return max_workload([2, 5], [2 / 3, 1 / 3], capacity=10)
+
+
+def _fig3b_computed() -> list[Point]:
+    lp = _fig3b_lp()
     mix = {
         tuple(int(v) for v in k): round(float(w), 6)
         for k, w in zip(lp.configurations[0], lp.weights[0], strict=True)
     }
-    stall = "VQS-BF + stalling"
-    rows = [
+    return [
         value_row("lambda*", lp.arrival_rate(100)),
         value_row("LP weight of (5,0)", mix.get((5, 0), 0.0)),
         value_row("LP weight of (0,2)", mix.get((0, 2), 0.0)),
-        *(long_row(label(p), runs[p]) for p in FIG3_POLICIES),
-        long_row(stall, stalled),
+    ]
+
+
+def _fig3b_measured(runs: Runs) -> list[Point]:
+    return [
         *(
-            value_row(f"{label(p)} 2+5 together", runs[p].extras["co_located_2_5"])
+            value_row(f"{label(p)} 2+5 together", runs[label(p)].extras["co_located_2_5"])
             for p in FIG3_POLICIES
         ),
         *(
-            value_row(f"{label(p)} time in (2,1)", runs[p].extras["time_in_2_1_second_half"])
+            value_row(f"{label(p)} time in (2,1)", runs[label(p)].extras["time_in_2_1_second_half"])
             for p in FIG3_POLICIES
         ),
     ]
 
+
+def fig3b_judge(_slots: float, _runs: Runs) -> Judge:
     def judge(rows: Sequence[Point]) -> list[Claim]:
         at = _rows(rows)
         lam = at["lambda*"].mean
@@ -344,18 +314,18 @@ def run_fig3b(ctx: Context) -> Outcome:
             Claim(
                 "§VIII: with the stalling technique of [11] (condition (5), beta = 0.9) VQS-BF is "
                 "stable under this non-geometric service",
-                at[stall].stable,
-                f"{stall}: {describe(at[stall])}, growth {at[stall].growth:.2g} jobs/slot",
+                at[STALL].stable,
+                f"{STALL}: {describe(at[STALL])}, growth {at[STALL].growth:.2g} jobs/slot",
             ),
         ]
 
-    return judged(
-        figures,
-        rows,
-        judge,
-        [f"{slots:.0f} slots (the quick variant keeps the paper-scale horizon)"]
-        + [f"{label(p)}: {runs[p].seconds:.1f} s" for p in FIG3_POLICIES],
-    )
+    return judge
+
+
+def _fig3b_notes(_ctx: Context, slots: float, runs: Runs) -> list[str]:
+    return [f"{slots:.0f} slots (the quick variant keeps the paper-scale horizon)"] + [
+        f"{label(p)}: {runs[label(p)].seconds:.1f} s" for p in FIG3_POLICIES
+    ]
 
 
 # ------------------------------------------------------------------------------------ Fig. 4
@@ -690,26 +660,59 @@ def run_fig5(ctx: Context) -> Outcome:
 
 # ------------------------------------------------------------------------------- registry
 
-register(
-    Reproduction(
-        name="psychas2019-fig3a",
-        paper="psychas2019",
-        figure="Fig. 3(a)",
-        title="VQS unstable, BF-J/S and VQS-BF stable (sizes 0.4/0.6, one server)",
-        run=run_fig3a,
-        scale="paper: 5e6 slots per policy; --quick: 1e6 slots",
-    )
+QUEUE_OVER_SLOTS = Plot(x="time (slots)", y="total queue size (jobs)", hue="policy")
+FIG3A = Timeline(
+    figure=Figure(
+        "psychas2019-fig3a",
+        "psychas2019",
+        "Fig. 3(a)",
+        "VQS unstable, BF-J/S and VQS-BF stable (sizes 0.4/0.6, one server)",
+        "paper: 5e6 slots per policy; --quick: 1e6 slots",
+    ),
+    example=fig3a_spec,
+    series=tuple(Series(p) for p in FIG3_POLICIES),
+    length=5e6,
+    quick_length=1e6,
+    title="psychas2019 Fig. 3(a): sizes 0.4/0.6, one server, 0.014 arrivals/slot",
+    plot=QUEUE_OVER_SLOTS,
+    notes=_fig3a_notes,
+    judge=fig3a_judge,
+    computed=_fig3a_computed,
+    measured=_fig3a_measured,
+    extras=_fig3a_extras,
 )
-register(
-    Reproduction(
-        name="psychas2019-fig3b",
-        paper="psychas2019",
-        figure="Fig. 3(b)",
-        title="VQS stable, BF-J/S and VQS-BF unstable (capacity 10, sizes 2/5, fixed service)",
-        run=run_fig3b,
-        scale="1e7 slots per policy in both variants",
-    )
+FIG3B = Timeline(
+    figure=Figure(
+        "psychas2019-fig3b",
+        "psychas2019",
+        "Fig. 3(b)",
+        "VQS stable, BF-J/S and VQS-BF unstable (capacity 10, sizes 2/5, fixed service)",
+        "1e7 slots per policy in both variants",
+    ),
+    example=fig3b_spec,
+    series=(
+        *(Series(p) for p in FIG3_POLICIES),
+        Series(
+            "vqs-bf",
+            {"stalling": True, "stall_beta": 0.9},
+            suffix=" + stalling",
+            legend="VQS-BF + stalling (§VIII)",
+        ),
+    ),
+    # Lock-in into (2,1) happens with positive probability per unit time (§VII-A2), so the
+    # quick variant keeps the paper-scale horizon (the runs take seconds).
+    length=1e7,
+    quick_length=1e7,
+    title="psychas2019 Fig. 3(b): capacity 10, sizes 2/5, fixed service, 0.0306/slot",
+    plot=QUEUE_OVER_SLOTS,
+    notes=_fig3b_notes,
+    judge=fig3b_judge,
+    computed=_fig3b_computed,
+    measured=_fig3b_measured,
+    extras=_fig3b_extras,
 )
+register_figure(FIG3A.figure, FIG3A, run_timeline)
+register_figure(FIG3B.figure, FIG3B, run_timeline)
 register(
     Reproduction(
         name="psychas2019-fig4a",
