@@ -90,9 +90,16 @@ def test_audit_finds_a_constant_claim_on_two_reproductions():
 
 
 def test_cli_audit_reports_cannot_fail_and_exits_nonzero(monkeypatch, tmp_path):
-    monkeypatch.setattr(R, "FIG4_QUICK_ALPHAS", (0.85,))
-    judge = R.fig4_judge
-    monkeypatch.setattr(R, "fig4_judge", lambda which, alphas: constant_first(judge(which, alphas)))
+    from schedlab.reproduce import registry
+    from schedlab.reproduce.driver import resized
+
+    fig4b = registry.get_reproduction("psychas2019-fig4b")
+    constant = resized(
+        fig4b,
+        quick_alphas=(0.85,),
+        judge=lambda which, alphas: constant_first(R.fig4_judge(which, alphas)),
+    )
+    monkeypatch.setitem(registry._REGISTRY, fig4b.name, constant)
     args = ["reproduce", "--audit", "psychas2019-fig4b", "--quick", "--out", str(tmp_path)]
     result = CliRunner().invoke(app, [*args, "--workers", "1"])
     assert result.exit_code == 1, result.output

@@ -34,7 +34,7 @@ and 5 go through Context.run (parallel, cached).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -47,7 +47,7 @@ from schedlab.optim.capacity_lp import lp_over_configurations, max_workload
 from schedlab.optim.rounded_bounds import SizeLaw, rounded_bounds
 from schedlab.policies.registry import get_policy
 from schedlab.report.figures import Point, line_plot
-from schedlab.reproduce.driver import Figure, Plot, register_figure
+from schedlab.reproduce.driver import Figure, Panel, Plot, draw_panels, register_figure, run_grid
 from schedlab.reproduce.ordering import BELOW, compare, describe, lower_claim
 from schedlab.reproduce.registry import (
     Claim,
@@ -331,17 +331,6 @@ def _fig3b_notes(_ctx: Context, slots: float, runs: Runs) -> list[str]:
 # ------------------------------------------------------------------------------------ Fig. 4
 
 
-@dataclass(frozen=True)
-class Fig4:
-    name: str
-    low: float
-    high: float
-    J: int
-
-
-FIG4 = {"a": Fig4("fig4a", 0.01, 0.19, 7), "b": Fig4("fig4b", 0.1, 0.9, 4)}
-
-
 def fig4_spec(setup: Fig4, policy: str, alpha: float, arrivals: int) -> SimulationSpec:
     params = {"J": setup.J} if policy.startswith("vqs") else {}
     return parse_spec(
@@ -474,35 +463,51 @@ def fig4_judge(which: str, alphas: Sequence[float]) -> Judge:
     return judge
 
 
-def run_fig4(ctx: Context, which: str) -> Outcome:
-    setup = FIG4[which]
-    alphas = FIG4_QUICK_ALPHAS if ctx.quick else FIG4_ALPHAS
-    arrivals = (
-        (400_000 if which == "a" else 100_000)
-        if ctx.quick
-        else (4_000_000 if which == "a" else 1_000_000)
-    )
+@dataclass(frozen=True)
+class Fig4:
+    """Fig. 4(``which``) (§VII-A3): 5 servers, sizes ~ Unif[``low``, ``high``], VQS's ``J``;
+    each policy at each traffic intensity of ``alphas`` (``quick_alphas`` with --quick),
+    ``arrivals`` per point (``quick_arrivals``); the rounded bounds on alpha* (Theorem 1) with
+    ``levels`` levels (``quick_levels``); the claims ``judge(which, alphas)``."""
+
+    figure: Figure
+    which: str
+    low: float
+    high: float
+    J: int
+    arrivals: int
+    quick_arrivals: int
+    alphas: tuple[float, ...] = FIG4_ALPHAS
+    quick_alphas: tuple[float, ...] = FIG4_QUICK_ALPHAS
+    levels: int = 6
+    quick_levels: int = 5
+    judge: Callable[[str, Sequence[float]], Judge] = fig4_judge
+
+
+def run_fig4(setup: Fig4, ctx: Context) -> Outcome:
+    alphas = setup.quick_alphas if ctx.quick else setup.alphas
+    arrivals = setup.quick_arrivals if ctx.quick else setup.arrivals
     policies = (*FIG4_POLICIES, *ctx.extra_policies("packing"))
-    grid = [(p, a) for a in alphas for p in policies]
-    specs = [fig4_spec(setup, p, a, arrivals) for p, a in grid]
-    records = ctx.run(specs, experiment=f"psychas2019-{setup.name}")
-    points = [_record_point(p, a, recs[0]) for (p, a), recs in zip(grid, records, strict=True)]
+    runs = run_grid(
+        ctx,
+        lambda p, a: fig4_spec(setup, p, a, arrivals),
+        policies,
+        alphas,
+        experiment=setup.figure.name,
+    )
+    points = [_record_point(p, a, recs[0]) for (p, a), recs in runs.items()]
     bounds = rounded_bounds(
-        SizeLaw.uniform(setup.low, setup.high), servers=5, max_level=5 if ctx.quick else 6
+        SizeLaw.uniform(setup.low, setup.high),
+        servers=5,
+        max_level=setup.quick_levels if ctx.quick else setup.levels,
     )
     a_lo, a_hi = bounds.traffic_intensity()
-    figures = line_plot(
-        points,
-        ctx.out / f"psychas2019_{setup.name}",
-        x="traffic intensity alpha",
-        y="mean queue size (jobs)",
-        hue="algorithm",
-        title=(
-            f"psychas2019 Fig. 4({which}): 5 servers, sizes ~ Unif[{setup.low}, {setup.high}], "
-            "service ~ Geom(mean 100)"
-        ),
-        logy=True,
+    title = (
+        f"psychas2019 Fig. 4({setup.which}): 5 servers, sizes ~ Unif[{setup.low}, {setup.high}], "
+        "service ~ Geom(mean 100)"
     )
+    stem = setup.figure.name.replace("-", "_")
+    figures = draw_panels(ctx, stem, [Panel("", title, points)], QUEUE_OVER_ALPHA, line_plot)
     rows = [*points, Point("alpha*", 0.0, (a_lo + a_hi) / 2, a_lo, a_hi, analytic=True)]
     unstable = [f"{pt.series} at {pt.x}" for pt in points if not pt.stable]
     notes = [
@@ -511,7 +516,46 @@ def run_fig4(ctx: Context, which: str) -> Outcome:
         f"{len(bounds.levels)} levels",
         "unstable points: " + (", ".join(unstable) if unstable else "none"),
     ]
-    return judged(figures, rows, fig4_judge(which, alphas), notes)
+    return judged(figures, rows, setup.judge(setup.which, alphas), notes)
+
+
+QUEUE_OVER_ALPHA = Plot(
+    x="traffic intensity alpha", y="mean queue size (jobs)", hue="algorithm", logy=True
+)
+FIG4 = {
+    "a": Fig4(
+        Figure(
+            "psychas2019-fig4a",
+            "psychas2019",
+            "Fig. 4(a)",
+            "mean queue size vs traffic intensity, 5 servers, sizes ~ Unif[0.01, 0.19]",
+            "paper: 8 intensities x 4e6 arrivals; --quick: 4 intensities x 4e5",
+        ),
+        which="a",
+        low=0.01,
+        high=0.19,
+        J=7,
+        arrivals=4_000_000,
+        quick_arrivals=400_000,
+    ),
+    "b": Fig4(
+        Figure(
+            "psychas2019-fig4b",
+            "psychas2019",
+            "Fig. 4(b)",
+            "mean queue size vs traffic intensity, 5 servers, sizes ~ Unif[0.1, 0.9]",
+            "paper: 8 intensities x 1e6 arrivals; --quick: 4 intensities x 1e5",
+        ),
+        which="b",
+        low=0.1,
+        high=0.9,
+        J=4,
+        arrivals=1_000_000,
+        quick_arrivals=100_000,
+    ),
+}
+for _fig4 in FIG4.values():
+    register_figure(_fig4.figure, _fig4, run_fig4)
 
 
 # ------------------------------------------------------------------------------------ Fig. 5
@@ -713,26 +757,6 @@ FIG3B = Timeline(
 )
 register_figure(FIG3A.figure, FIG3A, run_timeline)
 register_figure(FIG3B.figure, FIG3B, run_timeline)
-register(
-    Reproduction(
-        name="psychas2019-fig4a",
-        paper="psychas2019",
-        figure="Fig. 4(a)",
-        title="mean queue size vs traffic intensity, 5 servers, sizes ~ Unif[0.01, 0.19]",
-        run=lambda ctx: run_fig4(ctx, "a"),
-        scale="paper: 8 intensities x 4e6 arrivals; --quick: 4 intensities x 4e5",
-    )
-)
-register(
-    Reproduction(
-        name="psychas2019-fig4b",
-        paper="psychas2019",
-        figure="Fig. 4(b)",
-        title="mean queue size vs traffic intensity, 5 servers, sizes ~ Unif[0.1, 0.9]",
-        run=lambda ctx: run_fig4(ctx, "b"),
-        scale="paper: 8 intensities x 1e6 arrivals; --quick: 4 intensities x 1e5",
-    )
-)
 register(
     Reproduction(
         name="psychas2019-fig5",
