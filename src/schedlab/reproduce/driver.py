@@ -40,6 +40,12 @@ class Figure:
     data: tuple[str, ...] = ()
     authors: AuthorsScale | None = None
 
+    @property
+    def underscored(self) -> str:
+        """The name with underscores: the stem of the files of the psychas papers' figures
+        (psychas2018_fig3)."""
+        return self.name.replace("-", "_")
+
 
 @dataclass(frozen=True)
 class Plot:

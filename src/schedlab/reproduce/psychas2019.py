@@ -506,8 +506,9 @@ def run_fig4(setup: Fig4, ctx: Context) -> Outcome:
         f"psychas2019 Fig. 4({setup.which}): 5 servers, sizes ~ Unif[{setup.low}, {setup.high}], "
         "service ~ Geom(mean 100)"
     )
-    stem = setup.figure.name.replace("-", "_")
-    figures = draw_panels(ctx, stem, [Panel("", title, points)], QUEUE_OVER_ALPHA, line_plot)
+    figures = draw_panels(
+        ctx, setup.figure.underscored, [Panel("", title, points)], QUEUE_OVER_ALPHA, line_plot
+    )
     rows = [*points, Point("alpha*", 0.0, (a_lo + a_hi) / 2, a_lo, a_hi, analytic=True)]
     unstable = [f"{pt.series} at {pt.x}" for pt in points if not pt.stable]
     notes = [

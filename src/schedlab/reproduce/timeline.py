@@ -106,8 +106,9 @@ def run_timeline(spec: Timeline, ctx: Context) -> Outcome:
         for s in spec.series
         for pt in timeseries_points(s.legend or s.name, runs[s.name].time, runs[s.name].queue)
     ]
-    stem = spec.figure.name.replace("-", "_")
-    figures = draw_panels(ctx, stem, [Panel("", spec.title, points)], spec.plot, line_plot)
+    figures = draw_panels(
+        ctx, spec.figure.underscored, [Panel("", spec.title, points)], spec.plot, line_plot
+    )
     rows = [
         *spec.computed(),
         *(long_row(name, r) for name, r in runs.items()),
