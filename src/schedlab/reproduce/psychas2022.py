@@ -54,9 +54,7 @@ from schedlab.reproduce.registry import (
     Context,
     Judge,
     Outcome,
-    Reproduction,
     judged,
-    register,
 )
 from schedlab.workloads.traces.priority_types import (
     ALIBABA,
@@ -688,29 +686,36 @@ def _policies(tt: TypedTrace) -> tuple[str, ...]:
     return FIG5_POLICIES if np.unique(tt.priority).size > 1 else ("dra", "power-of-d")
 
 
-def run_fig5(ctx: Context) -> Outcome:
+@dataclass(frozen=True)
+class TraceServerSweep:
+    """Fig. 5: the trace's policies (:func:`_policies`) replayed on each number of servers L of
+    ``sizes`` (``quick_sizes`` with --quick), beside the §7.2 upper bound averaged over
+    ``bound_times`` sample times (``quick_bound_times``)."""
+
+    figure: Figure
+    sizes: tuple[int, ...]
+    quick_sizes: tuple[int, ...]
+    bound_times: int
+    quick_bound_times: int
+    title: str
+    plot: Plot
+
+
+def run_fig5(spec: TraceServerSweep, ctx: Context) -> Outcome:
     tt = typed_trace(ctx.out)
-    sizes = FIG5_QUICK_L if ctx.quick else FIG5_L
+    sizes = spec.quick_sizes if ctx.quick else spec.sizes
     policies = _policies(tt)
-    grid = [(p, L) for L in sizes for p in policies]
-    records = ctx.run([trace_spec(tt, L, p) for p, L in grid], experiment="psychas2022-fig5")
-    value = {
-        (p, L): float(recs[0]["reward_rate_per_server"])
-        for (p, L), recs in zip(grid, records, strict=True)
-    }
-    n_times = BOUND_QUICK_TIMES if ctx.quick else BOUND_TIMES
+    runs = run_grid(
+        ctx, lambda p, L: trace_spec(tt, int(L), p), policies, sizes, experiment=spec.figure.name
+    )
+    value = {key: float(recs[0]["reward_rate_per_server"]) for key, recs in runs.items()}
+    n_times = spec.quick_bound_times if ctx.quick else spec.bound_times
     times = np.linspace(0.0, float(tt.arrival[-1]), n_times + 2)[1:-1]
     bound = {L: float(trace_upper_bound(tt, L, times).mean()) for L in sizes}
-    points = [Point(p, float(L), value[(p, L)], math.nan, math.nan) for p, L in grid]
+    points = [Point(p, float(L), v, math.nan, math.nan) for (p, L), v in value.items()]
     points += [Point(BOUND, float(L), bound[L], math.nan, math.nan, analytic=True) for L in sizes]
-    figures = line_plot(
-        points,
-        ctx.out / "psychas2022_fig5",
-        x="number of servers L",
-        y="time-average reward per server (per time unit)",
-        hue="algorithm",
-        title="psychas2022 Fig. 5 on a trace: reward per server vs L",
-    )
+    panel = Panel("", spec.title, points)
+    figures = draw_panels(ctx, spec.figure.underscored, [panel], spec.plot, line_plot)
     notes = [
         f"trace: {tt.label}; {tt.sizes.size} types (priority group, size): sizes "
         f"{', '.join(f'{s:g}' for s in tt.sizes)}; reward = size x factor {PRIORITY_FACTOR} "
@@ -787,14 +792,29 @@ def fig5_judge(policies: Sequence[str]) -> Judge:
     return judge
 
 
-def run_fig6(ctx: Context) -> Outcome:
+@dataclass(frozen=True)
+class TraceOverTime:
+    """Fig. 6: the trace's policies replayed on ``servers`` servers (in both variants), their
+    reward per server at ``samples`` times beside the §7.2 upper bound there (``plot``), and the
+    arriving work per priority group in 100 windows (``arrivals``)."""
+
+    figure: Figure
+    servers: int
+    samples: int
+    title: str
+    plot: Plot
+    arrivals_title: str
+    arrivals: Plot
+
+
+def run_fig6(spec: TraceOverTime, ctx: Context) -> Outcome:
     tt = typed_trace(ctx.out)
-    servers = FIG6_L
+    servers = spec.servers
     policies = _policies(tt)
     points: list[Point] = []
     times: dict[str, np.ndarray] = {}
     for p in policies:
-        run = trace_spec(tt, servers, p, timeseries=BOUND_TIMES)
+        run = trace_spec(tt, servers, p, timeseries=spec.samples)
         _, times[p], mine = reward_over_time(run, servers, p)
         points += mine
     t = times[policies[0]]
@@ -803,14 +823,8 @@ def run_fig6(ctx: Context) -> Outcome:
         Point(BOUND, float(a), float(b), math.nan, math.nan, analytic=True)
         for a, b in zip(t, bound, strict=True)
     ]
-    figures = line_plot(
-        points,
-        ctx.out / "psychas2022_fig6",
-        x="time (s)",
-        y="reward per server (per s)",
-        hue="series",
-        title=f"psychas2022 Fig. 6 on a trace: reward over time, L = {servers}",
-    )
+    panel = Panel("", f"{spec.title}, L = {servers}", points)
+    figures = draw_panels(ctx, spec.figure.underscored, [panel], spec.plot, line_plot)
     edges = np.linspace(0.0, float(tt.arrival[-1]), 101)
     size_of_job = tt.sizes[tt.job_class]
     arriving: list[Point] = []
@@ -822,14 +836,8 @@ def run_fig6(ctx: Context) -> Outcome:
             Point(f"priority group {g}", float(x), float(v), math.nan, math.nan)
             for x, v in zip(edges[:-1], rate, strict=True)
         ]
-    figures += line_plot(
-        arriving,
-        ctx.out / "psychas2022_fig6_arrivals",
-        x="time (s)",
-        y="arriving size per server (per s)",
-        hue="priority",
-        title=f"psychas2022 Fig. 6 (lower panel): arriving work by priority, L = {servers}",
-    )
+    panel = Panel("_arrivals", f"{spec.arrivals_title}, L = {servers}", arriving)
+    figures += draw_panels(ctx, spec.figure.underscored, [panel], spec.arrivals, line_plot)
     notes = [f"trace: {tt.label}"]
     if "dra-preemption" not in policies:
         notes.append(
@@ -893,25 +901,41 @@ def fig6_judge(policies: Sequence[str]) -> Judge:
     return judge
 
 
-register(
-    Reproduction(
-        name="psychas2022-fig5",
-        paper="psychas2022",
-        figure="Fig. 5",
-        title="trace: reward per server of DRA, DRA+preemption, power-of-d and the bound vs L",
-        run=run_fig5,
-        scale=f"first {TRACE_JOBS:,} trace jobs; paper: L in {FIG5_L}; --quick: {FIG5_QUICK_L}",
-        data=(ALIBABA,),  # unless $SCHEDLAB_PSYCHAS2022_TRACE names another table
-    )
+FIG5 = TraceServerSweep(
+    Figure(
+        "psychas2022-fig5",
+        "psychas2022",
+        "Fig. 5",
+        "trace: reward per server of DRA, DRA+preemption, power-of-d and the bound vs L",
+        f"first {TRACE_JOBS:,} trace jobs; paper: L in {FIG5_L}; --quick: {FIG5_QUICK_L}",
+        (ALIBABA,),  # unless $SCHEDLAB_PSYCHAS2022_TRACE names another table
+    ),
+    sizes=FIG5_L,
+    quick_sizes=FIG5_QUICK_L,
+    bound_times=BOUND_TIMES,
+    quick_bound_times=BOUND_QUICK_TIMES,
+    title="psychas2022 Fig. 5 on a trace: reward per server vs L",
+    plot=Plot(
+        x="number of servers L",
+        y="time-average reward per server (per time unit)",
+        hue="algorithm",
+    ),
 )
-register(
-    Reproduction(
-        name="psychas2022-fig6",
-        paper="psychas2022",
-        figure="Fig. 6",
-        title="trace: reward over time of each policy and the bound, L = 1000",
-        run=run_fig6,
-        scale=f"first {TRACE_JOBS:,} trace jobs, L = {FIG6_L} in both variants",
-        data=(ALIBABA,),  # unless $SCHEDLAB_PSYCHAS2022_TRACE names another table
-    )
+FIG6 = TraceOverTime(
+    Figure(
+        "psychas2022-fig6",
+        "psychas2022",
+        "Fig. 6",
+        "trace: reward over time of each policy and the bound, L = 1000",
+        f"first {TRACE_JOBS:,} trace jobs, L = {FIG6_L} in both variants",
+        (ALIBABA,),  # unless $SCHEDLAB_PSYCHAS2022_TRACE names another table
+    ),
+    servers=FIG6_L,
+    samples=BOUND_TIMES,
+    title="psychas2022 Fig. 6 on a trace: reward over time",
+    plot=Plot(x="time (s)", y="reward per server (per s)", hue="series"),
+    arrivals_title="psychas2022 Fig. 6 (lower panel): arriving work by priority",
+    arrivals=Plot(x="time (s)", y="arriving size per server (per s)", hue="priority"),
 )
+register_figure(FIG5.figure, FIG5, run_fig5)
+register_figure(FIG6.figure, FIG6, run_fig6)
