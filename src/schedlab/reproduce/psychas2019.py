@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
 
@@ -54,10 +54,8 @@ from schedlab.reproduce.registry import (
     Context,
     Judge,
     Outcome,
-    Reproduction,
     judged,
     label,
-    register,
 )
 from schedlab.reproduce.timeline import (
     LONG_RUNS,
@@ -594,35 +592,56 @@ def _trace_point(policy: str, scaling: float, rec: dict[str, Any]) -> Point:
     return _record_point(policy, scaling, rec, interval=False)
 
 
-def run_fig5(ctx: Context) -> Outcome:
-    src = trace_source(ctx.out, FIG5_QUICK_JOBS if ctx.quick else FIG5_JOBS)
+@dataclass(frozen=True)
+class TraceScaling:
+    """Fig. 5 (§VII-B): the ``policies`` replaying the trace's first ``jobs`` jobs (``quick_jobs``
+    with --quick) at each traffic scaling of ``scalings`` (``quick_scalings``), beside the
+    capacity bound from rounded bounds with ``levels`` levels (``quick_levels``); on a stand-in
+    trace also each policy at the table's own rate."""
+
+    figure: Figure
+    policies: tuple[str, ...]
+    jobs: int
+    quick_jobs: int
+    scalings: tuple[float, ...]
+    quick_scalings: tuple[float, ...]
+    levels: int
+    quick_levels: int
+    plot: Plot
+
+
+def run_fig5(spec: TraceScaling, ctx: Context) -> Outcome:
+    src = trace_source(ctx.out, spec.quick_jobs if ctx.quick else spec.jobs)
     J, size, dur = trace_sizes(src.path)
-    scalings = FIG5_QUICK_SCALINGS if ctx.quick else FIG5_SCALINGS
-    grid = [(p, s) for s in scalings for p in FIG5_POLICIES]
-    specs = [fig5_spec(src, p, s, J) for p, s in grid]
-    natural = (
+    scalings = spec.quick_scalings if ctx.quick else spec.scalings
+    name = spec.figure.name
+    runs = run_grid(
+        ctx, lambda p, s: fig5_spec(src, p, s, J), spec.policies, scalings, experiment=name
+    )
+    own_rate = TraceSource(src.path, src.label, True)  # a stand-in at the table's own rate
+    nat = (
         []
         if src.natural
-        else [fig5_spec(TraceSource(src.path, src.label, True), p, 1.0, J) for p in FIG5_POLICIES]
+        else list(
+            run_grid(
+                ctx,
+                lambda p, s: fig5_spec(own_rate, p, s, J),
+                spec.policies,
+                (1.0,),
+                experiment=name,
+            ).values()
+        )
     )
-    records = ctx.run(specs + natural, experiment="psychas2019-fig5")
-    main, nat = records[: len(specs)], records[len(specs) :]
-    points = [_trace_point(p, s, recs[0]) for (p, s), recs in zip(grid, main, strict=True)]
-    loads = {s: float(recs[0]["load"]) for (_, s), recs in zip(grid, main, strict=True)}
+    points = [_trace_point(p, s, recs[0]) for (p, s), recs in runs.items()]
+    loads = {s: float(recs[0]["load"]) for (_, s), recs in runs.items()}
     law = SizeLaw.from_samples(size, weights=dur)
-    bounds = rounded_bounds(law, servers=1000, max_level=3 if ctx.quick else 5, tol=0.01)
+    levels = spec.quick_levels if ctx.quick else spec.levels
+    bounds = rounded_bounds(law, servers=1000, max_level=levels, tol=0.01)
     a_lo, a_hi = bounds.traffic_intensity()
     per_scaling = loads[scalings[0]] / scalings[0]
-    figures = line_plot(
-        points,
-        ctx.out / "psychas2019_fig5",
-        x="traffic scaling 1/beta",
-        y="time-average queue size (jobs)",
-        hue="algorithm",
-        title=f"psychas2019 Fig. 5 method: {src.path.stem}, 1000 servers, 100 ms",
-        logy=True,
-        vlines=[(a_lo / per_scaling, "capacity bound (rounded-bound LP)")],
-    )
+    plot = replace(spec.plot, vlines=((a_lo / per_scaling, "capacity bound (rounded-bound LP)"),))
+    title = f"psychas2019 Fig. 5 method: {src.path.stem}, 1000 servers, 100 ms"
+    figures = draw_panels(ctx, spec.figure.underscored, [Panel("", title, points)], plot, line_plot)
     high = [s for s in scalings if s >= 1.3]
     axis = (
         "paper's axis"
@@ -635,7 +654,7 @@ def run_fig5(ctx: Context) -> Outcome:
         at = {(pt.series, pt.x): pt for pt in rows}
         table = "; ".join(
             f"x{s} (load {loads[s]:.3f}): "
-            + ", ".join(f"{label(p)} {describe(at[(label(p), s)])}" for p in FIG5_POLICIES)
+            + ", ".join(f"{label(p)} {describe(at[(label(p), s)])}" for p in spec.policies)
             for s in scalings
         )
         advantage = [
@@ -664,9 +683,7 @@ def run_fig5(ctx: Context) -> Outcome:
             ),
         ]
 
-    growing = [
-        f"{label(p)} x{s}" for (p, s), recs in zip(grid, main, strict=True) if not recs[0]["stable"]
-    ]
+    growing = [f"{label(p)} x{s}" for (p, s), recs in runs.items() if not recs[0]["stable"]]
     notes = [
         f"trace: {src.label}; {size.size:,} jobs replayed (deterministic: no randomness)",
         (
@@ -686,7 +703,7 @@ def run_fig5(ctx: Context) -> Outcome:
         f"utilization at x{scalings[-1]} (work served / capacity over the replay): "
         + ", ".join(
             f"{label(p)} {_num(recs[0].get('utilization[resource]')):.4f}"
-            for (p, sc), recs in zip(grid, main, strict=True)
+            for (p, sc), recs in runs.items()
             if sc == scalings[-1]
         ),
     ]
@@ -696,7 +713,7 @@ def run_fig5(ctx: Context) -> Outcome:
             f"{float(nat[0][0]['load']):.3f}): "
             + ", ".join(
                 f"{label(p)} {describe(_record_point(p, 1.0, r[0], interval=False))}"
-                for p, r in zip(FIG5_POLICIES, nat, strict=True)
+                for p, r in zip(spec.policies, nat, strict=True)
             )
             + " (overloaded: counts of waiting jobs then favour policies that serve small jobs)"
         )
@@ -758,14 +775,24 @@ FIG3B = Timeline(
 )
 register_figure(FIG3A.figure, FIG3A, run_timeline)
 register_figure(FIG3B.figure, FIG3B, run_timeline)
-register(
-    Reproduction(
-        name="psychas2019-fig5",
-        paper="psychas2019",
-        figure="Fig. 5",
-        title="trace replay, 1000 servers, 100 ms decisions, traffic scaling 1-1.6",
-        run=run_fig5,
-        scale="first 1e6 jobs of the trace; paper: 7 scalings; --quick: 3",
-        data=(ALIBABA,),
-    )
+FIG5 = TraceScaling(
+    Figure(
+        "psychas2019-fig5",
+        "psychas2019",
+        "Fig. 5",
+        "trace replay, 1000 servers, 100 ms decisions, traffic scaling 1-1.6",
+        "first 1e6 jobs of the trace; paper: 7 scalings; --quick: 3",
+        (ALIBABA,),
+    ),
+    policies=FIG5_POLICIES,
+    jobs=FIG5_JOBS,
+    quick_jobs=FIG5_QUICK_JOBS,
+    scalings=FIG5_SCALINGS,
+    quick_scalings=FIG5_QUICK_SCALINGS,
+    levels=5,
+    quick_levels=3,
+    plot=Plot(
+        x="traffic scaling 1/beta", y="time-average queue size (jobs)", hue="algorithm", logy=True
+    ),
 )
+register_figure(FIG5.figure, FIG5, run_fig5)
