@@ -3,6 +3,8 @@ they claim, and the static-problem reproductions run and pass in their quick for
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -50,13 +52,11 @@ def test_critical_points_helper():
 
 
 def test_fig2_and_table1_quick_pass(tmp_path, monkeypatch):
-    monkeypatch.setattr(R, "TABLE1_QUICK", 8)
-    monkeypatch.setattr(R, "FIG2_QUICK_POINTS", 40)
     ctx = Context(quick=True, out=tmp_path)
-    fig2 = R.run_fig2(ctx)
+    fig2 = R.run_fig2(replace(R.FIG2, quick_points=40), ctx)
     assert fig2.passed, fig2.claims
     assert all(p.exists() for p in fig2.figures)
-    table1 = R.run_table1(ctx)
+    table1 = R.run_table1(replace(R.TABLE1, quick_collections=8), ctx)
     assert table1.claims[0].passed and table1.claims[3].passed, table1.claims
     assert "worst-case subset 0.87" in table1.claims[3].evidence
     assert "(1 vCPU, 1 GB)" in table1.notes[2]

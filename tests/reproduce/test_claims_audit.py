@@ -7,6 +7,7 @@ psychas2019-fig4b; F^g >= F*/2 FAILs when the greedy is replaced by a random ass
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from typer.testing import CliRunner
 
@@ -90,9 +91,16 @@ def test_audit_finds_a_constant_claim_on_two_reproductions():
 
 
 def test_cli_audit_reports_cannot_fail_and_exits_nonzero(monkeypatch, tmp_path):
-    monkeypatch.setattr(R, "FIG4_QUICK_ALPHAS", (0.85,))
-    judge = R.fig4_judge
-    monkeypatch.setattr(R, "fig4_judge", lambda which, alphas: constant_first(judge(which, alphas)))
+    from schedlab.reproduce import registry
+    from schedlab.reproduce.driver import resized
+
+    fig4b = registry.get_reproduction("psychas2019-fig4b")
+    constant = resized(
+        fig4b,
+        quick_alphas=(0.85,),
+        judge=lambda which, alphas: constant_first(R.fig4_judge(which, alphas)),
+    )
+    monkeypatch.setitem(registry._REGISTRY, fig4b.name, constant)
     args = ["reproduce", "--audit", "psychas2019-fig4b", "--quick", "--out", str(tmp_path)]
     result = CliRunner().invoke(app, [*args, "--workers", "1"])
     assert result.exit_code == 1, result.output
@@ -201,8 +209,8 @@ def test_table1_half_bound_fails_when_the_greedy_is_a_random_assignment(monkeypa
         reward = float(np.minimum(k, rho) @ self.reward)
         return GreedyAssignment(k[None, :], np.ones(1), np.full(1, -1), reward)
 
-    monkeypatch.setattr(W, "TABLE1_QUICK", 6)
     ctx = Context(quick=True, out=tmp_path)
-    assert W.run_table1(ctx).claims[0].verdict == "PASS"
+    table1 = replace(W.TABLE1, quick_collections=6)
+    assert W.run_table1(table1, ctx).claims[0].verdict == "PASS"
     monkeypatch.setattr(StaticProblem, "global_greedy", random_assignment)
-    assert W.run_table1(ctx).claims[0].verdict == "FAIL"
+    assert W.run_table1(table1, ctx).claims[0].verdict == "FAIL"

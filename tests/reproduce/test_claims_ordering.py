@@ -98,14 +98,14 @@ def test_grosof_trends_use_judged_loads_only_and_say_not_checked_below_three():
     sf = {0.5: 3.0, 0.8: 3.2, 0.9: 3.5, 0.95: 4.0, 0.999: 2.0}  # 0.999 (unjudged) falls back
     at = grosof_rows({0.5: 3.5, 0.8: 3.0, 0.9: 2.2, 0.95: 1.8, 0.999: 9.0}, sf)
     # 40,000 arrivals span 100 relaxation times up to rho = 0.95: judged 0.8, 0.9, 0.95
-    claims = G._trend_claims(at, loads, "exponential", 40_000)
+    claims = G.trends(at, G.Judging(loads, "exponential", 40_000))
     assert [c.verdict for c in claims] == [PASS] * 4, [c.evidence for c in claims]
     assert "0.999" not in claims[0].evidence.split("(")[0]
     # the ratio must come close enough to 1: excess 1.6 at 0.95 vs 2.0 at 0.8 is > 0.75x
     slow = grosof_rows({0.5: 3.5, 0.8: 3.0, 0.9: 2.8, 0.95: 2.6, 0.999: 1.0}, sf)
-    assert G._trend_claims(slow, loads, "exponential", 40_000)[0].verdict == FAIL
+    assert G.trends(slow, G.Judging(loads, "exponential", 40_000))[0].verdict == FAIL
     # 20,000 arrivals: only 0.8 and 0.9 are judged, fewer than three: NOT CHECKED
-    short = G._trend_claims(at, loads, "exponential", 20_000)
+    short = G.trends(at, G.Judging(loads, "exponential", 20_000))
     assert [c.verdict for c in short] == [NOT_CHECKED] * 4
 
 
@@ -119,11 +119,11 @@ def test_grosof_least_claim_orders_by_intervals_and_stability():
             for p in ("greedy-srpt", "first-fit-srpt")
         }
     )
-    assert G._least_claim(at, (0.8,), "exponential", 10**6).verdict == NOT_RESOLVED
+    assert G.least(at, G.Judging((0.8,), "exponential", 10**6))[0].verdict == NOT_RESOLVED
     at[(G.label("server-filling"), 0.8)] = Point("ServerFilling", 0.8, 5.0, 4.9, 5.1)
-    assert G._least_claim(at, (0.8,), "exponential", 10**6).verdict == PASS
+    assert G.least(at, G.Judging((0.8,), "exponential", 10**6))[0].verdict == PASS
     at[(G.label("server-filling-srpt"), 0.8)] = unstable("ServerFilling-SRPT", 0.8, 0.1)
-    assert G._least_claim(at, (0.8,), "exponential", 10**6).verdict == FAIL
+    assert G.least(at, G.Judging((0.8,), "exponential", 10**6))[0].verdict == FAIL
 
 
 def test_swf_logs_bound_claim_never_passes_on_a_growing_bound():

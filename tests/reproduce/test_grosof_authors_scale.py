@@ -115,11 +115,15 @@ def test_scale_errors_are_one_line(args, message):
 
 
 def test_a_tiny_authors_scale_run_judges_its_split_loads(tmp_path, monkeypatch):
-    monkeypatch.setattr(G, "RATIO_LOADS", (0.5, 0.6, 0.7))
+    from schedlab.reproduce import registry
+    from schedlab.reproduce.driver import resized
+
+    fig3 = registry.get_reproduction("grosof2023-fig3")
+    tiny = resized(fig3, loads=(0.5, 0.6, 0.7), arrivals=3000)
+    monkeypatch.setitem(registry._REGISTRY, fig3.name, tiny)
     monkeypatch.setattr(G, "AUTHORS_LOADS", (0.6, 0.7))
     monkeypatch.setattr(G, "PIECES", 3)
     monkeypatch.setattr(G, "MEASURED_RELAXATIONS", 300)
-    monkeypatch.setattr(G, "_arrivals", lambda ctx: 3000)
     result, out = _plan_output(tmp_path, monkeypatch, "--yes", "--workers", "1")
     assert "core-hours" in result.output.split("PASS")[0]
     record = json.loads((out / "experiment.json").read_text())

@@ -61,12 +61,13 @@ def test_trace_sizes_and_corollary_1_j(tmp_path):
 
 def test_long_runs_are_stored_in_the_result_store_and_read_back_unchanged(tmp_path):
     from schedlab.reproduce.registry import Context
+    from schedlab.reproduce.timeline import LONG_RUNS, run_long
 
     spec = R.fig3a_spec("bf-js", 300)
     ctx = Context(quick=True, out=tmp_path)
-    first = R.run_long(ctx, spec, lambda result: {"events": result.events})
-    assert len(list((tmp_path / R.LONG_RUNS / "runs").glob("*.parquet"))) == 1
-    again = R.run_long(ctx, spec, lambda result: pytest.fail("stored run was simulated again"))
+    first = run_long(ctx, spec, lambda result: {"events": result.events})
+    assert len(list((tmp_path / LONG_RUNS / "runs").glob("*.parquet"))) == 1
+    again = run_long(ctx, spec, lambda result: pytest.fail("stored run was simulated again"))
     assert (again.policy, again.stable) == (first.policy, first.stable)
     np.testing.assert_equal(again.mean_queue, first.mean_queue)  # NaN == NaN (unstable run)
     assert again.extras == first.extras and again.seconds == first.seconds

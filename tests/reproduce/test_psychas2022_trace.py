@@ -4,6 +4,8 @@ size x factor) and the claims the figures check."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -60,10 +62,8 @@ def test_fig5_and_fig6_claims_follow_the_paper(tmp_path, monkeypatch, priorities
     does not make it)."""
     path = write_trace(tmp_path / "t.parquet", n=1500, priorities=priorities)
     monkeypatch.setenv(P.TRACE_ENV, str(path))
-    monkeypatch.setattr(P, "FIG5_QUICK_L", (10, 30))  # a small trace needs few servers
-    monkeypatch.setattr(P, "FIG6_L", 20)
     ctx = Context(quick=True, out=tmp_path / "out", workers=1)
-    fig5 = P.run_fig5(ctx)
+    fig5 = P.run_fig5(replace(P.FIG5, quick_sizes=(10, 30)), ctx)  # a small trace: few servers
     texts = [c.text for c in fig5.claims]
     assert not any("DRA earns more than power-of-d" in t for t in texts)
     has_pre = [t for t in texts if t.startswith("'DRA with preemptions is better")]
@@ -71,7 +71,7 @@ def test_fig5_and_fig6_claims_follow_the_paper(tmp_path, monkeypatch, priorities
     assert any(n.startswith("NOT CHECKED") for n in fig5.notes) != priorities
     bound_claim = next(c for c in fig5.claims if c.text.startswith("'Upper bound:"))
     assert bound_claim.passed  # the LP on the infinite-server jobs bounds every policy
-    fig6 = P.run_fig6(ctx)
+    fig6 = P.run_fig6(replace(P.FIG6, servers=20), ctx)
     texts6 = [c.text for c in fig6.claims]
     assert any(t.startswith("'power-of-d choices algorithm can be better") for t in texts6)
     assert any(t.startswith("DRA+preemption 'is strictly better") for t in texts6) == priorities

@@ -14,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from schedlab.cli import app
+from schedlab.reproduce import grosof2023 as G
 from tests.helpers.docs import ROOT, write_file_blocks
 
 runner = CliRunner()
@@ -33,13 +34,13 @@ def guide_plugin(tmp_path_factory) -> Path:
 
 
 def reproduce(name: str, out: Path, plugin: Path, monkeypatch, **tiny) -> dict:
-    """Run ``name`` --quick at a tiny scale (module attributes ``tiny``) with the plugin; the
-    experiment record it wrote."""
-    import importlib
+    """Run ``name`` --quick at a tiny scale (its figure spec's fields ``tiny``) with the plugin;
+    the experiment record it wrote."""
+    from schedlab.reproduce import registry
+    from schedlab.reproduce.driver import resized
 
-    module = importlib.import_module(f"schedlab.reproduce.{name.split('-')[0]}")
-    for attribute, value in tiny.items():
-        monkeypatch.setattr(module, attribute, value)
+    entry = registry.get_reproduction(name)
+    monkeypatch.setitem(registry._REGISTRY, name, resized(entry, **tiny))
     args = ["reproduce", name, "--quick", "--out", str(out), "--workers", "1"]
     result = runner.invoke(app, [*args, "--plugin", str(plugin)])
     assert result.exit_code in (0, 1), result.output  # 1: a claim failed at this tiny scale
@@ -54,9 +55,9 @@ def test_the_plugin_is_an_extra_series_and_the_claims_stay_the_built_ins(
         tmp_path,
         guide_plugin,
         monkeypatch,
-        FIG2_LOADS=(0.5, 0.8),
-        LIMIT_GRID=(0.9,),
-        _arrivals=lambda ctx: 4000,
+        loads=(0.5, 0.8),
+        limits=G.Limits(G.LIMIT_POLICIES, (0.9,)),
+        quick_arrivals=4000,
     )
     with (tmp_path / "grosof2023-fig2.csv").open() as fh:
         series = {row["policy"] for row in csv.DictReader(fh)}
@@ -78,9 +79,9 @@ def test_a_plugin_whose_family_has_no_sweep_is_said_not_applicable(
         tmp_path,
         guide_plugin,
         monkeypatch,
-        FIG3_QUICK_L=(10,),
-        FIG3_QUICK_HORIZON=12.0,
-        UPPER_QUICK_SAMPLES=2,
+        quick_sizes=(10,),
+        quick_horizon=12.0,
+        quick_bound_samples=2,
     )
     note = next(n for n in record["notes"] if n.startswith("--plugin"))
     assert "not applicable here: my-first-fit (pooled/packing)" in note

@@ -84,7 +84,7 @@ def test_typed_replay_keeps_each_job(excerpt_data, monkeypatch):
 
 def test_fig7_counts_the_arrivals_of_each_full_window(excerpt_data):
     ctx = Context(quick=True, out=excerpt_data)
-    out = P.run_fig7(ctx)
+    out = P.run_fig7(P.FIG7, ctx)
     csv = (excerpt_data / "psychas2018_fig7.csv").read_text().splitlines()
     counts = np.array([float(line.split(",")[2]) for line in csv[1:]])
     arrival = pq.read_table(T.vm_trace(ctx.out, P.TRACE_JOBS).path)["arrival"].to_numpy()

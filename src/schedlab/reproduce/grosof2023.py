@@ -34,8 +34,8 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from collections.abc import Collection, Sequence
-from dataclasses import replace
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
 
@@ -57,6 +57,17 @@ from schedlab.model.compile import compile_model
 from schedlab.model.spec import SimulationSpec, parse_spec
 from schedlab.policies.registry import get_policy
 from schedlab.report.figures import Point, line_plot, policy_colors
+from schedlab.reproduce.driver import (
+    Analytic,
+    Figure,
+    Key,
+    Panel,
+    Plot,
+    draw_panels,
+    record_point,
+    register_figure,
+    run_grid,
+)
 from schedlab.reproduce.ordering import BELOW, compare, describe, lower_claim
 from schedlab.reproduce.registry import (
     AUTHORS,
@@ -66,10 +77,8 @@ from schedlab.reproduce.registry import (
     Context,
     Judge,
     Outcome,
-    Reproduction,
     judged,
     label,
-    register,
 )
 
 K = 8
@@ -100,6 +109,7 @@ PIECES = 20  # replications per split point (t interval on 19 degrees of freedom
 # run length; the RBM estimate of the relative 95% half-width is 1.96 / sqrt(2500) ~ 4% (split.py)
 MEASURED_RELAXATIONS = 2500
 CALIBRATION_ARRIVALS = 100_000  # per policy, to measure its arrivals/s for the plan
+EXPERIMENT = "grosof2023"  # the runs' experiment name in the result store
 
 
 def spec(policy: str, load: float, arrivals: int, sizes: str) -> SimulationSpec:
@@ -143,29 +153,46 @@ def long_enough(load: float, sizes: str, arrivals: int) -> bool:
     return arrivals >= relaxation_arrivals(load, SCV[sizes])
 
 
-def _judged(
-    loads: Sequence[float], sizes: str, arrivals: int, split: Collection[float] = ()
-) -> list[float]:
-    """The loads whose single run is :func:`long_enough`, and the ``split`` loads (run as
-    independent replications, each after its warm-up: :func:`authors_plans`)."""
-    return [load for load in loads if load in split or long_enough(load, sizes, arrivals)]
+@dataclass(frozen=True)
+class Limits:
+    """The stability-limit sweep (Fig. 2): ``policies`` at each load of ``grid``, ``arrivals``
+    per load (``quick_arrivals`` with --quick), in series suffixed LIMIT."""
+
+    policies: tuple[str, ...]
+    grid: tuple[float, ...]
+    arrivals: int = 1_000_000
+    quick_arrivals: int = 100_000
+
+
+@dataclass(frozen=True)
+class Judging:
+    """What a claim reads besides the rows: the figure's ``loads`` and ``sizes``, the arrivals
+    per point (which loads a run can judge: :func:`long_enough`), the ``split`` loads (--scale
+    authors), and the stability-limit sweep (:class:`Limits`) with the arrivals per load it
+    ran."""
+
+    loads: Sequence[float]
+    sizes: str
+    arrivals: int
+    split: Collection[float] = ()
+    limits: Limits | None = None
+    limit_arrivals: int = 0
+
+    @property
+    def judged(self) -> list[float]:
+        """The loads whose single run is :func:`long_enough`, and the ``split`` loads (run as
+        independent replications, each after its warm-up: :func:`authors_plans`)."""
+        return [
+            load
+            for load in self.loads
+            if load in self.split or long_enough(load, self.sizes, self.arrivals)
+        ]
 
 
 def _et_rows(runs: dict, policies: Sequence[str], loads: Sequence[float]) -> list[Point]:
     """One row per (policy, load): the simulated E[T] with its 95% interval (NaN when
     unstable)."""
-    return [
-        Point(
-            label(p),
-            load,
-            runs[(p, load)]["mean_response_time"],
-            runs[(p, load)]["mean_response_time_lo"],
-            runs[(p, load)]["mean_response_time_hi"],
-            bool(runs[(p, load)]["stable"]),
-        )
-        for p in policies
-        for load in loads
-    ]
+    return [record_point(label(p), load, runs[(p, load)]) for p in policies for load in loads]
 
 
 def _bound_rows(loads: Sequence[float], sizes: str) -> list[Point]:
@@ -178,16 +205,14 @@ def _bound_rows(loads: Sequence[float], sizes: str) -> list[Point]:
     ]
 
 
-def _theory_claims(
-    at: dict, loads: Sequence[float], sizes: str, arrivals: int, split: Collection[float] = ()
-) -> list[Claim]:
+def theory(at: dict, j: Judging) -> list[Claim]:
     """Simulated SRPT-1 vs the M/G/1-SRPT formula (the 95% half-widths widened to a joint 95%
     level over the loads, Bonferroni), and ServerFilling-SRPT within Theorem 4.1's bounds.
 
     A run shorter than 100 relaxation times (:func:`long_enough`) starts from empty and is
     biased low beyond what its batch-means interval shows: those loads are reported, not
-    judged; ``split`` loads are judged (:func:`_judged`)."""
-    judged = _judged(loads, sizes, arrivals, split)
+    judged; ``split`` loads are judged (:attr:`Judging.judged`)."""
+    judged, loads = j.judged, j.loads
     z = joint_widening(len(judged))
     agree, rows_a, inside, rows_b = True, [], True, []
     for load in loads:
@@ -229,36 +254,17 @@ def _theory_claims(
     ]
 
 
-def _arrivals(ctx: Context) -> int:
-    return 100_000 if ctx.quick else 10_000_000
-
-
-def _run(
-    ctx: Context,
-    policies: tuple[str, ...],
-    loads: tuple[float, ...],
-    sizes: str,
-    arrivals: int | None = None,
-) -> dict[tuple[str, float], dict[str, Any]]:
-    n = arrivals or _arrivals(ctx)
-    keys = [(p, load) for load in loads for p in policies]
-    records = ctx.run([spec(p, load, n, sizes) for p, load in keys], experiment="grosof2023")
-    return {key: recs[0] for key, recs in zip(keys, records, strict=True)}
-
-
 def _fmt(x: float) -> str:
     return "unstable" if not math.isfinite(x) else f"{x:.4g}"
 
 
-def _least_claim(
-    at: dict, loads: Sequence[float], sizes: str, arrivals: int, split: Collection[float] = ()
-) -> Claim:
+def least(at: dict, j: Judging) -> list[Claim]:
     """ServerFilling-SRPT has the least E[T] of the multiserver-job policies at every judged load
     (:func:`long_enough`): below each other policy by :func:`compare` (95% intervals apart, or
     the other unstable); overlapping intervals leave a load NOT RESOLVED."""
     orders, rows = [], []
     sfs_label = label("server-filling-srpt")
-    judged = _judged(loads, sizes, arrivals, split)
+    judged, loads = j.judged, j.loads
     for load in loads:
         if load not in judged:
             rows.append(f"rho={load}: run too short to judge")
@@ -277,13 +283,15 @@ def _least_claim(
             f"rho={load}: SF-SRPT {describe(sfs)} vs best other {best.series} {describe(best)}"
             + (f" ({'; '.join(worst)})" if worst else "")
         )
-    return lower_claim(
-        "ServerFilling-SRPT has the least mean response time at every load the run can judge "
-        "(§6; 95% intervals apart, or the other policy unstable)",
-        orders,
-        "; ".join(rows),
-        clear=False,
-    )
+    return [
+        lower_claim(
+            "ServerFilling-SRPT has the least mean response time at every load the run can judge "
+            "(§6; 95% intervals apart, or the other policy unstable)",
+            orders,
+            "; ".join(rows),
+            clear=False,
+        )
+    ]
 
 
 def _ratio(at: dict, series: str, load: float) -> float:
@@ -323,15 +331,14 @@ def _ratio_points(runs: dict, policies: tuple[str, ...], loads: tuple[float, ...
     return points
 
 
-def _trend_claims(
-    at: dict, loads: Sequence[float], sizes: str, arrivals: int, split: Collection[float] = ()
-) -> list[Claim]:
+def trends(at: dict, j: Judging) -> list[Claim]:
     """The §6 trends as rho -> 1, on the loads from TREND_FROM the run can judge (NOT CHECKED
     when fewer than three): ServerFilling-SRPT's ratio to SRPT-1 strictly decreasing, its excess
     over 1 at the heaviest judged load at most FALL times that at the lightest; the others'
     ratios strictly increasing (an unstable policy counts as an infinite ratio) and above
     ServerFilling-SRPT's at the heaviest judged load."""
-    trend = [load for load in _judged(loads, sizes, arrivals, split) if load >= TREND_FROM]
+    loads = j.loads
+    trend = [load for load in j.judged if load >= TREND_FROM]
     skipped = [load for load in loads if load >= TREND_FROM and load not in trend]
     where = f"judged loads {trend}" + (f"; too short to judge: {skipped}" if skipped else "")
     sfs_label = label("server-filling-srpt")
@@ -386,19 +393,12 @@ def _trend_claims(
     return claims
 
 
-def _limit_rows(ctx: Context, sizes: str) -> list[Point]:
-    """GreedySRPT and FirstFitSRPT on the 0.01 grid (their stability limits)."""
-    n = 100_000 if ctx.quick else 1_000_000
-    runs = _run(ctx, LIMIT_POLICIES, LIMIT_GRID, sizes, arrivals=n)
-    return [
-        replace(pt, series=pt.series + LIMIT) for pt in _et_rows(runs, LIMIT_POLICIES, LIMIT_GRID)
-    ]
-
-
-def _limit_claim(at: dict, grid: Sequence[float], n: int) -> Claim:
-    """GreedySRPT and FirstFitSRPT: last stable and first unstable load on the grid."""
-    notes, ok = [], True
-    for policy in LIMIT_POLICIES:
+def stability_limits(at: dict, j: Judging) -> list[Claim]:
+    """GreedySRPT and FirstFitSRPT: last stable and first unstable load on the grid of the
+    figure's stability-limit sweep (:class:`Limits`)."""
+    assert j.limits is not None  # a figure's claims include this one only with its sweep
+    grid, notes, ok = j.limits.grid, [], True
+    for policy in j.limits.policies:
         stable = [load for load in grid if at[(label(policy) + LIMIT, load)].stable]
         unstable = [load for load in grid if load not in stable]
         first_unstable = min(unstable) if unstable else math.inf
@@ -406,102 +406,15 @@ def _limit_claim(at: dict, grid: Sequence[float], n: int) -> Claim:
         ok &= first_unstable <= 0.85 and all(load in unstable for load in grid if load >= 0.85)
         notes.append(
             f"{label(policy)}: stable up to {last_stable}, unstable from "
-            f"{first_unstable} ({n:,} arrivals per load, 0.01 grid)"
+            f"{first_unstable} ({j.limit_arrivals:,} arrivals per load, 0.01 grid)"
         )
-    return Claim(
-        "GreedySRPT and FirstFitSRPT are unstable at every load >= 0.85 (§6)", ok, "; ".join(notes)
-    )
-
-
-def _figure_et(
-    ctx: Context,
-    runs: dict,
-    policies: tuple[str, ...],
-    loads: tuple[float, ...],
-    sizes: str,
-    name: str,
-    title: str,
-) -> list:
-    points = [
-        Point("SRPT-1, M/G/1-SRPT formula", load, v, v, v, analytic=True)
-        for load in loads
-        for v in [bounds(load, sizes).lower]
+    return [
+        Claim(
+            "GreedySRPT and FirstFitSRPT are unstable at every load >= 0.85 (§6)",
+            ok,
+            "; ".join(notes),
+        )
     ]
-    for policy in (*policies, "srpt-1"):
-        for load in loads:
-            rec = runs[(policy, load)]
-            points.append(
-                Point(
-                    label(policy),
-                    load,
-                    rec["mean_response_time"],
-                    rec["mean_response_time_lo"],
-                    rec["mean_response_time_hi"],
-                    rec["stable"],
-                )
-            )
-    return line_plot(
-        points,
-        ctx.out / name,
-        x="load",
-        y="mean_response_time",
-        hue="policy",
-        title=title,
-        logy=True,
-        colors=COLORS,
-    )
-
-
-def fig2(ctx: Context) -> Outcome:
-    loads, n = FIG2_LOADS, _arrivals(ctx)
-    policies = (*MSJ_POLICIES, *ctx.extra_policies("pooled"))
-    runs = _run(ctx, (*policies, "srpt-1"), loads, "exponential")
-    paths = _figure_et(
-        ctx,
-        runs,
-        policies,
-        loads,
-        "exponential",
-        "grosof2023-fig2",
-        "grosof2023 Fig. 2: k=8, K uniform on {1,2,4,8}, S ~ Exp(1)",
-    )
-    rows = [
-        *_et_rows(runs, (*policies, "srpt-1"), loads),
-        *_bound_rows(loads, "exponential"),
-        *_limit_rows(ctx, "exponential"),
-    ]
-    judge = fig2_judge(loads, n, LIMIT_GRID, 100_000 if ctx.quick else 1_000_000)
-    return judged(paths[:1], rows, judge, [f"{n:,} arrivals per point; numbers in {paths[2]}"])
-
-
-def fig2_judge(loads: Sequence[float], n: int, grid: Sequence[float], limit_n: int) -> Judge:
-    """Fig. 2's claims from its rows (E[T] per policy and load, the analytic rows, and the
-    stability-limit runs on ``grid``)."""
-
-    def judge(rows: Sequence[Point]) -> list[Claim]:
-        at = {(r.series, r.x): r for r in rows}
-        return [
-            _least_claim(at, loads, "exponential", n),
-            _limit_claim(at, grid, limit_n),
-            *_theory_claims(at, loads, "exponential", n),
-        ]
-
-    return judge
-
-
-def ratio_judge(loads: Sequence[float], sizes: str, n: int, split: Collection[float] = ()) -> Judge:
-    """Figs. 3 and 4's claims from their rows (E[T] per policy and load, the analytic rows);
-    ``split`` loads ran as independent replications (--scale authors) and are judged."""
-
-    def judge(rows: Sequence[Point]) -> list[Claim]:
-        at = {(r.series, r.x): r for r in rows}
-        return [
-            _least_claim(at, loads, sizes, n, split),
-            *_trend_claims(at, loads, sizes, n, split),
-            *_theory_claims(at, loads, sizes, n, split),
-        ]
-
-    return judge
 
 
 def authors_plans(sizes: str) -> dict[float, SplitPlan]:
@@ -511,18 +424,33 @@ def authors_plans(sizes: str) -> dict[float, SplitPlan]:
     }
 
 
+def _run(
+    ctx: Context, policies: Sequence[str], loads: Sequence[float], sizes: str, arrivals: int
+) -> dict[Key, dict[str, Any]]:
+    """Each (policy, load)'s run of ``arrivals`` (its one record)."""
+    runs = run_grid(
+        ctx, lambda p, load: spec(p, load, arrivals, sizes), policies, loads, experiment=EXPERIMENT
+    )
+    return {key: recs[0] for key, recs in runs.items()}
+
+
 def _run_split(
-    ctx: Context, policies: tuple[str, ...], plans: dict[float, SplitPlan], sizes: str
-) -> dict[tuple[str, float], dict[str, Any]]:
+    ctx: Context, policies: Sequence[str], plans: dict[float, SplitPlan], sizes: str
+) -> dict[Key, dict[str, Any]]:
     """Each (policy, load) of ``plans`` as its PIECES replications, combined (split.combine):
     the same fields as a single run's record."""
     if not plans:
         return {}
-    keys = [(p, load) for load in plans for p in policies]
-    specs = [split_spec(spec(p, load, 1, sizes), plans[load]) for p, load in keys]
-    records = ctx.run(specs, replications=PIECES, experiment="grosof2023")
+    runs = run_grid(
+        ctx,
+        lambda p, load: split_spec(spec(p, load, 1, sizes), plans[load]),
+        policies,
+        tuple(plans),
+        experiment=EXPERIMENT,
+        replications=PIECES,
+    )
     out = {}
-    for key, recs in zip(keys, records, strict=True):
+    for key, recs in runs.items():
         stat = combine(recs, "mean_response_time")
         out[key] = {
             "mean_response_time": stat.mean,
@@ -548,14 +476,16 @@ def _arrivals_per_second(policy: str, sizes: str) -> float:
     return CALIBRATION_ARRIVALS / max(time.process_time() - start, 1e-9)
 
 
-def authors_plan(ctx: Context, sizes: str) -> list[str]:
-    """The lines printed before --scale authors runs: arrivals per point, core-hours and the
-    wall time for the workers given, from a calibration run of each policy. The wall time is
-    the core-hours shared evenly by the workers, or the longest single run if that is longer."""
-    policies = (*RATIO_POLICIES, "srpt-1")
+def authors_plan(figure: LoadSweep, ctx: Context) -> list[str]:
+    """The lines printed before ``figure`` runs at --scale authors: arrivals per point,
+    core-hours and the wall time for the workers given, from a calibration run of each policy.
+    The wall time is the core-hours shared evenly by the workers, or the longest single run if
+    that is longer."""
+    sizes = figure.sizes
+    policies = (*figure.policies, "srpt-1")
     plans = authors_plans(sizes)
-    single = [load for load in RATIO_LOADS if load not in plans]
-    n = _arrivals(ctx)
+    single = [load for load in figure.loads if load not in plans]
+    n = figure.arrivals_for(ctx)
     rates = {p: _arrivals_per_second(p, sizes) for p in policies}
     arrivals = sum(plan.total_arrivals for plan in plans.values()) + n * len(single)
     core_hours = sum(arrivals / rates[p] for p in policies) / 3600
@@ -584,55 +514,102 @@ def authors_plan(ctx: Context, sizes: str) -> list[str]:
     ]
 
 
-def _ratio_figure(ctx: Context, sizes: str, name: str, title: str) -> Outcome:
-    n = _arrivals(ctx)
-    policies = (*RATIO_POLICIES, *ctx.extra_policies("pooled"))
-    plans = authors_plans(sizes) if ctx.scale == AUTHORS else {}
-    single = tuple(load for load in RATIO_LOADS if load not in plans)
-    runs = _run(ctx, (*policies, "srpt-1"), single, sizes)
-    runs |= _run_split(ctx, (*policies, "srpt-1"), plans, sizes)
-    points = _ratio_points(runs, policies, RATIO_LOADS)
-    points += [
-        Point("Theorem 4.1 bound (over analytic SRPT-1)", load, r, r, r, analytic=True)
-        for load in RATIO_LOADS
-        for b in [bounds(load, sizes)]
-        for r in [b.upper / b.lower]
-    ]
-    paths = line_plot(
-        points,
-        ctx.out / name,
-        x="load",
-        y="mean_response_time / mean_response_time[policy=srpt-1]",
-        hue="policy",
-        title=title,
-        ratio=True,
-        colors=COLORS,
+# ---------------------------------------------------------------- the figures as specs
+
+
+Claims = Callable[[dict[Key, Point], Judging], list[Claim]]
+
+
+def claims_judge(claims: Sequence[Claims], judging: Judging) -> Judge:
+    """The judge that runs ``claims`` in order on the rows (keyed by series and load)."""
+
+    def judge(rows: Sequence[Point]) -> list[Claim]:
+        at = {(r.series, r.x): r for r in rows}
+        return [c for claim in claims for c in claim(at, judging)]
+
+    return judge
+
+
+RATIO_CLAIMS: tuple[Claims, ...] = (least, trends, theory)
+
+
+def ratio_judge(loads: Sequence[float], sizes: str, n: int, split: Collection[float] = ()) -> Judge:
+    """Figs. 3 and 4's claims from their rows (E[T] per policy and load, the analytic rows);
+    ``split`` loads ran as independent replications (--scale authors) and are judged."""
+    return claims_judge(RATIO_CLAIMS, Judging(loads, sizes, n, split))
+
+
+@dataclass(frozen=True)
+class LoadSweep:
+    """A §6 figure over load (Figs. 2-4): ``policies`` (and the plugin policies of the pooled
+    family) beside SRPT-1 at each of ``loads``, sizes ``sizes``, ``arrivals`` per point
+    (``quick_arrivals`` with --quick; at --scale authors the AUTHORS_LOADS split). Drawn: the
+    ``analytic`` curve with each policy's E[T], or, with ``plot.ratio``, with its ratio to the
+    simulated SRPT-1. ``limits``: a stability-limit sweep beside it. ``claims`` run in order on
+    the rows: every policy's E[T] per load, the analytic rows (:func:`_bound_rows`) and the
+    limit sweep's."""
+
+    figure: Figure
+    title: str
+    sizes: str
+    policies: tuple[str, ...]
+    loads: tuple[float, ...]
+    analytic: Analytic
+    plot: Plot
+    claims: tuple[Claims, ...]
+    limits: Limits | None = None
+    arrivals: int = 10_000_000
+    quick_arrivals: int = 100_000
+
+    def arrivals_for(self, ctx: Context) -> int:
+        return self.quick_arrivals if ctx.quick else self.arrivals
+
+
+def run_load_sweep(figure: LoadSweep, ctx: Context) -> Outcome:
+    """Run ``figure``'s policies and SRPT-1 at its loads, draw its panel, judge its claims."""
+    n = figure.arrivals_for(ctx)
+    policies = (*figure.policies, *ctx.extra_policies("pooled"))
+    simulated = (*policies, "srpt-1")
+    plans = authors_plans(figure.sizes) if ctx.scale == AUTHORS else {}
+    single = tuple(load for load in figure.loads if load not in plans)
+    runs = _run(ctx, simulated, single, figure.sizes, n)
+    runs |= _run_split(ctx, simulated, plans, figure.sizes)
+    drawn = (
+        _ratio_points(runs, policies, figure.loads)
+        if figure.plot.ratio
+        else _et_rows(runs, simulated, figure.loads)
     )
-    rows = [
-        *_et_rows(runs, (*policies, "srpt-1"), RATIO_LOADS),
-        *_bound_rows(RATIO_LOADS, sizes),
-    ]
-    judge = ratio_judge(RATIO_LOADS, sizes, n, tuple(plans))
+    panel = Panel("", figure.title, [*figure.analytic.points(figure.loads), *drawn])
+    paths = draw_panels(ctx, figure.figure.name, [panel], figure.plot, line_plot)
+    rows = [*_et_rows(runs, simulated, figure.loads), *_bound_rows(figure.loads, figure.sizes)]
+    judging = Judging(figure.loads, figure.sizes, n, tuple(plans))
+    if figure.limits:
+        lim = figure.limits
+        limit_n = lim.quick_arrivals if ctx.quick else lim.arrivals
+        limit_runs = _run(ctx, lim.policies, lim.grid, figure.sizes, limit_n)
+        rows += [
+            replace(pt, series=pt.series + LIMIT)
+            for pt in _et_rows(limit_runs, lim.policies, lim.grid)
+        ]
+        judging = replace(judging, limits=lim, limit_arrivals=limit_n)
     notes = [
         f"{n:,} arrivals per point" + (" but the split loads" if plans else ""),
         *(f"{plan.describe()} per policy (t interval)" for plan in plans.values()),
         f"numbers in {paths[2]}",
     ]
-    return judged(paths[:1], rows, judge, ["; ".join(notes)])
+    return judged(paths[:1], rows, claims_judge(figure.claims, judging), ["; ".join(notes)])
 
 
-def fig3(ctx: Context) -> Outcome:
-    return _ratio_figure(
-        ctx, "exponential", "grosof2023-fig3", "grosof2023 Fig. 3: ratio to SRPT-1, S ~ Exp(1)"
-    )
+def formula(sizes: str) -> Analytic:
+    """The analytic SRPT-1 (M/G/1-SRPT formula) over load."""
+    return Analytic(FORMULA, lambda load: bounds(load, sizes).lower)
 
 
-def fig4(ctx: Context) -> Outcome:
-    return _ratio_figure(
-        ctx,
-        "hyperexponential",
-        "grosof2023-fig4",
-        "grosof2023 Fig. 4: ratio to SRPT-1, S hyperexponential, C^2 = 10",
+def theorem_ratio(sizes: str) -> Analytic:
+    """Theorem 4.1's upper bound over the analytic SRPT-1, over load."""
+    return Analytic(
+        "Theorem 4.1 bound (over analytic SRPT-1)",
+        lambda load: bounds(load, sizes).upper / bounds(load, sizes).lower,
     )
 
 
@@ -643,35 +620,67 @@ AUTHORS_TEXT = (
     f"{WARMUP_RELAXATIONS}; other "
     "loads as at paper scale"
 )
-register(
-    Reproduction(
+E_T = Plot(x="load", y="mean_response_time", hue="policy", colors=COLORS, logy=True)
+RATIO = Plot(
+    x="load",
+    y="mean_response_time / mean_response_time[policy=srpt-1]",
+    hue="policy",
+    colors=COLORS,
+    ratio=True,
+)
+FIG2 = LoadSweep(
+    figure=Figure(
         "grosof2023-fig2",
         "grosof2023",
         "Fig. 2",
         "E[T] vs load of ServerFilling-SRPT and prior policies",
-        fig2,
         SCALE,
-    )
+    ),
+    title="grosof2023 Fig. 2: k=8, K uniform on {1,2,4,8}, S ~ Exp(1)",
+    sizes="exponential",
+    policies=MSJ_POLICIES,
+    loads=FIG2_LOADS,
+    analytic=formula("exponential"),
+    plot=E_T,
+    claims=(least, stability_limits, theory),
+    limits=Limits(LIMIT_POLICIES, LIMIT_GRID),
 )
-register(
-    Reproduction(
-        "grosof2023-fig3",
-        "grosof2023",
-        "Fig. 3",
-        "ratio of E[T] to SRPT-1, exponential sizes, loads up to 0.999",
-        fig3,
-        SCALE,
-        authors=AuthorsScale(AUTHORS_TEXT, lambda ctx: authors_plan(ctx, "exponential")),
+
+
+def ratio_figure(number: int, sizes: str, title: str, text: str) -> LoadSweep:
+    """Fig. 3 or 4: the ratio to SRPT-1 over RATIO_LOADS with ``sizes``."""
+    name = f"grosof2023-fig{number}"
+    return LoadSweep(
+        figure=Figure(
+            name,
+            "grosof2023",
+            f"Fig. {number}",
+            text,
+            SCALE,
+            authors=AuthorsScale(AUTHORS_TEXT, lambda ctx: authors_plan(FIGURES[name], ctx)),
+        ),
+        title=title,
+        sizes=sizes,
+        policies=RATIO_POLICIES,
+        loads=RATIO_LOADS,
+        analytic=theorem_ratio(sizes),
+        plot=RATIO,
+        claims=RATIO_CLAIMS,
     )
+
+
+FIG3 = ratio_figure(
+    3,
+    "exponential",
+    "grosof2023 Fig. 3: ratio to SRPT-1, S ~ Exp(1)",
+    "ratio of E[T] to SRPT-1, exponential sizes, loads up to 0.999",
 )
-register(
-    Reproduction(
-        "grosof2023-fig4",
-        "grosof2023",
-        "Fig. 4",
-        "ratio of E[T] to SRPT-1, hyperexponential sizes (C^2 = 10)",
-        fig4,
-        SCALE,
-        authors=AuthorsScale(AUTHORS_TEXT, lambda ctx: authors_plan(ctx, "hyperexponential")),
-    )
+FIG4 = ratio_figure(
+    4,
+    "hyperexponential",
+    "grosof2023 Fig. 4: ratio to SRPT-1, S hyperexponential, C^2 = 10",
+    "ratio of E[T] to SRPT-1, hyperexponential sizes (C^2 = 10)",
 )
+FIGURES = {f.figure.name: f for f in (FIG2, FIG3, FIG4)}
+for _figure in FIGURES.values():
+    register_figure(_figure.figure, _figure, run_load_sweep)

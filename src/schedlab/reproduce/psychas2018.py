@@ -30,8 +30,8 @@ claims audit (:mod:`schedlab.reproduce.audit`) can show each one able to FAIL.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -43,8 +43,7 @@ from schedlab.experiments.stats import summarize
 from schedlab.model.spec import SimulationSpec, parse_spec
 from schedlab.optim.vm_capacity import ServerType, max_scaling
 from schedlab.report.figures import Point, line_plot
-from schedlab.report.points import timeseries_points
-from schedlab.reproduce.driver import Figure, Panel, Plot, draw_panels, register_figure
+from schedlab.reproduce.driver import Figure, Panel, Plot, draw_panels, register_figure, run_grid
 from schedlab.reproduce.ordering import (
     ABOVE,
     INDISTINCT,
@@ -57,7 +56,6 @@ from schedlab.reproduce.ordering import (
     stable_claim,
     trend_claim,
 )
-from schedlab.reproduce.psychas2019 import LongRun, long_row, run_long, value_row
 from schedlab.reproduce.registry import (
     FAIL,
     NOT_RESOLVED,
@@ -66,10 +64,16 @@ from schedlab.reproduce.registry import (
     Context,
     Judge,
     Outcome,
-    Reproduction,
     judged,
     label,
-    register,
+)
+from schedlab.reproduce.timeline import (
+    Runs,
+    Series,
+    Timeline,
+    long_row,
+    run_timeline,
+    value_row,
 )
 from schedlab.workloads.traces.vm_types import ALIBABA, VmTrace, vm_trace
 
@@ -199,15 +203,7 @@ def table1_spec(
     )
 
 
-def _series(name: str, run: LongRun) -> list[Point]:
-    return timeseries_points(name, run.time, run.queue)
-
-
-def _no_extras(_result: Any) -> dict[str, Any]:
-    return {}
-
-
-def _runs_note(runs: dict[str, LongRun]) -> str:
+def _runs_note(runs: Runs) -> str:
     return "; ".join(
         f"{name}: {describe(long_row(name, r))}, growth over the second half {r.slope():.3g} "
         f"per unit time, {r.seconds:.1f} s"
@@ -216,55 +212,6 @@ def _runs_note(runs: dict[str, LongRun]) -> str:
 
 
 # ------------------------------------------------------------------------------- Figs 3, 4
-
-
-@dataclass(frozen=True)
-class Series:
-    """One long run of a timeline figure: ``policy`` with ``params``, in the series named by
-    the policy's label and ``suffix``."""
-
-    policy: str
-    params: Mapping[str, Any] = field(default_factory=dict)
-    suffix: str = ""
-
-    @property
-    def name(self) -> str:
-        return label(self.policy) + self.suffix
-
-
-@dataclass(frozen=True)
-class Timeline:
-    """A figure of the total queue over time (Figs. 3, 4): one long run of ``example(policy,
-    arrivals, **params)`` per series (``quick_arrivals`` with --quick), its rows (with
-    ``extra_rows()`` before them), ``notes(arrivals, runs)`` and ``judge(arrivals)``."""
-
-    figure: Figure
-    example: Callable[..., SimulationSpec]
-    series: tuple[Series, ...]
-    arrivals: int
-    quick_arrivals: int
-    title: str
-    plot: Plot
-    notes: Callable[[int, dict[str, LongRun]], list[str]]
-    judge: Callable[[int], Judge]
-    extra_rows: Callable[[], list[Point]] = list
-
-
-def run_timeline(spec: Timeline, ctx: Context) -> Outcome:
-    arrivals = spec.quick_arrivals if ctx.quick else spec.arrivals
-    runs = {
-        s.name: run_long(ctx, spec.example(s.policy, arrivals, **s.params), _no_extras)
-        for s in spec.series
-    }
-    panel = Panel("", spec.title, [pt for name, r in runs.items() for pt in _series(name, r)])
-    figures = draw_panels(ctx, _stem(spec.figure), [panel], spec.plot, line_plot)
-    rows = spec.extra_rows() + [long_row(name, r) for name, r in runs.items()]
-    return judged(figures, rows, spec.judge(arrivals), spec.notes(arrivals, runs))
-
-
-def _stem(figure: Figure) -> str:
-    """The stem of a figure's files: its name with underscores (psychas2018_fig3)."""
-    return figure.name.replace("-", "_")
 
 
 def _example1_scaling() -> list[Point]:
@@ -279,7 +226,7 @@ GROWTH_TEST = (
 )
 
 
-def fig3_judge(arrivals: int) -> Judge:
+def fig3_judge(arrivals: float, _runs: Runs) -> Judge:
     def judge(rows: Sequence[Point]) -> list[Claim]:
         at = {r.series: r for r in rows}
         s = at["largest scaling of (0.5, 4) in C"].mean
@@ -321,7 +268,7 @@ def _g16_name(f: str) -> str:
     return label("g16") + _g16_suffix(f)
 
 
-def fig4_judge(arrivals: int) -> Judge:
+def fig4_judge(arrivals: float, _runs: Runs) -> Judge:
     def judge(rows: Sequence[Point]) -> list[Claim]:
         at = {r.series: r for r in rows}
         alg, g16 = at[label("vm-stalling")], at[_g16_name("log")]
@@ -747,23 +694,29 @@ def trace_spec(vt: VmTrace, servers: int, policy: str, replications: int = 1) ->
     )
 
 
-def run_fig7(ctx: Context) -> Outcome:
-    vt = vm_trace(ctx.out, TRACE_JOBS)  # no simulation: the paper's window in both variants
-    n_full = max(int(vt.arrival[-1] // FIG7_WINDOW_S), 1)  # windows inside the trace window
-    edges = np.arange(n_full + 1) * FIG7_WINDOW_S
+@dataclass(frozen=True)
+class TraceCounts:
+    """Fig. 7: the arrivals per ``window`` seconds of the trace's first ``jobs`` arrivals, in
+    the full windows (no simulation: the same in both variants)."""
+
+    figure: Figure
+    jobs: int
+    window: float
+    title: str
+    plot: Plot
+
+
+def run_fig7(spec: TraceCounts, ctx: Context) -> Outcome:
+    vt = vm_trace(ctx.out, spec.jobs)
+    n_full = max(int(vt.arrival[-1] // spec.window), 1)  # windows inside the trace window
+    edges = np.arange(n_full + 1) * spec.window
     full = np.histogram(vt.arrival, bins=edges)[0]
     points = [
         Point("arrivals", float(h), float(n), math.nan, math.nan)
         for h, n in zip(edges[:-1] / 3600.0, full, strict=True)
     ]
-    figures = line_plot(
-        points,
-        ctx.out / "psychas2018_fig7",
-        x="time (hours)",
-        y="arrivals per 20-minute window (jobs)",
-        hue="trace",
-        title=f"psychas2018 Fig. 7: arrivals per 20 minutes, {vt.label}",
-    )
+    panel = Panel("", f"{spec.title}, {vt.label}", points)
+    figures = draw_panels(ctx, spec.figure.underscored, [panel], spec.plot, line_plot)
     notes = [
         f"trace: {vt.label}; {vt.arrival.size:,} arrivals over {vt.arrival[-1] / 3600:.3g} hours"
     ]
@@ -789,23 +742,37 @@ def fig7_judge(rows: Sequence[Point]) -> list[Claim]:
     ]
 
 
-def run_fig8(ctx: Context) -> Outcome:
-    vt = vm_trace(ctx.out, TRACE_JOBS)
-    paper_l = FIG8_QUICK_SERVERS if ctx.quick else FIG8_SERVERS
-    runs = 1 if ctx.quick else FIG8_RUNS
-    deterministic = ("vm-stalling", "m14")
-    grid = [(p, n) for n in paper_l for p in deterministic]
-    records = ctx.run(
-        [trace_spec(vt, cluster_size(vt, n), p) for p, n in grid], experiment="psychas2018-fig8"
-    )
-    g16 = ctx.run(
-        [trace_spec(vt, cluster_size(vt, n), "g16") for n in paper_l],
-        replications=runs,
-        experiment="psychas2018-fig8",
-    )
-    grid += [("g16", n) for n in paper_l]
+@dataclass(frozen=True)
+class TraceReplay:
+    """Fig. 8: the trace's first ``jobs`` arrivals replayed on each of the paper's cluster sizes
+    ``servers`` (``quick_servers`` with --quick; scaled on a stand-in trace: :func:`cluster_size`)
+    by the ``deterministic`` policies once and the ``randomized`` ones ``runs`` times (once with
+    --quick); the mean queue of each."""
+
+    figure: Figure
+    jobs: int
+    servers: tuple[int, ...]
+    quick_servers: tuple[int, ...]
+    deterministic: tuple[str, ...]
+    randomized: tuple[str, ...]
+    runs: int
+    title: str
+    plot: Plot
+
+
+def run_fig8(spec: TraceReplay, ctx: Context) -> Outcome:
+    vt = vm_trace(ctx.out, spec.jobs)
+    paper_l = spec.quick_servers if ctx.quick else spec.servers
+    runs = 1 if ctx.quick else spec.runs
+
+    def replay(policy: str, n: float) -> SimulationSpec:
+        return trace_spec(vt, cluster_size(vt, int(n)), policy)
+
+    name = spec.figure.name
+    records = run_grid(ctx, replay, spec.deterministic, paper_l, experiment=name)
+    records |= run_grid(ctx, replay, spec.randomized, paper_l, experiment=name, replications=runs)
     pts: list[Point] = []
-    for (policy, n), recs in zip(grid, records + g16, strict=True):
+    for (policy, n), recs in records.items():
         values = np.array([_trace_queue(r) for r in recs])
         lo, hi = (math.nan, math.nan)
         if values.size > 1:
@@ -817,21 +784,15 @@ def run_fig8(ctx: Context) -> Outcome:
                 label(policy), float(cluster_size(vt, n)), mean, lo, hi, stable=not math.isnan(mean)
             )
         )
-    figures = line_plot(
-        pts,
-        ctx.out / "psychas2018_fig8",
-        x="number of servers" + ("" if vt.natural else " (stand-in trace)"),
-        y="mean queue size (jobs)",
-        hue="algorithm",
-        title="psychas2018 Fig. 8: trace replay, " + vt.label,
-        logy=True,
-    )
+    plot = replace(spec.plot, x=spec.plot.x + ("" if vt.natural else " (stand-in trace)"))
+    panel = Panel("", f"{spec.title}, {vt.label}", pts)
+    figures = draw_panels(ctx, spec.figure.underscored, [panel], plot, line_plot)
     notes = [
         f"trace: {vt.label}; {vt.arrival.size:,} arrivals; types (sizes) "
         + ", ".join(f"1/{round(1 / s)}: {sh:.1%}" for s, sh in zip(vt.sizes, vt.share, strict=True))
         + f"; mean offered work {vt.offered:.4g} servers",
-        "Algorithm 1 and M14 are deterministic on a fixed trace (their 3 runs coincide: one is "
-        f"run); G16 {runs} run(s) with its own random stream, mean with a t-interval",
+        f"Algorithm 1 and M14 are deterministic on a fixed trace (their {spec.runs} runs coincide: "
+        f"one is run); G16 {runs} run(s) with its own random stream, mean with a t-interval",
         "a trace replay is one finite sample path: the time-average queue over the window after "
         "its first quarter is reported whether or not the queue settles",
     ]
@@ -891,11 +852,11 @@ def _fmt_trace(value: float) -> str:
     return "unstable" if math.isnan(value) else f"{value:.4g}"
 
 
-def _fig3_notes(arrivals: int, runs: dict[str, LongRun]) -> list[str]:
+def _fig3_notes(_ctx: Context, _arrivals: float, runs: Runs) -> list[str]:
     return [_runs_note(runs)]
 
 
-def _fig4_notes(arrivals: int, runs: dict[str, LongRun]) -> list[str]:
+def _fig4_notes(_ctx: Context, arrivals: float, runs: Runs) -> list[str]:
     return [
         f"{arrivals} arrivals per run; " + _runs_note(runs),
         "G16 = f(x) = log(1 + x) (sampling rate 1 + Q_j), the default of policy g16; "
@@ -915,13 +876,13 @@ FIG3 = Timeline(
     ),
     example=example1_spec,
     series=(Series("vm-stalling"), Series("m14")),
-    arrivals=400_000,
-    quick_arrivals=40_000,
+    length=400_000,
+    quick_length=40_000,
     title="psychas2018 Fig. 3 (Example 1): capacity 6, sizes 4 and 1, zeta = 0.89",
     plot=QUEUE_OVER_TIME,
     notes=_fig3_notes,
     judge=fig3_judge,
-    extra_rows=_example1_scaling,
+    computed=_example1_scaling,
 )
 FIG4 = Timeline(
     figure=Figure(
@@ -937,8 +898,8 @@ FIG4 = Timeline(
         Series("m14"),
         *(Series("g16", {"f": f}, _g16_suffix(f)) for f in G16_F),
     ),
-    arrivals=200_000,
-    quick_arrivals=20_000,
+    length=200_000,
+    quick_length=20_000,
     title="psychas2018 Fig. 4 (Example 2): servers and VMs of 1, 2, 4, 8 units, zeta = 0.89",
     plot=replace(QUEUE_OVER_TIME, logy=True),
     notes=_fig4_notes,
@@ -983,34 +944,39 @@ register_figure(FIG4.figure, FIG4, run_timeline)
 register_figure(FIG5.figure, FIG5, run_table1)
 register_figure(FIG6.figure, FIG6, run_table1)
 
-for _name_, _fig, _run, _title, _scale, _data in (
-    (
+FIG7 = TraceCounts(
+    figure=Figure(
         "psychas2018-fig7",
+        "psychas2018",
         "Fig. 7",
-        run_fig7,
         "trace: arrivals per 20-minute window",
         f"window of {TRACE_JOBS:,} arrivals (also with --quick: no simulation)",
         (ALIBABA,),
     ),
-    (
+    jobs=TRACE_JOBS,
+    window=FIG7_WINDOW_S,
+    title="psychas2018 Fig. 7: arrivals per 20 minutes",
+    plot=Plot(x="time (hours)", y="arrivals per 20-minute window (jobs)", hue="trace"),
+)
+FIG8 = TraceReplay(
+    figure=Figure(
         "psychas2018-fig8",
+        "psychas2018",
         "Fig. 8",
-        run_fig8,
         "trace: mean queue vs number of servers",
         f"window of {TRACE_JOBS:,} arrivals, {FIG8_SERVERS[0]}..{FIG8_SERVERS[-1]} servers "
         f"(scaled on a stand-in trace), G16 {FIG8_RUNS} runs; --quick: the same window, "
         f"{len(FIG8_QUICK_SERVERS)} cluster sizes, 1 G16 run",
         (ALIBABA,),
     ),
-):
-    register(
-        Reproduction(
-            name=_name_,
-            paper="psychas2018",
-            figure=_fig,
-            title=_title,
-            run=_run,
-            scale=_scale,
-            data=_data,
-        )
-    )
+    jobs=TRACE_JOBS,
+    servers=FIG8_SERVERS,
+    quick_servers=FIG8_QUICK_SERVERS,
+    deterministic=("vm-stalling", "m14"),
+    randomized=("g16",),
+    runs=FIG8_RUNS,
+    title="psychas2018 Fig. 8: trace replay",
+    plot=Plot(x="number of servers", y="mean queue size (jobs)", hue="algorithm", logy=True),
+)
+register_figure(FIG7.figure, FIG7, run_fig7)
+register_figure(FIG8.figure, FIG8, run_fig8)

@@ -35,31 +35,35 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import cache
 from typing import Any
 
 import numpy as np
 
 from schedlab.analysis.occupancy import co_location, job_columns, time_in_mix
-from schedlab.experiments import long_runs
-from schedlab.experiments.long_runs import LongRun
-from schedlab.experiments.store import ResultStore
 from schedlab.model.spec import SimulationSpec, parse_spec
 from schedlab.optim.capacity_lp import lp_over_configurations, max_workload
 from schedlab.optim.rounded_bounds import SizeLaw, rounded_bounds
 from schedlab.policies.registry import get_policy
 from schedlab.report.figures import Point, line_plot
-from schedlab.report.points import timeseries_points
+from schedlab.reproduce.driver import Figure, Panel, Plot, draw_panels, register_figure, run_grid
 from schedlab.reproduce.ordering import BELOW, compare, describe, lower_claim
 from schedlab.reproduce.registry import (
     Claim,
     Context,
     Judge,
     Outcome,
-    Reproduction,
     judged,
     label,
-    register,
+)
+from schedlab.reproduce.timeline import (
+    LONG_RUNS,
+    Runs,
+    Series,
+    Timeline,
+    run_timeline,
+    value_row,
 )
 from schedlab.workloads.traces.single_resource import (
     ALIBABA,
@@ -72,7 +76,6 @@ SEED = 2019
 FIG3_POLICIES = ("vqs", "bf-js", "vqs-bf")
 FIG4_POLICIES = ("vqs", "bf-js", "vqs-bf")
 FIG5_POLICIES = ("fifo-ff", "vqs", "bf-js", "vqs-bf")
-LONG_RUNS = "long_runs"  # result store of the Fig. 3 runs with their time series
 FIG4_ALPHAS = (0.85, 0.87, 0.89, 0.91, 0.93, 0.95, 0.97, 0.99)
 FIG4_QUICK_ALPHAS = (0.85, 0.91, 0.95, 0.99)
 FIG5_SCALINGS = (1.0, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6)
@@ -84,33 +87,6 @@ COMPARABLE = (
     1.5  # "comparable": within a factor 1.5; a "clear advantage" needs more (and CIs apart)
 )
 LOCKED = 0.9  # "locks into (2,1)": at least 90% of the second half spent in configuration (2,1)
-
-
-# ------------------------------------------------------------------------- single long runs
-
-
-def run_long(
-    ctx: Context, spec: SimulationSpec, extras: Callable[[Any], dict[str, Any]]
-) -> LongRun:
-    """``spec`` run whole with its time series (:mod:`schedlab.experiments.long_runs`), stored in
-    the result store ``ctx.out/long_runs`` beside the metric runs of ``ctx.out/runs``: Context.run's
-    records carry metrics only, not the time series Fig. 3 plots."""
-    return long_runs.run_long(ResultStore(ctx.out / LONG_RUNS), spec, extras)
-
-
-def _series_points(run: LongRun) -> list[Point]:
-    return timeseries_points(label(run.policy), run.time, run.queue)
-
-
-def long_row(series: str, run: LongRun) -> Point:
-    """A long run as a claims row: its mean queue (NaN when unstable) and growth rate."""
-    mean = run.mean_queue if run.stable else math.nan
-    return Point(series, 0.0, mean, math.nan, math.nan, run.stable, growth=run.slope())
-
-
-def value_row(series: str, value: float) -> Point:
-    """A computed number (an LP value, a count) as a claims row."""
-    return Point(series, 0.0, float(value), math.nan, math.nan, analytic=True)
 
 
 def _rows(rows: Sequence[Point]) -> dict[str, Point]:
@@ -153,37 +129,34 @@ def fig3a_spec(policy: str, slots: float, **params: Any) -> SimulationSpec:
     )
 
 
-def run_fig3a(ctx: Context) -> Outcome:
-    slots = 1e6 if ctx.quick else 5e6
-    runs = {
-        p: run_long(
-            ctx,
-            fig3a_spec(p, slots),
-            lambda r: {"co_located_04_06": co_location(job_columns(r), 0.4, 0.6)},
-        )
-        for p in FIG3_POLICIES
-    }
-    figures = line_plot(
-        [pt for p in FIG3_POLICIES for pt in _series_points(runs[p])],
-        ctx.out / "psychas2019_fig3a",
-        x="time (slots)",
-        y="total queue size (jobs)",
-        hue="policy",
-        title="psychas2019 Fig. 3(a): sizes 0.4/0.6, one server, 0.014 arrivals/slot",
-    )
-    lp = max_workload([0.4, 0.6], [0.5, 0.5])
-    rows = [
-        value_row("lambda*", lp.arrival_rate(100)),
+def _fig3a_extras(result: Any) -> dict[str, Any]:
+    return {"co_located_04_06": co_location(job_columns(result), 0.4, 0.6)}
+
+
+@cache
+def _fig3a_lp() -> Any:
+    """The capacity LP of Fig. 3(a)'s sizes (eq. (4))."""
+    return max_workload([0.4, 0.6], [0.5, 0.5])
+
+
+def _fig3a_computed() -> list[Point]:
+    return [
+        value_row("lambda*", _fig3a_lp().arrival_rate(100)),
         value_row(
             "lambda over VQS's packings", lp_over_configurations([[2, 0], [0, 1]], [0.5, 0.5]) / 100
         ),
-        *(long_row(label(p), runs[p]) for p in FIG3_POLICIES),
-        *(
-            value_row(f"{label(p)} 0.4+0.6 together", runs[p].extras["co_located_04_06"])
-            for p in FIG3_POLICIES
-        ),
     ]
-    configurations = lp.configurations[0].tolist()
+
+
+def _fig3a_measured(runs: Runs) -> list[Point]:
+    return [
+        value_row(f"{label(p)} 0.4+0.6 together", runs[label(p)].extras["co_located_04_06"])
+        for p in FIG3_POLICIES
+    ]
+
+
+def fig3a_judge(slots: float, runs: Runs) -> Judge:
+    configurations = _fig3a_lp().configurations[0].tolist()
 
     def judge(rows: Sequence[Point]) -> list[Claim]:
         at = _rows(rows)
@@ -210,7 +183,7 @@ def run_fig3a(ctx: Context) -> Outcome:
                 "VQS is unstable at 0.014 arrivals per slot (the total queue grows)",
                 not vqs.stable and vqs.growth > 0,
                 f"{slots:.0f} slots: VQS {describe(vqs)} (fluid drift 0.014 - {lam_vqs:.4g} = "
-                f"{0.014 - lam_vqs:.3g}); {runs['vqs'].instability or 'no instability flag'}",
+                f"{0.014 - lam_vqs:.3g}); {runs['VQS'].instability or 'no instability flag'}",
             ),
             Claim(
                 "BF-J/S and VQS-BF are stable at 0.014 arrivals per slot",
@@ -222,13 +195,13 @@ def run_fig3a(ctx: Context) -> Outcome:
             ),
         ]
 
-    return judged(
-        figures,
-        rows,
-        judge,
-        [f"{label(p)}: {runs[p].seconds:.1f} s" for p in FIG3_POLICIES]
-        + ["time series stored in " + str(ctx.out / LONG_RUNS)],
-    )
+    return judge
+
+
+def _fig3a_notes(ctx: Context, _slots: float, runs: Runs) -> list[str]:
+    return [f"{name}: {r.seconds:.1f} s" for name, r in runs.items()] + [
+        "time series stored in " + str(ctx.out / LONG_RUNS)
+    ]
 
 
 # ---------------------------------------------------------------------------------- Fig. 3(b)
@@ -267,47 +240,42 @@ def _fig3b_extras(result: Any) -> dict[str, Any]:
     }
 
 
-def run_fig3b(ctx: Context) -> Outcome:
-    # Lock-in into (2,1) happens with positive probability per unit time (§VII-A2), so the
-    # quick variant keeps the paper-scale horizon (the runs take seconds).
-    slots = 1e7
-    runs = {p: run_long(ctx, fig3b_spec(p, slots), _fig3b_extras) for p in FIG3_POLICIES}
-    stalled = run_long(
-        ctx, fig3b_spec("vqs-bf", slots, stalling=True, stall_beta=0.9), _fig3b_extras
-    )
-    stalled_points = [
-        Point("VQS-BF + stalling (§VIII)", p.x, p.mean, p.lo, p.hi) for p in _series_points(stalled)
-    ]
-    figures = line_plot(
-        [pt for p in FIG3_POLICIES for pt in _series_points(runs[p])] + stalled_points,
-        ctx.out / "psychas2019_fig3b",
-        x="time (slots)",
-        y="total queue size (jobs)",
-        hue="policy",
-        title="psychas2019 Fig. 3(b): capacity 10, sizes 2/5, fixed service, 0.0306/slot",
-    )
-    lp = max_workload([2, 5], [2 / 3, 1 / 3], capacity=10)
+STALL = "VQS-BF + stalling"
+
+
+@cache
+def _fig3b_lp() -> Any:
+    """The capacity LP of Fig. 3(b)'s sizes on capacity 10."""
+    return max_workload([2, 5], [2 / 3, 1 / 3], capacity=10)
+
+
+def _fig3b_computed() -> list[Point]:
+    lp = _fig3b_lp()
     mix = {
         tuple(int(v) for v in k): round(float(w), 6)
         for k, w in zip(lp.configurations[0], lp.weights[0], strict=True)
     }
-    stall = "VQS-BF + stalling"
-    rows = [
+    return [
         value_row("lambda*", lp.arrival_rate(100)),
         value_row("LP weight of (5,0)", mix.get((5, 0), 0.0)),
         value_row("LP weight of (0,2)", mix.get((0, 2), 0.0)),
-        *(long_row(label(p), runs[p]) for p in FIG3_POLICIES),
-        long_row(stall, stalled),
+    ]
+
+
+def _fig3b_measured(runs: Runs) -> list[Point]:
+    return [
         *(
-            value_row(f"{label(p)} 2+5 together", runs[p].extras["co_located_2_5"])
+            value_row(f"{label(p)} 2+5 together", runs[label(p)].extras["co_located_2_5"])
             for p in FIG3_POLICIES
         ),
         *(
-            value_row(f"{label(p)} time in (2,1)", runs[p].extras["time_in_2_1_second_half"])
+            value_row(f"{label(p)} time in (2,1)", runs[label(p)].extras["time_in_2_1_second_half"])
             for p in FIG3_POLICIES
         ),
     ]
 
+
+def fig3b_judge(_slots: float, _runs: Runs) -> Judge:
     def judge(rows: Sequence[Point]) -> list[Claim]:
         at = _rows(rows)
         lam = at["lambda*"].mean
@@ -344,32 +312,21 @@ def run_fig3b(ctx: Context) -> Outcome:
             Claim(
                 "§VIII: with the stalling technique of [11] (condition (5), beta = 0.9) VQS-BF is "
                 "stable under this non-geometric service",
-                at[stall].stable,
-                f"{stall}: {describe(at[stall])}, growth {at[stall].growth:.2g} jobs/slot",
+                at[STALL].stable,
+                f"{STALL}: {describe(at[STALL])}, growth {at[STALL].growth:.2g} jobs/slot",
             ),
         ]
 
-    return judged(
-        figures,
-        rows,
-        judge,
-        [f"{slots:.0f} slots (the quick variant keeps the paper-scale horizon)"]
-        + [f"{label(p)}: {runs[p].seconds:.1f} s" for p in FIG3_POLICIES],
-    )
+    return judge
+
+
+def _fig3b_notes(_ctx: Context, slots: float, runs: Runs) -> list[str]:
+    return [f"{slots:.0f} slots (the quick variant keeps the paper-scale horizon)"] + [
+        f"{label(p)}: {runs[label(p)].seconds:.1f} s" for p in FIG3_POLICIES
+    ]
 
 
 # ------------------------------------------------------------------------------------ Fig. 4
-
-
-@dataclass(frozen=True)
-class Fig4:
-    name: str
-    low: float
-    high: float
-    J: int
-
-
-FIG4 = {"a": Fig4("fig4a", 0.01, 0.19, 7), "b": Fig4("fig4b", 0.1, 0.9, 4)}
 
 
 def fig4_spec(setup: Fig4, policy: str, alpha: float, arrivals: int) -> SimulationSpec:
@@ -504,34 +461,51 @@ def fig4_judge(which: str, alphas: Sequence[float]) -> Judge:
     return judge
 
 
-def run_fig4(ctx: Context, which: str) -> Outcome:
-    setup = FIG4[which]
-    alphas = FIG4_QUICK_ALPHAS if ctx.quick else FIG4_ALPHAS
-    arrivals = (
-        (400_000 if which == "a" else 100_000)
-        if ctx.quick
-        else (4_000_000 if which == "a" else 1_000_000)
-    )
+@dataclass(frozen=True)
+class Fig4:
+    """Fig. 4(``which``) (§VII-A3): 5 servers, sizes ~ Unif[``low``, ``high``], VQS's ``J``;
+    each policy at each traffic intensity of ``alphas`` (``quick_alphas`` with --quick),
+    ``arrivals`` per point (``quick_arrivals``); the rounded bounds on alpha* (Theorem 1) with
+    ``levels`` levels (``quick_levels``); the claims ``judge(which, alphas)``."""
+
+    figure: Figure
+    which: str
+    low: float
+    high: float
+    J: int
+    arrivals: int
+    quick_arrivals: int
+    alphas: tuple[float, ...] = FIG4_ALPHAS
+    quick_alphas: tuple[float, ...] = FIG4_QUICK_ALPHAS
+    levels: int = 6
+    quick_levels: int = 5
+    judge: Callable[[str, Sequence[float]], Judge] = fig4_judge
+
+
+def run_fig4(setup: Fig4, ctx: Context) -> Outcome:
+    alphas = setup.quick_alphas if ctx.quick else setup.alphas
+    arrivals = setup.quick_arrivals if ctx.quick else setup.arrivals
     policies = (*FIG4_POLICIES, *ctx.extra_policies("packing"))
-    grid = [(p, a) for a in alphas for p in policies]
-    specs = [fig4_spec(setup, p, a, arrivals) for p, a in grid]
-    records = ctx.run(specs, experiment=f"psychas2019-{setup.name}")
-    points = [_record_point(p, a, recs[0]) for (p, a), recs in zip(grid, records, strict=True)]
+    runs = run_grid(
+        ctx,
+        lambda p, a: fig4_spec(setup, p, a, arrivals),
+        policies,
+        alphas,
+        experiment=setup.figure.name,
+    )
+    points = [_record_point(p, a, recs[0]) for (p, a), recs in runs.items()]
     bounds = rounded_bounds(
-        SizeLaw.uniform(setup.low, setup.high), servers=5, max_level=5 if ctx.quick else 6
+        SizeLaw.uniform(setup.low, setup.high),
+        servers=5,
+        max_level=setup.quick_levels if ctx.quick else setup.levels,
     )
     a_lo, a_hi = bounds.traffic_intensity()
-    figures = line_plot(
-        points,
-        ctx.out / f"psychas2019_{setup.name}",
-        x="traffic intensity alpha",
-        y="mean queue size (jobs)",
-        hue="algorithm",
-        title=(
-            f"psychas2019 Fig. 4({which}): 5 servers, sizes ~ Unif[{setup.low}, {setup.high}], "
-            "service ~ Geom(mean 100)"
-        ),
-        logy=True,
+    title = (
+        f"psychas2019 Fig. 4({setup.which}): 5 servers, sizes ~ Unif[{setup.low}, {setup.high}], "
+        "service ~ Geom(mean 100)"
+    )
+    figures = draw_panels(
+        ctx, setup.figure.underscored, [Panel("", title, points)], QUEUE_OVER_ALPHA, line_plot
     )
     rows = [*points, Point("alpha*", 0.0, (a_lo + a_hi) / 2, a_lo, a_hi, analytic=True)]
     unstable = [f"{pt.series} at {pt.x}" for pt in points if not pt.stable]
@@ -541,7 +515,46 @@ def run_fig4(ctx: Context, which: str) -> Outcome:
         f"{len(bounds.levels)} levels",
         "unstable points: " + (", ".join(unstable) if unstable else "none"),
     ]
-    return judged(figures, rows, fig4_judge(which, alphas), notes)
+    return judged(figures, rows, setup.judge(setup.which, alphas), notes)
+
+
+QUEUE_OVER_ALPHA = Plot(
+    x="traffic intensity alpha", y="mean queue size (jobs)", hue="algorithm", logy=True
+)
+FIG4 = {
+    "a": Fig4(
+        Figure(
+            "psychas2019-fig4a",
+            "psychas2019",
+            "Fig. 4(a)",
+            "mean queue size vs traffic intensity, 5 servers, sizes ~ Unif[0.01, 0.19]",
+            "paper: 8 intensities x 4e6 arrivals; --quick: 4 intensities x 4e5",
+        ),
+        which="a",
+        low=0.01,
+        high=0.19,
+        J=7,
+        arrivals=4_000_000,
+        quick_arrivals=400_000,
+    ),
+    "b": Fig4(
+        Figure(
+            "psychas2019-fig4b",
+            "psychas2019",
+            "Fig. 4(b)",
+            "mean queue size vs traffic intensity, 5 servers, sizes ~ Unif[0.1, 0.9]",
+            "paper: 8 intensities x 1e6 arrivals; --quick: 4 intensities x 1e5",
+        ),
+        which="b",
+        low=0.1,
+        high=0.9,
+        J=4,
+        arrivals=1_000_000,
+        quick_arrivals=100_000,
+    ),
+}
+for _fig4 in FIG4.values():
+    register_figure(_fig4.figure, _fig4, run_fig4)
 
 
 # ------------------------------------------------------------------------------------ Fig. 5
@@ -579,35 +592,56 @@ def _trace_point(policy: str, scaling: float, rec: dict[str, Any]) -> Point:
     return _record_point(policy, scaling, rec, interval=False)
 
 
-def run_fig5(ctx: Context) -> Outcome:
-    src = trace_source(ctx.out, FIG5_QUICK_JOBS if ctx.quick else FIG5_JOBS)
+@dataclass(frozen=True)
+class TraceScaling:
+    """Fig. 5 (§VII-B): the ``policies`` replaying the trace's first ``jobs`` jobs (``quick_jobs``
+    with --quick) at each traffic scaling of ``scalings`` (``quick_scalings``), beside the
+    capacity bound from rounded bounds with ``levels`` levels (``quick_levels``); on a stand-in
+    trace also each policy at the table's own rate."""
+
+    figure: Figure
+    policies: tuple[str, ...]
+    jobs: int
+    quick_jobs: int
+    scalings: tuple[float, ...]
+    quick_scalings: tuple[float, ...]
+    levels: int
+    quick_levels: int
+    plot: Plot
+
+
+def run_fig5(spec: TraceScaling, ctx: Context) -> Outcome:
+    src = trace_source(ctx.out, spec.quick_jobs if ctx.quick else spec.jobs)
     J, size, dur = trace_sizes(src.path)
-    scalings = FIG5_QUICK_SCALINGS if ctx.quick else FIG5_SCALINGS
-    grid = [(p, s) for s in scalings for p in FIG5_POLICIES]
-    specs = [fig5_spec(src, p, s, J) for p, s in grid]
-    natural = (
+    scalings = spec.quick_scalings if ctx.quick else spec.scalings
+    name = spec.figure.name
+    runs = run_grid(
+        ctx, lambda p, s: fig5_spec(src, p, s, J), spec.policies, scalings, experiment=name
+    )
+    own_rate = TraceSource(src.path, src.label, True)  # a stand-in at the table's own rate
+    nat = (
         []
         if src.natural
-        else [fig5_spec(TraceSource(src.path, src.label, True), p, 1.0, J) for p in FIG5_POLICIES]
+        else list(
+            run_grid(
+                ctx,
+                lambda p, s: fig5_spec(own_rate, p, s, J),
+                spec.policies,
+                (1.0,),
+                experiment=name,
+            ).values()
+        )
     )
-    records = ctx.run(specs + natural, experiment="psychas2019-fig5")
-    main, nat = records[: len(specs)], records[len(specs) :]
-    points = [_trace_point(p, s, recs[0]) for (p, s), recs in zip(grid, main, strict=True)]
-    loads = {s: float(recs[0]["load"]) for (_, s), recs in zip(grid, main, strict=True)}
+    points = [_trace_point(p, s, recs[0]) for (p, s), recs in runs.items()]
+    loads = {s: float(recs[0]["load"]) for (_, s), recs in runs.items()}
     law = SizeLaw.from_samples(size, weights=dur)
-    bounds = rounded_bounds(law, servers=1000, max_level=3 if ctx.quick else 5, tol=0.01)
+    levels = spec.quick_levels if ctx.quick else spec.levels
+    bounds = rounded_bounds(law, servers=1000, max_level=levels, tol=0.01)
     a_lo, a_hi = bounds.traffic_intensity()
     per_scaling = loads[scalings[0]] / scalings[0]
-    figures = line_plot(
-        points,
-        ctx.out / "psychas2019_fig5",
-        x="traffic scaling 1/beta",
-        y="time-average queue size (jobs)",
-        hue="algorithm",
-        title=f"psychas2019 Fig. 5 method: {src.path.stem}, 1000 servers, 100 ms",
-        logy=True,
-        vlines=[(a_lo / per_scaling, "capacity bound (rounded-bound LP)")],
-    )
+    plot = replace(spec.plot, vlines=((a_lo / per_scaling, "capacity bound (rounded-bound LP)"),))
+    title = f"psychas2019 Fig. 5 method: {src.path.stem}, 1000 servers, 100 ms"
+    figures = draw_panels(ctx, spec.figure.underscored, [Panel("", title, points)], plot, line_plot)
     high = [s for s in scalings if s >= 1.3]
     axis = (
         "paper's axis"
@@ -620,7 +654,7 @@ def run_fig5(ctx: Context) -> Outcome:
         at = {(pt.series, pt.x): pt for pt in rows}
         table = "; ".join(
             f"x{s} (load {loads[s]:.3f}): "
-            + ", ".join(f"{label(p)} {describe(at[(label(p), s)])}" for p in FIG5_POLICIES)
+            + ", ".join(f"{label(p)} {describe(at[(label(p), s)])}" for p in spec.policies)
             for s in scalings
         )
         advantage = [
@@ -649,9 +683,7 @@ def run_fig5(ctx: Context) -> Outcome:
             ),
         ]
 
-    growing = [
-        f"{label(p)} x{s}" for (p, s), recs in zip(grid, main, strict=True) if not recs[0]["stable"]
-    ]
+    growing = [f"{label(p)} x{s}" for (p, s), recs in runs.items() if not recs[0]["stable"]]
     notes = [
         f"trace: {src.label}; {size.size:,} jobs replayed (deterministic: no randomness)",
         (
@@ -671,7 +703,7 @@ def run_fig5(ctx: Context) -> Outcome:
         f"utilization at x{scalings[-1]} (work served / capacity over the replay): "
         + ", ".join(
             f"{label(p)} {_num(recs[0].get('utilization[resource]')):.4f}"
-            for (p, sc), recs in zip(grid, main, strict=True)
+            for (p, sc), recs in runs.items()
             if sc == scalings[-1]
         ),
     ]
@@ -681,7 +713,7 @@ def run_fig5(ctx: Context) -> Outcome:
             f"{float(nat[0][0]['load']):.3f}): "
             + ", ".join(
                 f"{label(p)} {describe(_record_point(p, 1.0, r[0], interval=False))}"
-                for p, r in zip(FIG5_POLICIES, nat, strict=True)
+                for p, r in zip(spec.policies, nat, strict=True)
             )
             + " (overloaded: counts of waiting jobs then favour policies that serve small jobs)"
         )
@@ -690,54 +722,77 @@ def run_fig5(ctx: Context) -> Outcome:
 
 # ------------------------------------------------------------------------------- registry
 
-register(
-    Reproduction(
-        name="psychas2019-fig3a",
-        paper="psychas2019",
-        figure="Fig. 3(a)",
-        title="VQS unstable, BF-J/S and VQS-BF stable (sizes 0.4/0.6, one server)",
-        run=run_fig3a,
-        scale="paper: 5e6 slots per policy; --quick: 1e6 slots",
-    )
+QUEUE_OVER_SLOTS = Plot(x="time (slots)", y="total queue size (jobs)", hue="policy")
+FIG3A = Timeline(
+    figure=Figure(
+        "psychas2019-fig3a",
+        "psychas2019",
+        "Fig. 3(a)",
+        "VQS unstable, BF-J/S and VQS-BF stable (sizes 0.4/0.6, one server)",
+        "paper: 5e6 slots per policy; --quick: 1e6 slots",
+    ),
+    example=fig3a_spec,
+    series=tuple(Series(p) for p in FIG3_POLICIES),
+    length=5e6,
+    quick_length=1e6,
+    title="psychas2019 Fig. 3(a): sizes 0.4/0.6, one server, 0.014 arrivals/slot",
+    plot=QUEUE_OVER_SLOTS,
+    notes=_fig3a_notes,
+    judge=fig3a_judge,
+    computed=_fig3a_computed,
+    measured=_fig3a_measured,
+    extras=_fig3a_extras,
 )
-register(
-    Reproduction(
-        name="psychas2019-fig3b",
-        paper="psychas2019",
-        figure="Fig. 3(b)",
-        title="VQS stable, BF-J/S and VQS-BF unstable (capacity 10, sizes 2/5, fixed service)",
-        run=run_fig3b,
-        scale="1e7 slots per policy in both variants",
-    )
+FIG3B = Timeline(
+    figure=Figure(
+        "psychas2019-fig3b",
+        "psychas2019",
+        "Fig. 3(b)",
+        "VQS stable, BF-J/S and VQS-BF unstable (capacity 10, sizes 2/5, fixed service)",
+        "1e7 slots per policy in both variants",
+    ),
+    example=fig3b_spec,
+    series=(
+        *(Series(p) for p in FIG3_POLICIES),
+        Series(
+            "vqs-bf",
+            {"stalling": True, "stall_beta": 0.9},
+            suffix=" + stalling",
+            legend="VQS-BF + stalling (§VIII)",
+        ),
+    ),
+    # Lock-in into (2,1) happens with positive probability per unit time (§VII-A2), so the
+    # quick variant keeps the paper-scale horizon (the runs take seconds).
+    length=1e7,
+    quick_length=1e7,
+    title="psychas2019 Fig. 3(b): capacity 10, sizes 2/5, fixed service, 0.0306/slot",
+    plot=QUEUE_OVER_SLOTS,
+    notes=_fig3b_notes,
+    judge=fig3b_judge,
+    computed=_fig3b_computed,
+    measured=_fig3b_measured,
+    extras=_fig3b_extras,
 )
-register(
-    Reproduction(
-        name="psychas2019-fig4a",
-        paper="psychas2019",
-        figure="Fig. 4(a)",
-        title="mean queue size vs traffic intensity, 5 servers, sizes ~ Unif[0.01, 0.19]",
-        run=lambda ctx: run_fig4(ctx, "a"),
-        scale="paper: 8 intensities x 4e6 arrivals; --quick: 4 intensities x 4e5",
-    )
+register_figure(FIG3A.figure, FIG3A, run_timeline)
+register_figure(FIG3B.figure, FIG3B, run_timeline)
+FIG5 = TraceScaling(
+    Figure(
+        "psychas2019-fig5",
+        "psychas2019",
+        "Fig. 5",
+        "trace replay, 1000 servers, 100 ms decisions, traffic scaling 1-1.6",
+        "first 1e6 jobs of the trace; paper: 7 scalings; --quick: 3",
+        (ALIBABA,),
+    ),
+    policies=FIG5_POLICIES,
+    jobs=FIG5_JOBS,
+    quick_jobs=FIG5_QUICK_JOBS,
+    scalings=FIG5_SCALINGS,
+    quick_scalings=FIG5_QUICK_SCALINGS,
+    levels=5,
+    quick_levels=3,
+    plot=Plot(
+        x="traffic scaling 1/beta", y="time-average queue size (jobs)", hue="algorithm", logy=True
+    ),
 )
-register(
-    Reproduction(
-        name="psychas2019-fig4b",
-        paper="psychas2019",
-        figure="Fig. 4(b)",
-        title="mean queue size vs traffic intensity, 5 servers, sizes ~ Unif[0.1, 0.9]",
-        run=lambda ctx: run_fig4(ctx, "b"),
-        scale="paper: 8 intensities x 1e6 arrivals; --quick: 4 intensities x 1e5",
-    )
-)
-register(
-    Reproduction(
-        name="psychas2019-fig5",
-        paper="psychas2019",
-        figure="Fig. 5",
-        title="trace replay, 1000 servers, 100 ms decisions, traffic scaling 1-1.6",
-        run=run_fig5,
-        scale="first 1e6 jobs of the trace; paper: 7 scalings; --quick: 3",
-        data=(ALIBABA,),
-    )
-)
+register_figure(FIG5.figure, FIG5, run_fig5)

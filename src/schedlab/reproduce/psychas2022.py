@@ -38,6 +38,7 @@ import json
 import math
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -46,15 +47,14 @@ from schedlab.experiments.stats import summarize
 from schedlab.model.spec import SimulationSpec, parse_spec
 from schedlab.optim.reward import StaticProblem, upper_bound
 from schedlab.report.figures import Point, line_plot
+from schedlab.reproduce.driver import Figure, Panel, Plot, draw_panels, register_figure, run_grid
 from schedlab.reproduce.ordering import compare, describe, lower_claim
 from schedlab.reproduce.registry import (
     Claim,
     Context,
     Judge,
     Outcome,
-    Reproduction,
     judged,
-    register,
 )
 from schedlab.workloads.traces.priority_types import (
     ALIBABA,
@@ -168,8 +168,18 @@ MEAN_RATIO = 0.90  # INFERRED threshold: the paper's mean was lost from the text
 NEAR = 0.02  # "about": within 2 percentage points
 
 
-def run_table1(ctx: Context) -> Outcome:
-    n = TABLE1_QUICK if ctx.quick else TABLE1_COLLECTIONS
+@dataclass(frozen=True)
+class Collections:
+    """§7.1's Table 1 statistics: F^g/F* over ``collections`` random collections
+    (``quick_collections`` with --quick), the worst-case subset beside them."""
+
+    figure: Figure
+    collections: int
+    quick_collections: int
+
+
+def run_table1(spec: Collections, ctx: Context) -> Outcome:
+    n = spec.quick_collections if ctx.quick else spec.collections
     rng = np.random.default_rng(2022)
     rows = []
     for i in range(n):
@@ -286,10 +296,23 @@ def critical_points(scales: np.ndarray, f_g: np.ndarray, f_star: np.ndarray, tol
 GREEDY, OPTIMUM, TOP = "global greedy F^g", "optimum F*", "maximum reward u(MaxReward(J))"
 
 
-def run_fig2(ctx: Context) -> Outcome:
+@dataclass(frozen=True)
+class ScaleSweep:
+    """Fig. 2: F^g and F* of the worst-case subset with its workload scaled by ``points``
+    (``quick_points`` with --quick) factors evenly spaced over ``scales``."""
+
+    figure: Figure
+    scales: tuple[float, float]
+    points: int
+    quick_points: int
+    title: str
+    plot: Plot
+
+
+def run_fig2(spec: ScaleSweep, ctx: Context) -> Outcome:
     p = problem_of(WORST_TYPES)
     base = np.array(WORST_RHO)
-    scales = np.linspace(*FIG2_SCALES, FIG2_QUICK_POINTS if ctx.quick else FIG2_POINTS)
+    scales = np.linspace(*spec.scales, spec.quick_points if ctx.quick else spec.points)
     f_g = np.array([p.global_greedy(s * base).reward for s in scales])
     f_star = np.array([p.optimum(s * base).value for s in scales])
     top = p.config_reward(p.max_reward(list(range(p.n_types))))
@@ -303,18 +326,12 @@ def run_fig2(ctx: Context) -> Outcome:
     ]
     crit = critical_points(scales, f_g, f_star, 1e-9)
     vlines = [] if crit is None else [(crit[0], "critical points"), (crit[1], "")]
-    figures = line_plot(
-        points,
-        ctx.out / "psychas2022_fig2",
-        x="workload scale factor",
-        y="normalized reward per server (per time unit)",
-        hue="assignment",
-        title="psychas2022 Fig. 2: worst-case subset (1,1), (4,16), (2,32), (32,256)",
-        vlines=[v for v in vlines if v[1] or crit],
-    )
+    plot = replace(spec.plot, vlines=tuple(v for v in vlines if v[1] or crit))
+    panel = Panel("", spec.title, points)
+    figures = draw_panels(ctx, spec.figure.underscored, [panel], plot, line_plot)
     rows = [*points, Point(TOP, 0.0, top, math.nan, math.nan, analytic=True)]
     notes = [
-        f"base workload rho = {WORST_RHO} (INFERRED), scale {FIG2_SCALES[0]}..{FIG2_SCALES[1]} "
+        f"base workload rho = {WORST_RHO} (INFERRED), scale {spec.scales[0]}..{spec.scales[1]} "
         f"on {scales.size} points; the paper's values were lost"
     ]
     return judged(figures, rows, fig2_judge, notes)
@@ -363,19 +380,39 @@ def fig2_judge(rows: Sequence[Point]) -> list[Claim]:
 # ------------------------------------------------------------------------------------ Fig. 3
 
 
-def run_fig3(ctx: Context) -> Outcome:
+@dataclass(frozen=True)
+class ServerSweep:
+    """Fig. 3: DRA on the worst-case subset at each number of servers L of ``sizes``
+    (``quick_sizes`` with --quick), ``horizon`` time units per run (``quick_horizon``), beside
+    F^g, F* and the §7.2 upper bound from ``bound_samples`` Poisson draws
+    (``quick_bound_samples``)."""
+
+    figure: Figure
+    sizes: tuple[int, ...]
+    quick_sizes: tuple[int, ...]
+    horizon: float
+    quick_horizon: float
+    bound_samples: int
+    quick_bound_samples: int
+    title: str
+    plot: Plot
+
+
+def run_fig3(spec: ServerSweep, ctx: Context) -> Outcome:
     p = problem_of(WORST_TYPES)
     rho = np.array(WORST_RHO)
     f_g = p.global_greedy(rho).reward
     f_star = p.optimum(rho).value
-    sizes = FIG3_QUICK_L if ctx.quick else FIG3_L
-    horizon = FIG3_QUICK_HORIZON if ctx.quick else FIG3_HORIZON
-    specs = [loss_spec(WORST_TYPES, rho, L, "dra", horizon) for L in sizes]
-    records = ctx.run(specs, experiment="psychas2022-fig3")
-    rows = []
-    for L, recs in zip(sizes, records, strict=True):
-        for r in recs:
-            rows.append({**r, "servers": L})
+    sizes = spec.quick_sizes if ctx.quick else spec.sizes
+    horizon = spec.quick_horizon if ctx.quick else spec.horizon
+    runs = run_grid(
+        ctx,
+        lambda policy, L: loss_spec(WORST_TYPES, rho, int(L), policy, horizon),
+        ("dra",),
+        sizes,
+        experiment=spec.figure.name,
+    )
+    rows = [{**r, "servers": L} for (_, L), recs in runs.items() for r in recs]
     stats = summarize(rows, ["servers"], "reward_rate_per_server")
     by_l = {s.key[0]: s for s in stats}
     points = [
@@ -383,7 +420,7 @@ def run_fig3(ctx: Context) -> Outcome:
     ]
     points += [Point(GREEDY, float(L), f_g, math.nan, math.nan, analytic=True) for L in sizes]
     points += [Point(OPTIMUM, float(L), f_star, math.nan, math.nan, analytic=True) for L in sizes]
-    n_ub = UPPER_QUICK_SAMPLES if ctx.quick else UPPER_SAMPLES
+    n_ub = spec.quick_bound_samples if ctx.quick else spec.bound_samples
     bounds = {L: upper_bound(p, rho, L, samples=n_ub, seed=L) for L in sizes}
     points += [
         Point(
@@ -396,14 +433,8 @@ def run_fig3(ctx: Context) -> Outcome:
         )
         for L, b in bounds.items()
     ]
-    figures = line_plot(
-        points,
-        ctx.out / "psychas2022_fig3",
-        x="number of servers L",
-        y="reward per server (per time unit)",
-        hue="series",
-        title="psychas2022 Fig. 3: DRA's time-average reward per server vs L (worst-case subset)",
-    )
+    panel = Panel("", spec.title, points)
+    figures = draw_panels(ctx, spec.figure.underscored, [panel], spec.plot, line_plot)
     notes = [
         f"horizon {horizon} time units per L (mean service 1), warm-up 20%, one replication, "
         "95% batch-means intervals; r(L) = ceil(sqrt(L))",
@@ -453,33 +484,50 @@ def fig3_judge(sizes: Sequence[int]) -> Judge:
 # ------------------------------------------------------------------------------------ Fig. 4
 
 
-def run_fig4(ctx: Context) -> Outcome:
+def reward_over_time(
+    spec: SimulationSpec, servers: int, series: str
+) -> tuple[Any, np.ndarray, list[Point]]:
+    """One run of ``spec`` on ``servers`` servers: its result, the sample times of its time
+    series, and its reward per server at each (points of ``series``)."""
     import schedlab
 
+    result = schedlab.simulate(spec)
+    ts = result.timeseries
+    t = np.asarray(ts.column("time").to_numpy(), dtype=float)
+    y = np.asarray(ts.column("reward_rate").to_numpy(), dtype=float) / servers
+    points = [
+        Point(series, float(a), float(b), math.nan, math.nan) for a, b in zip(t, y, strict=True)
+    ]
+    return result, t, points
+
+
+@dataclass(frozen=True)
+class OverTime:
+    """Fig. 4: DRA's reward per server over time on ``servers`` servers (``quick_servers`` with
+    --quick), a run of ``horizon`` time units (``quick_horizon``), beside F^g."""
+
+    figure: Figure
+    servers: int
+    quick_servers: int
+    horizon: float
+    quick_horizon: float
+    title: str
+    plot: Plot
+
+
+def run_fig4(spec: OverTime, ctx: Context) -> Outcome:
     p = problem_of(WORST_TYPES)
     rho = np.array(WORST_RHO)
     f_g = p.global_greedy(rho).reward
-    servers = FIG4_QUICK_L if ctx.quick else FIG4_L
-    horizon = FIG4_QUICK_HORIZON if ctx.quick else FIG4_HORIZON
-    spec = loss_spec(WORST_TYPES, rho, servers, "dra", horizon, timeseries=400)
+    servers = spec.quick_servers if ctx.quick else spec.servers
+    horizon = spec.quick_horizon if ctx.quick else spec.horizon
+    run = loss_spec(WORST_TYPES, rho, servers, "dra", horizon, timeseries=400)
     t0 = time.perf_counter()
-    result = schedlab.simulate(spec)
+    result, t, points = reward_over_time(run, servers, "DRA")
     wall = time.perf_counter() - t0
-    ts = result.timeseries
-    t = np.asarray(ts.column("time").to_numpy(), dtype=float)
-    per = np.asarray(ts.column("reward_rate").to_numpy(), dtype=float) / servers
-    points = [
-        Point("DRA", float(a), float(b), math.nan, math.nan) for a, b in zip(t, per, strict=True)
-    ]
     points += [Point(GREEDY, float(a), f_g, math.nan, math.nan, analytic=True) for a in t]
-    figures = line_plot(
-        points,
-        ctx.out / "psychas2022_fig4",
-        x="time (mean service times)",
-        y="reward per server (per time unit)",
-        hue="series",
-        title=f"psychas2022 Fig. 4: DRA's reward per server over time, L = {servers}",
-    )
+    panel = Panel("", f"{spec.title}, L = {servers}", points)
+    figures = draw_panels(ctx, spec.figure.underscored, [panel], spec.plot, line_plot)
     whole = result["reward_rate_per_server"]
     notes = [
         f"L = {servers}, horizon {horizon}, one run ({wall:.1f} s wall), sampled at 400 times; "
@@ -504,48 +552,74 @@ def fig4_judge(rows: Sequence[Point]) -> list[Claim]:
     ]
 
 
-register(
-    Reproduction(
-        name="psychas2022-table1",
-        paper="psychas2022",
-        figure="§7.1 (Table 1 collections)",
-        title="F^g/F* over random collections of 3 small and 3 large Table 1 VM types",
-        run=run_table1,
-        scale=f"paper: {TABLE1_COLLECTIONS} collections; --quick: {TABLE1_QUICK}",
-    )
+TABLE1 = Collections(
+    Figure(
+        "psychas2022-table1",
+        "psychas2022",
+        "§7.1 (Table 1 collections)",
+        "F^g/F* over random collections of 3 small and 3 large Table 1 VM types",
+        f"paper: {TABLE1_COLLECTIONS} collections; --quick: {TABLE1_QUICK}",
+    ),
+    collections=TABLE1_COLLECTIONS,
+    quick_collections=TABLE1_QUICK,
 )
-register(
-    Reproduction(
-        name="psychas2022-fig2",
-        paper="psychas2022",
-        figure="Fig. 2",
-        title="F^g and F* against the workload scale, worst-case subset",
-        run=run_fig2,
-        scale=f"paper: {FIG2_POINTS} scales; --quick: {FIG2_QUICK_POINTS}",
-    )
+FIG2 = ScaleSweep(
+    Figure(
+        "psychas2022-fig2",
+        "psychas2022",
+        "Fig. 2",
+        "F^g and F* against the workload scale, worst-case subset",
+        f"paper: {FIG2_POINTS} scales; --quick: {FIG2_QUICK_POINTS}",
+    ),
+    scales=FIG2_SCALES,
+    points=FIG2_POINTS,
+    quick_points=FIG2_QUICK_POINTS,
+    title="psychas2022 Fig. 2: worst-case subset (1,1), (4,16), (2,32), (32,256)",
+    plot=Plot(
+        x="workload scale factor",
+        y="normalized reward per server (per time unit)",
+        hue="assignment",
+    ),
 )
-register(
-    Reproduction(
-        name="psychas2022-fig3",
-        paper="psychas2022",
-        figure="Fig. 3",
-        title="DRA's reward per server against L approaches F^g",
-        run=run_fig3,
-        scale=f"paper: L in {FIG3_L}, {FIG3_HORIZON:g} time units; --quick: L in {FIG3_QUICK_L}, "
+REWARD_PER_SERVER = "reward per server (per time unit)"
+FIG3 = ServerSweep(
+    Figure(
+        "psychas2022-fig3",
+        "psychas2022",
+        "Fig. 3",
+        "DRA's reward per server against L approaches F^g",
+        f"paper: L in {FIG3_L}, {FIG3_HORIZON:g} time units; --quick: L in {FIG3_QUICK_L}, "
         f"{FIG3_QUICK_HORIZON:g}",
-    )
+    ),
+    sizes=FIG3_L,
+    quick_sizes=FIG3_QUICK_L,
+    horizon=FIG3_HORIZON,
+    quick_horizon=FIG3_QUICK_HORIZON,
+    bound_samples=UPPER_SAMPLES,
+    quick_bound_samples=UPPER_QUICK_SAMPLES,
+    title="psychas2022 Fig. 3: DRA's time-average reward per server vs L (worst-case subset)",
+    plot=Plot(x="number of servers L", y=REWARD_PER_SERVER, hue="series"),
 )
-register(
-    Reproduction(
-        name="psychas2022-fig4",
-        paper="psychas2022",
-        figure="Fig. 4",
-        title="DRA's reward per server over time converges to F^g",
-        run=run_fig4,
-        scale=f"paper: L = {FIG4_L}, {FIG4_HORIZON:g} time units; --quick: L = {FIG4_QUICK_L}, "
+FIG4 = OverTime(
+    Figure(
+        "psychas2022-fig4",
+        "psychas2022",
+        "Fig. 4",
+        "DRA's reward per server over time converges to F^g",
+        f"paper: L = {FIG4_L}, {FIG4_HORIZON:g} time units; --quick: L = {FIG4_QUICK_L}, "
         f"{FIG4_QUICK_HORIZON:g}",
-    )
+    ),
+    servers=FIG4_L,
+    quick_servers=FIG4_QUICK_L,
+    horizon=FIG4_HORIZON,
+    quick_horizon=FIG4_QUICK_HORIZON,
+    title="psychas2022 Fig. 4: DRA's reward per server over time",
+    plot=Plot(x="time (mean service times)", y=REWARD_PER_SERVER, hue="series"),
 )
+register_figure(TABLE1.figure, TABLE1, run_table1)
+register_figure(FIG2.figure, FIG2, run_fig2)
+register_figure(FIG3.figure, FIG3, run_fig3)
+register_figure(FIG4.figure, FIG4, run_fig4)
 
 
 # ------------------------------------------------------------------------------ Figs 5 and 6
@@ -612,29 +686,36 @@ def _policies(tt: TypedTrace) -> tuple[str, ...]:
     return FIG5_POLICIES if np.unique(tt.priority).size > 1 else ("dra", "power-of-d")
 
 
-def run_fig5(ctx: Context) -> Outcome:
+@dataclass(frozen=True)
+class TraceServerSweep:
+    """Fig. 5: the trace's policies (:func:`_policies`) replayed on each number of servers L of
+    ``sizes`` (``quick_sizes`` with --quick), beside the §7.2 upper bound averaged over
+    ``bound_times`` sample times (``quick_bound_times``)."""
+
+    figure: Figure
+    sizes: tuple[int, ...]
+    quick_sizes: tuple[int, ...]
+    bound_times: int
+    quick_bound_times: int
+    title: str
+    plot: Plot
+
+
+def run_fig5(spec: TraceServerSweep, ctx: Context) -> Outcome:
     tt = typed_trace(ctx.out)
-    sizes = FIG5_QUICK_L if ctx.quick else FIG5_L
+    sizes = spec.quick_sizes if ctx.quick else spec.sizes
     policies = _policies(tt)
-    grid = [(p, L) for L in sizes for p in policies]
-    records = ctx.run([trace_spec(tt, L, p) for p, L in grid], experiment="psychas2022-fig5")
-    value = {
-        (p, L): float(recs[0]["reward_rate_per_server"])
-        for (p, L), recs in zip(grid, records, strict=True)
-    }
-    n_times = BOUND_QUICK_TIMES if ctx.quick else BOUND_TIMES
+    runs = run_grid(
+        ctx, lambda p, L: trace_spec(tt, int(L), p), policies, sizes, experiment=spec.figure.name
+    )
+    value = {key: float(recs[0]["reward_rate_per_server"]) for key, recs in runs.items()}
+    n_times = spec.quick_bound_times if ctx.quick else spec.bound_times
     times = np.linspace(0.0, float(tt.arrival[-1]), n_times + 2)[1:-1]
     bound = {L: float(trace_upper_bound(tt, L, times).mean()) for L in sizes}
-    points = [Point(p, float(L), value[(p, L)], math.nan, math.nan) for p, L in grid]
+    points = [Point(p, float(L), v, math.nan, math.nan) for (p, L), v in value.items()]
     points += [Point(BOUND, float(L), bound[L], math.nan, math.nan, analytic=True) for L in sizes]
-    figures = line_plot(
-        points,
-        ctx.out / "psychas2022_fig5",
-        x="number of servers L",
-        y="time-average reward per server (per time unit)",
-        hue="algorithm",
-        title="psychas2022 Fig. 5 on a trace: reward per server vs L",
-    )
+    panel = Panel("", spec.title, points)
+    figures = draw_panels(ctx, spec.figure.underscored, [panel], spec.plot, line_plot)
     notes = [
         f"trace: {tt.label}; {tt.sizes.size} types (priority group, size): sizes "
         f"{', '.join(f'{s:g}' for s in tt.sizes)}; reward = size x factor {PRIORITY_FACTOR} "
@@ -711,37 +792,39 @@ def fig5_judge(policies: Sequence[str]) -> Judge:
     return judge
 
 
-def run_fig6(ctx: Context) -> Outcome:
-    import schedlab
+@dataclass(frozen=True)
+class TraceOverTime:
+    """Fig. 6: the trace's policies replayed on ``servers`` servers (in both variants), their
+    reward per server at ``samples`` times beside the §7.2 upper bound there (``plot``), and the
+    arriving work per priority group in 100 windows (``arrivals``)."""
 
+    figure: Figure
+    servers: int
+    samples: int
+    title: str
+    plot: Plot
+    arrivals_title: str
+    arrivals: Plot
+
+
+def run_fig6(spec: TraceOverTime, ctx: Context) -> Outcome:
     tt = typed_trace(ctx.out)
-    servers = FIG6_L
+    servers = spec.servers
     policies = _policies(tt)
     points: list[Point] = []
-    series: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    times: dict[str, np.ndarray] = {}
     for p in policies:
-        result = schedlab.simulate(trace_spec(tt, servers, p, timeseries=BOUND_TIMES))
-        ts = result.timeseries
-        t = np.asarray(ts.column("time").to_numpy(), dtype=float)
-        y = np.asarray(ts.column("reward_rate").to_numpy(), dtype=float) / servers
-        series[p] = (t, y)
-        points += [
-            Point(p, float(a), float(b), math.nan, math.nan) for a, b in zip(t, y, strict=True)
-        ]
-    t = series[policies[0]][0]
+        run = trace_spec(tt, servers, p, timeseries=spec.samples)
+        _, times[p], mine = reward_over_time(run, servers, p)
+        points += mine
+    t = times[policies[0]]
     bound = trace_upper_bound(tt, servers, t)
     points += [
         Point(BOUND, float(a), float(b), math.nan, math.nan, analytic=True)
         for a, b in zip(t, bound, strict=True)
     ]
-    figures = line_plot(
-        points,
-        ctx.out / "psychas2022_fig6",
-        x="time (s)",
-        y="reward per server (per s)",
-        hue="series",
-        title=f"psychas2022 Fig. 6 on a trace: reward over time, L = {servers}",
-    )
+    panel = Panel("", f"{spec.title}, L = {servers}", points)
+    figures = draw_panels(ctx, spec.figure.underscored, [panel], spec.plot, line_plot)
     edges = np.linspace(0.0, float(tt.arrival[-1]), 101)
     size_of_job = tt.sizes[tt.job_class]
     arriving: list[Point] = []
@@ -753,14 +836,8 @@ def run_fig6(ctx: Context) -> Outcome:
             Point(f"priority group {g}", float(x), float(v), math.nan, math.nan)
             for x, v in zip(edges[:-1], rate, strict=True)
         ]
-    figures += line_plot(
-        arriving,
-        ctx.out / "psychas2022_fig6_arrivals",
-        x="time (s)",
-        y="arriving size per server (per s)",
-        hue="priority",
-        title=f"psychas2022 Fig. 6 (lower panel): arriving work by priority, L = {servers}",
-    )
+    panel = Panel("_arrivals", f"{spec.arrivals_title}, L = {servers}", arriving)
+    figures += draw_panels(ctx, spec.figure.underscored, [panel], spec.arrivals, line_plot)
     notes = [f"trace: {tt.label}"]
     if "dra-preemption" not in policies:
         notes.append(
@@ -824,25 +901,41 @@ def fig6_judge(policies: Sequence[str]) -> Judge:
     return judge
 
 
-register(
-    Reproduction(
-        name="psychas2022-fig5",
-        paper="psychas2022",
-        figure="Fig. 5",
-        title="trace: reward per server of DRA, DRA+preemption, power-of-d and the bound vs L",
-        run=run_fig5,
-        scale=f"first {TRACE_JOBS:,} trace jobs; paper: L in {FIG5_L}; --quick: {FIG5_QUICK_L}",
-        data=(ALIBABA,),  # unless $SCHEDLAB_PSYCHAS2022_TRACE names another table
-    )
+FIG5 = TraceServerSweep(
+    Figure(
+        "psychas2022-fig5",
+        "psychas2022",
+        "Fig. 5",
+        "trace: reward per server of DRA, DRA+preemption, power-of-d and the bound vs L",
+        f"first {TRACE_JOBS:,} trace jobs; paper: L in {FIG5_L}; --quick: {FIG5_QUICK_L}",
+        (ALIBABA,),  # unless $SCHEDLAB_PSYCHAS2022_TRACE names another table
+    ),
+    sizes=FIG5_L,
+    quick_sizes=FIG5_QUICK_L,
+    bound_times=BOUND_TIMES,
+    quick_bound_times=BOUND_QUICK_TIMES,
+    title="psychas2022 Fig. 5 on a trace: reward per server vs L",
+    plot=Plot(
+        x="number of servers L",
+        y="time-average reward per server (per time unit)",
+        hue="algorithm",
+    ),
 )
-register(
-    Reproduction(
-        name="psychas2022-fig6",
-        paper="psychas2022",
-        figure="Fig. 6",
-        title="trace: reward over time of each policy and the bound, L = 1000",
-        run=run_fig6,
-        scale=f"first {TRACE_JOBS:,} trace jobs, L = {FIG6_L} in both variants",
-        data=(ALIBABA,),  # unless $SCHEDLAB_PSYCHAS2022_TRACE names another table
-    )
+FIG6 = TraceOverTime(
+    Figure(
+        "psychas2022-fig6",
+        "psychas2022",
+        "Fig. 6",
+        "trace: reward over time of each policy and the bound, L = 1000",
+        f"first {TRACE_JOBS:,} trace jobs, L = {FIG6_L} in both variants",
+        (ALIBABA,),  # unless $SCHEDLAB_PSYCHAS2022_TRACE names another table
+    ),
+    servers=FIG6_L,
+    samples=BOUND_TIMES,
+    title="psychas2022 Fig. 6 on a trace: reward over time",
+    plot=Plot(x="time (s)", y="reward per server (per s)", hue="series"),
+    arrivals_title="psychas2022 Fig. 6 (lower panel): arriving work by priority",
+    arrivals=Plot(x="time (s)", y="arriving size per server (per s)", hue="priority"),
 )
+register_figure(FIG5.figure, FIG5, run_fig5)
+register_figure(FIG6.figure, FIG6, run_fig6)
