@@ -56,28 +56,21 @@ def test_the_checks_tell_good_labels_from_bad():
     assert math_text("psychas2022 Fig. 3: x").startswith("Psychas & Ghaderi 2022, Fig. 3")
 
 
-TINY = {  # module attribute -> value, to keep each run small
+TINY = {  # the figure spec's fields -> value, to keep each run small
     "psychas2018-fig3": {},
-    "psychas2022-fig3": {
-        "FIG3_QUICK_L": (10, 20),
-        "FIG3_QUICK_HORIZON": 12.0,
-        "UPPER_QUICK_SAMPLES": 2,
-    },
-    "grosof2023-fig3": {"RATIO_LOADS": (0.5, 0.9), "_arrivals": lambda ctx: 4000},
-    "berg2020-fig6": {"FIG6_QUICK_SIM_K": [2], "FIG6_K": [1, 2, 3]},
+    "psychas2022-fig3": {"quick_sizes": (10, 20), "quick_horizon": 12.0, "quick_bound_samples": 2},
+    "grosof2023-fig3": {"loads": (0.5, 0.9), "quick_arrivals": 4000},
+    "berg2020-fig6": {"quick_sim_xs": (2,), "xs": (1, 2, 3)},
 }
 
 
 @pytest.mark.parametrize("name", sorted(TINY))
 def test_every_figure_has_units_math_text_and_the_papers_citation(name, tmp_path, monkeypatch):
-    import importlib
 
+    from schedlab.reproduce.driver import resized
     from schedlab.reproduce.registry import Context, get_reproduction, run_reproduction
 
-    entry = get_reproduction(name)
-    module = importlib.import_module(f"schedlab.reproduce.{entry.paper}")
-    for attribute, value in TINY[name].items():
-        monkeypatch.setattr(module, attribute, value)
+    entry = resized(get_reproduction(name), **TINY[name])
     saved: list[Saved] = []
     savefig = matplotlib.figure.Figure.savefig
 

@@ -40,12 +40,18 @@ def rendered_dom(page: Path, profile: Path) -> str:
 def tiny_fig2(tmp_path_factory) -> Path:
     """`schedlab reproduce grosof2023-fig2 --quick` at a tiny scale: two loads, 4,000 arrivals,
     and the stability-limit grid cut to one load."""
-    from schedlab.reproduce import grosof2023
+    from schedlab.reproduce import grosof2023, registry
+    from schedlab.reproduce.driver import resized
 
+    fig2 = registry.get_reproduction("grosof2023-fig2")
+    tiny = resized(
+        fig2,
+        loads=(0.5, 0.8),
+        limits=grosof2023.Limits(grosof2023.LIMIT_POLICIES, (0.9,)),
+        quick_arrivals=4000,
+    )
     patch = pytest.MonkeyPatch()
-    patch.setattr(grosof2023, "FIG2_LOADS", (0.5, 0.8))
-    patch.setattr(grosof2023, "LIMIT_GRID", (0.9,))
-    patch.setattr(grosof2023, "_arrivals", lambda ctx: 4000)
+    patch.setitem(registry._REGISTRY, fig2.name, tiny)
     out = tmp_path_factory.mktemp("fig2")
     try:
         result = runner.invoke(

@@ -65,13 +65,14 @@ def invoke(*args: str) -> None:
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory) -> dict[str, Path]:
     """A tiny psychas2022-fig3 (a reward figure), a compare and a run of four policies."""
-    from schedlab.reproduce import psychas2022
+    from schedlab.reproduce import registry
+    from schedlab.reproduce.driver import resized
 
     root = tmp_path_factory.mktemp("layout")
+    fig3 = registry.get_reproduction("psychas2022-fig3")
+    tiny = resized(fig3, quick_sizes=(10, 20), quick_horizon=12.0, quick_bound_samples=2)
     patch = pytest.MonkeyPatch()
-    patch.setattr(psychas2022, "FIG3_QUICK_L", (10, 20))
-    patch.setattr(psychas2022, "FIG3_QUICK_HORIZON", 12.0)
-    patch.setattr(psychas2022, "UPPER_QUICK_SAMPLES", 2)
+    patch.setitem(registry._REGISTRY, fig3.name, tiny)
     try:
         invoke(
             "reproduce", "psychas2022-fig3", "--quick", "--out", root / "repro", "--workers", "1"
