@@ -35,3 +35,21 @@ def test_too_short_to_split_is_one_line(tmp_path: Path) -> None:
     assert result.exit_code == 2
     lines = result.stderr.strip().splitlines()
     assert "too short to split" in lines[-1] and str(log) in lines[-1]
+
+
+def test_downtime_held_and_recorded(tmp_path: Path) -> None:
+    out = tmp_path / "cal"
+    args = ["trace", "calibrate", str(KTH), "--out", str(out), "--downtime", "600"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    record = json.loads((out / "calibration.json").read_text())
+    for interval in record["downtime"]:
+        assert interval["end"] - interval["start"] >= 600
+
+
+def test_downtime_with_conservative_is_one_line(tmp_path: Path) -> None:
+    args = ["trace", "calibrate", str(KTH), "--out", str(tmp_path / "o"), "--downtime", "600"]
+    result = runner.invoke(app, [*args, "--policy", "conservative-backfill"])
+    assert result.exit_code == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "--downtime" in lines[0] and "conservative-backfill" in lines[0]

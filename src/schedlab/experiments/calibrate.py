@@ -17,6 +17,13 @@ noise of a schedule; the bisection brackets ratio 1 between the 90th percentile 
 widths and MaxProcs, to 0.5% of MaxProcs). One parameter, nothing per job; deterministic
 (the replay of a trace draws no random numbers; ``seed`` is passed for the record).
 
+**The logged downtime** (``downtime_min``; ``schedlab trace calibrate --downtime``): the
+intervals at least that long during which the logged schedule ran no job while a job waited
+(the machine was down or closed to its queue; :func:`logged_downtime`), read from the rows of
+the whole log (not fitted). The calibrated replay (fit and judgement) has no usable processor
+during them: the backfilling kernel's ``capacity_schedule`` (EASY and SJBF;
+:mod:`schedlab.policies.pooled.backfill`).
+
 **The judgement.** The whole log replayed plain and calibrated; on the jobs submitted in the
 second half (their logged wait known): mean and p95 wait ratio to the logged, Pearson and
 Spearman correlation of the per-job waits, Kendall's tau between the logged and replayed start
@@ -85,6 +92,7 @@ class Calibration:
     fitted_capacity: int
     fit_steps: list[dict[str, float]]  # (capacity, first-half mean wait ratio) measured
     clipped: int  # jobs wider than the fitted capacity (replayed on all of it)
+    downtime: list[dict[str, float]]  # logged downtime held by the calibrated replay (log clock)
     plain: Judgement
     calibrated: Judgement
 
@@ -123,17 +131,41 @@ class Replayed:
     wait: np.ndarray
 
 
+def replay_steps(
+    table: pa.Table, downtime: list[tuple[float, float]], capacity: int
+) -> list[dict[str, float]]:
+    """The capacity schedule of a replay of ``table`` (its clock starts at its first arrival):
+    no processor usable during each ``downtime`` interval (log clock), ``capacity`` outside."""
+    if not downtime or table.num_rows == 0:
+        return []
+    t0 = float(pc.min(table.column("arrival")).as_py())
+    steps: list[dict[str, float]] = []
+    for a, b in downtime:
+        if b <= t0:
+            continue
+        steps.append({"at": max(a - t0, 0.0), "servers": 0.0})
+        steps.append({"at": b - t0, "servers": float(capacity)})
+    return steps
+
+
 def replay(
-    table: pa.Table, capacity: int, policy: dict[str, Any], folder: Path, seed: int
+    table: pa.Table,
+    capacity: int,
+    policy: dict[str, Any],
+    folder: Path,
+    seed: int,
+    downtime: list[tuple[float, float]] | None = None,
 ) -> Replayed:
-    """Replay ``table`` (canonical, arrival order) on ``capacity`` processors under ``policy``."""
+    """Replay ``table`` (canonical, arrival order) on ``capacity`` processors under ``policy``,
+    none of them usable during the ``downtime`` intervals (log clock) when given."""
     derived, _ = with_capacity(table, capacity)
     path = folder / f"replay-{capacity}.parquet"
     pq.write_table(derived, path)
+    steps = replay_steps(table, downtime or [], capacity)
     spec = {
         "cluster": {"servers": capacity},
         "workload": {"arrivals": {"process": "trace", "path": str(path)}},
-        "policy": policy,
+        "policy": {**policy, "capacity_schedule": steps} if steps else policy,
         "run": {
             "timeseries": 0,
             "check": False,
@@ -181,17 +213,49 @@ def judge(
     )
 
 
+def logged_downtime(table: pa.Table, shortest: float) -> list[tuple[float, float]]:
+    """The intervals (log clock) at least ``shortest`` seconds long during which the logged
+    schedule ran no job while a job was waiting (submitted, logged start later): the machine
+    was down or closed to the queue. Only jobs with a logged wait count."""
+    known = _logged(table)
+    submit = table.column("arrival").to_numpy()[known]
+    start = submit + table.column("trace_wait").to_numpy(zero_copy_only=False)[known]
+    end = start + table.column("duration").to_numpy()[known]
+    times = np.unique(np.concatenate([submit, start, end]))
+    running = np.zeros(times.size)
+    np.add.at(running, np.searchsorted(times, start), 1)
+    np.add.at(running, np.searchsorted(times, end), -1)
+    waiting = np.zeros(times.size)
+    np.add.at(waiting, np.searchsorted(times, submit), 1)
+    np.add.at(waiting, np.searchsorted(times, start), -1)
+    # on [times[i], times[i + 1]): nothing running, something waiting
+    down = (np.cumsum(running)[:-1] <= 0) & (np.cumsum(waiting)[:-1] > 0)
+    edges = np.diff(np.concatenate([[0], down.astype(np.int8), [0]]))
+    first, last = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+    return [
+        (float(times[a]), float(times[b]))
+        for a, b in zip(first, last, strict=True)
+        if times[b] - times[a] >= shortest
+    ]
+
+
 def _logged(table: pa.Table) -> np.ndarray:
     wait = table.column("trace_wait").to_numpy(zero_copy_only=False).astype(float)
     return np.isfinite(wait) & (wait >= 0)
 
 
 def fit_capacity(
-    table: pa.Table, max_procs: int, policy: dict[str, Any], folder: Path, seed: int
+    table: pa.Table,
+    max_procs: int,
+    policy: dict[str, Any],
+    folder: Path,
+    seed: int,
+    downtime: list[tuple[float, float]] | None = None,
 ) -> tuple[int, list[dict[str, float]]]:
     """The usable capacity c (module docstring) on ``table`` (the first half), with the
-    (capacity, mean wait ratio) pairs measured. The smallest c considered is the 90th percentile
-    of the jobs' widths (a machine narrower than most of its jobs is not one the log shows)."""
+    (capacity, mean wait ratio) pairs measured; the replays hold the ``downtime`` intervals
+    when given. The smallest c considered is the 90th percentile of the jobs' widths (a machine
+    narrower than most of its jobs is not one the log shows)."""
     known = _logged(table)
     logged_mean = float(
         table.column("trace_wait").to_numpy(zero_copy_only=False).astype(float)[known].mean()
@@ -200,7 +264,7 @@ def fit_capacity(
     steps: list[dict[str, float]] = []
 
     def ratio(c: int) -> float:
-        r = replay(table, c, policy, folder, seed)
+        r = replay(table, c, policy, folder, seed, downtime)
         got = r.wait[known & np.isfinite(r.wait)]
         value = float(got.mean()) / logged_mean if logged_mean else math.inf
         steps.append({"capacity": c, "mean_wait_ratio": value})
@@ -228,8 +292,11 @@ def calibrate(
     max_procs: int,
     policy: dict[str, Any],
     seed: int = 1,
+    downtime_min: float | None = None,
 ) -> Calibration:
-    """Fit on the first half by time, judge on the second (module docstring). Raises
+    """Fit on the first half by time, judge on the second (module docstring); with
+    ``downtime_min`` the calibrated replay also holds the log's downtime
+    (:func:`logged_downtime` intervals at least that long, EASY and SJBF). Raises
     :class:`SchedlabError` (one line) when a half has fewer than :data:`MIN_JOBS_PER_HALF` jobs
     with a logged wait."""
     arrival = table.column("arrival").to_numpy()
@@ -251,12 +318,13 @@ def calibrate(
     with tempfile.TemporaryDirectory(prefix="schedlab-calibrate-") as tmp:
         folder = Path(tmp)
         head = table.filter(pa.array(first))
-        fitted, steps = fit_capacity(head, max_procs, policy, folder, seed)
+        down = logged_downtime(table, downtime_min) if downtime_min is not None else None
+        fitted, steps = fit_capacity(head, max_procs, policy, folder, seed, down)
         plain = judge(
             "plain", max_procs, table, replay(table, max_procs, policy, folder, seed), second
         )
         calibrated = judge(
-            "calibrated", fitted, table, replay(table, fitted, policy, folder, seed), second
+            "calibrated", fitted, table, replay(table, fitted, policy, folder, seed, down), second
         )
     return Calibration(
         log=log,
@@ -267,6 +335,7 @@ def calibrate(
         fitted_capacity=fitted,
         fit_steps=steps,
         clipped=with_capacity(table, fitted)[1],
+        downtime=[{"start": a, "end": b} for a, b in down or []],
         plain=plain,
         calibrated=calibrated,
     )
@@ -298,8 +367,15 @@ def _how_far(j: Judgement) -> str:
 def verdict(c: Calibration) -> list[str]:
     """The validation in numbers and in words, for a report beside a ranking under the
     calibrated context."""
+    down = sum(d["end"] - d["start"] for d in c.downtime)
+    held = (
+        f"; {len(c.downtime)} logged downtime intervals ({down / 3600:,.0f} h) held"
+        if c.downtime
+        else ""
+    )
     lines = [
-        f"calibrated context: usable capacity {c.fitted_capacity} of {c.max_procs} processors, "
+        f"calibrated context: usable capacity {c.fitted_capacity} of {c.max_procs} "
+        f"processors{held}, "
         f"fitted on the first half of the log ({c.fit_jobs:,} jobs; {c.clipped:,} wider jobs "
         f"replayed on all of it); judged on the second half ({c.plain.jobs:,} jobs) with "
         f"{c.policy}:",
