@@ -54,6 +54,15 @@ def test_calibration_recovers_the_capacity_the_log_was_made_on(synthetic: Path) 
     assert cal.spearman > 0.9 and cal.kendall_start > 0.9
     # the plain replay on all 100 processors waits far less than the log
     assert plain.mean_ratio < 0.5 and abs(cal.mean_ratio - 1) < abs(plain.mean_ratio - 1)
+    # the halves' summary, from the SWF fields directly (submit 2, wait 3, run 4, processors 5)
+    rows = np.loadtxt(synthetic, comments=";")
+    submit, wait, work = rows[:, 1], rows[:, 2], rows[:, 3] * rows[:, 4]
+    first = submit < result.split_time
+    span = (submit.max() - submit.min()) / 2
+    for half, chosen in zip(result.halves, (first, ~first), strict=True):
+        assert half["jobs"] == chosen.sum()
+        assert half["logged_mean_wait"] == pytest.approx(wait[chosen].mean())
+        assert half["offered_load"] == pytest.approx(work[chosen].sum() / (span * 100))
     # reproducible: a second calibration gives the same record
     again = calibrate(read(synthetic, "swf"), str(synthetic), 100, EASY)
     assert again.record() == result.record()

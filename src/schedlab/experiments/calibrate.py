@@ -93,6 +93,7 @@ class Calibration:
     fit_steps: list[dict[str, float]]  # (capacity, first-half mean wait ratio) measured
     clipped: int  # jobs wider than the fitted capacity (replayed on all of it)
     downtime: list[dict[str, float]]  # logged downtime held by the calibrated replay (log clock)
+    halves: list[dict[str, float]]  # per half: jobs, logged mean wait, offered load of MaxProcs
     plain: Judgement
     calibrated: Judgement
 
@@ -286,6 +287,19 @@ def fit_capacity(
     return int(best["capacity"]), steps
 
 
+def half_summary(table: pa.Table, chosen: np.ndarray, span: float, max_procs: int) -> dict:
+    """The jobs submitted in one half: how many, their logged mean wait (jobs with one) and the
+    offered load they bring to MaxProcs (processor-seconds over the half's span)."""
+    known = _logged(table) & chosen
+    wait = table.column("trace_wait").to_numpy(zero_copy_only=False).astype(float)
+    work = table.column("duration").to_numpy() * table.column("need").to_numpy()
+    return {
+        "jobs": int(chosen.sum()),
+        "logged_mean_wait": float(wait[known].mean()) if known.any() else math.nan,
+        "offered_load": float(work[chosen].sum() / (span * max_procs)) if span > 0 else math.nan,
+    }
+
+
 def calibrate(
     table: pa.Table,
     log: str,
@@ -336,6 +350,10 @@ def calibrate(
         fit_steps=steps,
         clipped=with_capacity(table, fitted)[1],
         downtime=[{"start": a, "end": b} for a, b in down or []],
+        halves=[
+            half_summary(table, first, split - float(arrival.min()), max_procs),
+            half_summary(table, second, float(arrival.max()) - split, max_procs),
+        ],
         plain=plain,
         calibrated=calibrated,
     )
@@ -381,6 +399,11 @@ def verdict(c: Calibration) -> list[str]:
         f"{c.policy}:",
         _line(c.plain),
         _line(c.calibrated),
+        "logged mean wait of the jobs submitted in the first and second half: "
+        + " and ".join(
+            f"{h['logged_mean_wait']:,.0f} s (offered load {h['offered_load']:.3f} of MaxProcs)"
+            for h in c.halves
+        ),
         f"the baseline (plain replay on all {c.max_procs} processors) is "
         f"{_how_far(c.plain)}; the calibrated replay is {_how_far(c.calibrated)}",
     ]
