@@ -22,7 +22,7 @@ def test_calibrate_the_kth_excerpt(tmp_path: Path) -> None:
     record = json.loads((out / "calibration.json").read_text())
     assert record["max_procs"] == 100 and 1 <= record["fitted_capacity"] <= 100
     assert record["context"]["queue_unknown"] == 300
-    for name in ("plain", "calibrated"):
+    for name in ("plain", "calibrated", "hindsight"):
         assert record[name]["jobs"] > 50
     assert record["plain"]["capacity"] == 100
     assert (out / "calibration.png").stat().st_size > 0

@@ -48,6 +48,9 @@ def synthetic(tmp_path_factory) -> Path:
 def test_calibration_recovers_the_capacity_the_log_was_made_on(synthetic: Path) -> None:
     result = calibrate(read(synthetic, "swf"), str(synthetic), 100, EASY)
     assert abs(result.fitted_capacity - TRUE_CAPACITY) <= 2
+    # fitted on the judged half itself, the same machine is found
+    assert abs(result.hindsight.capacity - TRUE_CAPACITY) <= 2
+    assert result.hindsight.jobs == result.calibrated.jobs
     assert result.clipped == 0
     cal, plain = result.calibrated, result.plain
     assert cal.mean_ratio == pytest.approx(1.0, abs=0.15)

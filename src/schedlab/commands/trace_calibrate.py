@@ -31,7 +31,7 @@ def validation_table(record: dict) -> Table:
     table = Table(box=box.SIMPLE_HEAD, title=f"second half of {Path(record['log']).name}")
     for _, label in VALIDATION_COLUMNS:
         table.add_column(label, justify="left" if label == "replay" else "right")
-    for name in ("plain", "calibrated"):
+    for name in ("plain", "calibrated", "hindsight"):
         row = record[name]
         table.add_row(
             *(
