@@ -144,3 +144,18 @@ def test_a_log_without_logged_waits_is_one_line(tmp_path: Path) -> None:
     with pytest.raises(SchedlabError) as info:
         calibrate(read(path, "swf"), str(path), 100, EASY)
     assert "\n" not in str(info.value) and "no job has a logged wait" in str(info.value)
+
+
+def test_logged_downtime_by_hand(tmp_path: Path) -> None:
+    """Job 1 runs [0, 100); job 2, submitted at 50, starts at 1,050: nothing runs on
+    [100, 1050) while it waits (downtime). Job 3 runs [2000, 2010) and job 4, submitted at
+    3,000 after an idle gap with nobody waiting, starts at once: no downtime there. Job 5
+    (submitted 4,000, started 4,300) waits 300 s with nothing running: shorter than 600 s."""
+    submit = [0, 50, 2000, 3000, 4000]
+    run = [100, 10, 10, 10, 10]
+    wait = [0, 1000, 0, 0, 300]
+    path = write_swf(tmp_path / "down.swf", submit, run, [1] * 5, wait)
+    table = read(path, "swf")
+    assert logged_downtime(table, 600.0) == [(100.0, 1050.0)]
+    assert logged_downtime(table, 300.0) == [(100.0, 1050.0), (4000.0, 4300.0)]
+    assert logged_downtime(table, 1000.0) == []
