@@ -235,6 +235,24 @@ def test_capacity_schedule_hand_worked(tmp_path):
     assert run_trace(path, 4, schedule=[(0.0, 4.0)])["start"].tolist() == [0.0, 1.0, 10.0, 20.0]
 
 
+def test_capacity_schedule_with_sjbf(tmp_path):
+    """k = 4, none usable before t = 7, then 3. At 7 job 0 (2 servers) starts, job 1 (2) is
+    blocked (reserved at 17, job 0's expected end) and job 2 (1 server, expected end 17)
+    backfills; job 1 starts at 17."""
+    path = write_trace(tmp_path / "t.csv", [(0.0, 10.0, 2.0, 10.0), (1.0, 10.0, 2.0, 10.0)])
+    path.write_text(path.read_text() + "2.0,10.0,1.0,10.0\n")
+    spec = {
+        "cluster": {"servers": 4},
+        "workload": {"arrivals": {"process": "trace", "path": str(path)}},
+        "policy": {
+            "name": "sjbf",
+            "capacity_schedule": [{"at": 0, "servers": 0}, {"at": 7, "servers": 3}],
+        },
+        "run": {"jobs": True, "allow_unstable": True, "warmup": 0.0, "batches": 4, "check": True},
+    }
+    assert schedlab.simulate(spec).jobs.to_pydict()["start"] == [7.0, 17.0, 7.0]
+
+
 @st.composite
 def schedules(draw, k):
     """Steps at increasing times, usable servers from 0 to k, ending with all k."""
