@@ -22,7 +22,7 @@ def test_calibrate_the_kth_excerpt(tmp_path: Path) -> None:
     record = json.loads((out / "calibration.json").read_text())
     assert record["max_procs"] == 100 and 1 <= record["fitted_capacity"] <= 100
     assert record["context"]["queue_unknown"] == 300
-    for name in ("plain", "calibrated"):
+    for name in ("plain", "calibrated", "hindsight"):
         assert record[name]["jobs"] > 50
     assert record["plain"]["capacity"] == 100
     assert (out / "calibration.png").stat().st_size > 0
@@ -35,3 +35,21 @@ def test_too_short_to_split_is_one_line(tmp_path: Path) -> None:
     assert result.exit_code == 2
     lines = result.stderr.strip().splitlines()
     assert "too short to split" in lines[-1] and str(log) in lines[-1]
+
+
+def test_downtime_held_and_recorded(tmp_path: Path) -> None:
+    out = tmp_path / "cal"
+    args = ["trace", "calibrate", str(KTH), "--out", str(out), "--downtime", "600"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    record = json.loads((out / "calibration.json").read_text())
+    for interval in record["downtime"]:
+        assert interval["end"] - interval["start"] >= 600
+
+
+def test_downtime_with_conservative_is_one_line(tmp_path: Path) -> None:
+    args = ["trace", "calibrate", str(KTH), "--out", str(tmp_path / "o"), "--downtime", "600"]
+    result = runner.invoke(app, [*args, "--policy", "conservative-backfill"])
+    assert result.exit_code == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "--downtime" in lines[0] and "conservative-backfill" in lines[0]

@@ -31,7 +31,7 @@ def validation_table(record: dict) -> Table:
     table = Table(box=box.SIMPLE_HEAD, title=f"second half of {Path(record['log']).name}")
     for _, label in VALIDATION_COLUMNS:
         table.add_column(label, justify="left" if label == "replay" else "right")
-    for name in ("plain", "calibrated"):
+    for name in ("plain", "calibrated", "hindsight"):
         row = record[name]
         table.add_row(
             *(
@@ -57,17 +57,31 @@ def calibrate_cmd(
         str, typer.Option(help="The replayed policy (pooled family).")
     ] = "easy-backfill",
     seed: Annotated[int, typer.Option(help="Recorded seed of the replays.")] = 1,
+    downtime: Annotated[
+        float | None,
+        typer.Option(
+            help="Hold the log's downtime in the calibrated replay: intervals at least this many "
+            "seconds long in which the logged schedule ran no job while a job waited "
+            "(EASY and SJBF)."
+        ),
+    ] = None,
 ) -> None:
     """Fit the log's usable capacity on its first half by time and judge plain against
     calibrated replay on the second half: mean and p95 wait ratio to the logged, per-job
     Pearson and Spearman of waits, Kendall's tau of start times; a table, a figure (logged
     against replayed wait per job, log axes) and OUT/calibration.json."""
     from schedlab import outputs
+    from schedlab.errors import SchedlabError
     from schedlab.experiments.calibrate import calibrate, verdict
     from schedlab.report.calibration_figure import calibration_figure
     from schedlab.workloads.traces import get_meta, read
     from schedlab.workloads.traces.swf_context import read_context
 
+    if downtime is not None and (downtime <= 0 or policy not in ("easy-backfill", "sjbf")):
+        raise SchedlabError(
+            f"--downtime {downtime:g}: needs a positive number of seconds and the policy "
+            f"easy-backfill or sjbf (not {policy})"
+        )
     table = read(log, "swf")
     k = int(get_meta(table).get("k") or 0)
     context = read_context(log, table, k)
@@ -77,7 +91,7 @@ def calibrate_cmd(
     policy_spec = {"name": policy}
     if policy.endswith("backfill"):
         policy_spec["durations"] = "estimate"
-    result = calibrate(table, str(log), k, policy_spec, seed)
+    result = calibrate(table, str(log), k, policy_spec, seed, downtime)
     record = {**result.record(), "context": context.record(), "seed": seed}
     outputs.make_dirs(out_dir)
     with outputs.atomic(out_dir / "calibration.json") as tmp:
@@ -96,7 +110,8 @@ def calibrate_cmd(
         out.print(line, highlight=False)
     out.print(
         f"fitted on the first half ({result.fit_jobs:,} jobs): usable capacity "
-        f"{result.fitted_capacity} of {k} processors ({result.clipped:,} wider jobs replayed on "
+        f"{result.fitted_capacity} of {k} processors, {len(result.downtime)} logged downtime "
+        f"intervals held ({result.clipped:,} wider jobs replayed on "
         f"all of it); written: {out_dir / 'calibration.json'}, "
         + ", ".join(str(p) for p in figure),
         highlight=False,

@@ -17,10 +17,20 @@ noise of a schedule; the bisection brackets ratio 1 between the 90th percentile 
 widths and MaxProcs, to 0.5% of MaxProcs). One parameter, nothing per job; deterministic
 (the replay of a trace draws no random numbers; ``seed`` is passed for the record).
 
+**The logged downtime** (``downtime_min``; ``schedlab trace calibrate --downtime``): the
+intervals at least that long during which the logged schedule ran no job while a job waited
+(the machine was down or closed to its queue; :func:`logged_downtime`), read from the rows of
+the whole log (not fitted). The calibrated replay (fit and judgement) has no usable processor
+during them: the backfilling kernel's ``capacity_schedule`` (EASY and SJBF;
+:mod:`schedlab.policies.pooled.backfill`).
+
 **The judgement.** The whole log replayed plain and calibrated; on the jobs submitted in the
 second half (their logged wait known): mean and p95 wait ratio to the logged, Pearson and
 Spearman correlation of the per-job waits, Kendall's tau between the logged and replayed start
-times (start-order agreement).
+times (start-order agreement). Beside them, **hindsight**: the capacity fitted the same way on
+the second half's own jobs and judged there, a bound on what one capacity can do (it sees the
+judged half), not a calibration: where even it misses the targets, no constant capacity meets
+them.
 """
 
 from __future__ import annotations
@@ -46,7 +56,7 @@ MIN_JOBS_PER_HALF = 50  # fewer jobs with a logged wait in a half: too short to 
 class Judgement:
     """One replay against the log on the second half's jobs."""
 
-    replay: str  # "plain" or "calibrated"
+    replay: str  # "plain", "calibrated" or "hindsight"
     capacity: int
     jobs: int
     mean_wait: float
@@ -85,13 +95,17 @@ class Calibration:
     fitted_capacity: int
     fit_steps: list[dict[str, float]]  # (capacity, first-half mean wait ratio) measured
     clipped: int  # jobs wider than the fitted capacity (replayed on all of it)
+    downtime: list[dict[str, float]]  # logged downtime held by the calibrated replay (log clock)
+    halves: list[dict[str, float]]  # per half: jobs, logged mean wait, offered load of MaxProcs
     plain: Judgement
     calibrated: Judgement
+    hindsight: Judgement  # the capacity fitted on the judged half itself: a bound, not a fit
 
     def record(self) -> dict[str, Any]:
         out = asdict(self)
         out["plain"] = self.plain.record()
         out["calibrated"] = self.calibrated.record()
+        out["hindsight"] = self.hindsight.record()
         return out
 
 
@@ -123,17 +137,41 @@ class Replayed:
     wait: np.ndarray
 
 
+def replay_steps(
+    table: pa.Table, downtime: list[tuple[float, float]], capacity: int
+) -> list[dict[str, float]]:
+    """The capacity schedule of a replay of ``table`` (its clock starts at its first arrival):
+    no processor usable during each ``downtime`` interval (log clock), ``capacity`` outside."""
+    if not downtime or table.num_rows == 0:
+        return []
+    t0 = float(pc.min(table.column("arrival")).as_py())
+    steps: list[dict[str, float]] = []
+    for a, b in downtime:
+        if b <= t0:
+            continue
+        steps.append({"at": max(a - t0, 0.0), "servers": 0.0})
+        steps.append({"at": b - t0, "servers": float(capacity)})
+    return steps
+
+
 def replay(
-    table: pa.Table, capacity: int, policy: dict[str, Any], folder: Path, seed: int
+    table: pa.Table,
+    capacity: int,
+    policy: dict[str, Any],
+    folder: Path,
+    seed: int,
+    downtime: list[tuple[float, float]] | None = None,
 ) -> Replayed:
-    """Replay ``table`` (canonical, arrival order) on ``capacity`` processors under ``policy``."""
+    """Replay ``table`` (canonical, arrival order) on ``capacity`` processors under ``policy``,
+    none of them usable during the ``downtime`` intervals (log clock) when given."""
     derived, _ = with_capacity(table, capacity)
     path = folder / f"replay-{capacity}.parquet"
     pq.write_table(derived, path)
+    steps = replay_steps(table, downtime or [], capacity)
     spec = {
         "cluster": {"servers": capacity},
         "workload": {"arrivals": {"process": "trace", "path": str(path)}},
-        "policy": policy,
+        "policy": {**policy, "capacity_schedule": steps} if steps else policy,
         "run": {
             "timeseries": 0,
             "check": False,
@@ -181,17 +219,49 @@ def judge(
     )
 
 
+def logged_downtime(table: pa.Table, shortest: float) -> list[tuple[float, float]]:
+    """The intervals (log clock) at least ``shortest`` seconds long during which the logged
+    schedule ran no job while a job was waiting (submitted, logged start later): the machine
+    was down or closed to the queue. Only jobs with a logged wait count."""
+    known = _logged(table)
+    submit = table.column("arrival").to_numpy()[known]
+    start = submit + table.column("trace_wait").to_numpy(zero_copy_only=False)[known]
+    end = start + table.column("duration").to_numpy()[known]
+    times = np.unique(np.concatenate([submit, start, end]))
+    running = np.zeros(times.size)
+    np.add.at(running, np.searchsorted(times, start), 1)
+    np.add.at(running, np.searchsorted(times, end), -1)
+    waiting = np.zeros(times.size)
+    np.add.at(waiting, np.searchsorted(times, submit), 1)
+    np.add.at(waiting, np.searchsorted(times, start), -1)
+    # on [times[i], times[i + 1]): nothing running, something waiting
+    down = (np.cumsum(running)[:-1] <= 0) & (np.cumsum(waiting)[:-1] > 0)
+    edges = np.diff(np.concatenate([[0], down.astype(np.int8), [0]]))
+    first, last = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+    return [
+        (float(times[a]), float(times[b]))
+        for a, b in zip(first, last, strict=True)
+        if times[b] - times[a] >= shortest
+    ]
+
+
 def _logged(table: pa.Table) -> np.ndarray:
     wait = table.column("trace_wait").to_numpy(zero_copy_only=False).astype(float)
     return np.isfinite(wait) & (wait >= 0)
 
 
 def fit_capacity(
-    table: pa.Table, max_procs: int, policy: dict[str, Any], folder: Path, seed: int
+    table: pa.Table,
+    max_procs: int,
+    policy: dict[str, Any],
+    folder: Path,
+    seed: int,
+    downtime: list[tuple[float, float]] | None = None,
 ) -> tuple[int, list[dict[str, float]]]:
     """The usable capacity c (module docstring) on ``table`` (the first half), with the
-    (capacity, mean wait ratio) pairs measured. The smallest c considered is the 90th percentile
-    of the jobs' widths (a machine narrower than most of its jobs is not one the log shows)."""
+    (capacity, mean wait ratio) pairs measured; the replays hold the ``downtime`` intervals
+    when given. The smallest c considered is the 90th percentile of the jobs' widths (a machine
+    narrower than most of its jobs is not one the log shows)."""
     known = _logged(table)
     logged_mean = float(
         table.column("trace_wait").to_numpy(zero_copy_only=False).astype(float)[known].mean()
@@ -200,7 +270,7 @@ def fit_capacity(
     steps: list[dict[str, float]] = []
 
     def ratio(c: int) -> float:
-        r = replay(table, c, policy, folder, seed)
+        r = replay(table, c, policy, folder, seed, downtime)
         got = r.wait[known & np.isfinite(r.wait)]
         value = float(got.mean()) / logged_mean if logged_mean else math.inf
         steps.append({"capacity": c, "mean_wait_ratio": value})
@@ -222,14 +292,30 @@ def fit_capacity(
     return int(best["capacity"]), steps
 
 
+def half_summary(table: pa.Table, chosen: np.ndarray, span: float, max_procs: int) -> dict:
+    """The jobs submitted in one half: how many, their logged mean wait (jobs with one) and the
+    offered load they bring to MaxProcs (processor-seconds over the half's span)."""
+    known = _logged(table) & chosen
+    wait = table.column("trace_wait").to_numpy(zero_copy_only=False).astype(float)
+    work = table.column("duration").to_numpy() * table.column("need").to_numpy()
+    return {
+        "jobs": int(chosen.sum()),
+        "logged_mean_wait": float(wait[known].mean()) if known.any() else math.nan,
+        "offered_load": float(work[chosen].sum() / (span * max_procs)) if span > 0 else math.nan,
+    }
+
+
 def calibrate(
     table: pa.Table,
     log: str,
     max_procs: int,
     policy: dict[str, Any],
     seed: int = 1,
+    downtime_min: float | None = None,
 ) -> Calibration:
-    """Fit on the first half by time, judge on the second (module docstring). Raises
+    """Fit on the first half by time, judge on the second (module docstring); with
+    ``downtime_min`` the calibrated replay also holds the log's downtime
+    (:func:`logged_downtime` intervals at least that long, EASY and SJBF). Raises
     :class:`SchedlabError` (one line) when a half has fewer than :data:`MIN_JOBS_PER_HALF` jobs
     with a logged wait."""
     arrival = table.column("arrival").to_numpy()
@@ -251,12 +337,18 @@ def calibrate(
     with tempfile.TemporaryDirectory(prefix="schedlab-calibrate-") as tmp:
         folder = Path(tmp)
         head = table.filter(pa.array(first))
-        fitted, steps = fit_capacity(head, max_procs, policy, folder, seed)
+        down = logged_downtime(table, downtime_min) if downtime_min is not None else None
+        fitted, steps = fit_capacity(head, max_procs, policy, folder, seed, down)
         plain = judge(
             "plain", max_procs, table, replay(table, max_procs, policy, folder, seed), second
         )
         calibrated = judge(
-            "calibrated", fitted, table, replay(table, fitted, policy, folder, seed), second
+            "calibrated", fitted, table, replay(table, fitted, policy, folder, seed, down), second
+        )
+        tail = table.filter(pa.array(second))
+        known, _ = fit_capacity(tail, max_procs, policy, folder, seed, down)
+        hindsight = judge(
+            "hindsight", known, table, replay(table, known, policy, folder, seed, down), second
         )
     return Calibration(
         log=log,
@@ -267,8 +359,14 @@ def calibrate(
         fitted_capacity=fitted,
         fit_steps=steps,
         clipped=with_capacity(table, fitted)[1],
+        downtime=[{"start": a, "end": b} for a, b in down or []],
+        halves=[
+            half_summary(table, first, split - float(arrival.min()), max_procs),
+            half_summary(table, second, float(arrival.max()) - split, max_procs),
+        ],
         plain=plain,
         calibrated=calibrated,
+        hindsight=hindsight,
     )
 
 
@@ -298,15 +396,29 @@ def _how_far(j: Judgement) -> str:
 def verdict(c: Calibration) -> list[str]:
     """The validation in numbers and in words, for a report beside a ranking under the
     calibrated context."""
+    down = sum(d["end"] - d["start"] for d in c.downtime)
+    held = (
+        f"; {len(c.downtime)} logged downtime intervals ({down / 3600:,.0f} h) held"
+        if c.downtime
+        else ""
+    )
     lines = [
-        f"calibrated context: usable capacity {c.fitted_capacity} of {c.max_procs} processors, "
+        f"calibrated context: usable capacity {c.fitted_capacity} of {c.max_procs} "
+        f"processors{held}, "
         f"fitted on the first half of the log ({c.fit_jobs:,} jobs; {c.clipped:,} wider jobs "
         f"replayed on all of it); judged on the second half ({c.plain.jobs:,} jobs) with "
         f"{c.policy}:",
         _line(c.plain),
         _line(c.calibrated),
+        "logged mean wait of the jobs submitted in the first and second half: "
+        + " and ".join(
+            f"{h['logged_mean_wait']:,.0f} s (offered load {h['offered_load']:.3f} of MaxProcs)"
+            for h in c.halves
+        ),
         f"the baseline (plain replay on all {c.max_procs} processors) is "
         f"{_how_far(c.plain)}; the calibrated replay is {_how_far(c.calibrated)}",
+        f"hindsight (the capacity fitted on the judged half itself, a bound on what one capacity "
+        f"can do, not a calibration): {_line(c.hindsight)}",
     ]
     if reproduces(c.calibrated):
         lines.append(

@@ -27,11 +27,15 @@ def write_trace(path: Path, jobs: list[tuple[float, float, float, float]]) -> Pa
     return path
 
 
-def run_trace(path: Path, k: int, durations: str = "estimate") -> dict[str, np.ndarray]:
+def run_trace(
+    path: Path, k: int, durations: str = "estimate", schedule=()
+) -> dict[str, np.ndarray]:
+    steps = [{"at": at, "servers": c} for at, c in schedule]
+    policy = {"name": "easy-backfill", "durations": durations}
     spec = {
         "cluster": {"servers": k},
         "workload": {"arrivals": {"process": "trace", "path": str(path)}},
-        "policy": {"name": "easy-backfill", "durations": durations},
+        "policy": {**policy, "capacity_schedule": steps} if steps else policy,
         "run": {"jobs": True, "allow_unstable": True, "warmup": 0.0, "batches": 4, "check": True},
     }
     result = schedlab.simulate(spec)
@@ -109,9 +113,11 @@ def test_overdue_jobs_move_the_reservation_to_now(tmp_path):
 # ---- an independent reference implementation -----------------------------------------------------
 
 
-def easy_reference(jobs, k, use_estimate=True):
+def easy_reference(jobs, k, use_estimate=True, schedule=()):
     """Plain event-driven EASY: at each event time, completions, then arrivals, then one decision
-    (FCFS starts, reservation for the blocked head, backfill scan of the whole queue)."""
+    (FCFS starts, reservation for the blocked head, backfill scan of the whole queue). With a
+    capacity ``schedule`` ((time, usable servers) steps; all k before the first) every step is
+    an event too, and the servers free are the usable ones less those in use."""
     n = len(jobs)
     start = [math.nan] * n
     finish = [math.nan] * n
@@ -127,12 +133,18 @@ def easy_reference(jobs, k, use_estimate=True):
     while nxt < n or queue or running:
         t_arr = jobs[nxt][0] if nxt < n else math.inf
         t_dep = min((finish[j] for j in running), default=math.inf)
-        t = min(t_arr, t_dep)
+        t_step = min((at for at, _ in schedule if at > t), default=math.inf)
+        t = min(t_arr, t_dep, t_step if queue else math.inf)
+        if t == math.inf:
+            break
         running = [j for j in running if finish[j] > t]
         while nxt < n and jobs[nxt][0] <= t:
             queue.append(nxt)
             nxt += 1
-        free = k - sum(jobs[j][2] for j in running)
+        usable = k
+        for at, c in schedule:
+            usable = c if at <= t else usable
+        free = usable - sum(jobs[j][2] for j in running)
 
         def go(j, now=t, running=running):
             start[j] = now
@@ -206,6 +218,91 @@ def test_matches_the_reference_implementation(tmp_path_factory, case, durations)
     want_start, want_finish = easy_reference(jobs, k, use_estimate=durations == "estimate")
     assert got["start"].tolist() == want_start
     assert got["finish"].tolist() == want_finish
+
+
+def test_capacity_schedule_hand_worked(tmp_path):
+    """k = 4, usable 2 from t = 0.5 and 4 again from t = 20. Job 1 (2 servers, t = 1) waits for
+    job 0 to end at 10 (no room under 2 usable); job 2 (1 server, t = 2, expected end 12 after the
+    shadow time 10, no extra servers) waits for the step at 20 (job 1 holds both usable servers
+    from 10 to 20); job 3 (4 servers) starts when job 2 ends at 30."""
+    jobs = [(0.0, 10.0, 2.0, 10.0), (1.0, 10.0, 2.0, 10.0), (2.0, 10.0, 1.0, 10.0)]
+    jobs.append((3.0, 5.0, 4.0, 5.0))
+    path = write_trace(tmp_path / "t.csv", jobs)
+    schedule = [(0.5, 2.0), (20.0, 4.0)]
+    assert run_trace(path, 4, schedule=schedule)["start"].tolist() == [0.0, 10.0, 20.0, 30.0]
+    assert easy_reference(jobs, 4, schedule=schedule)[0] == [0.0, 10.0, 20.0, 30.0]
+    # a schedule of all k servers is the plain replay
+    assert run_trace(path, 4, schedule=[(0.0, 4.0)])["start"].tolist() == [0.0, 1.0, 10.0, 20.0]
+
+
+def test_capacity_schedule_with_sjbf(tmp_path):
+    """k = 4, none usable before t = 7, then 3. At 7 job 0 (2 servers) starts, job 1 (2) is
+    blocked (reserved at 17, job 0's expected end) and job 2 (1 server, expected end 17)
+    backfills; job 1 starts at 17."""
+    path = write_trace(tmp_path / "t.csv", [(0.0, 10.0, 2.0, 10.0), (1.0, 10.0, 2.0, 10.0)])
+    path.write_text(path.read_text() + "2.0,10.0,1.0,10.0\n")
+    spec = {
+        "cluster": {"servers": 4},
+        "workload": {"arrivals": {"process": "trace", "path": str(path)}},
+        "policy": {
+            "name": "sjbf",
+            "capacity_schedule": [{"at": 0, "servers": 0}, {"at": 7, "servers": 3}],
+        },
+        "run": {"jobs": True, "allow_unstable": True, "warmup": 0.0, "batches": 4, "check": True},
+    }
+    assert schedlab.simulate(spec).jobs.to_pydict()["start"] == [7.0, 17.0, 7.0]
+
+
+@st.composite
+def schedules(draw, k):
+    """Steps at increasing times, usable servers from 0 to k, ending with all k."""
+    times = sorted(set(draw(st.lists(st.integers(0, 120), min_size=1, max_size=6))))
+    steps = [(float(t), float(draw(st.integers(0, k)))) for t in times]
+    return [*steps, (float(times[-1] + draw(st.integers(1, 30))), float(k))]
+
+
+@settings(max_examples=100, deadline=None)
+@given(traces(), st.data())
+def test_capacity_schedule_matches_the_reference_and_is_never_exceeded(
+    tmp_path_factory, case, data
+):
+    """Start and finish times equal the reference's; at every start the jobs running hold no
+    more than the servers usable then."""
+    k, jobs = case
+    schedule = data.draw(schedules(k))
+    path = write_trace(tmp_path_factory.mktemp("easy") / "t.csv", jobs)
+    got = run_trace(path, k, schedule=schedule)
+    want_start, want_finish = easy_reference(jobs, k, schedule=schedule)
+    assert got["start"].tolist() == want_start
+    assert got["finish"].tolist() == want_finish
+    need = np.array([j[2] for j in jobs])
+    for t in got["start"]:
+        usable = k
+        for at, c in schedule:
+            usable = c if at <= t else usable
+        held = need[(got["start"] <= t) & (t < got["finish"])].sum()
+        started_now = need[got["start"] == t].sum()
+        assert started_now == 0 or held <= usable
+
+
+@pytest.mark.parametrize(
+    ("policy", "steps", "field"),
+    [
+        ("easy-backfill", [{"at": 5, "servers": 2}, {"at": 5, "servers": 3}], "[1].at"),
+        ("easy-backfill", [{"at": 0, "servers": 9}], "[0].servers"),
+        ("conservative-backfill", [{"at": 0, "servers": 2}], "capacity_schedule"),
+    ],
+)
+def test_capacity_schedule_bad_input_is_one_line(tmp_path, policy, steps, field):
+    path = write_trace(tmp_path / "t.csv", [(0.0, 1.0, 1.0, 1.0)])
+    spec = {
+        "cluster": {"servers": 4},
+        "workload": {"arrivals": {"process": "trace", "path": str(path)}},
+        "policy": {"name": policy, "capacity_schedule": steps},
+    }
+    with pytest.raises(SpecError) as info:
+        schedlab.simulate(spec)
+    assert "\n" not in str(info.value) and field in str(info.value)
 
 
 def test_rejects_elastic_jobs_and_unknown_parameters():

@@ -38,6 +38,15 @@ from the first breakpoint an update changed): a reservation starts its search at
 segment with room, so a compression finds in O(log P) (P breakpoints) that a job whose need is
 free nowhere before its reservation cannot move, and pays O(P) to look further or move one.
 
+**Usable capacity over time** (``capacity_schedule``, empty by default): a list of steps
+``{at, servers}``: from time ``at`` (the replay's clock, seconds after its first arrival) on,
+only ``servers`` of the k servers may be used (before the first step, all k). A decision epoch is
+asked for at every step; a step down preempts nothing (the running jobs finish, and no job
+starts until fewer than the usable servers are in use). EASY and SJBF only. Inferred, stated
+here: a reservation counts the servers usable now, not the steps still to come (the shadow time
+is recomputed at each step). This is how a replay holds the capacity a log shows its machine had
+(issue 47 item 1; :mod:`schedlab.experiments.calibrate`).
+
 **Walltime kill** (``walltime_kill = true``, off by default): a job still running at its
 requested time is killed, as Slurm does (:func:`~schedlab.policy_api.kill`): its work is lost, it
 leaves the system as a lost job (``lost`` and ``walltime_kills`` counters; it is in no response
@@ -66,6 +75,7 @@ import math
 from typing import Literal
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
 
 from schedlab.policy_api import (
     About,
@@ -94,16 +104,27 @@ from schedlab.policy_api import (
 )
 
 
+class CapacityStep(BaseModel):
+    """From ``at`` (seconds after the replay's first arrival) on, ``servers`` usable servers."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    at: float = Field(ge=0, allow_inf_nan=False)
+    servers: float = Field(ge=0, allow_inf_nan=False)
+
+
 class BackfillConfig(PolicyConfig):
     """``reservations``: "first" (EASY) or "all" (conservative); ``backfill_order``: "fcfs" or
     "shortest" (SJBF; EASY only); ``durations``: "estimate" (requested times, falling back to the
     actual duration when a job has none) or "actual" (perfect estimates); ``walltime_kill``: kill
-    a job still running at its requested time."""
+    a job still running at its requested time; ``capacity_schedule``: the usable servers over
+    time, steps in increasing ``at`` (EASY and SJBF; empty: all k always)."""
 
     reservations: Literal["first", "all"] = "first"
     backfill_order: Literal["fcfs", "shortest"] = "fcfs"
     durations: Literal["estimate", "actual"] = "estimate"
     walltime_kill: bool = False
+    capacity_schedule: tuple[CapacityStep, ...] = ()
 
 
 # Profile breakpoints per job slot. Equal neighbouring segments are merged, so a breakpoint is
@@ -120,6 +141,13 @@ STATE = PolicyState(
         StateField("use_estimate", "b1"),  # durations = "estimate"
         StateField("walltime_kill", "b1"),
         StateField("min_need", "f8"),  # the smallest need a job of the model can have
+        # usable capacity over time (capacity_schedule)
+        StateField("stepped", "b1"),  # a schedule is given
+        StateField("cap_at", "f8", "steps"),  # step times, increasing
+        StateField("cap_val", "f8", "steps"),  # usable servers from each step on
+        StateField("n_steps", "i8"),
+        StateField("cap_i", "i8"),  # the first step not yet reached
+        StateField("cap_now", "f8"),  # usable servers now
         # counters (report)
         StateField("without_request", "i8"),  # arrivals without a requested time
         StateField("killed", "i8"),  # walltime kills
@@ -190,6 +218,19 @@ def _kill_overdue(st, ps, t_now):
     if nxt < math.inf:
         wake_at(st, nxt)
     return killed
+
+
+@kernel(wraparound=False)
+def _capacity_steps(st, ps, t_now):
+    """Reach every step of the capacity schedule due by now; ask for a decision epoch at the
+    next one. Returns whether the usable servers changed."""
+    before = ps.cap_now
+    while ps.cap_i < ps.n_steps and ps.cap_at[ps.cap_i] <= t_now:
+        ps.cap_now = ps.cap_val[ps.cap_i]
+        ps.cap_i += 1
+    if ps.cap_i < ps.n_steps:
+        wake_at(st, ps.cap_at[ps.cap_i])
+    return ps.cap_now != before
 
 
 # -------------------------------------------------------------------------------------- EASY
@@ -274,7 +315,8 @@ def _decide_easy(st, ps, t_now, changed):
         ps.extra = extra
         ps.first_due = first
         return
-    free = st.capacity[0, 0] - st.used_total[0]
+    usable = ps.cap_now if ps.stepped else st.capacity[0, 0]
+    free = usable - st.used_total[0]
     while head != -1 and st.demand[head, 0] <= free + eps:
         nxt = st.q_next[head]
         start(st, head, 0, 1.0)
@@ -520,8 +562,10 @@ def decide(st, ps):
     t_now = now(st)
     _arrivals(st, ps)
     changed = False
+    if ps.stepped:
+        changed = _capacity_steps(st, ps, t_now)
     if ps.walltime_kill and n_running(st) > 0:
-        changed = _kill_overdue(st, ps, t_now)
+        changed = _kill_overdue(st, ps, t_now) or changed
     if ps.conservative:
         _decide_conservative(st, ps, t_now, changed)
     else:
@@ -539,6 +583,7 @@ def init(st, context: PolicyContext, config: BackfillConfig):
     pf = np.zeros((sizes["jobs"], PROFILE_PER_JOB))
     pt[0, 0] = -math.inf
     pf[0, 0] = float(context.capacity[0, 0])  # one segment: all k servers free, forever
+    steps = config.capacity_schedule
     values = {
         "conservative": config.reservations == "all",
         "shortest_first": config.backfill_order == "shortest",
@@ -548,8 +593,13 @@ def init(st, context: PolicyContext, config: BackfillConfig):
         "pt": pt,
         "pf": pf,
         "pn": 1,
+        "stepped": bool(steps),
+        "cap_at": np.array([s.at for s in steps] or [math.inf]),
+        "cap_val": np.array([s.servers for s in steps] or [0.0]),
+        "n_steps": len(steps),
+        "cap_now": float(context.capacity[0, 0]),
     }
-    return STATE.allocate(sizes, values)
+    return STATE.allocate({**sizes, "steps": max(1, len(steps))}, values)
 
 
 def check(context: PolicyContext, config: BackfillConfig) -> None:
@@ -565,6 +615,25 @@ def check(context: PolicyContext, config: BackfillConfig) -> None:
             "conservative backfilling reserves in arrival order: backfill_order = 'fcfs' only",
             field="policy.backfill_order",
         )
+    steps = config.capacity_schedule
+    if steps and config.reservations == "all":
+        raise SpecError(
+            "a capacity schedule is built for EASY and SJBF (reservations = 'first'), not for "
+            "conservative backfilling",
+            field="policy.capacity_schedule",
+        )
+    k = float(context.capacity[0, 0])
+    for i, step in enumerate(steps):
+        if i and step.at <= steps[i - 1].at:
+            raise SpecError(
+                f"steps must be in increasing time: {step.at:g} after {steps[i - 1].at:g}",
+                field=f"policy.capacity_schedule[{i}].at",
+            )
+        if step.servers > k:
+            raise SpecError(
+                f"{step.servers:g} usable servers is more than the cluster's {k:g}",
+                field=f"policy.capacity_schedule[{i}].servers",
+            )
     if config.walltime_kill and (context.trace is None or context.trace.jobs_with_estimate == 0):
         raise SpecError(
             "walltime_kill needs the jobs' requested times (a trace with an 'estimate' column, "
