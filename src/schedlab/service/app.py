@@ -34,6 +34,7 @@ from fastapi.routing import APIRoute
 from pydantic import BaseModel, ValidationError
 from pydantic_core import to_json
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import ClientDisconnect
 from starlette.routing import Mount, Route, Router
 
 from schedlab.errors import PolicyError, SchedlabError
@@ -282,6 +283,8 @@ def served(
             body = await read_event(request, model)
         except RequestValidationError as exc:
             return error(*validation_line(exc))
+        except ClientDisconnect:  # (an answer no one reads; the event is not decided)
+            return error(400, "the client closed the connection before the body's end")
         return await endpoint(body=body, idempotency_key=key, **request.path_params)
 
     return serve
