@@ -101,6 +101,17 @@ BAD_EVENTS = {
         "at: time goes backwards: 0.5 is before the latest event at 1.0",
     ),
     "not finite": ([], float("nan"), "at: time nan is not a finite number"),
+    "time past a float": ([], 10**400, "at: time 1.000e+400 is beyond a float's range"),
+    "need past a float": (
+        [Submit(Job("d", 10**400))],
+        2.0,
+        "demand: job 'd': demand 1.000e+400 is beyond a float's range",
+    ),
+    "size past a float": (
+        [Submit(Job("d", 1, size=10**400))],
+        2.0,
+        "size: job 'd': size 1.000e+400 is beyond a float's range",
+    ),
     "above the cluster": (
         [Submit(Job("d", 3))],
         2.0,

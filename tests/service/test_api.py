@@ -134,6 +134,8 @@ BAD = [  # (what, method, path, body, status, the line says)
         "not running",
     ),
     ("unknown path", "post", "/jobz", {"at": 2}, 404, "Not Found"),
+    ("a path with a line break", "get", "/x%0Ay", None, 404, "Not Found"),
+    ("an event path in another method", "put", "/jobs/%0A/complete", {"at": 2}, 405, "POST only"),
 ]
 
 

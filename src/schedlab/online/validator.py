@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Container, Mapping, Sequence
+from decimal import Decimal
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -57,7 +58,11 @@ class Validator:
         not_real = type(at) is not float and (
             isinstance(at, bool) or not isinstance(at, numbers.Real)
         )
-        if not_real or not math.isfinite(at):
+        try:
+            finite = not not_real and math.isfinite(at)
+        except OverflowError:  # an integer beyond a float's range
+            raise SpecError(f"time {_beyond(at)} is beyond a float's range", field="at") from None
+        if not finite:
             raise SpecError(f"time {at!r} is not a finite number", field="at")
         if at < latest:
             raise SpecError(
@@ -160,11 +165,21 @@ def _within(demand: list[float], capacity: list[float]) -> bool:
 
 
 def _number(value: Any, where: str, name: str = "demand") -> float:
-    if type(value) is float or type(value) is int:  # (the common case, without the ABC check)
-        return float(value)
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+    if type(value) is float:  # (the common case, without the ABC check)
+        return value
+    if type(value) is not int and (isinstance(value, bool) or not isinstance(value, numbers.Real)):
         raise SpecError(f"{where}: {name} {value!r} is not a number", field=name)
-    return float(value)
+    try:
+        return float(value)
+    except OverflowError:  # an integer beyond a float's range
+        raise SpecError(
+            f"{where}: {name} {_beyond(value)} is beyond a float's range", field=name
+        ) from None
+
+
+def _beyond(value: Any) -> str:
+    """An integer too large for a float as a message shows it (1.000e+400)."""
+    return f"{Decimal(value):.3e}"
 
 
 def _not_negative(value: Any, where: str, name: str) -> float:

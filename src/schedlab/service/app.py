@@ -34,6 +34,7 @@ from fastapi.routing import APIRoute
 from pydantic import BaseModel, ValidationError
 from pydantic_core import to_json
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import ClientDisconnect
 from starlette.routing import Mount, Route, Router
 
 from schedlab.errors import PolicyError, SchedlabError
@@ -264,10 +265,17 @@ def served(
 ) -> Callable[[Request], Awaitable[Response]]:
     """The Starlette endpoint of an event endpoint ``(body: Model[, job_id: str]) -> Response``:
     the request's body read as JSON with the model of ``body`` (:func:`read_event`; a bad body
-    is one line), then the endpoint called with it and the path's parameters."""
+    is one line), then the endpoint called with it and the path's parameters; a method but POST
+    is a one-line 405."""
     model = get_type_hints(endpoint)["body"]
 
     async def serve(request: Request) -> Response:
+        if request.method != "POST":
+            return error(
+                405,
+                f"{request.method} {request.scope['path']}: the event endpoints take POST only",
+                {"Allow": "POST"},
+            )
         key = request.headers.get("idempotency-key")
         if key is not None and not 0 < len(key) <= KEY_LENGTH:
             return error(400, f"Idempotency-Key: give 1 to {KEY_LENGTH} characters")
@@ -275,6 +283,8 @@ def served(
             body = await read_event(request, model)
         except RequestValidationError as exc:
             return error(*validation_line(exc))
+        except ClientDisconnect:  # (an answer no one reads; the event is not decided)
+            return error(400, "the client closed the connection before the body's end")
         return await endpoint(body=body, idempotency_key=key, **request.path_params)
 
     return serve
@@ -481,10 +491,15 @@ def create_app(service: Service, token: str | None) -> Any:
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]
+    # Every request reaches an endpoint that answers in one line of JSON: an event path in any
+    # method (methods=(): served() answers 405 but to POST), FastAPI for the other paths (the
+    # default: a path the mount's pattern misses, one with a line break, is FastAPI's 404), never
+    # the Router's plain-text 404 or 405.
     front = Router(
         routes=[
-            *(Route(path, served(f), methods=["POST"]) for path, f in event_endpoints.items()),
+            *(Route(path, served(f), methods=()) for path, f in event_endpoints.items()),
             Mount("", app=app),
-        ]
+        ],
+        default=app,
     )
     return front if token is None else TokenGate(front, token)
