@@ -118,6 +118,16 @@ def test_an_event_too_far_ahead_is_a_422_naming_the_jump_and_changes_nothing(fcf
     assert starts(post(api, "/advance", {"at": 10 + 31_536_000})) == []  # exactly one year
 
 
+def test_a_first_event_beyond_2_to_the_53_is_refused_and_changes_nothing(fcfs_spec, tmp_path):
+    log = tmp_path / "events.jsonl"
+    api = client_of(fcfs_spec, log)
+    state, logged = api.get("/state", headers=AUTH).json(), log.read_bytes()
+    refused = post(api, "/advance", {"at": 1e308})
+    assert refused.status_code == 422 and "beyond 2**53" in refused.json()["error"], refused.text
+    assert api.get("/state", headers=AUTH).json() == state and log.read_bytes() == logged
+    assert post(api, "/advance", {"at": 1.7e12}).status_code == 200  # epoch milliseconds pass
+
+
 def test_max_time_step_is_an_option(fcfs_spec, tmp_path):
     api = client_of(fcfs_spec, tmp_path / "events.jsonl", max_time_step=5)
     assert post(api, "/advance", {"at": 100}).status_code == 200  # the first event: any time

@@ -58,6 +58,7 @@ class Unavailable(SchedlabError):
 
 MAX_TIME_STEP = 31_536_000.0  # one year in seconds: the default of --max-time-step
 MAX_BATCH = 10_000  # events of one POST /events at most: the default of --max-batch
+MAX_TIME = float(2**53)  # beyond it a float no longer tells two times one unit apart
 
 
 @dataclass(slots=True)
@@ -214,12 +215,18 @@ class Service:
         self.recall.record(request.at, json_bytes(actions), len(actions), key, line_digest)
 
     def _check_step(self, at: float) -> None:
-        """A one-line refusal of an event more than ``max_time_step`` after the one before."""
+        """A one-line refusal of an event more than ``max_time_step`` after the one before, or
+        (the first event has none before it) of a time beyond :data:`MAX_TIME`."""
         if self.last_at is not None and at - self.last_at > self.max_time_step:
             raise SchedlabError(
                 f"at: {at:g} is {at - self.last_at:g} after the last event's time "
                 f"{self.last_at:g}, more than --max-time-step {self.max_time_step:g} (a time in "
                 "another unit?); the event was not applied"
+            )
+        if at > MAX_TIME:
+            raise SchedlabError(
+                f"at: {at:g} is beyond 2**53 = {MAX_TIME:g}, where two times one unit apart are "
+                "the same number (a time in another unit?); the event was not applied"
             )
 
     def _unavailable(self, exc: OSError) -> Unavailable:
