@@ -335,10 +335,10 @@ def test_a_waiting_job_started_by_hand_is_withdrawn_and_holds_its_node(
     wait_state(c, cc, "RUNNING")
     adapter.step()
     assert f"waiting job {cc} is RUNNING behind the adapter's back" in caplog.text
-    assert adapter.pool.out == {3} and cc not in adapter.known
+    assert adapter.out == {3} and cc not in adapter.known
     wait_state(c, cc, "COMPLETED")
     adapter.step()
-    assert adapter.pool.out == set()
+    assert adapter.out == set()
     c.run("scancel", str(a))
     wait_state(c, a, "CANCELLED")
     adapter.step()
@@ -405,7 +405,7 @@ def test_a_node_drained_under_a_running_job_leaves_when_the_job_ends(slurm_clust
     wait_state(c, a, "RUNNING")
     c.run("scontrol", "update", "NodeName=n1", "State=DRAIN", "Reason=schedlab-test")
     adapter.step()  # n1 draining: out, but a keeps it (the scheduler still counts 4 nodes)
-    assert adapter.pool.out == {0} and adapter.k == 4
+    assert adapter.out == {0} and adapter.k == 4
     wait_state(c, a, "COMPLETED")
     adapter.step()
     assert adapter.k == 3 and b in adapter.parked
