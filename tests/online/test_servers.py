@@ -25,7 +25,15 @@ from schedlab.simulation.simulate import as_spec
 from tests.helpers.paths import ROOT
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from check_reference import ELASTIC, LOSS, PACKING, PACKING_2R, POOLED, POOLED_HYPER
+from check_reference import (
+    ELASTIC,
+    LOSS,
+    PACKING,
+    PACKING_2R,
+    POOLED,
+    POOLED_HYPER,
+    VM_LOSS,
+)
 
 sys.path.remove(str(ROOT / "benchmarks"))
 
@@ -46,7 +54,7 @@ PREEMPTIVE = [
     ("most-servers-first", POOLED_HYPER),
     ("elastic-first", ELASTIC),
     ("inelastic-first", ELASTIC),
-    ("dra", LOSS),
+    ("dra-preemption", VM_LOSS),
 ]
 
 
