@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Iterable
+from itertools import chain
 from typing import NamedTuple
 
 
@@ -25,7 +26,7 @@ class Interval(NamedTuple):
 
 def numbers(intervals: Iterable[Interval]) -> tuple[int, ...]:
     """The server numbers of ``intervals``, in their order."""
-    return tuple(s for a, b in intervals for s in range(a, b))
+    return tuple(chain.from_iterable(range(a, b) for a, b in intervals))
 
 
 class FreeServers:

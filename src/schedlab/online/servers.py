@@ -15,7 +15,6 @@ Memory: the jobs present and the free servers as intervals, never k per job.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 
 from schedlab.engine.free_servers import FreeServers, Interval, numbers
 from schedlab.online.records import Action, JobId
@@ -50,6 +49,11 @@ class Holdings:
     def name(self, actions: list[Action], arrival: Callable[[JobId], int]) -> list[Action]:
         """``actions`` (in the order taken) with the servers each start, migration and new
         allocation leaves the job holding; ``arrival(job)``: its arrival number."""
+        if not actions:
+            return actions
+        if actions[-1].time == actions[0].time:  # one instant (times never decrease)
+            self._instant(actions, arrival)
+            return [self._named(a) for a in actions]
         out: list[Action] = []
         i = 0
         while i < len(actions):
@@ -57,12 +61,14 @@ class Holdings:
             while j < len(actions) and actions[j].time == actions[i].time:
                 j += 1
             self._instant(actions[i:j], arrival)
-            out += [
-                replace(a, servers=self.servers(a.job)) if a.kind in HOLDS else a
-                for a in actions[i:j]
-            ]
+            out += [self._named(a) for a in actions[i:j]]
             i = j
         return out
+
+    def _named(self, a: Action) -> Action:
+        if a.kind not in HOLDS:
+            return a
+        return Action(a.time, a.kind, a.job, a.server, a.allocation, self.servers(a.job))
 
     def _instant(self, actions: list[Action], arrival: Callable[[JobId], int]) -> None:
         """The holdings after the actions of one instant (module docstring)."""
@@ -105,7 +111,7 @@ class Holdings:
                 if keep:
                     held.append(Interval(a, a + keep))
                 extra -= b - a - keep
-        for job in sorted(started, key=arrival):
+        for job in sorted(started, key=arrival) if len(started) > 1 else started:
             self.held[job] = self._take(job, _count(self.need[job], last[job].allocation))
         for job, change in resized:
             if change > 0:
