@@ -43,8 +43,9 @@ def two_servers(policy: str = "fcfs", **options) -> Scheduler:
     return Scheduler.from_spec(spec, policy, options=options or None)
 
 
-def start(t: float, job: str) -> Action:
-    return Action(time=t, kind="start", job=job, server=0, allocation=1.0)
+def start(t: float, job: str, servers: tuple[int, ...] = (0,)) -> Action:
+    """A pooled start on ``servers`` (lowest free first, tests/online/test_servers.py)."""
+    return Action(time=t, kind="start", job=job, server=0, allocation=1.0, servers=servers)
 
 
 def test_fcfs_on_two_servers_by_hand():
@@ -60,9 +61,9 @@ def test_fcfs_on_two_servers_by_hand():
     assert s.events(arrive, 0.0) == [start(0.0, "a")]
     state = s.state()
     assert state.queue == ("b", "c")
-    assert state.running == (RunningJob("a", 0, 1.0),)
+    assert state.running == (RunningJob("a", 0, 1.0, (0,)),)
     assert state.free == ((1.0,),)
-    assert s.complete("a", 2.0) == [start(2.0, "b")]
+    assert s.complete("a", 2.0) == [start(2.0, "b", (0, 1))]
     assert s.state().free == ((0.0,),)
     assert s.complete("b", 3.0) == [start(3.0, "c")]
     assert s.complete("c", 4.0) == []
@@ -77,7 +78,7 @@ def test_fcfs_on_two_servers_by_hand():
 def test_the_policy_name_and_options_replace_the_specs():
     s = two_servers("fifo-ff", blocking=False)  # first fit: c passes b
     arrive = [Submit(Job("a", 1)), Submit(Job("b", 2, job_class="two")), Submit(Job("c", 1))]
-    assert s.events(arrive, 0.0) == [start(0.0, "a"), start(0.0, "c")]
+    assert s.events(arrive, 0.0) == [start(0.0, "a"), start(0.0, "c", (1,))]
 
 
 def busy() -> Scheduler:
@@ -211,9 +212,9 @@ def test_slots_block_and_action_log_grow_as_needed(monkeypatch):
     monkeypatch.setattr(scheduler_module, "LOG_ROWS", 1)
     s = two_servers("fifo-ff", blocking=False)
     actions = s.events([Submit(Job(i, 1, size=1.0)) for i in range(3000)], 0.0)
-    assert actions == [start(0.0, 0), start(0.0, 1)]
+    assert actions == [start(0.0, 0), start(0.0, 1, (1,))]
     assert len(s.state().queue) == 2998
-    assert s.events([Complete(0), Complete(1)], 1.0) == [start(1.0, 2), start(1.0, 3)]
+    assert s.events([Complete(0), Complete(1)], 1.0) == [start(1.0, 2), start(1.0, 3, (1,))]
 
 
 def _per_job_metrics(s: Scheduler) -> int:

@@ -10,10 +10,10 @@ import os
 import signal
 import subprocess
 import sys
-from dataclasses import asdict
 from pathlib import Path
 
 from schedlab.online import Complete, Job, Scheduler, Submit
+from schedlab.service.app import plain
 from schedlab.service.replay import HttpTarget, Replay, drive, read_trace
 from tests.helpers.network import free_port
 from tests.service.conftest import TOKEN
@@ -42,7 +42,7 @@ def library_run(spec: Path, jobs) -> list[dict]:
             else Complete(e["id"])
             for e in events
         ]
-        return [asdict(a) for a in scheduler.events(batch, at)]
+        return [plain(a) for a in scheduler.events(batch, at)]  # as JSON: servers a list
 
     return drive(Replay(jobs), send)[1]
 

@@ -10,11 +10,11 @@ import json
 import signal
 import socket
 import time
-from dataclasses import asdict
 
 import httpx
 
 from schedlab.online import Job, Scheduler
+from schedlab.service.app import plain
 from tests.helpers.network import free_port
 from tests.service.conftest import TOKEN
 from tests.service.test_kill_restart import STARTUP_S, serve
@@ -55,7 +55,7 @@ def test_a_retry_after_a_kill_between_the_log_and_the_answer_gets_the_same_start
     library.submit(Job("a", 4), 0)
     library.submit(Job("b", 2), 1)
     library.submit(Job("c", 2), 1.5)
-    truth = [asdict(a) for a in library.complete("a", 2)]
+    truth = [plain(a) for a in library.complete("a", 2)]  # as JSON: servers a list
     assert [(a["kind"], a["job"]) for a in truth] == [("start", "b"), ("start", "c")]
 
     log, stderr, port = tmp_path / "events.jsonl", tmp_path / "serve.err", free_port()

@@ -87,6 +87,36 @@ def test_the_log_replays_decisions_and_drops_a_last_line_cut_short(tmp_path):
     assert c.starts == b.starts
 
 
+def test_a_rebuilt_scheduler_s_servers_are_the_nodes_its_running_jobs_hold(tmp_path):
+    """FCFS on 4 nodes, a log written by hand: A (1 node) on n1, B (1) on n2; A ends, C (2)
+    takes n1 and n3 (the lowest free). n4 drains: the rebuilt scheduler (3 servers) is given B
+    then C again and names them servers 0 and 1-2, which are B's and C's nodes n2 and n1, n3.
+    B ends: D (1) takes the server B freed, node n2, not n1 (C's)."""
+    adapter(tmp_path).open().close()
+    log = tmp_path / "events.jsonl"
+
+    def job(i, need):
+        return {"id": i, "need": need, "requested": 60.0, "class": "batch"}
+
+    records = [
+        {"op": "events", "at": 1.0, "complete": [], "submit": [job(1, 1), job(2, 1)]},
+        {"op": "events", "at": 2.0, "complete": [1], "submit": [job(3, 2)]},
+        {"op": "rebuild", "at": 3.0, "out": [3], "ended": [], "withdraw": [], "submit": []},
+        {"op": "events", "at": 4.0, "complete": [2], "submit": [job(4, 1)]},
+    ]
+    with log.open("a") as f:
+        f.writelines(json.dumps(r) + "\n" for r in records)
+    a = adapter(tmp_path).open()
+    a.close()
+    assert [(s.job, s.nodes) for s in a.starts] == [
+        (1, ("n1",)),
+        (2, ("n2",)),
+        (3, ("n1", "n3")),
+        (4, ("n2",)),
+    ]
+    assert a.node_of == [1, 0, 2] and a.held == {3: (0, 2), 4: (1,)}
+
+
 def test_the_log_refuses_a_bad_line_that_is_not_the_last(tmp_path):
     adapter(tmp_path).open().close()
     log = tmp_path / "events.jsonl"

@@ -22,6 +22,7 @@ import pytest
 
 import schedlab
 from schedlab.model.spec import load_spec
+from schedlab.report.jobs_formats import Finished
 from schedlab.slurm.adapter import Adapter, partition_nodes
 from schedlab.slurm.slurmctl import Slurm
 from tests.helpers.slurm_spec import spec_text
@@ -77,10 +78,11 @@ def ran_once(cluster, ids: list[int]) -> None:
     assert counts == dict.fromkeys(ids, 1)
 
 
-def simulated_starts(log: Path, policy: str, k: int, tmp: Path) -> dict[int, float]:
-    """The jobs of the event log simulated with ``policy`` on 4 nodes (arrival: their submission
+def simulated(log: Path, policy: str, k: int, tmp: Path) -> dict[int, tuple[float, tuple]]:
+    """The jobs of the event log simulated with ``policy`` on k nodes (arrival: their submission
     to the adapter; duration: from their start to their completion as the adapter saw them;
-    estimate: their time limit): each job's simulated start, from the first arrival."""
+    estimate: their time limit): each job's simulated start, from the first arrival, and the
+    nodes the simulation's jobs output (its evalys/Gantt placement) gives it."""
     records = [json.loads(line) for line in log.read_text().splitlines()][1:]
     submitted = [(r["at"], s) for r in records for s in r.get("submit", [])]
     done_at = {j: r["at"] for r in records for j in r.get("complete", [])}
@@ -98,9 +100,13 @@ def simulated_starts(log: Path, policy: str, k: int, tmp: Path) -> dict[int, flo
         "policy": {"name": policy},
         "run": {"jobs": True, "allow_unstable": True, "warmup": 0.0, "batches": 4},
     }
-    result = schedlab.simulate(spec).jobs.to_pydict()
+    done = Finished.of(schedlab.simulate(spec).jobs)  # every job, in arrival order
+    placed = done.servers(k)
     order = [s["id"] for _, s in submitted]
-    return {order[seq]: start for seq, start in zip(result["job"], result["start"], strict=True)}
+    return {
+        job: (float(done.start[i]), tuple(f"n{n + 1}" for n in placed.servers(i).tolist()))
+        for i, job in enumerate(order)
+    }
 
 
 def replayed(log: Path, k: int) -> Adapter:
@@ -141,12 +147,13 @@ def test_slurm_carries_out_the_policy(slurm_cluster, tmp_path, policy):
     assert (order == sorted(order)) == (policy == "fcfs")
     # the simulation of the observed jobs starts them at the adapter's instants
     first = json.loads(log.read_text().splitlines()[1])["at"]  # the first arrival
-    simulated = simulated_starts(log, policy, c.nodes, tmp_path)
+    twin = simulated(log, policy, c.nodes, tmp_path)
+    sim = {j: start for j, (start, _) in twin.items()}
     live = {s.job: s.time - first for s in adapter.starts}
-    assert sorted(simulated, key=lambda j: (simulated[j], j)) == sorted(
-        live, key=lambda j: (live[j], j)
-    )
-    assert max(abs(simulated[j] - live[j]) for j in ids) < 1e-6
+    assert sorted(sim, key=lambda j: (sim[j], j)) == sorted(live, key=lambda j: (live[j], j))
+    assert max(abs(sim[j] - live[j]) for j in ids) < 1e-6
+    # and on the same nodes: the live run's Gantt chart is the simulation's jobs output's
+    assert {s.job: s.nodes for s in adapter.starts} == {j: nodes for j, (_, nodes) in twin.items()}
 
 
 class Crash(Exception):
@@ -335,10 +342,10 @@ def test_a_waiting_job_started_by_hand_is_withdrawn_and_holds_its_node(
     wait_state(c, cc, "RUNNING")
     adapter.step()
     assert f"waiting job {cc} is RUNNING behind the adapter's back" in caplog.text
-    assert adapter.pool.out == {3} and cc not in adapter.known
+    assert adapter.out == {3} and cc not in adapter.known
     wait_state(c, cc, "COMPLETED")
     adapter.step()
-    assert adapter.pool.out == set()
+    assert adapter.out == set()
     c.run("scancel", str(a))
     wait_state(c, a, "CANCELLED")
     adapter.step()
@@ -405,7 +412,7 @@ def test_a_node_drained_under_a_running_job_leaves_when_the_job_ends(slurm_clust
     wait_state(c, a, "RUNNING")
     c.run("scontrol", "update", "NodeName=n1", "State=DRAIN", "Reason=schedlab-test")
     adapter.step()  # n1 draining: out, but a keeps it (the scheduler still counts 4 nodes)
-    assert adapter.pool.out == {0} and adapter.k == 4
+    assert adapter.out == {0} and adapter.k == 4
     wait_state(c, a, "COMPLETED")
     adapter.step()
     assert adapter.k == 3 and b in adapter.parked

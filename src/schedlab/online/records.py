@@ -48,25 +48,32 @@ Event = Submit | Complete
 class Action:
     """One action the policy took, an engine action by name (``start``, ``preempt``,
     ``migrate``, ``reject``, ``drop``, ``kill``, ``set_allocation``, ``stall``, ``activate``);
-    ``job`` is the caller's id (None for a server action), ``server`` None when the action has
-    none (reject, drop), ``allocation`` the job's allocation (start, set_allocation, migrate;
-    0 otherwise). The records of :func:`schedlab.online.log.actions_of` also name completions
-    (``complete``), which are events, not actions."""
+    ``job`` is the caller's id (None for a server action), ``server`` the engine's server (None
+    when the action has none: reject, drop; 0 in the pooled family, whose k servers the engine
+    pools), ``allocation`` the job's allocation (start, set_allocation, migrate; 0 otherwise),
+    ``servers`` the numbers of the servers the job holds after a start, migrate or
+    set_allocation (pooled: its need times its allocation, lowest free first as in the jobs
+    output, online/servers.py; packing, loss: its server), none for other actions. The
+    records of :func:`schedlab.online.log.actions_of` also name completions (``complete``),
+    which are events, not actions."""
 
     time: float
     kind: str
     job: JobId | None
     server: int | None
     allocation: float
+    servers: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
 class RunningJob:
-    """A job in service: its server and allocation (multiplier of its demand)."""
+    """A job in service: its server (the engine's: 0 in the pooled family), allocation
+    (multiplier of its demand) and the servers it holds (as in :class:`Action`)."""
 
     id: JobId
     server: int
     allocation: float
+    servers: tuple[int, ...]
 
 
 @dataclass(frozen=True)

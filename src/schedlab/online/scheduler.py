@@ -12,7 +12,9 @@ The scheduler is composed of a :class:`~schedlab.online.validator.Validator` (ba
 refused before anything changes: one-line SpecError), a :class:`~schedlab.online.journal.Journal`
 (a policy's invalid action raises PolicyError and the states are put back as they were before
 the event: a snapshot every JOURNAL events and the events since run again, decision 0015) and the
-session; it keeps the caller's job ids and the decision latency.
+session; it keeps the caller's job ids, the servers each running job holds
+(:class:`~schedlab.online.servers.Holdings`: named in every start, issue 46) and the decision
+latency.
 
 No job is measured online: the per-job sums and quantile sketches of a simulation's metrics
 (engine/records.py), which nothing here reads, are never updated (the engine's online mode), so
@@ -49,6 +51,7 @@ from schedlab.online.records import (
     SchedulerState,
     Submit,
 )
+from schedlab.online.servers import Holdings
 from schedlab.online.validator import Validator
 from schedlab.policies.user_code import call_policy, is_built_in
 from schedlab.simulation.simulate import as_spec, engine_settings, init_policy, new_state
@@ -119,6 +122,8 @@ class Scheduler:
             replayable = is_built_in(policy.kernels.runner)
         self.journal = Journal(self.session, JOURNAL if replayable else 1)
         self.validator = Validator(model, float(self.session.st.clk[K.EPS]))
+        pooled = model.family == "pooled"
+        self.holdings = Holdings(int(model.capacity[0, 0]) if pooled else 0, pooled)
         self._seq: dict[JobId, int] = {}  # every id ever submitted: its arrival number
         self._ids: dict[int, JobId] = {}  # the jobs present: arrival number -> id
         self._slot: dict[JobId, int] = {}  # the jobs present: slot (while st.seq[slot] is theirs)
@@ -165,7 +170,8 @@ class Scheduler:
     def events(self, batch: Iterable[Event], at: float) -> list[Action]:
         """The events of one instant ``at``, applied in the given order (completions before
         arrivals, as the engine does), then one decision: the actions taken since the previous
-        call (timers and decision grid before ``at``, then this decision), in the order taken.
+        call (timers and decision grid before ``at``, then this decision), in the order taken,
+        each start naming the servers the job holds (online/servers.py).
         Bad input (SpecError) or a policy's invalid action (PolicyError) changes nothing."""
         batch = list(batch)
         checked = self.validator.check(batch, at, self._time, self._seq)
@@ -181,6 +187,9 @@ class Scheduler:
         except BaseException:
             self.journal.rewind()
             raise
+        for job, row in zip(checked.submits, checked.rows, strict=True):
+            self.holdings.submitted(job.id, row.demand[0])
+        actions = self.holdings.name(actions, self._seq.__getitem__)
         self._forget_departed(actions)
         if math.isnan(self._t_first):
             self._t_first = at
@@ -288,7 +297,8 @@ class Scheduler:
             if st.status[j] == K.WAITING:
                 queue.append(job)
             else:
-                running.append(RunningJob(job, int(st.server[j]), float(st.alloc[j])))
+                servers = self.holdings.servers(job)
+                running.append(RunningJob(job, int(st.server[j]), float(st.alloc[j]), servers))
             j = int(st.p_next[j])
         free = st.capacity - st.used
         return SchedulerState(

@@ -98,16 +98,13 @@ class Placement:
 
 def placement(start: np.ndarray, finish: np.ndarray, need: np.ndarray, k: int) -> Placement:
     """A feasible assignment of ``need`` of ``k`` servers to each job over [start, finish)
-    (module docstring). The free servers are kept as sorted, maximal intervals: a start takes the
-    lowest ones from the front, a finish merges its intervals back, so the cost of an event and
-    the memory held grow with the intervals, not with k (issue 43: one array of k per job held
-    24 GB on a 93,312-server log)."""
-    from bisect import bisect_left
+    (module docstring), by the rule the online scheduler names servers with
+    (engine/free_servers.py: lowest free first, intervals, not k per job)."""
+    from schedlab.engine.free_servers import FreeServers, Interval
 
     n = start.size
-    free_lo, free_hi = [0], [int(k)]  # free servers [free_lo[i], free_hi[i]), sorted, maximal
-    free_count = int(k)
-    held: list[list[tuple[int, int]] | None] = [None] * n
+    free = FreeServers(k)
+    held: list[list[Interval] | None] = [None] * n
     out_job: list[int] = []
     out_lo: list[int] = []
     out_hi: list[int] = []
@@ -119,42 +116,14 @@ def placement(start: np.ndarray, finish: np.ndarray, need: np.ndarray, k: int) -
     needs = need.astype(np.int64).tolist()
     for e in order.tolist():
         j = e - n if e >= n else e
-        if e < n:  # a finish: its intervals back among the free ones, merged with neighbours
-            for a, b in held[j] or ():
-                i = bisect_left(free_lo, a)
-                left = i > 0 and free_hi[i - 1] == a
-                right = i < len(free_lo) and free_lo[i] == b
-                if left and right:
-                    free_hi[i - 1] = free_hi[i]
-                    del free_lo[i], free_hi[i]
-                elif left:
-                    free_hi[i - 1] = b
-                elif right:
-                    free_lo[i] = a
-                else:
-                    free_lo.insert(i, a)
-                    free_hi.insert(i, b)
-                free_count += b - a
+        if e < n:  # a finish: its servers free again
+            free.give(held[j] or ())
             held[j] = None
             continue
-        rest = needs[j]
-        if rest > free_count:
+        taken = free.take(needs[j])
+        if taken is None:
             unplaced += 1
             continue
-        taken = []
-        i = 0
-        while rest > 0:
-            a, b = free_lo[i], free_hi[i]
-            if b - a <= rest:
-                taken.append((a, b))
-                rest -= b - a
-                i += 1
-            else:
-                taken.append((a, a + rest))
-                free_lo[i] = a + rest
-                rest = 0
-        del free_lo[:i], free_hi[:i]
-        free_count -= needs[j]
         held[j] = taken
         for a, b in taken:
             out_job.append(j)

@@ -94,8 +94,15 @@ class ActionOut(BaseModel):
     time: float
     kind: str
     job: str | None = Field(description="the caller's job id; null for a server action")
-    server: int | None
+    server: int | None = Field(
+        description="the engine's server (0 in the pooled family); null when the action has none"
+    )
     allocation: float = Field(description="the job's allocation (a multiple of its demand)")
+    servers: list[int] = Field(
+        description="the servers the job holds after a start, migrate or set_allocation (pooled:"
+        " its need times its allocation, lowest free first as the jobs output names them; "
+        "packing, loss: its server); empty for other actions"
+    )
 
 
 class ActionsOut(BaseModel):

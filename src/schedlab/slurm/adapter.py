@@ -4,8 +4,9 @@ Jobs arrive held (``job_submit.lua`` or ``sbatch --hold``). Each poll the adapte
 (:mod:`schedlab.slurm.slurmctl`), turns what changed into the online scheduler's events (a held
 job of the partition: a submit; a job it started that ended, whatever the state: a completion),
 appends them to its event log (fsync'd), applies them, and carries out every start the
-scheduler holds that Slurm has not: it pins the job to the nodes :class:`NodePool` names
-(lowest-free-first, as the jobs output) and releases it.
+scheduler holds that Slurm has not: it pins the job to the nodes of the servers the scheduler
+named in the start (lowest free first, as the jobs output: online/servers.py; server i is the
+partition's i-th node) and releases it.
 
 Durability: the log holds the scheduler's input; a restart replays it (the scheduler decides the
 same), then the first poll reconciles: a job decided but still held is pinned and released (a job
@@ -17,7 +18,9 @@ no withdrawal of a waiting job, so when nodes leave or come back (drained, down,
 the adapter did not start), or a waiting job is cancelled or started by hand, the adapter builds
 a new scheduler on the nodes in service and submits to it, at that instant, the running jobs
 (with the time left of their request) then the waiting ones, in arrival order (a ``rebuild``
-record; decision 0022). A job released by hand while waiting is held again.
+record; decision 0022). Its servers are mapped to nodes so that the servers it names for each
+running job are the nodes the job holds, and its other servers to the other nodes in service,
+lowest first (decision 0028). A job released by hand while waiting is held again.
 """
 
 from __future__ import annotations
@@ -35,8 +38,7 @@ from typing import Any
 
 from schedlab.errors import SchedlabError, SpecError
 from schedlab.model.spec import SimulationSpec
-from schedlab.online import Complete, Job, Scheduler, Submit
-from schedlab.slurm.placement import NodePool
+from schedlab.online import Action, Complete, Job, Scheduler, Submit
 from schedlab.slurm.slurmctl import OUT_OF_SERVICE, Refused, Slurm, SlurmJob, Unreachable
 
 log = logging.getLogger("schedlab.slurm")
@@ -76,7 +78,8 @@ class Start:
 
 @dataclass
 class Adapter:
-    """The scheduler, the node pool and the event log of one Slurm partition (module docstring).
+    """The scheduler, the nodes its jobs hold and the event log of one Slurm partition (module
+    docstring).
 
     ``spec``: the cluster spec (its policy replaced by ``policy``); ``nodes``: the partition's
     nodes, server i of the spec being ``nodes[i]``; ``log_path``: the event log."""
@@ -98,12 +101,15 @@ class Adapter:
     told: set[int] = field(default_factory=set)  # unplaceable jobs whose comment is set
     done: set[int] = field(default_factory=set)  # jobs completed or withdrawn (never taken again)
     k: int = 0  # servers of the current scheduler (nodes in service and nodes of running jobs)
+    held: dict[int, tuple[int, ...]] = field(default_factory=dict)  # running job -> its nodes
+    out: set[int] = field(default_factory=set)  # nodes out of service
+    node_of: list[int] = field(default_factory=list)  # the scheduler's server i is node_of[i]
     steps: int = 0  # polls carried out
     _seq: int = 0
     _file: Any = None
 
     def __post_init__(self) -> None:
-        self.pool = NodePool(len(self.nodes))
+        self.node_of = list(range(len(self.nodes)))
         self.scheduler: Scheduler | None = None
         k = self._servers()
         if k != len(self.nodes):
@@ -197,8 +203,9 @@ class Adapter:
         batch = [Complete(j) for j in done] + [Submit(self._job(j, at)) for j in fit]
         if self.scheduler is None or not batch:
             return
-        actions = self.scheduler.events(batch, at)
-        self._started(at, done, [a.job for a in actions if a.kind == "start"])
+        for job_id in done:
+            self.held.pop(job_id, None)
+        self._started(at, self.scheduler.events(batch, at))
 
     def _rebuild(
         self, at: float, out: set[int], ended: list[int], withdraw: list[int], unstarted: list[int]
@@ -207,16 +214,17 @@ class Adapter:
         (``unstarted``: jobs started by the policy that Slurm still holds wait again)."""
         self._forget([*ended, *withdraw])
         for job_id in (*ended, *unstarted):
-            self.pool.held.pop(job_id, None)
+            self.held.pop(job_id, None)
             self.started_at.pop(job_id, None)
             self.released.discard(job_id)
-        self.pool.out = out
-        held_out = {n for nodes in self.pool.held.values() for n in nodes if n in out}
-        k = self.k = len(self.nodes) - len(out) + len(held_out)
+        self.out = out
+        held_out = {n for nodes in self.held.values() for n in nodes if n in out}
+        servers = sorted(set(range(len(self.nodes))) - out | held_out)  # the new one's, as nodes
+        k = self.k = len(servers)
         self.scheduler = self._new_scheduler(k)
-        running = sorted(self.pool.held, key=lambda j: self.known[j].seq)
+        running = sorted(self.held, key=lambda j: self.known[j].seq)
         waiting = sorted(
-            (j for j in self.known.values() if j.id not in self.pool.held),
+            (j for j in self.known.values() if j.id not in self.held),
             key=lambda j: j.seq,
         )
         self.parked = {j.id for j in waiting if j.need > k}
@@ -226,9 +234,8 @@ class Adapter:
         batch += [Submit(self._job(j, at)) for j in waiting if j.id not in self.parked]
         if not batch:
             return
-        actions = self.scheduler.events(batch, at)
-        started = [a.job for a in actions if a.kind == "start"]
-        lost = set(running) - set(started)
+        actions = [a for a in self.scheduler.events(batch, at) if a.kind == "start"]
+        lost = set(running) - {a.job for a in actions}
         if lost:
             log.error(
                 "the rebuilt %s scheduler did not start running jobs %s at once: its capacity "
@@ -236,7 +243,15 @@ class Adapter:
                 self.policy,
                 sorted(lost),
             )
-        self._started(at, [], [j for j in started if j not in self.pool.held])
+        # its servers named for a running job are the job's nodes; its others, the other nodes
+        node_of = [-1] * k
+        for a in actions:
+            if a.job in self.held:
+                for server, node in zip(a.servers, self.held[a.job], strict=True):
+                    node_of[server] = node
+        rest = iter(sorted(set(servers) - set(node_of)))
+        self.node_of = [node if node >= 0 else next(rest) for node in node_of]
+        self._started(at, [a for a in actions if a.job not in self.held])
 
     def _job(self, j: Known, at: float, left: bool = False) -> Job:
         requested = j.requested
@@ -244,15 +259,15 @@ class Adapter:
             requested = max(requested - (at - self.started_at[j.id]), 1e-3)
         return Job(id=j.id, demand=j.need, requested=requested, job_class=j.job_class)
 
-    def _started(self, at: float, done: list[int], started: list[int]) -> None:
-        for job_id in started:
-            self.started_at[job_id] = at
-            self.parked.discard(job_id)
-        named = self.pool.instant(
-            done, [(self.known[j].seq, j, self.known[j].need) for j in started]
-        )
-        for job_id in started:
-            self.starts.append(Start(at, job_id, tuple(self.nodes[n] for n in named[job_id])))
+    def _started(self, at: float, actions: list[Action]) -> None:
+        """The jobs the scheduler started hold the nodes of the servers it named."""
+        for a in actions:
+            if a.kind != "start":
+                continue
+            self.started_at[a.job] = at
+            self.parked.discard(a.job)
+            nodes = self.held[a.job] = tuple(self.node_of[s] for s in a.servers)
+            self.starts.append(Start(at, a.job, tuple(self.nodes[n] for n in nodes)))
 
     # ------------------------------------------------------------------ one poll
 
@@ -264,7 +279,7 @@ class Adapter:
         jobs = {j.id: j for j in self.slurm.jobs()}
         states = self.slurm.nodes(self.partition)
         at = self.now()
-        running = sorted(self.pool.held)
+        running = sorted(self.held)
         ended = [j for j in running if j not in jobs or jobs[j].ended]
         for j in ended:
             s = jobs.get(j)
@@ -273,8 +288,8 @@ class Adapter:
         out = self._out_of_service(states, jobs)
         submit = self._new_jobs(jobs)
         # a job ending on a node out of service takes that node out of the scheduler's count
-        freed_out = any(n in self.pool.out for j in ended for n in self.pool.held[j])
-        if out != self.pool.out or withdraw or freed_out:
+        freed_out = any(n in self.out for j in ended for n in self.held[j])
+        if out != self.out or withdraw or freed_out:
             self._record(
                 {
                     "op": "rebuild",
@@ -307,7 +322,7 @@ class Adapter:
         hand is held again."""
         gone = []
         for j in sorted(self.known):
-            if j in self.pool.held:
+            if j in self.held:
                 continue
             s = jobs.get(j)
             if s is None or s.ended or s.state not in ("PENDING",):
@@ -327,7 +342,7 @@ class Adapter:
         index = {n: i for i, n in enumerate(self.nodes)}
         out = {i for n, i in index.items() if _out(states.get(n, "unknown"))}
         for s in jobs.values():
-            if s.state in ("RUNNING", "COMPLETING", "SUSPENDED") and s.id not in self.pool.held:
+            if s.state in ("RUNNING", "COMPLETING", "SUSPENDED") and s.id not in self.held:
                 out.update(index[n] for n in s.node_list if n in index)
         return out
 
@@ -360,12 +375,11 @@ class Adapter:
 
     def _carry_out(self, jobs: dict[int, SlurmJob]) -> None:
         """Pin and release every job the scheduler started that Slurm still holds."""
-        nodes_of = {x.job: x.nodes for x in self.starts}
-        for job_id in sorted(self.pool.held, key=lambda j: self.known[j].seq):
+        for job_id in sorted(self.held, key=lambda j: self.known[j].seq):
             s = jobs.get(job_id)
             if job_id in self.released or s is None or not s.held:
                 continue
-            names = list(nodes_of[job_id])
+            names = [self.nodes[n] for n in self.held[job_id]]
             try:
                 self.slurm.start(job_id, names, COMMENT)
             except Refused as exc:
