@@ -34,8 +34,12 @@ from tests.helpers.docs import ROOT, write_file_blocks
 pytestmark = pytest.mark.usefixtures("registry_restored")
 
 SRC = ROOT / "src" / "schedlab"
-CONTRACT_MODULES = ("schedlab.engine", "schedlab.policies.contract", "schedlab.policies.context")
-CONTRACT_MODULES += ("schedlab.policies.placement", "schedlab.errors", "schedlab.streams")
+CONTRACT_MODULES = (
+    "schedlab.engine",
+    "schedlab.policy_api.",
+    "schedlab.errors",
+    "schedlab.streams",
+)
 CONTRACT_MODULES += ("schedlab._jit",)
 COMMAND = (sys.executable, "-m", "schedlab.cli")
 
@@ -133,8 +137,8 @@ V1_PLUGIN = """
     from schedlab.engine.actions import start
     from schedlab.engine.constants import Q_HEAD
     from schedlab.engine.loop import run_engine
-    from schedlab.policies.contract import Policy, PolicyState, engine_sizes, register
-    from schedlab.policies.placement import first_fit
+    from schedlab.policy_api.contract import Policy, PolicyState, engine_sizes, register
+    from schedlab.policy_api.placement import first_fit
     from numba import njit
 
     STATE = PolicyState("v1_fifo", [])

@@ -21,8 +21,8 @@ from schedlab.engine import sketch
 from schedlab.errors import SpecError
 from schedlab.model.compile import compile_model
 from schedlab.model.spec import parse_spec
-from schedlab.policies.contract import _REGISTRY
 from schedlab.policies.registry import get_policy
+from schedlab.policy_api.contract import _REGISTRY
 from schedlab.simulation.generate import UNIT, generate_jobs
 from schedlab.simulation.simulate import prepare, run_loop, run_model
 from schedlab.streams import stream

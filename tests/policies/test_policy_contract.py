@@ -1,4 +1,4 @@
-"""The policy state of the contract (policies/contract.py): allocation, growth, named access,
+"""The policy state of the contract (policy_api/contract.py): allocation, growth, named access,
 the same with and without the JIT (a compiled rule reads and writes the fields by name)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from numba import njit
 from numba.core.errors import TypingError
 
 from schedlab.engine.structs import borrow
-from schedlab.policies.contract import PolicyConfig, PolicyState, StateField, engine_sizes
+from schedlab.policy_api.contract import PolicyConfig, PolicyState, StateField, engine_sizes
 
 STATE = PolicyState(
     "contract_test",
@@ -188,7 +188,7 @@ def test_field_reads_and_borrowed_calls_count_no_references():
 INDEX_CHECK = """
 import importlib, json, sys
 from schedlab.policies import registry
-from schedlab.policies.contract import _REGISTRY
+from schedlab.policy_api.contract import _REGISTRY
 index = registry.built_in_index()
 registry.all_policies()
 built_in = sorted(

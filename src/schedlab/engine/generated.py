@@ -64,7 +64,7 @@ def source(name: str, fields: tuple[Field, ...]) -> str:
         *[f"    s.{f.name} = {f.name}" for f in fields],
         "    return s",
     ]
-    for f in fields:  # compiled when first read (policies/contract.py), not all at import
+    for f in fields:  # compiled when first read (policy_api/contract.py), not all at import
         lines += ["", "", f"def get_{f.name}(s):"]
         lines.append(f"    return s.{f.name}")
     return "\n".join(lines) + "\n"

@@ -14,7 +14,7 @@ engine/ writes an engine register (tests/test_layers.py). The session
   :meth:`~EngineSession.run_until` (online: every event up to a time).
 
 It knows a policy only by its runner and its state's layout (:class:`PolicyKernels`, which
-``policies.contract.Policy`` satisfies): engine/ imports nothing above it.
+``policy_api.contract.Policy`` satisfies): engine/ imports nothing above it.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ class JobRow(NamedTuple):
 
 
 class PolicyLayout(Protocol):
-    """What the session needs of a policy state's layout (policies.contract.PolicyState)."""
+    """What the session needs of a policy state's layout (policy_api.contract.PolicyState)."""
 
     fields: tuple[Field, ...]
 
@@ -71,7 +71,7 @@ class PolicyLayout(Protocol):
 
 
 class PolicyKernels(Protocol):
-    """What the session needs of a policy (policies.contract.Policy): its cached runner
+    """What the session needs of a policy (policy_api.contract.Policy): its cached runner
     ``runner(engine, policy_state, max_events) -> R_*`` and its state's layout."""
 
     runner: Callable[[Any, Any, int], int]

@@ -57,8 +57,8 @@ from schedlab.engine.actions import (
 from schedlab.engine.loop import run_engine
 from schedlab.engine.structures import list_append, list_insert_after, list_remove
 from schedlab.errors import SpecError
-from schedlab.policies.context import JobClass, PolicyContext, SizeLaw, TraceView
-from schedlab.policies.contract import (
+from schedlab.policy_api.context import JobClass, PolicyContext, SizeLaw, TraceView
+from schedlab.policy_api.contract import (
     About,
     Hooks,
     Kernels,
@@ -71,7 +71,7 @@ from schedlab.policies.contract import (
     engine_sizes,
     register,
 )
-from schedlab.policies.placement import first_fit
+from schedlab.policy_api.placement import first_fit
 
 __all__ = [
     "About",
