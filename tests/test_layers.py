@@ -1,10 +1,11 @@
 """The import graph of src/schedlab runs downward only, without cycles (issue 11, item 5).
 
 Layers, lowest first (a module may import its own layer or lower ones):
-base (errors, _jit, _version, papers, outputs) < engine < optim, policy_api (the policy author's
-API: the contract every policy imports) < policies (the built-in policies) < workloads (traces)
-< model (specs, compile) < the package root (the public API, by name) < simulation, online,
-analysis, experiments, report < reproduce, service, slurm, api < commands, demo, cli_support < cli.
+base (errors, _jit, _version, papers, outputs) < engine (the compiled core) < optim, measurement
+(what a run measured, read from the engine's state), policy_api (the policy author's API)
+< policies (the built-in policies) < workloads (traces) < model (specs, compile) < the package root
+(the public API, by name) < simulation, online, analysis, experiments, report < reproduce, service,
+slurm, api < commands, demo, cli_support < cli.
 Every import counts, also those inside functions (a hidden cycle is still a cycle), and an import of
 the package root counts as one of the modules its public names come from (``_PUBLIC``: the root
 imports them on first use). There are no exceptions: e.g. the Gittins rank tables a policy needs
@@ -26,6 +27,7 @@ LAYER = {
     "outputs": 0,
     "engine": 1,
     "optim": 2,
+    "measurement": 2,  # metrics, intervals, stability, reliability, capacity, the jobs table
     "policies": 3,
     "workloads": 4,
     "model": 5,

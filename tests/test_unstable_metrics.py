@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 import schedlab
-from schedlab.engine.metrics import Estimate
-from schedlab.engine.reliability import interval_problem
 from schedlab.experiments.records import run_record
+from schedlab.measurement.metrics import Estimate
+from schedlab.measurement.reliability import interval_problem
 from schedlab.report.html import _td
 from schedlab.report.tables import wide_table
 from schedlab.simulation.result import MEANINGFUL_WHEN_UNSTABLE, NO_ESTIMATE

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
-COMPILED_PACKAGES = ("engine", "policy_api", "policies", "simulation")
+COMPILED_PACKAGES = ("engine", "measurement", "policy_api", "policies", "simulation")
 
 
 def _source_hash() -> str:

@@ -48,7 +48,7 @@ def test_percentile_interval_covers_the_exact_mm1_quantile_95_percent_of_the_tim
     0.95) with P(X <= 179) = 0.00048 and P(X >= 199) = 0.00040 (scipy.stats.binom), so
     180 <= X <= 198 fails a correct interval less than once in a thousand; a zero-width or an
     overly wide interval falls outside. 20,000 arrivals: 100 relaxation times at load 0.5 need
-    400 (engine/reliability.py), so the default 10% warm-up leaves no visible start-up bias."""
+    400 (measurement/reliability.py), so the default 10% warm-up leaves no visible start-up bias."""
     truth = math.log(10) / 0.5
     covered = 0
     for seed in range(1, 201):

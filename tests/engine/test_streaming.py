@@ -174,7 +174,7 @@ def test_per_job_table_is_written_in_chunks(tmp_path, monkeypatch):
 
 
 def test_small_tables_stay_in_memory_and_large_ones_spill(monkeypatch):
-    import schedlab.engine.jobs_output as jobs_output
+    import schedlab.measurement.jobs_output as jobs_output
 
     spec = _pooled("server-filling", arrivals=3000)
     small = run_model(_model(spec))

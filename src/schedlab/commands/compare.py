@@ -327,8 +327,8 @@ def _named_jobs(target: Path, tasks: list, fmt: str, k: int, progress) -> None:
     ``OUT/jobs/POLICY-loadX[.replicationR].<fmt's suffix>`` (one table in memory at a time)."""
     import pyarrow.parquet as pq
 
-    from schedlab.engine.jobs_output import jobs_path
     from schedlab.experiments.runner import jobs_target
+    from schedlab.measurement.jobs_output import jobs_path
     from schedlab.report.jobs_formats import SUFFIX, write_jobs
 
     for i, task in enumerate(tasks):
@@ -383,7 +383,6 @@ def _log_check(
     (those replays are stored too: a rerun does not make them again)."""
     import pyarrow.parquet as pq
 
-    from schedlab.engine.jobs_output import jobs_path
     from schedlab.experiments.log_check import (
         logged_waits,
         series_from_jobs,
@@ -391,6 +390,7 @@ def _log_check(
         validation_of,
     )
     from schedlab.experiments.runner import Task, jobs_target, run_tasks
+    from schedlab.measurement.jobs_output import jobs_path
     from schedlab.model.compile import compile_model
     from schedlab.policies.registry import get_policy
     from schedlab.report.trace_figures import gantt_figure, series_figure
@@ -606,7 +606,7 @@ def _print(
 def _ranked_table(ranked, metric: str, others: list[str], units, native, log_rows: list[dict]):
     """The ranked rows as a rich table: load, rank, policy, the metric with its interval, the
     ratio to the best, what the policy needs, then the ``others`` metrics."""
-    from schedlab.engine.metrics import BACKLOG
+    from schedlab.measurement.metrics import BACKLOG
     from schedlab.policies.registry import get_policy, needs
     from schedlab.report.labels import label, terse
 

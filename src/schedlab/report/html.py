@@ -35,11 +35,11 @@ from pathlib import Path
 from typing import Any
 
 from schedlab import outputs
-from schedlab.engine.reliability import EXACT
 from schedlab.errors import SchedlabError
 from schedlab.experiments.spec import ExperimentSpec, PlotSpec
 from schedlab.experiments.stats import point_order
 from schedlab.experiments.store import ResultStore
+from schedlab.measurement.reliability import EXACT
 from schedlab.papers import PAPERS
 from schedlab.report.figure_tables import figure_tables_html
 from schedlab.report.figures import line_plot, policy_colors
@@ -261,7 +261,7 @@ def _td(cell: Cell | None, ratio: bool) -> str:
     if cell.reference:
         return '<td class="ref">1 (reference)</td>'
     value = f"{_num(cell.mean)}×" if ratio else _num(cell.mean)
-    if not cell.reliable:  # the reason, never the interval (engine/reliability.py)
+    if not cell.reliable:  # the reason, never the interval (measurement/reliability.py)
         why = cell.note or "unreliable: its interval at this point cannot be trusted"
         reason = f'<span class="ci">{_e(why)}</span>'
         return f'<td class="unreliable" title="{_e(why)}">{value} ⚠ {reason}</td>'

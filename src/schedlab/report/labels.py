@@ -18,7 +18,7 @@ from functools import cache
 from typing import Any
 
 LABELS: dict[str, str] = {
-    # metrics (engine/metrics.py)
+    # metrics (measurement/metrics.py)
     "mean_response_time": "mean response time E[T]",
     "mean_waiting_time": "mean waiting time E[T_Q]",
     "p50_waiting_time": "median waiting time",

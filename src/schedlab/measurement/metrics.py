@@ -20,7 +20,7 @@ and p99; the loss probability (loss family only) over measured arrivals. A finit
 (``finite``) also has its makespan: from the first measured arrival to the last completion, a
 measured value of the one replay (no interval: it is not an estimate of a mean).
 
-Instability: :func:`schedlab.engine.stability.trend` (a regression of the number in system over
+Instability: :func:`schedlab.measurement.stability.trend` (a regression of the number in system over
 the window); known stability limits are applied where the result is assembled
 (simulation/simulate.py). A finite replay has no steady state to have or miss: a growing number in
 system is reported as a backlog note (``RunMetrics.backlog``), never as instability.
@@ -36,8 +36,8 @@ import numpy as np
 
 from schedlab.engine import constants as K
 from schedlab.engine import sketch
-from schedlab.engine.stability import trend
 from schedlab.engine.state import State
+from schedlab.measurement.stability import trend
 
 QUANTILES = (0.5, 0.9, 0.95, 0.99)
 BACKLOG = "backlog grew over the whole log: a transient, not a steady state"
@@ -48,7 +48,7 @@ class Estimate:
     """A point estimate with its 95% confidence interval (Student t with ``dof`` degrees).
 
     ``reliable`` is False when this metric's interval cannot be taken as an estimate (set where
-    the result is assembled, engine/reliability.py; the reason is in ``Result.unreliable``).
+    the result is assembled, measurement/reliability.py; the reason is in ``Result.unreliable``).
     ``batches``: the batch values the interval came from, in batch order (NaN for a batch
     without a value): another run of the same jobs has the same batches, so two runs compare
     batch by batch (paired batch means, experiments/stats.py)."""
@@ -112,8 +112,8 @@ def t_quantile(p: float, dof: int) -> float:
 
 
 # t_{0.975, dof} for dof = 1 .. 63, the numbers scipy.special.stdtrit gives (checked against it
-# by tests/engine/test_t975.py): the intervals of runs of up to 64 batches or replications need no
-# scipy import (0.2-0.4 s of a short run's start-up, issue 33).
+# by tests/measurement/test_t975.py): the intervals of runs of up to 64 batches or replications
+# need no scipy import (0.2-0.4 s of a short run's start-up, issue 33).
 # fmt: off
 T975 = (
     12.706204736174694, 4.302652729749462, 3.1824463052837078, 2.7764451051977934,
