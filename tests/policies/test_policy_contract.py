@@ -10,7 +10,7 @@ import pytest
 from numba import njit
 from numba.core.errors import TypingError
 
-from schedlab.engine.structs import borrow
+from schedlab.engine.borrowed_structs import borrow
 from schedlab.policy_api.contract import PolicyConfig, PolicyState, StateField, engine_sizes
 
 STATE = PolicyState(
@@ -135,7 +135,8 @@ def touch_borrowed(ps):
 
 
 def test_a_borrowed_state_reads_and_writes_the_same_fields():
-    """engine.structs.borrow (decision 0004): a pointer to the fields, no reference counting."""
+    """engine.borrowed_structs.borrow (decision 0004): a pointer to the fields, no reference
+    counting."""
     ps = STATE.allocate(SIZES, {"beta": 1.5, "count": [2, 3]})
     assert touch_borrowed(ps) == 5
     assert ps.n_decisions == 1 and ps.key.tolist() == [-1.0, 1.5, -1.0]

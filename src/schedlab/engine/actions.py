@@ -84,8 +84,7 @@ from schedlab.engine.constants import (
     WAITING,
     WAITING_LIST,
 )
-from schedlab.engine.records import job_left
-from schedlab.engine.structures import (
+from schedlab.engine.lists_and_heaps import (
     departure_add,
     departure_remove,
     departure_update,
@@ -94,6 +93,7 @@ from schedlab.engine.structures import (
     running_add,
     running_remove,
 )
+from schedlab.engine.records import job_left
 
 
 @kernel(wraparound=False)

@@ -54,8 +54,8 @@ from schedlab.engine.actions import (
     start,
     wake_at,
 )
+from schedlab.engine.lists_and_heaps import list_append, list_insert_after, list_remove
 from schedlab.engine.loop import run_engine
-from schedlab.engine.structures import list_append, list_insert_after, list_remove
 from schedlab.errors import SpecError
 from schedlab.policy_api.context import JobClass, PolicyContext, SizeLaw, TraceView
 from schedlab.policy_api.contract import (

@@ -50,9 +50,9 @@ from pydantic import BaseModel, ConfigDict
 
 from schedlab._jit import jit_disabled, kernel
 from schedlab.engine import generated
+from schedlab.engine.borrowed_structs import register_array_struct
 from schedlab.engine.fields import Field, allocate, struct_fields
 from schedlab.engine.generated import ArrayStructType
-from schedlab.engine.structs import register_array_struct
 from schedlab.policy_api.compat import parts_from_keywords
 
 # --------------------------------------------------------------------------------------------
