@@ -154,11 +154,16 @@ def compare(
     )
     from schedlab.experiments.runner import check_cluster_address, default_workers, run_tasks
     from schedlab.experiments.store import ResultStore
+    from schedlab.report.experiment_record import (
+        ExperimentRecord,
+        provenance,
+        relative_figures,
+        write_record,
+    )
     from schedlab.report.html import write_report
     from schedlab.report.jobs_formats import check_format
     from schedlab.report.labels import HPC_METRICS, Units
     from schedlab.report.ranking import IDEALIZED, best_policy, figures, rank, summary
-    from schedlab.report.record import ExperimentRecord, provenance, relative_figures, write_record
     from schedlab.report.sweep import swept_axes
 
     if fmt not in ("table", "csv", "json"):

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 
 from schedlab._jit import kernel
+from schedlab.engine.accounting import job_left
 from schedlab.engine.constants import (
     ACT_ACTIVATE,
     ACT_KILL,
@@ -93,7 +94,6 @@ from schedlab.engine.lists_and_heaps import (
     running_add,
     running_remove,
 )
-from schedlab.engine.records import job_left
 
 
 @kernel(wraparound=False)

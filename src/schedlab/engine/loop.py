@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 
 from schedlab._jit import kernel
+from schedlab.engine.accounting import job_left, record_arrival
 from schedlab.engine.actions import log_action, reject_waiting, release
 from schedlab.engine.borrowed_structs import borrow
 from schedlab.engine.constants import (
@@ -91,7 +92,6 @@ from schedlab.engine.constants import (
     WAITING_LIST,
 )
 from schedlab.engine.lists_and_heaps import list_append, list_remove, next_departure
-from schedlab.engine.records import job_left, record_arrival
 
 
 @kernel(wraparound=False, inline="always")

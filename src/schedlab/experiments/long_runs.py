@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from schedlab.experiments.records import spec_hash
+from schedlab.experiments.run_rows import spec_hash
 from schedlab.experiments.store import ResultStore
 from schedlab.model.spec import SimulationSpec
 

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from schedlab.errors import SchedlabError
 from schedlab.experiments.claims import Claims, holder_name, worker_init
-from schedlab.experiments.records import canonical_json, spec_hash
+from schedlab.experiments.run_rows import canonical_json, spec_hash
 from schedlab.experiments.store import ResultStore
 from schedlab.model.spec import SimulationSpec
 
@@ -121,9 +121,9 @@ def replicate(task: Task, plugins: tuple[str, ...] = (), root: str | None = None
 
 def execute(task: Task, plugins: tuple[str, ...] = (), root: str | None = None) -> dict[str, Any]:
     """:func:`replicate` and the run's record, as a sweep stores it (built in the worker)."""
-    from schedlab.experiments.records import run_record
+    from schedlab.experiments.run_rows import run_row
 
-    return run_record(
+    return run_row(
         replicate(task, plugins, root),
         replication=task.replication,
         experiment=task.experiment,

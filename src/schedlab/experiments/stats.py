@@ -8,7 +8,7 @@
   interval of that metric cannot be taken as an estimate (measurement/reliability.py: no finite
   interval, lower bound <= 0 for a positive metric, half-width over 50% of the mean; a lower bound
   below 0 is then cut at 0), one of its runs is shorter than the relaxation-time rule, or one of
-  its runs has that metric unreliable (``<metric>_reliable``, experiments/records.py): judged per
+  its runs has that metric unreliable (``<metric>_reliable``, experiments/run_rows.py): judged per
   metric, never from the run's other metrics.
 * Sequential sizing: :func:`rescaled_interval` turns a 95% t-interval into one at another level
   (same standard error and degrees of freedom), :func:`replications_needed` estimates the
@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from schedlab.experiments.records import BATCHES, metric_reliable
+from schedlab.experiments.run_rows import BATCHES, metric_reliable
 from schedlab.measurement.metrics import t_interval, t_quantile
 from schedlab.measurement.reliability import interval_problem
 
@@ -180,7 +180,7 @@ def summarize(rows: Sequence[dict[str, Any]], by: Sequence[str], metric: str) ->
 
 
 def batch_values(row: dict[str, Any], metric: str) -> np.ndarray | None:
-    """The stored batch values of ``metric`` in a run (experiments/records.py), or None."""
+    """The stored batch values of ``metric`` in a run (experiments/run_rows.py), or None."""
     text = row.get(BATCHES)
     values = json.loads(text).get(metric) if text else None
     return None if values is None else np.array([math.nan if v is None else v for v in values])

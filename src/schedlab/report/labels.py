@@ -44,7 +44,7 @@ LABELS: dict[str, str] = {
     "reward_rate": "reward rate",
     "throughput": "throughput",
     "loss_probability": "loss probability",
-    # axes and run columns (experiments/records.py, spec paths)
+    # axes and run columns (experiments/run_rows.py, spec paths)
     "load": "load ρ",
     "workload.load": "load ρ",
     "arrival_rate": "arrival rate λ",

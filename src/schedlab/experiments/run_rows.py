@@ -1,4 +1,4 @@
-"""One flat record per run: what the result store keeps and DuckDB queries.
+"""One flat row per run: what the result store keeps and DuckDB queries.
 
 Columns: ``spec_hash``, ``experiment``, ``point``, axis values (dotted spec paths such as
 ``workload.load``), convenience columns (``policy``, ``family``, ``load``, ``arrival_rate``,
@@ -67,7 +67,7 @@ def metric_reliable(row: dict[str, Any], metric: str) -> bool:
     return flag is not False
 
 
-def run_record(
+def run_row(
     result: Result,
     *,
     replication: int = 0,
