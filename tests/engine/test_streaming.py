@@ -1,8 +1,8 @@
-"""Engine v2 (decision 0003): streamed job sequence, reused job slots, online metrics.
+"""Engine v2 (decision 0003): streamed job sequence, reused job slots, streamed metrics.
 
 Truths used: the job sequence defined unit by unit must not depend on the engine's block size or
 slot count (common random numbers); the peak number of slots must equal the peak number of jobs
-present, recomputed from the per-job table; online metrics must equal the same statistics computed
+present, recomputed from the per-job table; streamed metrics must equal the same statistics computed
 afterwards from the per-job table; sketch quantiles must lie within the stated 0.5% of the exact
 order statistics.
 """
@@ -121,7 +121,7 @@ def test_slots_stay_at_the_jobs_present_not_the_run_length():
     assert run.st.status.shape[0] == 1024  # the initial slots were never exceeded
 
 
-def test_online_metrics_equal_the_per_job_table():
+def test_streamed_metrics_equal_the_per_job_table():
     spec = _pooled("server-filling", arrivals=5000, slowdown_threshold=0.5, warmup=0.2)
     result = run_model(_model(spec))
     jobs = result.jobs.to_pydict()
@@ -145,7 +145,7 @@ def test_online_metrics_equal_the_per_job_table():
     assert "reward_rate" not in m and "reward_rate" not in result.timeseries.column_names
 
 
-def test_loss_probability_online_equals_the_per_job_table():
+def test_streamed_loss_probability_equals_the_per_job_table():
     spec = {
         **PACKING,
         "workload": {**PACKING["workload"], "load": 1.4},

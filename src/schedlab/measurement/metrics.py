@@ -1,6 +1,6 @@
 """Metrics of a finished run, with 95% batch-means confidence intervals and an instability test.
 
-Everything here is computed from sums the compiled loop accumulated online (engine.accounting,
+Everything here is computed from sums the compiled loop streamed into the state (engine.accounting,
 engine.loop): nothing per job is kept. Measurement window, for a run of N arrivals: jobs from
 arrival number ``floor(warmup * N)`` on (per-job metrics) and times from that job's arrival to the
 last arrival (time averages); for a run of horizon H: jobs arriving in [warmup * H, H] and times in
