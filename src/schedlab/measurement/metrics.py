@@ -8,8 +8,9 @@ that interval. The window is cut into B batches (``run.batches``, default 20): e
 time averages, equal numbers of consecutive arrivals (or equal arrival-time spans, horizon runs)
 for per-job metrics. Each metric's 95% interval is the Student-t interval of the batch means
 (B - 1 degrees of freedom) around the overall estimate. Quantiles come from the mergeable sketch of
-:mod:`schedlab.engine.sketch` (relative error 0.5%, interpolated within a bucket), with a
-sectioning interval from the batch quantiles (interpolated too: never rounded to the buckets).
+:mod:`schedlab.engine.sketch` (relative error 0.5%, interpolated within a bucket by
+:mod:`schedlab.measurement.quantiles`), with a sectioning interval from the batch quantiles
+(interpolated too: never rounded to the buckets).
 
 Per-job metrics: response time (finish - arrival), waiting time (first start - arrival),
 slowdown response / work and bounded slowdown max(response / max(work, tau), 1) with tau =
@@ -37,6 +38,7 @@ import numpy as np
 from schedlab.engine import constants as K
 from schedlab.engine import sketch
 from schedlab.engine.state import State
+from schedlab.measurement.quantiles import quantiles
 from schedlab.measurement.stability import trend
 
 QUANTILES = (0.5, 0.9, 0.95, 0.99)
@@ -174,9 +176,9 @@ def _quantile_metrics(sketches: np.ndarray, name: str, least: float = 0.0) -> di
     whole = np.cumsum(sketches.sum(axis=0))[None, :]
     out = {}
     for q in QUANTILES:
-        center = float(np.maximum(sketch.quantiles(whole, q)[0], least))
+        center = float(np.maximum(quantiles(whole, q)[0], least))
         out[f"p{round(q * 100)}_{name}"] = (
-            t_interval(center, np.maximum(sketch.quantiles(per_batch, q), least))
+            t_interval(center, np.maximum(quantiles(per_batch, q), least))
             if math.isfinite(center)
             else Estimate(math.nan, (math.nan, math.nan))
         )
