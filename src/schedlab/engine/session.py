@@ -79,7 +79,7 @@ class PolicyKernels(Protocol):
 
 
 class Writer(Protocol):
-    """The per-job output (engine/jobs_output.JobsWriter): takes the buffer's records."""
+    """The per-job output (measurement/jobs_output.JobsWriter): takes the buffer's records."""
 
     def write(self, st: State) -> None: ...
 
