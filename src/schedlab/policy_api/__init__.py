@@ -1,7 +1,9 @@
 """The policy author's API: everything a scheduling policy imports, from one module.
 
 A policy (built-in or a user's plugin, docs/writing-policies.md) imports from here and from
-NumPy/Numba only. What it gets:
+NumPy/Numba only, never from this package's modules (the contract, the context, placement), which
+import nothing above the engine: every built-in policy sits above them (decision 0027). What it
+gets:
 
 * **the decorator** :func:`kernel`: every compiled function of a policy is declared with it
   (``@kernel(wraparound=False)`` for the hot decision code that never indexes from the end);
