@@ -79,7 +79,8 @@ class PolicyKernels(Protocol):
 
 
 class Writer(Protocol):
-    """The per-job output (measurement/jobs_output.JobsWriter): takes the buffer's records."""
+    """The per-job output (measurement/jobs_output.JobsWriter): takes the buffer's records (the
+    session empties the buffer after)."""
 
     def write(self, st: State) -> None: ...
 
@@ -301,11 +302,11 @@ class EngineSession:
         self._use_state(st)
 
     def flush(self) -> None:
-        """The per-job output buffer to the writer (emptied without one)."""
+        """The per-job output buffer to the writer (if any), then emptied: only engine/ writes
+        an engine register."""
         if self.writer is not None:
             self.writer.write(self.st)
-        else:
-            self.st.ctr[K.OUT_N] = 0
+        self.st.ctr[K.OUT_N] = 0
 
     def start_clock(self, t: float) -> None:
         """Online: the time averages start at ``t`` (the first event)."""

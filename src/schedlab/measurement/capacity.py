@@ -94,7 +94,7 @@ class SweepingWriter:
     """The engine session's writer of a run that measures its capacity (simulation/simulate.py):
     each time the per-job buffer is handed over (full, or at the end) the sweep advances to now
     with the jobs that left since it last ran (the buffer) and those in the system now; then the
-    buffer goes to the per-job output ``jobs`` (``run.jobs``), or is emptied without one."""
+    buffer goes to the per-job output ``jobs`` (``run.jobs``), if any (the session empties it)."""
 
     sweep: CapacitySweep
     jobs: Any | None = None  # measurement.jobs_output.JobsWriter
@@ -103,8 +103,6 @@ class SweepingWriter:
         self.advance(st)
         if self.jobs is not None:
             self.jobs.write(st)
-        else:
-            st.ctr[K.OUT_N] = 0
 
     def advance(self, st: State) -> None:
         """The sweep to now, the buffer left as it is."""
