@@ -1,9 +1,9 @@
 """Trend test miss and false-alarm rates (issue 15 item 11) just above and below known limits.
 
-The trend test alone (schedlab.engine.stability.trend, without the known-limit verdict) is applied
-to SEEDS independent runs per scenario. Just above a limit the queue grows and every run should be
-flagged: the unflagged fraction is the *miss rate*. Just below it a steady state exists: the
-flagged fraction is the *false-alarm rate*. Scenarios:
+The trend test alone (schedlab.measurement.stability.trend, without the known-limit verdict) is
+applied to SEEDS independent runs per scenario. Just above a limit the queue grows and every run
+should be flagged: the unflagged fraction is the *miss rate*. Just below it a steady state exists:
+the flagged fraction is the *false-alarm rate*. Scenarios:
 
 * FCFS, k = 4, needs uniform on {1, 2, 4}, Exp(1) durations (the issue's example), saturated-system
   limit rho* = 0.7756: loads 0.70, 0.75, 0.77 (below), 0.79, 0.80 (above);
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 
-from schedlab.engine.stability import trend
+from schedlab.measurement.stability import trend
 from schedlab.model.compile import compile_model
 from schedlab.model.spec import parse_spec
 from schedlab.simulation.simulate import prepare, run_loop

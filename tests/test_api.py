@@ -15,8 +15,8 @@ from scipy import stats
 
 import schedlab
 from schedlab.api import PANDAS_MISSING, UnknownName
-from schedlab.engine.metrics import Estimate
 from schedlab.experiments.runner import Task, estimated_cost
+from schedlab.measurement.metrics import Estimate
 from schedlab.model.spec import parse_spec
 from schedlab.simulation.result import steady_state_only
 from tests.helpers.specs import paper004_spec, pooled_spec

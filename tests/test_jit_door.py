@@ -88,7 +88,7 @@ def _calls_numba_jit(tree: ast.Module) -> bool:
 
 def test_every_compiled_function_is_a_kernel():
     """No module but the door calls numba.njit / numba.jit, a generated policy-state module
-    included (its source is a string in policies/contract.py)."""
+    included (its source is a string in policy_api/contract.py)."""
     assert not [str(path) for path, tree in _modules() if _calls_numba_jit(tree)]
 
 

@@ -1,12 +1,16 @@
 """The import graph of src/schedlab runs downward only, without cycles (issue 11, item 5).
 
 Layers, lowest first (a module may import its own layer or lower ones):
-base (errors, _jit, _version, papers, outputs) < engine < optim < policies < workloads (traces)
-< model (specs, compile) < simulation and the package root (the public API: simulate, Result)
-< analysis, experiments, report < reproduce, service, slurm < commands, demo, cli_support < cli.
-Every import counts, also those inside functions (a hidden cycle is still a cycle). There are no
-exceptions: e.g. the Gittins rank tables a policy needs are built from the size laws of analysis/
-by the pipeline (simulation/) and handed to the policy's init, never imported by policies/.
+base (errors, _jit, _version, papers, outputs) < engine (the compiled core) < optim, measurement
+(what a run measured, read from the engine's state), policy_api (the policy author's API)
+< policies (the built-in policies) < workloads (traces) < model (specs, compile) < the package root
+(the public API, by name) < simulation, online, analysis, experiments, report < reproduce, service,
+slurm, api < commands, demo, cli_support < cli.
+Every import counts, also those inside functions (a hidden cycle is still a cycle), and an import of
+the package root counts as one of the modules its public names come from (``_PUBLIC``: the root
+imports them on first use). There are no exceptions: e.g. the Gittins rank tables a policy needs
+are built from the size laws of analysis/ by the pipeline (simulation/) and handed to the policy's
+init, never imported by policies/.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ LAYER = {
     "outputs": 0,
     "engine": 1,
     "optim": 2,
+    "measurement": 2,  # metrics, intervals, stability, reliability, capacity, the jobs table
     "policies": 3,
     "workloads": 4,
     "model": 5,
@@ -39,7 +44,7 @@ LAYER = {
     "service": 8,  # schedlab serve/replay: above the online scheduler, below commands
     "slurm": 8,  # schedlab slurm: the online scheduler driving a Slurm cluster
     "plugins": 4,
-    "policy_api": 3,  # the policy author's API: a face of policies/
+    "policy_api": 2,  # the policy author's API (contract, context, placement): below every policy
     "spec_kind": 1,
     "datasets": 1,
     "streams": 1,
@@ -55,19 +60,35 @@ def module_name(path: Path) -> str:
     return ".".join(parts)
 
 
+def public_names() -> dict[str, str]:
+    """The package root's public names and the modules it imports them from on first use."""
+    root = ast.parse((SRC / "schedlab" / "__init__.py").read_text())
+    for node in root.body:
+        if isinstance(node, ast.Assign) and [ast.unparse(t) for t in node.targets] == ["_PUBLIC"]:
+            return ast.literal_eval(node.value)
+    raise AssertionError("schedlab/__init__.py has no _PUBLIC")
+
+
 def imports() -> dict[str, set[str]]:
-    """Every schedlab module and the schedlab modules it imports (anywhere in its body)."""
+    """Every schedlab module and the schedlab modules it imports (anywhere in its body); an import
+    of the root ``schedlab`` from a module also imports what the root's public names come from
+    (all of them for ``import schedlab``, the names taken for ``from schedlab import name``)."""
     known = {module_name(p) for p in (SRC / "schedlab").rglob("*.py")}
+    public = public_names()
     graph: dict[str, set[str]] = {}
     for path in (SRC / "schedlab").rglob("*.py"):
         targets: set[str] = set()
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Import):
                 targets.update(a.name for a in node.names)
+                if any(a.name == "schedlab" for a in node.names):
+                    targets.update(public.values())
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
                 for alias in node.names:  # `from schedlab import _jit` imports schedlab._jit
                     full = f"{node.module}.{alias.name}"
                     targets.add(full if full in known else node.module)
+                    if node.module == "schedlab" and alias.name in public:
+                        targets.add(public[alias.name])
         graph[module_name(path)] = {t for t in targets if t in known}
     return graph
 

@@ -33,9 +33,7 @@ import numpy as np
 from schedlab.engine.actions import start
 from schedlab.engine.constants import Q_TAIL
 from schedlab.engine.loop import run_engine
-from schedlab.policies.placement import first_fit
-from schedlab.policies.contract import Policy, PolicyState, engine_sizes, register
-from schedlab.policy_api import kernel
+from schedlab.policy_api import Policy, PolicyState, engine_sizes, first_fit, kernel, register
 
 STATE = PolicyState("lcfs_plugin", [])
 
@@ -67,7 +65,7 @@ register(Policy(name="lcfs-first-fit", family="pooled", families=("pooled", "pac
 
 ENTRY_POINT_MODULE = """
 from schedlab.policies.packing import fifo_ff
-from schedlab.policies.contract import Policy, register
+from schedlab.policy_api import Policy, register
 
 register(Policy(name="ep-fcfs", family="pooled", title="FCFS from an entry point",
                 paper="a test entry point", section="", summary="FCFS from an installed package",
@@ -203,10 +201,15 @@ def test_plugin_spec_validation_is_the_built_in_one(plugin_file):
         ("def broken(:\n", "bad_plugin.py:1: SyntaxError: invalid syntax"),
         ("import numpy\nraise RuntimeError('no licence')\n", "bad_plugin.py:2: RuntimeError"),
         (
-            "from schedlab.policies.contract import register\n"
+            "from schedlab.policy_api import register\n"
             "from schedlab.policies.registry import get_policy\n"
             "register(get_policy('fcfs'))\n",
             "registered twice",
+        ),
+        (
+            "from schedlab.policies.contract import Policy\n",  # policy API v1's import path
+            "bad_plugin.py:1: ModuleNotFoundError: No module named 'schedlab.policies.contract'; "
+            "a policy imports it from schedlab.policy_api",
         ),
     ],
 )

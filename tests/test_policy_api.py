@@ -8,7 +8,8 @@ compiled model, hooks instead of policy names in the pipeline.
 * a newcomer's plugin copied from docs/writing-policies.md runs from the CLI with ``--plugin``
   under ``NUMBA_BOUNDSCHECK=1``;
 * a plugin written against API v1 (``init(st, model, config)``, ``ranks_by_gittins``) still
-  runs, and one asking the context for the model's spec gets one line naming what to change.
+  runs (its contract imported from ``schedlab.policy_api``, the one path since decision 0027),
+  and one asking the context for the model's spec gets one line naming what to change.
 """
 
 from __future__ import annotations
@@ -34,8 +35,12 @@ from tests.helpers.docs import ROOT, write_file_blocks
 pytestmark = pytest.mark.usefixtures("registry_restored")
 
 SRC = ROOT / "src" / "schedlab"
-CONTRACT_MODULES = ("schedlab.engine", "schedlab.policies.contract", "schedlab.policies.context")
-CONTRACT_MODULES += ("schedlab.policies.placement", "schedlab.errors", "schedlab.streams")
+CONTRACT_MODULES = (
+    "schedlab.engine",
+    "schedlab.policy_api.",
+    "schedlab.errors",
+    "schedlab.streams",
+)
 CONTRACT_MODULES += ("schedlab._jit",)
 COMMAND = (sys.executable, "-m", "schedlab.cli")
 
@@ -133,8 +138,7 @@ V1_PLUGIN = """
     from schedlab.engine.actions import start
     from schedlab.engine.constants import Q_HEAD
     from schedlab.engine.loop import run_engine
-    from schedlab.policies.contract import Policy, PolicyState, engine_sizes, register
-    from schedlab.policies.placement import first_fit
+    from schedlab.policy_api import Policy, PolicyState, engine_sizes, first_fit, register
     from numba import njit
 
     STATE = PolicyState("v1_fifo", [])

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 import schedlab
-from schedlab.engine.metrics import Estimate
-from schedlab.engine.reliability import interval_problem
-from schedlab.experiments.records import run_record
+from schedlab.experiments.run_rows import run_row
+from schedlab.measurement.metrics import Estimate
+from schedlab.measurement.reliability import interval_problem
 from schedlab.report.html import _td
 from schedlab.report.tables import wide_table
 from schedlab.simulation.result import MEANINGFUL_WHEN_UNSTABLE, NO_ESTIMATE
@@ -84,7 +84,7 @@ def test_every_metric_of_an_unstable_run_is_masked_or_declared(runs, family):
     assert {"mean_slowdown", "mean_bounded_slowdown", "mean_response_time"} <= set(names)
     assert any("[" in n and n.startswith("mean_") for n in names)  # per-class metrics too
     data = json.loads(json.dumps(result.to_dict()))["metrics"]
-    row = run_record(result)
+    row = run_row(result)
     for name in names:
         declared = name.split("[", 1)[0] in MEANINGFUL_WHEN_UNSTABLE
         est = result.metrics[name]

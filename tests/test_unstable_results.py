@@ -10,11 +10,11 @@ import pytest
 
 import schedlab
 from schedlab.analysis.saturated import fcfs_saturated
-from schedlab.engine.reliability import interval_problem, relaxation_arrivals
-from schedlab.engine.stability import trend
 from schedlab.experiments.runner import Task, run_tasks
 from schedlab.experiments.stats import summarize
 from schedlab.experiments.store import ResultStore
+from schedlab.measurement.reliability import interval_problem, relaxation_arrivals
+from schedlab.measurement.stability import trend
 from schedlab.model.compile import compile_model
 from schedlab.model.spec import parse_spec
 from schedlab.simulation.simulate import prepare, run_loop

@@ -14,7 +14,7 @@ from schedlab._version import __version__
 
 _PUBLIC = {
     "Result": "schedlab.simulation.result",
-    "Estimate": "schedlab.engine.metrics",
+    "Estimate": "schedlab.measurement.metrics",
     "SimulationSpec": "schedlab.model.spec",
     "load_spec": "schedlab.model.spec",
     "simulate": "schedlab.api",
@@ -40,7 +40,7 @@ __all__ = [
 if TYPE_CHECKING:
     from schedlab._jit import configure
     from schedlab.api import SweepResults, simulate, sweep
-    from schedlab.engine.metrics import Estimate
+    from schedlab.measurement.metrics import Estimate
     from schedlab.model.spec import SimulationSpec, load_spec
     from schedlab.plugins import load_plugin
     from schedlab.simulation.result import Result

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
-COMPILED_PACKAGES = ("engine", "policies", "simulation")
+COMPILED_PACKAGES = ("engine", "measurement", "policy_api", "policies", "simulation")
 
 
 def _source_hash() -> str:
@@ -473,7 +473,7 @@ def _located_boundscheck() -> Any:
 
 
 def struct_data(context: Any, builder: Any, struct_type: Any, value: Any) -> Any:
-    """The field proxy of a structref ``value`` (engine/structs.py, decision 0004):
+    """The field proxy of a structref ``value`` (engine/borrowed_structs.py, decision 0004):
     ``numba.experimental.structref._Utils`` is private; Numba's own structref lowering uses it."""
     from numba.experimental import structref
 
@@ -490,7 +490,7 @@ def struct_data_pointer(context: Any, builder: Any, struct_type: Any, value: Any
 def member_pointer(fields: Any, attr: str) -> Any:
     """Pointer to member ``attr`` of a ``cgutils`` struct proxy, and (below) the value of that
     member from what was loaded through it: the proxy's ``_datamodel``, ``_get_ptr_by_index`` and
-    ``_cast_member_to_value`` are private; engine/structs.py loads array fields with
+    ``_cast_member_to_value`` are private; engine/borrowed_structs.py loads array fields with
     ``!invariant.load`` through them (decision 0008, point 2)."""
     return fields._get_ptr_by_index(fields._datamodel.get_field_position(attr))
 
@@ -526,10 +526,10 @@ def without_dispatch(function: Callable) -> Callable:
 
 _PRIVATE_MODULE_NAMES = {
     # numba.core.cgutils: LLVM helpers of Numba's lowering (create_struct_proxy, null values),
-    # not in the documented extension API; engine/structs.py builds struct views with them.
+    # not in the documented extension API; engine/borrowed_structs.py builds struct views with them.
     "cgutils": ("numba.core", "cgutils"),
     # numba.core.imputils: impl_ret_borrowed / impl_ret_untracked tell Numba's reference counting
-    # how a lowered value is owned (engine/structs.py, decision 0004).
+    # how a lowered value is owned (engine/borrowed_structs.py, decision 0004).
     "imputils": ("numba.core", "imputils"),
     # AttributeTemplate: the typing template behind numba.extending.infer_getattr (structs.py).
     "AttributeTemplate": ("numba.core.typing.templates", "AttributeTemplate"),

@@ -99,7 +99,7 @@ def _parallel_replications(
 ) -> Result:
     from concurrent.futures import as_completed
 
-    from schedlab.experiments.records import canonical_json
+    from schedlab.experiments.run_rows import canonical_json
     from schedlab.experiments.runner import (
         Task,
         dask_client,

@@ -135,7 +135,7 @@ def shared_reasons(unreliable: dict[str, str]) -> dict[str, int]:
 def print_result(result: Any, *, transient: bool = False) -> None:
     from rich.table import Table
 
-    from schedlab.engine.reliability import EXACT
+    from schedlab.measurement.reliability import EXACT
 
     head = Table.grid(padding=(0, 2))
     head.add_row("policy", f"{result.policy} ({result.family} family)")

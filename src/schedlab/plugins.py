@@ -44,6 +44,13 @@ def _where(exc: BaseException, path: Path) -> str:
     return f":{lines[-1]}" if lines else ""
 
 
+# The modules of the policy contract before decision 0027 (plugins of policy API v1 imported them);
+# their names are all in schedlab.policy_api.
+MOVED_TO_POLICY_API = frozenset(
+    f"schedlab.policies.{m}" for m in ("contract", "context", "placement", "compat")
+)
+
+
 def load_plugin(path: str | Path) -> list[str]:
     """Import a plugin file (once per process) and return the names of the policies it registered.
 
@@ -74,6 +81,8 @@ def load_plugin(path: str | Path) -> list[str]:
     except (Exception, SystemExit) as exc:  # a plugin's sys.exit() does not end schedlab
         sys.modules.pop(name, None)
         text = exc.msg if isinstance(exc, SyntaxError) else str(exc)
+        if isinstance(exc, ModuleNotFoundError) and exc.name in MOVED_TO_POLICY_API:
+            text += "; a policy imports it from schedlab.policy_api (decision 0027)"
         raise PluginError(
             f"{path}{_where(exc, resolved)}: {type(exc).__name__}: {text}".rstrip(": ")
         ) from None

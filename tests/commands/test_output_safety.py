@@ -215,7 +215,7 @@ def test_report_reads_nothing_outside_the_folder(tmp_path):
     import base64
     import datetime
 
-    from schedlab.report.record import ExperimentRecord, provenance
+    from schedlab.report.experiment_record import ExperimentRecord, provenance
 
     out = tmp_path / "deep" / "out"
     make_store(out, "a")

@@ -18,7 +18,14 @@ from schedlab.engine.loop import run_engine
 from schedlab.errors import InvariantViolation
 from schedlab.model.compile import compile_model
 from schedlab.model.spec import parse_spec
-from schedlab.policies.contract import About, Kernels, Policy, PolicyState, StateField, engine_sizes
+from schedlab.policy_api.contract import (
+    About,
+    Kernels,
+    Policy,
+    PolicyState,
+    StateField,
+    engine_sizes,
+)
 from schedlab.simulation.simulate import simulate_model
 from tests.helpers.specs import pooled_spec
 

@@ -1,5 +1,6 @@
-"""The array fields of a borrowed struct are loaded with ``!invariant.load`` (engine/structs.py,
-docs/decisions/0008 point 2, on decision 0004's borrowed pointers); an owned struct's are not."""
+"""The array fields of a borrowed struct are loaded with ``!invariant.load``
+(engine/borrowed_structs.py, docs/decisions/0008 point 2, on decision 0004's borrowed pointers); an
+owned struct's are not."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from numba.core import types
 from numba.experimental import structref
 
 from schedlab._jit import kernel
+from schedlab.engine.borrowed_structs import borrow
 from schedlab.engine.generated import ArrayStructType
-from schedlab.engine.structs import borrow
 
 TYPE = ArrayStructType([("xs", types.float64[::1]), ("ns", types.int64[::1])])
 INVARIANT_LOAD = re.compile(r"= load [^\n]*!invariant\.load")

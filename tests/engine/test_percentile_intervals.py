@@ -1,6 +1,7 @@
-"""Percentile estimates are interpolated within the sketch's buckets (engine/sketch.py, issue 32
-item 4): independent replications give different percentiles, intervals have positive width, and
-the batch-means interval of a percentile covers the exact quantile of an M/M/1 at its level."""
+"""Percentile estimates are interpolated within the sketch's buckets (engine/sketch.py counts,
+measurement/quantiles.py reads; issue 32 item 4): independent replications give different
+percentiles, intervals have positive width, and the batch-means interval of a percentile covers the
+exact quantile of an M/M/1 at its level."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import numpy as np
 
 import schedlab
 from schedlab.engine import sketch
+from schedlab.measurement import quantiles
 from tests.helpers.specs import pooled_spec
 
 
@@ -22,7 +24,7 @@ def test_quantiles_within_one_bucket_move_with_the_rank_and_stay_in_it():
     counts = np.zeros(sketch.N_BUCKETS, dtype=np.int64)
     np.add.at(counts, [sketch.bucket_of(v) for v in values], 1)
     assert np.count_nonzero(counts) == 1
-    got = [sketch.quantile(counts, q) for q in (0.1, 0.5, 0.9, 0.99)]
+    got = [quantiles.quantile(counts, q) for q in (0.1, 0.5, 0.9, 0.99)]
     assert all(a < b for a, b in itertools.pairwise(got))
     assert all(lower < g <= lower * sketch.GAMMA for g in got)
     for q, g in zip((0.1, 0.5, 0.9, 0.99), got, strict=True):
@@ -48,7 +50,7 @@ def test_percentile_interval_covers_the_exact_mm1_quantile_95_percent_of_the_tim
     0.95) with P(X <= 179) = 0.00048 and P(X >= 199) = 0.00040 (scipy.stats.binom), so
     180 <= X <= 198 fails a correct interval less than once in a thousand; a zero-width or an
     overly wide interval falls outside. 20,000 arrivals: 100 relaxation times at load 0.5 need
-    400 (engine/reliability.py), so the default 10% warm-up leaves no visible start-up bias."""
+    400 (measurement/reliability.py), so the default 10% warm-up leaves no visible start-up bias."""
     truth = math.log(10) / 0.5
     covered = 0
     for seed in range(1, 201):

@@ -1,8 +1,8 @@
-"""Engine v2 (decision 0003): streamed job sequence, reused job slots, online metrics.
+"""Engine v2 (decision 0003): streamed job sequence, reused job slots, streamed metrics.
 
 Truths used: the job sequence defined unit by unit must not depend on the engine's block size or
 slot count (common random numbers); the peak number of slots must equal the peak number of jobs
-present, recomputed from the per-job table; online metrics must equal the same statistics computed
+present, recomputed from the per-job table; streamed metrics must equal the same statistics computed
 afterwards from the per-job table; sketch quantiles must lie within the stated 0.5% of the exact
 order statistics.
 """
@@ -19,10 +19,11 @@ import pytest
 from schedlab.engine import constants as K
 from schedlab.engine import sketch
 from schedlab.errors import SpecError
+from schedlab.measurement import quantiles
 from schedlab.model.compile import compile_model
 from schedlab.model.spec import parse_spec
-from schedlab.policies.contract import _REGISTRY
 from schedlab.policies.registry import get_policy
+from schedlab.policy_api.contract import _REGISTRY
 from schedlab.simulation.generate import UNIT, generate_jobs
 from schedlab.simulation.simulate import prepare, run_loop, run_model
 from schedlab.streams import stream
@@ -121,7 +122,7 @@ def test_slots_stay_at_the_jobs_present_not_the_run_length():
     assert run.st.status.shape[0] == 1024  # the initial slots were never exceeded
 
 
-def test_online_metrics_equal_the_per_job_table():
+def test_streamed_metrics_equal_the_per_job_table():
     spec = _pooled("server-filling", arrivals=5000, slowdown_threshold=0.5, warmup=0.2)
     result = run_model(_model(spec))
     jobs = result.jobs.to_pydict()
@@ -145,7 +146,7 @@ def test_online_metrics_equal_the_per_job_table():
     assert "reward_rate" not in m and "reward_rate" not in result.timeseries.column_names
 
 
-def test_loss_probability_online_equals_the_per_job_table():
+def test_streamed_loss_probability_equals_the_per_job_table():
     spec = {
         **PACKING,
         "workload": {**PACKING["workload"], "load": 1.4},
@@ -174,7 +175,7 @@ def test_per_job_table_is_written_in_chunks(tmp_path, monkeypatch):
 
 
 def test_small_tables_stay_in_memory_and_large_ones_spill(monkeypatch):
-    import schedlab.engine.jobs_output as jobs_output
+    import schedlab.measurement.jobs_output as jobs_output
 
     spec = _pooled("server-filling", arrivals=3000)
     small = run_model(_model(spec))
@@ -193,7 +194,7 @@ def test_sketch_quantiles_within_the_stated_relative_error():
     ordered = np.sort(values)
     for q in np.linspace(0.0, 1.0, 201):
         exact = ordered[math.floor(q * (values.size - 1))]
-        assert abs(sketch.quantile(counts, q) - exact) <= sketch.ALPHA * exact + sketch.MIN_VALUE
+        assert abs(quantiles.quantile(counts, q) - exact) <= sketch.ALPHA * exact + sketch.MIN_VALUE
     halves = np.zeros_like(counts), np.zeros_like(counts)
     for half, part in zip(halves, (values[::2], values[1::2]), strict=True):
         np.add.at(half, [sketch.bucket_of(v) for v in part], 1)

@@ -17,7 +17,7 @@ from scipy import stats
 from typer.testing import CliRunner
 
 from schedlab.cli import app
-from schedlab.experiments.records import TIMING_COLUMNS
+from schedlab.experiments.run_rows import TIMING_COLUMNS
 from schedlab.experiments.runner import run_tasks
 from schedlab.experiments.spec import load_experiment
 from schedlab.experiments.stats import compare, summarize

@@ -11,7 +11,7 @@ import pytest
 
 import schedlab
 from schedlab.api import SweepResults, point_summary
-from schedlab.experiments.records import run_record
+from schedlab.experiments.run_rows import run_row
 from schedlab.report.figures import line_plot
 from schedlab.report.points import plot_points
 from schedlab.report.ranking import rank
@@ -28,7 +28,7 @@ def rows() -> list[dict]:
     assert BAD in result.unreliable and GOOD not in result.unreliable
     assert not result[BAD].reliable and result[GOOD].reliable
     assert result.to_dict()["metrics"][GOOD]["reliable"] is True
-    row = run_record(result, experiment="mm1", point=0, axes={"workload.load": 0.5})
+    row = run_row(result, experiment="mm1", point=0, axes={"workload.load": 0.5})
     assert row["reliable"] is False  # the run as a whole has an unreliable metric
     assert row[f"{GOOD}_reliable"] is True and row[f"{BAD}_reliable"] is False
     return [row]

@@ -14,7 +14,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from schedlab.experiments.claims import Claims, running
+from schedlab.experiments.run_locks import RunLocks, running
 from schedlab.experiments.spec import load_experiment
 from schedlab.experiments.store import ResultStore
 from tests.helpers import paths
@@ -83,8 +83,8 @@ def test_kill_9_leaves_no_process_and_rerun_completes(experiment: Path, tmp_path
     sid = proc.pid
     try:
         deadline = time.monotonic() + 120
-        claims = out / "claims"
-        while not (claims.is_dir() and any(claims.iterdir())):  # workers are computing
+        locks = out / "locks"
+        while not (locks.is_dir() and any(locks.iterdir())):  # workers are computing
             assert proc.poll() is None, proc.stdout.read()
             assert time.monotonic() < deadline, "the sweep never started a run"
             time.sleep(0.05)
@@ -110,7 +110,7 @@ def test_kill_9_leaves_no_process_and_rerun_completes(experiment: Path, tmp_path
     assert (ran, cached) == (RUNS - stored_before, stored_before)
     hashes = {t.hash for t in load_experiment(experiment).tasks()}
     assert {p.stem for p in ResultStore(out).files()} == hashes
-    assert not any((out / "claims").iterdir())  # every claim released or taken over
+    assert not any((out / "locks").iterdir())  # every lock released or taken over
 
 
 def test_two_concurrent_sweeps_compute_every_run_once(experiment: Path, tmp_path: Path):
@@ -123,21 +123,21 @@ def test_two_concurrent_sweeps_compute_every_run_once(experiment: Path, tmp_path
     assert len(ResultStore(out).files()) == RUNS
 
 
-def test_stale_claim_is_taken_over(tmp_path: Path):
+def test_stale_lock_is_taken_over(tmp_path: Path):
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
     assert not running(dead.pid)
-    claims = Claims(tmp_path)
-    claims.dir.mkdir(parents=True)
-    host = claims.me.split(" ")[0]
-    (claims.dir / "abc").write_text(f"{host} {dead.pid}")
-    assert not claims.busy("abc")
-    assert claims.take("abc")
-    other = Claims(tmp_path)
+    locks = RunLocks(tmp_path)
+    locks.dir.mkdir(parents=True)
+    host = locks.me.split(" ")[0]
+    (locks.dir / "abc").write_text(f"{host} {dead.pid}")
+    assert not locks.busy("abc")
+    assert locks.take("abc")
+    other = RunLocks(tmp_path)
     other.me = f"{host} {os.getppid()}"  # a live process
     assert not other.take("abc")  # ours is live: refused
-    claims.release("abc")
-    assert not (claims.dir / "abc").exists()
+    locks.release("abc")
+    assert not (locks.dir / "abc").exists()
 
 
 SCRIPT = """

@@ -10,8 +10,8 @@ from schedlab.engine import constants as K
 from schedlab.model.compile import compile_model
 from schedlab.model.spec import parse_spec
 from schedlab.optim.reward import StaticProblem
-from schedlab.policies.contract import engine_sizes
 from schedlab.policies.loss import dra as D
+from schedlab.policy_api.contract import engine_sizes
 from schedlab.simulation.simulate import prepare, steps
 
 BIG = D.BIG_RANK

@@ -67,8 +67,8 @@ def test_bad_job_class_is_a_one_line_error(tmp_path):
 def test_dra_with_simultaneous_departures_keeps_its_invariants(tmp_path):
     """Integer trace times make many jobs leave at once: no job may be migrated after it left
     (the engine validates every migration), and the DRA audit holds after every step."""
-    from schedlab.policies.contract import engine_sizes
     from schedlab.policies.loss import dra as D
+    from schedlab.policy_api.contract import engine_sizes
     from schedlab.simulation.simulate import prepare, steps
     from tests.helpers.dra_audit import audit_dra, dra_problem
 

@@ -1,4 +1,4 @@
-"""The policy state of the contract (policies/contract.py): allocation, growth, named access,
+"""The policy state of the contract (policy_api/contract.py): allocation, growth, named access,
 the same with and without the JIT (a compiled rule reads and writes the fields by name)."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import pytest
 from numba import njit
 from numba.core.errors import TypingError
 
-from schedlab.engine.structs import borrow
-from schedlab.policies.contract import PolicyConfig, PolicyState, StateField, engine_sizes
+from schedlab.engine.borrowed_structs import borrow
+from schedlab.policy_api.contract import PolicyConfig, PolicyState, StateField, engine_sizes
 
 STATE = PolicyState(
     "contract_test",
@@ -135,7 +135,8 @@ def touch_borrowed(ps):
 
 
 def test_a_borrowed_state_reads_and_writes_the_same_fields():
-    """engine.structs.borrow (decision 0004): a pointer to the fields, no reference counting."""
+    """engine.borrowed_structs.borrow (decision 0004): a pointer to the fields, no reference
+    counting."""
     ps = STATE.allocate(SIZES, {"beta": 1.5, "count": [2, 3]})
     assert touch_borrowed(ps) == 5
     assert ps.n_decisions == 1 and ps.key.tolist() == [-1.0, 1.5, -1.0]
@@ -188,7 +189,7 @@ def test_field_reads_and_borrowed_calls_count_no_references():
 INDEX_CHECK = """
 import importlib, json, sys
 from schedlab.policies import registry
-from schedlab.policies.contract import _REGISTRY
+from schedlab.policy_api.contract import _REGISTRY
 index = registry.built_in_index()
 registry.all_policies()
 built_in = sorted(

@@ -27,7 +27,7 @@ NOT_NEEDED = (
     "scipy.optimize",
     "scipy.integrate",
     "scipy.sparse",
-    "scipy.special",  # the intervals' t quantiles: a table (engine/metrics.py T975)
+    "scipy.special",  # the intervals' t quantiles: a table (measurement/metrics.py T975)
     "pyarrow",
     "pandas",
     "duckdb",

@@ -154,11 +154,16 @@ def compare(
     )
     from schedlab.experiments.runner import check_cluster_address, default_workers, run_tasks
     from schedlab.experiments.store import ResultStore
+    from schedlab.report.experiment_record import (
+        ExperimentRecord,
+        provenance,
+        relative_figures,
+        write_record,
+    )
     from schedlab.report.html import write_report
     from schedlab.report.jobs_formats import check_format
     from schedlab.report.labels import HPC_METRICS, Units
     from schedlab.report.ranking import IDEALIZED, best_policy, figures, rank, summary
-    from schedlab.report.record import ExperimentRecord, provenance, relative_figures, write_record
     from schedlab.report.sweep import swept_axes
 
     if fmt not in ("table", "csv", "json"):
@@ -327,8 +332,8 @@ def _named_jobs(target: Path, tasks: list, fmt: str, k: int, progress) -> None:
     ``OUT/jobs/POLICY-loadX[.replicationR].<fmt's suffix>`` (one table in memory at a time)."""
     import pyarrow.parquet as pq
 
-    from schedlab.engine.jobs_output import jobs_path
     from schedlab.experiments.runner import jobs_target
+    from schedlab.measurement.jobs_output import jobs_path
     from schedlab.report.jobs_formats import SUFFIX, write_jobs
 
     for i, task in enumerate(tasks):
@@ -383,7 +388,6 @@ def _log_check(
     (those replays are stored too: a rerun does not make them again)."""
     import pyarrow.parquet as pq
 
-    from schedlab.engine.jobs_output import jobs_path
     from schedlab.experiments.log_check import (
         logged_waits,
         series_from_jobs,
@@ -391,6 +395,7 @@ def _log_check(
         validation_of,
     )
     from schedlab.experiments.runner import Task, jobs_target, run_tasks
+    from schedlab.measurement.jobs_output import jobs_path
     from schedlab.model.compile import compile_model
     from schedlab.policies.registry import get_policy
     from schedlab.report.trace_figures import gantt_figure, series_figure
@@ -606,7 +611,7 @@ def _print(
 def _ranked_table(ranked, metric: str, others: list[str], units, native, log_rows: list[dict]):
     """The ranked rows as a rich table: load, rank, policy, the metric with its interval, the
     ratio to the best, what the policy needs, then the ``others`` metrics."""
-    from schedlab.engine.metrics import BACKLOG
+    from schedlab.measurement.metrics import BACKLOG
     from schedlab.policies.registry import get_policy, needs
     from schedlab.report.labels import label, terse
 

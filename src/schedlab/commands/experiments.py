@@ -148,7 +148,7 @@ def _record_sweep(
     target: Path, spec: Any, rows: list[dict[str, Any]], started: datetime.datetime
 ) -> None:
     """experiment.json beside the runs (axes, metrics, provenance) for `schedlab report`."""
-    from schedlab.report.record import ExperimentRecord, provenance, write_record
+    from schedlab.report.experiment_record import ExperimentRecord, provenance, write_record
     from schedlab.report.sweep import swept_axes
 
     wall = (datetime.datetime.now(datetime.UTC) - started).total_seconds()

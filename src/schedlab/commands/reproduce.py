@@ -247,7 +247,7 @@ def record_outcome(
     show them), claims with their evidence, figures, notes, scale and provenance. ``authors``:
     the reproduction's AuthorsScale when it ran at that scale."""
     from schedlab.experiments.store import ResultStore
-    from schedlab.report.record import (
+    from schedlab.report.experiment_record import (
         ExperimentRecord,
         claims_of,
         provenance,

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 
 from schedlab._jit import kernel
+from schedlab.engine.accounting import job_left
 from schedlab.engine.constants import (
     ACT_ACTIVATE,
     ACT_KILL,
@@ -84,8 +85,7 @@ from schedlab.engine.constants import (
     WAITING,
     WAITING_LIST,
 )
-from schedlab.engine.records import job_left
-from schedlab.engine.structures import (
+from schedlab.engine.lists_and_heaps import (
     departure_add,
     departure_remove,
     departure_update,

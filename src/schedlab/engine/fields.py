@@ -4,7 +4,7 @@ A :class:`Field` says a field's name, dtype code, shape rule, fill value and mea
 else about a state is generated from its table: the Python container, the allocation of one run,
 the growth of the per-slot arrays, the Numba struct type and its cached constructor
 (:mod:`schedlab.engine.generated`). ``engine/state.py`` declares the engine state this way;
-``policies/contract.py`` builds ``StateField``/``PolicyState`` on it (decision 0002).
+``policy_api/contract.py`` builds ``StateField``/``PolicyState`` on it (decision 0002).
 
 A shape rule (``size``) is None for a scalar, one length for a 1-D array or a pair of lengths for
 a 2-D array (C-contiguous in both cases). A length is an int, a size name ("jobs": one entry per

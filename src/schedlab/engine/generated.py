@@ -23,8 +23,8 @@ from numba.core import types
 from numba.experimental import structref
 
 from schedlab._jit import kernel_cache_dir
+from schedlab.engine.borrowed_structs import register_array_struct
 from schedlab.engine.fields import Field
-from schedlab.engine.structs import register_array_struct
 
 
 @register_array_struct
@@ -34,7 +34,7 @@ class ArrayStructType(types.StructRef):
     A tuple of ~40 arrays passed to a compiled function that LLVM does not inline costs a
     reference-count update per array per call (measured: 260 ns per call, against 4 ns for a
     struct); see docs/decisions/0001-engine-architecture.md. Its fields are read, and the event
-    loop passes it on, without reference counting (engine/structs.py, decision 0004)."""
+    loop passes it on, without reference counting (engine/borrowed_structs.py, decision 0004)."""
 
     def preprocess_fields(self, fields):
         return tuple((name, types.unliteral(typ)) for name, typ in fields)
@@ -64,7 +64,7 @@ def source(name: str, fields: tuple[Field, ...]) -> str:
         *[f"    s.{f.name} = {f.name}" for f in fields],
         "    return s",
     ]
-    for f in fields:  # compiled when first read (policies/contract.py), not all at import
+    for f in fields:  # compiled when first read (policy_api/contract.py), not all at import
         lines += ["", "", f"def get_{f.name}(s):"]
         lines.append(f"    return s.{f.name}")
     return "\n".join(lines) + "\n"

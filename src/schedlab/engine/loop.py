@@ -24,7 +24,9 @@ from __future__ import annotations
 import math
 
 from schedlab._jit import kernel
+from schedlab.engine.accounting import job_left, record_arrival
 from schedlab.engine.actions import log_action, reject_waiting, release
+from schedlab.engine.borrowed_structs import borrow
 from schedlab.engine.constants import (
     A_FIRST_RESOURCE,
     A_QUEUE,
@@ -89,9 +91,7 @@ from schedlab.engine.constants import (
     WAITING,
     WAITING_LIST,
 )
-from schedlab.engine.records import job_left, record_arrival
-from schedlab.engine.structs import borrow
-from schedlab.engine.structures import list_append, list_remove, next_departure
+from schedlab.engine.lists_and_heaps import list_append, list_remove, next_departure
 
 
 @kernel(wraparound=False, inline="always")

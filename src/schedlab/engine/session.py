@@ -14,7 +14,7 @@ engine/ writes an engine register (tests/test_layers.py). The session
   :meth:`~EngineSession.run_until` (online: every event up to a time).
 
 It knows a policy only by its runner and its state's layout (:class:`PolicyKernels`, which
-``policies.contract.Policy`` satisfies): engine/ imports nothing above it.
+``policy_api.contract.Policy`` satisfies): engine/ imports nothing above it.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ class JobRow(NamedTuple):
 
 
 class PolicyLayout(Protocol):
-    """What the session needs of a policy state's layout (policies.contract.PolicyState)."""
+    """What the session needs of a policy state's layout (policy_api.contract.PolicyState)."""
 
     fields: tuple[Field, ...]
 
@@ -71,7 +71,7 @@ class PolicyLayout(Protocol):
 
 
 class PolicyKernels(Protocol):
-    """What the session needs of a policy (policies.contract.Policy): its cached runner
+    """What the session needs of a policy (policy_api.contract.Policy): its cached runner
     ``runner(engine, policy_state, max_events) -> R_*`` and its state's layout."""
 
     runner: Callable[[Any, Any, int], int]
@@ -79,7 +79,8 @@ class PolicyKernels(Protocol):
 
 
 class Writer(Protocol):
-    """The per-job output (engine/jobs_output.JobsWriter): takes the buffer's records."""
+    """The per-job output (measurement/jobs_output.JobsWriter): takes the buffer's records (the
+    session empties the buffer after)."""
 
     def write(self, st: State) -> None: ...
 
@@ -301,11 +302,11 @@ class EngineSession:
         self._use_state(st)
 
     def flush(self) -> None:
-        """The per-job output buffer to the writer (emptied without one)."""
+        """The per-job output buffer to the writer (if any), then emptied: only engine/ writes
+        an engine register."""
         if self.writer is not None:
             self.writer.write(self.st)
-        else:
-            self.st.ctr[K.OUT_N] = 0
+        self.st.ctr[K.OUT_N] = 0
 
     def start_clock(self, t: float) -> None:
         """Online: the time averages start at ``t`` (the first event)."""

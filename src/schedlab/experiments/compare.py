@@ -12,7 +12,7 @@ the reason. Every policy at a load sees the same job sequence (common random num
 
 On a trace workload (a real cluster's log) the ranking answers "which policy can my cluster
 run": only the policies a batch cluster can run (their traits: non-preemptive, sizes not known
-exactly; :class:`~schedlab.policies.contract.PolicyTraits`) are ranked as choices; the others
+exactly; :class:`~schedlab.policy_api.contract.PolicyTraits`) are ranked as choices; the others
 (and the resource-pooled bounds) are run and listed apart as the "bounds and idealized
 policies" (``Plan.idealized``). ``all_policies`` ranks everything together, as synthetic
 workloads always do.

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from schedlab.experiments.records import spec_hash
+from schedlab.experiments.run_rows import spec_hash
 from schedlab.experiments.store import ResultStore
 from schedlab.model.spec import SimulationSpec
 
@@ -47,9 +47,10 @@ class LongRun:
 def run_long(
     store: ResultStore, spec: SimulationSpec, extras: Callable[[Any], dict[str, Any]]
 ) -> LongRun:
-    """``spec`` run with :func:`schedlab.simulate` (``extras(result)`` kept beside its time
-    series), or read back from ``store`` when it is stored there already."""
-    import schedlab
+    """``spec`` run by :func:`~schedlab.simulation.simulate.simulate_model` (``extras(result)``
+    kept beside its time series), or read back from ``store`` when it is stored there already."""
+    from schedlab.model.compile import compile_model
+    from schedlab.simulation.simulate import simulate_model
 
     key = spec_hash(spec)
     if store.has(key):
@@ -65,7 +66,7 @@ def run_long(
             row["seconds"],
         )
     t0 = time.perf_counter()
-    result = schedlab.simulate(spec)
+    result = simulate_model(compile_model(spec))
     ts = result.timeseries
     run = LongRun(
         spec.policy.name,

@@ -4,8 +4,8 @@ A run is a (spec, replication) pair identified by its hash. Runs already in the 
 so an interrupted sweep resumes where it stopped. Results do not depend on where a run executes:
 every random number comes from the run's own seed and replication (common random numbers).
 
-Several sweeps may share a result directory: each run is claimed before it is computed
-(experiments/claims.py), a sweep skips runs another live sweep is computing and waits for them to
+Several sweeps may share a result directory: each run is locked before it is computed
+(experiments/run_locks.py), a sweep skips runs another live sweep is computing and waits for them to
 be stored (taking them over if that sweep dies), so every run is computed and stored once. Local
 workers die with the sweep (kill -9, SIGTERM or Ctrl-C of ``schedlab run``).
 
@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from schedlab.errors import SchedlabError
-from schedlab.experiments.claims import Claims, holder_name, worker_init
-from schedlab.experiments.records import canonical_json, spec_hash
+from schedlab.experiments.run_locks import RunLocks, holder_name, worker_init
+from schedlab.experiments.run_rows import canonical_json, spec_hash
 from schedlab.experiments.store import ResultStore
 from schedlab.model.spec import SimulationSpec
 
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from schedlab.simulation.result import Result
 
 Progress = Callable[[int, int], None]  # (runs finished, runs to do)
-CLAIM_POLL_S = 0.5  # how often a sweep looks for runs another sweep is computing
+LOCK_POLL_S = 0.5  # how often a sweep looks for runs another sweep is computing
 
 
 class RunFailed(SchedlabError):
@@ -65,7 +65,7 @@ class Task:
     @functools.cached_property
     def hash(self) -> str:
         """The run's identity (records.spec_hash); computed once (a sweep asks for it several
-        times per run: claim, store, release)."""
+        times per run: lock, store, release)."""
         return spec_hash(_parse(self.spec_json), self.replication)
 
     @classmethod
@@ -121,9 +121,9 @@ def replicate(task: Task, plugins: tuple[str, ...] = (), root: str | None = None
 
 def execute(task: Task, plugins: tuple[str, ...] = (), root: str | None = None) -> dict[str, Any]:
     """:func:`replicate` and the run's record, as a sweep stores it (built in the worker)."""
-    from schedlab.experiments.records import run_record
+    from schedlab.experiments.run_rows import run_row
 
-    return run_record(
+    return run_row(
         replicate(task, plugins, root),
         replication=task.replication,
         experiment=task.experiment,
@@ -184,8 +184,8 @@ def run_tasks(
 ) -> Summary:
     """Run every task whose hash is not yet stored; store each record as soon as it exists.
 
-    Runs claimed by another live sweep are left to it; this call returns once every task is
-    stored (computing those whose claimer died). ``cluster`` is a Dask scheduler address or a
+    Runs locked by another live sweep are left to it; this call returns once every task is
+    stored (computing those whose lock holder died). ``cluster`` is a Dask scheduler address or a
     ``distributed.Client``. ``plugins`` are plugin files the workers import first (default: those
     imported in this process). Runs start in decreasing order of :func:`estimated_cost`."""
     from schedlab.plugins import loaded_plugin_files
@@ -200,7 +200,7 @@ def run_tasks(
     summary = Summary(total=len(unique), cached=len(unique) - len(todo), ran=0)
     if not todo:
         return summary
-    claims = Claims(store.root)
+    locks = RunLocks(store.root)
 
     def finished(ran: bool) -> None:
         summary.ran += ran
@@ -216,13 +216,13 @@ def run_tasks(
         pending = todo
         while pending:
             if cluster is not None:
-                _run_dask(pending, cluster, security, plugins, store, claims, finished)
+                _run_dask(pending, cluster, security, plugins, store, locks, finished)
             elif (workers or default_workers()) == 1 or len(pending) == 1:
                 for task in pending:
                     finished(execute_and_store(task, str(store.root), plugins))
             else:
                 _run_pool(pending, workers or default_workers(), store.root, plugins, finished)
-            pending = _wait_for_others(pending, store, claims, summary, finished)
+            pending = _wait_for_others(pending, store, locks, summary, finished)
         # every run is stored now: those this sweep did not store, another one did
         summary.elsewhere = len(todo) - summary.ran
     except KeyboardInterrupt:
@@ -250,12 +250,12 @@ def _terminate(signum: int, frame: Any) -> None:
 def _wait_for_others(
     tasks: list[Task],
     store: ResultStore,
-    claims: Claims,
+    locks: RunLocks,
     summary: Summary,
     finished: Callable[[bool], None],
 ) -> list[Task]:
-    """Wait until the tasks another sweep claimed are stored; those whose claimer is gone
-    (stale claims) are returned to be computed here."""
+    """Wait until the tasks another sweep locked are stored; those whose lock holder is gone
+    (stale locks) are returned to be computed here."""
     waiting = [t for t in tasks if not store.has(t.hash)]
     while True:
         stored = [t for t in waiting if store.has(t.hash)]
@@ -263,9 +263,9 @@ def _wait_for_others(
             summary.elsewhere += 1
             finished(False)
         waiting = [t for t in waiting if not store.has(t.hash)]
-        if not any(claims.busy(t.hash) for t in waiting):
+        if not any(locks.busy(t.hash) for t in waiting):
             return waiting
-        time.sleep(CLAIM_POLL_S)
+        time.sleep(LOCK_POLL_S)
 
 
 PRELOAD = [
@@ -319,20 +319,20 @@ def worker_pool(workers: int, spec_jsons: Sequence[str]) -> ProcessPoolExecutor:
 
 
 def execute_and_store(task: Task, root: str, plugins: tuple[str, ...] = ()) -> bool:
-    """Claim, run and store one task (in the worker for local pools: the parent then has no
+    """Lock, run and store one task (in the worker for local pools: the parent then has no
     per-run work left to take CPU from the workers). False when another process holds it."""
     from schedlab.experiments.store import ResultStore
 
     store = ResultStore(root)
-    claims = Claims(root)
-    if not claims.take(task.hash):
+    locks = RunLocks(root)
+    if not locks.take(task.hash):
         return False
     try:
-        if store.has(task.hash):  # stored between our listing and our claim
+        if store.has(task.hash):  # stored between our listing and our lock
             return False
         store.write(execute(task, plugins, root))
     finally:
-        claims.release(task.hash)
+        locks.release(task.hash)
     return True
 
 
@@ -397,17 +397,17 @@ class WorkerLost(SchedlabError):
 
 
 def _lost_message(todo: list[Task], root: Path, workers: set[int] | None = None) -> str:
-    """One line: the runs cut short (not stored, and claimed by a process that is gone or by one
+    """One line: the runs cut short (not stored, and locked by a process that is gone or by one
     of this sweep's ``workers``, which stop with it: a worker may have taken over the dead one's
     run), what is kept, and how to finish (a rerun computes exactly the missing runs)."""
-    store, claims = ResultStore(root), Claims(root)
+    store, locks = ResultStore(root), RunLocks(root)
     ours = {holder_name(pid) for pid in workers or ()}
     lost = [
         t
         for t in todo
         if not store.has(t.hash)
-        and (holder := claims.holder(t.hash)) is not None
-        and (holder in ours or not claims.alive(holder))
+        and (holder := locks.holder(t.hash)) is not None
+        and (holder in ours or not locks.alive(holder))
     ]
     named = ", ".join(
         f"{t.hash[:12]} ({', '.join(f'{k}={v}' for k, v in t.axes.items() if v != '') or 'run'})"
@@ -440,14 +440,14 @@ def _run_dask(
     security: Any,
     plugins: tuple[str, ...],
     store: ResultStore,
-    claims: Claims,
+    locks: RunLocks,
     finished: Callable[[bool], None],
 ) -> None:
-    """Run on a Dask cluster; the parent claims, checks and stores every returned row."""
+    """Run on a Dask cluster; the parent locks, checks and stores every returned row."""
     from dask.distributed import as_completed
 
     client, owned = dask_client(cluster, security)
-    mine = [t for t in todo if claims.take(t.hash)]
+    mine = [t for t in todo if locks.take(t.hash)]
     try:
         # Priorities follow the order of `todo` (longest first) on the cluster too.
         futures = {
@@ -459,11 +459,11 @@ def _run_dask(
         for fut in as_completed(futures):
             task = futures[fut]
             store.write(checked_row(task, _fetch(fut, task, store.root)))
-            claims.release(task.hash)
+            locks.release(task.hash)
             finished(True)
     finally:
         for task in mine:
-            claims.release(task.hash)
+            locks.release(task.hash)
         if owned:
             client.close()
 

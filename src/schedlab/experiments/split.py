@@ -15,7 +15,7 @@ the relaxation time 2 lambda E[S^2] / (1 - rho)^2 of the regulated Brownian moti
 approximates the workload (Abate & Whitt, "Transient behavior of regulated Brownian motion I",
 Adv. Appl. Prob. 19, 1987; Whitt, "Planning queueing simulations", Management Science 35(11),
 1989). The workload is the same for every work-conserving policy, so the time scale is the
-setting's, not the policy's. (The single-run rule of engine/reliability.py measures its unit as
+setting's, not the policy's. (The single-run rule of measurement/reliability.py measures its unit as
 (1 + C^2) / 2 / (1 - rho)^2, about a quarter of this one as rho -> 1.)
 
 **Warm-up**: ``WARMUP_RELAXATIONS`` (10) relaxation times per replication. A deviation from the

@@ -5,10 +5,10 @@
 * Several replications: the mean of the replication means with a Student-t interval.
 * A point with any unstable replication is unstable: no finite mean is reported for it.
 * A stable point is unreliable for a metric (``reliable = False``, reason in ``note``) when its
-  interval of that metric cannot be taken as an estimate (engine/reliability.py: no finite
+  interval of that metric cannot be taken as an estimate (measurement/reliability.py: no finite
   interval, lower bound <= 0 for a positive metric, half-width over 50% of the mean; a lower bound
   below 0 is then cut at 0), one of its runs is shorter than the relaxation-time rule, or one of
-  its runs has that metric unreliable (``<metric>_reliable``, experiments/records.py): judged per
+  its runs has that metric unreliable (``<metric>_reliable``, experiments/run_rows.py): judged per
   metric, never from the run's other metrics.
 * Sequential sizing: :func:`rescaled_interval` turns a 95% t-interval into one at another level
   (same standard error and degrees of freedom), :func:`replications_needed` estimates the
@@ -18,7 +18,7 @@
   replication, which saw the same job sequence (common random numbers), and take the t-interval
   of the per-replication differences/ratios. With one replication (a log's replay) they pair the
   two runs batch by batch (:func:`paired_batches`): batch b holds the same jobs in both runs (the
-  arrivals numbered [b m, (b + 1) m), engine/metrics.py), so the batch differences give the
+  arrivals numbered [b m, (b + 1) m), measurement/metrics.py), so the batch differences give the
   difference's interval and Fieller's theorem the ratio's (docs/statistics.md, "Paired
   comparisons on a log"). Runs stored without batch values fall back to combining the two
   batch-means intervals as if independent (:func:`unpaired`: conservative when the runs share
@@ -37,9 +37,9 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from schedlab.engine.metrics import t_interval, t_quantile
-from schedlab.engine.reliability import interval_problem
-from schedlab.experiments.records import BATCHES, metric_reliable
+from schedlab.experiments.run_rows import BATCHES, metric_reliable
+from schedlab.measurement.metrics import t_interval, t_quantile
+from schedlab.measurement.reliability import interval_problem
 
 
 @dataclass(frozen=True)
@@ -75,7 +75,7 @@ def _runs_problem(
 
 def _judged(stat: PointStat, metric: str, members: Sequence[dict[str, Any]]) -> PointStat:
     """``stat`` marked unreliable when its interval or its runs say so; its interval cut at 0
-    below (every metric is nonnegative, engine/reliability.py)."""
+    below (every metric is nonnegative, measurement/reliability.py)."""
     why = interval_problem(metric, stat.mean, stat.lo, stat.hi) or _runs_problem(members, metric)
     if why is None:
         return stat
@@ -83,7 +83,7 @@ def _judged(stat: PointStat, metric: str, members: Sequence[dict[str, Any]]) -> 
 
 
 def _t_interval(values: np.ndarray) -> tuple[float, float, float]:
-    """Mean and Student-t 95% interval of independent values (engine.metrics.t_interval)."""
+    """Mean and Student-t 95% interval of independent values (measurement.metrics.t_interval)."""
     mean = float(values.mean())
     estimate = t_interval(mean, values)
     return mean, estimate.ci95[0], estimate.ci95[1]
@@ -180,7 +180,7 @@ def summarize(rows: Sequence[dict[str, Any]], by: Sequence[str], metric: str) ->
 
 
 def batch_values(row: dict[str, Any], metric: str) -> np.ndarray | None:
-    """The stored batch values of ``metric`` in a run (experiments/records.py), or None."""
+    """The stored batch values of ``metric`` in a run (experiments/run_rows.py), or None."""
     text = row.get(BATCHES)
     values = json.loads(text).get(metric) if text else None
     return None if values is None else np.array([math.nan if v is None else v for v in values])

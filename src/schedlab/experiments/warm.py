@@ -40,7 +40,7 @@ def warm_specs(spec_jsons: list[str]) -> str:
 def warm(specs: str) -> None:
     """Run each spec of :func:`warm_specs`' value for a few hundred arrivals, build its record and
     the record's table, as a sweep's worker does (``runner.execute``; nothing is stored)."""
-    from schedlab.experiments.records import run_record
+    from schedlab.experiments.run_rows import run_row
     from schedlab.experiments.store import record_table
     from schedlab.model.compile import compile_model
     from schedlab.model.spec import parse_spec
@@ -48,7 +48,7 @@ def warm(specs: str) -> None:
 
     for data in json.loads(specs):
         try:
-            record_table(run_record(run_model(compile_model(parse_spec(data)))))
+            record_table(run_row(run_model(compile_model(parse_spec(data)))))
         except Exception:
             continue
 

@@ -32,9 +32,9 @@ from schedlab.model.spec import (
     SimulationSpec,
     _format_loc,
 )
-from schedlab.policies.context import JobClass, PolicyContext, TraceView
-from schedlab.policies.contract import Policy
 from schedlab.policies.user_code import call_policy
+from schedlab.policy_api.context import JobClass, PolicyContext, TraceView
+from schedlab.policy_api.contract import Policy
 from schedlab.workloads.batch_vectors import BatchVector, class_shares, vector_table
 
 if TYPE_CHECKING:  # a trace (and pyarrow) loads when a spec replays one (issue 33)
@@ -93,7 +93,7 @@ class CompiledModel:
 
     @functools.cached_property
     def context(self) -> PolicyContext:
-        """What the policy is told about this model (built once; policies/context.py)."""
+        """What the policy is told about this model (built once; policy_api/context.py)."""
         declared = self.spec.workload.classes  # compiled in this order
         trace = None
         if self.trace is not None:

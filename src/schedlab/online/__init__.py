@@ -2,7 +2,7 @@
 completions of a real system, as they happen, and returns the actions the policy takes, with the
 same compiled policy and engine as a simulation (docs/online.md, docs/decisions/0012)."""
 
-from schedlab.online.records import (
+from schedlab.online.messages import (
     Action,
     Complete,
     Job,

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from schedlab.model.compile import CompiledModel
 from schedlab.online.log import actions_of
-from schedlab.online.records import Action, Complete, Event, Job, Submit
+from schedlab.online.messages import Action, Complete, Event, Job, Submit
 from schedlab.online.scheduler import Scheduler
 from schedlab.simulation.generate import Jobs, JobSource, concatenate
 from schedlab.simulation.simulate import prepare, steps

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from schedlab.engine.session import take_log
 from schedlab.engine.state import ACTION_NAMES, State
-from schedlab.online.records import Action, JobId
+from schedlab.online.messages import Action, JobId
 
 
 def actions_of(st: State, job_id: Callable[[int], JobId]) -> list[Action]:

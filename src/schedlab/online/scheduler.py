@@ -17,7 +17,7 @@ session; it keeps the caller's job ids, the servers each running job holds
 latency.
 
 No job is measured online: the per-job sums and quantile sketches of a simulation's metrics
-(engine/records.py), which nothing here reads, are never updated (the engine's online mode), so
+(engine/accounting.py), which nothing here reads, are never updated (the engine's online mode), so
 a snapshot need not copy them (3 x 77 KB).
 """
 
@@ -41,7 +41,7 @@ from schedlab.model.compile import CompiledModel, compile_model
 from schedlab.model.spec import SimulationSpec, parse_spec
 from schedlab.online.journal import Instant, Journal, before
 from schedlab.online.log import actions_of
-from schedlab.online.records import (
+from schedlab.online.messages import (
     Action,
     Complete,
     Event,

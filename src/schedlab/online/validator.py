@@ -18,7 +18,7 @@ import numpy as np
 from schedlab.engine.session import JobRow
 from schedlab.errors import SpecError, shown
 from schedlab.model.compile import CompiledModel
-from schedlab.online.records import Complete, Event, Job, JobId, Submit
+from schedlab.online.messages import Complete, Event, Job, JobId, Submit
 
 
 class Checked(NamedTuple):

@@ -459,7 +459,7 @@ class ModelWorkload:
 
 def workload_of_model(context: Any) -> ModelWorkload:
     """(StaticProblem, rho) of a loss model (``context``: its
-    :class:`~schedlab.policies.context.PolicyContext`, duck-typed: optim/ sits below policies/):
+    :class:`~schedlab.policy_api.context.PolicyContext`, duck-typed: optim/ sits below policies/):
     one VM type per job class with a fixed demand, identical servers;
     rho_j = rate * p_j * E[duration_j] / L (§2: arrivals at rate lambda_j L).
     Raises ValueError naming the class when a demand is random or the servers differ."""

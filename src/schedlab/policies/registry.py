@@ -1,6 +1,6 @@
 """Looking policies up: every registered policy by name, and the table of docs/policies.md.
 
-Policy modules declare and register themselves through :mod:`schedlab.policies.contract`.
+Policy modules declare and register themselves through :mod:`schedlab.policy_api.contract`.
 Looking one built-in name up imports only the module that registers it: the index of built-in
 names (:func:`built_in_index`, name -> module) is derived from the policy modules themselves, by
 importing them all once and keeping the module of each registered policy's runner, and kept in
@@ -23,7 +23,7 @@ from pathlib import Path
 from types import ModuleType
 
 from schedlab.errors import PluginError, SchedlabError, SpecError, did_you_mean
-from schedlab.policies.contract import _REGISTRY, Policy, PolicyTraits
+from schedlab.policy_api.contract import _REGISTRY, Policy, PolicyTraits
 
 ENTRY_POINT_GROUP = "schedlab.policies"  # installed packages' policies (docs/writing-policies.md)
 PACKAGE = "schedlab.policies"

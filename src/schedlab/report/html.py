@@ -1,7 +1,7 @@
 """``schedlab report DIR``: one self-contained HTML page for any result directory.
 
 The page follows the experiment (its ``experiment.json`` when present, see
-:mod:`schedlab.report.record`; otherwise what the stored runs show):
+:mod:`schedlab.report.experiment_record`; otherwise what the stored runs show):
 
 1. the title of the experiment (its name, never a local path) and its ranked findings;
 2. every figure in the directory (those of the reproduction or comparison, those made with
@@ -35,17 +35,17 @@ from pathlib import Path
 from typing import Any
 
 from schedlab import outputs
-from schedlab.engine.reliability import EXACT
 from schedlab.errors import SchedlabError
 from schedlab.experiments.spec import ExperimentSpec, PlotSpec
 from schedlab.experiments.stats import point_order
 from schedlab.experiments.store import ResultStore
+from schedlab.measurement.reliability import EXACT
 from schedlab.papers import PAPERS
+from schedlab.report.experiment_record import ExperimentRecord, read_record
 from schedlab.report.figure_tables import figure_tables_html
 from schedlab.report.figures import line_plot, policy_colors
 from schedlab.report.labels import Units, label, people_values, policy_label, unit_of, with_unit
 from schedlab.report.points import PlotError, plot_points
-from schedlab.report.record import ExperimentRecord, read_record
 from schedlab.report.sweep import hue_of, swept_axes, with_spec_columns
 from schedlab.report.tables import Cell, WideTable, blocks, ratio_table, wide_table
 
@@ -261,7 +261,7 @@ def _td(cell: Cell | None, ratio: bool) -> str:
     if cell.reference:
         return '<td class="ref">1 (reference)</td>'
     value = f"{_num(cell.mean)}×" if ratio else _num(cell.mean)
-    if not cell.reliable:  # the reason, never the interval (engine/reliability.py)
+    if not cell.reliable:  # the reason, never the interval (measurement/reliability.py)
         why = cell.note or "unreliable: its interval at this point cannot be trusted"
         reason = f'<span class="ci">{_e(why)}</span>'
         return f'<td class="unreliable" title="{_e(why)}">{value} ⚠ {reason}</td>'

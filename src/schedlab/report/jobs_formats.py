@@ -306,8 +306,8 @@ def sweep_jobs(root: Path, tasks: list[Task], fmt: str) -> list[Path]:
 
     import pyarrow.parquet as pq
 
-    from schedlab.engine.jobs_output import jobs_path
     from schedlab.experiments.runner import jobs_target
+    from schedlab.measurement.jobs_output import jobs_path
     from schedlab.model.spec import parse_spec
 
     written: list[Path] = []

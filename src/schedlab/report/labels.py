@@ -18,7 +18,7 @@ from functools import cache
 from typing import Any
 
 LABELS: dict[str, str] = {
-    # metrics (engine/metrics.py)
+    # metrics (measurement/metrics.py)
     "mean_response_time": "mean response time E[T]",
     "mean_waiting_time": "mean waiting time E[T_Q]",
     "p50_waiting_time": "median waiting time",
@@ -44,7 +44,7 @@ LABELS: dict[str, str] = {
     "reward_rate": "reward rate",
     "throughput": "throughput",
     "loss_probability": "loss probability",
-    # axes and run columns (experiments/records.py, spec paths)
+    # axes and run columns (experiments/run_rows.py, spec paths)
     "load": "load ρ",
     "workload.load": "load ρ",
     "arrival_rate": "arrival rate λ",

@@ -42,8 +42,6 @@ from typing import Any
 import numpy as np
 
 from schedlab.analysis.theorem41 import Theorem41Bounds, theorem41_bounds
-from schedlab.engine.metrics import t_interval
-from schedlab.engine.reliability import relaxation_arrivals
 from schedlab.experiments.runner import default_workers
 from schedlab.experiments.split import (
     WARMUP_RELAXATIONS,
@@ -53,6 +51,8 @@ from schedlab.experiments.split import (
     split_spec,
 )
 from schedlab.experiments.stats import joint_widening
+from schedlab.measurement.metrics import t_interval
+from schedlab.measurement.reliability import relaxation_arrivals
 from schedlab.model.compile import compile_model
 from schedlab.model.spec import SimulationSpec, parse_spec
 from schedlab.policies.registry import get_policy

@@ -143,7 +143,7 @@ def similar_claim(
 
 def stable_claim(text: str, points: Sequence[Point], evidence: str) -> Claim:
     """'every run is stable': FAIL if any is flagged unstable by the engine's growth test
-    (engine/stability.py: the number in system rising at least 5 standard errors and by half
+    (measurement/stability.py: the number in system rising at least 5 standard errors and by half
     its mean level over the window), else PASS."""
     ok = bool(points) and all(p.stable for p in points)
     return Claim(text, ok, evidence, PASS if ok else FAIL)

@@ -38,8 +38,8 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from schedlab.engine.metrics import t_interval
 from schedlab.experiments.stats import summarize
+from schedlab.measurement.metrics import t_interval
 from schedlab.model.spec import SimulationSpec, parse_spec
 from schedlab.optim.vm_capacity import ServerType, max_scaling
 from schedlab.report.figures import Point, line_plot
@@ -221,7 +221,7 @@ def _example1_scaling() -> list[Point]:
 
 LARGE = 5.0  # "very large queue sizes" / "much better": more than 5 times Algorithm 1's mean
 GROWTH_TEST = (
-    "the engine's growth test, engine/stability.py; its miss and false-alarm rates: "
+    "the growth test, measurement/stability.py; its miss and false-alarm rates: "
     "docs/guarantees.md, 'How often the trend test is wrong'"
 )
 

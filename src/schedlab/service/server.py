@@ -12,7 +12,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from schedlab.errors import SchedlabError, SpecError
-from schedlab.experiments.records import canonical_json
+from schedlab.experiments.run_rows import canonical_json
 from schedlab.model.spec import SimulationSpec, load_spec
 from schedlab.online import Scheduler
 from schedlab.service.app import MAX_BATCH, MAX_TIME_STEP, Service

@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from schedlab.engine.jobs_output import read_jobs
-from schedlab.engine.metrics import Estimate, t_interval
-from schedlab.engine.reliability import assess, clipped
+from schedlab.measurement.jobs_output import read_jobs
+from schedlab.measurement.metrics import Estimate, t_interval
+from schedlab.measurement.reliability import assess, clipped
 from schedlab.model.spec import SimulationSpec
 
 if TYPE_CHECKING:  # pyarrow loads when a table is read, not with every run (issue 33)
@@ -26,22 +26,22 @@ class Result:
     ``metrics`` maps names (``mean_response_time``, ``mean_number_in_system``,
     ``utilization[servers]``, ``mean_response_time[<class>]`` ...) to :class:`Estimate`.
     ``stable`` is False when the run shows no steady state (``instability`` says why: a known
-    stability limit, or the trend test of :mod:`schedlab.engine.stability`). Every metric is then
-    NaN with NaN intervals (:func:`steady_state_only`) except those declared in
+    stability limit, or the trend test of :mod:`schedlab.measurement.stability`). Every metric is
+    then NaN with NaN intervals (:func:`steady_state_only`) except those declared in
     ``MEANINGFUL_WHEN_UNSTABLE``: throughput, utilization, reward rates and loss probabilities (an
     overloaded system serves at its saturated throughput, which they estimate). The raw averages
     of the masked metrics over the window are kept apart in ``transient`` (not estimates of
     anything: they grow with the run length).
 
     ``unreliable`` maps each metric that cannot be taken as an estimate to the reason
-    (:mod:`schedlab.engine.reliability`) and that metric's ``Estimate.reliable`` is False (also for
-    the masked metrics of an unstable run); ``reliable`` is True when the run is stable and no
-    metric is unreliable. Intervals are cut at 0 below (every metric is nonnegative), the reason
-    saying so.
+    (:mod:`schedlab.measurement.reliability`) and that metric's ``Estimate.reliable`` is False
+    (also for the masked metrics of an unstable run); ``reliable`` is True when the run is stable
+    and no metric is unreliable. Intervals are cut at 0 below (every metric is nonnegative), the
+    reason saying so.
 
     A trace replay is finite: it is always ``stable`` (no steady state to have or miss) and
     reports every metric; ``backlog`` says when its number in system grew through the whole log
-    (a transient, engine/metrics.py). ``time_unit`` is the trace's time unit ("s" for converted
+    (a transient, measurement/metrics.py). ``time_unit`` is the trace's time unit ("s" for converted
     logs; None: the model's time units), in which ``spec.run.slowdown_threshold`` (tau) is given.
 
     ``timeseries`` is the sampled time series as a pyarrow table, built from
@@ -65,7 +65,7 @@ class Result:
     jobs_path: Path | None = None  # the per-job Parquet table (run.jobs), streamed during the run
     jobs_table: pa.Table | None = None  # or the table itself when small (run.jobs = true)
     replications: list[Result] = field(default_factory=list)
-    too_short: str | None = None  # the relaxation-time rule's reason (engine/reliability.py)
+    too_short: str | None = None  # the relaxation-time rule's reason (measurement/reliability.py)
     transient: dict[str, Estimate] = field(default_factory=dict)
     backlog: str | None = None
     time_unit: str | None = None

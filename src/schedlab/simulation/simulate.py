@@ -21,13 +21,13 @@ import numpy as np
 
 from schedlab._jit import compile_for
 from schedlab.engine import constants as K
-from schedlab.engine.capacity import CapacitySweep, SweepingWriter
-from schedlab.engine.jobs_output import JobsWriter, jobs_path
-from schedlab.engine.metrics import BACKLOG, Estimate, compute_metrics
-from schedlab.engine.reliability import short_run
 from schedlab.engine.session import EngineSession
 from schedlab.engine.state import EngineSettings, RunWindow, State, build_state
 from schedlab.errors import InvariantViolation, PolicyError
+from schedlab.measurement.capacity import CapacitySweep, SweepingWriter
+from schedlab.measurement.jobs_output import JobsWriter, jobs_path
+from schedlab.measurement.metrics import BACKLOG, Estimate, compute_metrics
+from schedlab.measurement.reliability import short_run
 from schedlab.model.compile import CompiledModel
 from schedlab.model.spec import SimulationSpec, load_spec, parse_spec
 from schedlab.policies.user_code import call_policy
@@ -96,7 +96,7 @@ def engine_settings(model: CompiledModel, *, reuse_slots: bool) -> EngineSetting
 
 def sweeps_capacity(model: CompiledModel) -> bool:
     """A finite replay of rigid jobs on k pooled servers, drained: it has a makespan, and its
-    utilization over it and its loss of capacity (engine/capacity.py) are measured from the
+    utilization over it and its loss of capacity (measurement/capacity.py) are measured from the
     per-job records as they leave (the engine's per-job buffer, also without ``run.jobs``)."""
     return (
         model.trace is not None
@@ -376,7 +376,7 @@ def run_model(
 
 
 def capacity_metrics(sweep: CapacitySweep) -> dict[str, Estimate]:
-    """Utilization over the makespan and loss of capacity (engine/capacity.py): values of the
+    """Utilization over the makespan and loss of capacity (measurement/capacity.py): values of the
     one replay, without interval (as its makespan)."""
     none = (np.nan, np.nan)
     return {

@@ -1,5 +1,5 @@
 """Known stability limits: a load at or above the model's limit is unstable whatever the run
-looks like (the other verdict is the trend test of :mod:`schedlab.engine.stability`;
+looks like (the other verdict is the trend test of :mod:`schedlab.measurement.stability`;
 docs/guarantees.md):
 
 * any policy of the pooled or packing family at load >= 1 (the offered work is at least the

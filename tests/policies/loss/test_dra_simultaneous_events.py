@@ -18,8 +18,8 @@ import pytest
 from schedlab.engine import constants as K
 from schedlab.model.compile import compile_model
 from schedlab.model.spec import parse_spec
-from schedlab.policies.contract import engine_sizes
 from schedlab.policies.loss import dra as D
+from schedlab.policy_api.contract import engine_sizes
 from schedlab.simulation.simulate import prepare, steps
 from tests.helpers.dra_audit import audit_dra, dra_problem
 

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import schedlab
-from schedlab.policies import contract
+from schedlab.policy_api import contract
 from tests.helpers.specs import pooled_spec
 
 

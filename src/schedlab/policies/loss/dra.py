@@ -638,7 +638,7 @@ def build_state(
     configuration: np.ndarray | None = None,
 ) -> Any:
     """The DRA state for ``sizes["servers"]`` servers of the given VM types (``sizes``: the
-    engine sizes, :func:`~schedlab.policies.contract.engine_sizes`), initialized (§4) from
+    engine sizes, :func:`~schedlab.policy_api.contract.engine_sizes`), initialized (§4) from
     ``placement`` ((L, J) jobs per type on each server; None: all empty) and ``configuration``
     ((L, J) slots per type on each server, at least the placement; None: each server takes its
     placement as its configuration, so an empty one has the empty configuration), then CRA

@@ -106,11 +106,10 @@ class JobsWriter:
         self.finished = False  # the run ended normally: a given path gets the table
 
     def write(self, st: State) -> None:
-        """Write the buffered records and empty the buffer."""
+        """Write the buffered records (the engine session empties the buffer after)."""
         n = int(st.ctr[K.OUT_N])
         if n:
             self._write(st.out_f[:n], st.out_i[:n])
-        st.ctr[K.OUT_N] = 0
 
     def _write(self, f: np.ndarray, i: np.ndarray) -> None:
         columns = {

@@ -1,4 +1,4 @@
-"""The plain records of the online scheduler: jobs and events in, actions and state out."""
+"""The messages of the online scheduler: jobs and events in, actions and state out."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Metrics of a finished run, with 95% batch-means confidence intervals and an instability test.
 
-Everything here is computed from sums the compiled loop accumulated online (engine.records,
+Everything here is computed from sums the compiled loop streamed into the state (engine.accounting,
 engine.loop): nothing per job is kept. Measurement window, for a run of N arrivals: jobs from
 arrival number ``floor(warmup * N)`` on (per-job metrics) and times from that job's arrival to the
 last arrival (time averages); for a run of horizon H: jobs arriving in [warmup * H, H] and times in
@@ -8,8 +8,9 @@ that interval. The window is cut into B batches (``run.batches``, default 20): e
 time averages, equal numbers of consecutive arrivals (or equal arrival-time spans, horizon runs)
 for per-job metrics. Each metric's 95% interval is the Student-t interval of the batch means
 (B - 1 degrees of freedom) around the overall estimate. Quantiles come from the mergeable sketch of
-:mod:`schedlab.engine.sketch` (relative error 0.5%, interpolated within a bucket), with a
-sectioning interval from the batch quantiles (interpolated too: never rounded to the buckets).
+:mod:`schedlab.engine.sketch` (relative error 0.5%, interpolated within a bucket by
+:mod:`schedlab.measurement.quantiles`), with a sectioning interval from the batch quantiles
+(interpolated too: never rounded to the buckets).
 
 Per-job metrics: response time (finish - arrival), waiting time (first start - arrival),
 slowdown response / work and bounded slowdown max(response / max(work, tau), 1) with tau =
@@ -20,7 +21,7 @@ and p99; the loss probability (loss family only) over measured arrivals. A finit
 (``finite``) also has its makespan: from the first measured arrival to the last completion, a
 measured value of the one replay (no interval: it is not an estimate of a mean).
 
-Instability: :func:`schedlab.engine.stability.trend` (a regression of the number in system over
+Instability: :func:`schedlab.measurement.stability.trend` (a regression of the number in system over
 the window); known stability limits are applied where the result is assembled
 (simulation/simulate.py). A finite replay has no steady state to have or miss: a growing number in
 system is reported as a backlog note (``RunMetrics.backlog``), never as instability.
@@ -36,8 +37,9 @@ import numpy as np
 
 from schedlab.engine import constants as K
 from schedlab.engine import sketch
-from schedlab.engine.stability import trend
 from schedlab.engine.state import State
+from schedlab.measurement.quantiles import quantiles
+from schedlab.measurement.stability import trend
 
 QUANTILES = (0.5, 0.9, 0.95, 0.99)
 BACKLOG = "backlog grew over the whole log: a transient, not a steady state"
@@ -48,7 +50,7 @@ class Estimate:
     """A point estimate with its 95% confidence interval (Student t with ``dof`` degrees).
 
     ``reliable`` is False when this metric's interval cannot be taken as an estimate (set where
-    the result is assembled, engine/reliability.py; the reason is in ``Result.unreliable``).
+    the result is assembled, measurement/reliability.py; the reason is in ``Result.unreliable``).
     ``batches``: the batch values the interval came from, in batch order (NaN for a batch
     without a value): another run of the same jobs has the same batches, so two runs compare
     batch by batch (paired batch means, experiments/stats.py)."""
@@ -112,8 +114,8 @@ def t_quantile(p: float, dof: int) -> float:
 
 
 # t_{0.975, dof} for dof = 1 .. 63, the numbers scipy.special.stdtrit gives (checked against it
-# by tests/engine/test_t975.py): the intervals of runs of up to 64 batches or replications need no
-# scipy import (0.2-0.4 s of a short run's start-up, issue 33).
+# by tests/measurement/test_t975.py): the intervals of runs of up to 64 batches or replications
+# need no scipy import (0.2-0.4 s of a short run's start-up, issue 33).
 # fmt: off
 T975 = (
     12.706204736174694, 4.302652729749462, 3.1824463052837078, 2.7764451051977934,
@@ -174,9 +176,9 @@ def _quantile_metrics(sketches: np.ndarray, name: str, least: float = 0.0) -> di
     whole = np.cumsum(sketches.sum(axis=0))[None, :]
     out = {}
     for q in QUANTILES:
-        center = float(np.maximum(sketch.quantiles(whole, q)[0], least))
+        center = float(np.maximum(quantiles(whole, q)[0], least))
         out[f"p{round(q * 100)}_{name}"] = (
-            t_interval(center, np.maximum(sketch.quantiles(per_batch, q), least))
+            t_interval(center, np.maximum(quantiles(per_batch, q), least))
             if math.isfinite(center)
             else Estimate(math.nan, (math.nan, math.nan))
         )

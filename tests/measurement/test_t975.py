@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import stdtrit
 
-from schedlab.engine import metrics
+from schedlab.measurement import metrics
 
 
 def test_the_table_is_scipys_stdtrit_bit_for_bit():

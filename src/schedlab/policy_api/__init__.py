@@ -1,7 +1,9 @@
 """The policy author's API: everything a scheduling policy imports, from one module.
 
 A policy (built-in or a user's plugin, docs/writing-policies.md) imports from here and from
-NumPy/Numba only. What it gets:
+NumPy/Numba only, never from this package's modules (the contract, the context, placement), which
+import nothing above the engine: every built-in policy sits above them (decision 0027). What it
+gets:
 
 * **the decorator** :func:`kernel`: every compiled function of a policy is declared with it
   (``@kernel(wraparound=False)`` for the hot decision code that never indexes from the end);
@@ -54,11 +56,11 @@ from schedlab.engine.actions import (
     start,
     wake_at,
 )
+from schedlab.engine.lists_and_heaps import list_append, list_insert_after, list_remove
 from schedlab.engine.loop import run_engine
-from schedlab.engine.structures import list_append, list_insert_after, list_remove
 from schedlab.errors import SpecError
-from schedlab.policies.context import JobClass, PolicyContext, SizeLaw, TraceView
-from schedlab.policies.contract import (
+from schedlab.policy_api.context import JobClass, PolicyContext, SizeLaw, TraceView
+from schedlab.policy_api.contract import (
     About,
     Hooks,
     Kernels,
@@ -71,7 +73,7 @@ from schedlab.policies.contract import (
     engine_sizes,
     register,
 )
-from schedlab.policies.placement import first_fit
+from schedlab.policy_api.placement import first_fit
 
 __all__ = [
     "About",

@@ -13,7 +13,7 @@ policy, :mod:`schedlab.policies.packing.fifo_ff`):
   mutable counters. There are no positional tuples and no float-coded flags: every value has a
   name and its own type;
 * **an init function** ``init(st, context, config) -> handle`` (``context``: the
-  :class:`~schedlab.policies.context.PolicyContext` of the run) that allocates the state with
+  :class:`~schedlab.policy_api.context.PolicyContext` of the run) that allocates the state with
   :meth:`PolicyState.allocate`, usually ``STATE.allocate(engine_sizes(st), {"blocking": ...})``;
 * **a compiled runner** ``run(st, ps, max_events)`` calling
   :func:`schedlab.engine.loop.run_engine` with the policy's ``decide(st, ps)``;
@@ -50,10 +50,10 @@ from pydantic import BaseModel, ConfigDict
 
 from schedlab._jit import jit_disabled, kernel
 from schedlab.engine import generated
+from schedlab.engine.borrowed_structs import register_array_struct
 from schedlab.engine.fields import Field, allocate, struct_fields
 from schedlab.engine.generated import ArrayStructType
-from schedlab.engine.structs import register_array_struct
-from schedlab.policies.compat import parts_from_keywords
+from schedlab.policy_api.compat import parts_from_keywords
 
 # --------------------------------------------------------------------------------------------
 # settings
@@ -351,7 +351,7 @@ class About:
 class Kernels:
     """How a policy runs. ``config``: its settings (:class:`PolicyConfig`); ``state``: the
     layout of its state; ``init(st, context, config, **tables) -> handle`` (``context``:
-    :class:`~schedlab.policies.context.PolicyContext`) allocates it; ``runner``: the cached
+    :class:`~schedlab.policy_api.context.PolicyContext`) allocates it; ``runner``: the cached
     compiled ``run(st, ps, max_events)``."""
 
     state: PolicyState
@@ -472,7 +472,7 @@ class Policy:
 
     The flat keywords of policy API v1 and v2 (``title=``, ``state=``, ``check=``,
     ``preemptive=``, ``ranks_by_gittins=``, ...) are still accepted: they are sorted into the
-    parts by :func:`schedlab.policies.compat.parts_from_keywords` (docs/decisions/0021)."""
+    parts by :func:`schedlab.policy_api.compat.parts_from_keywords` (docs/decisions/0021)."""
 
     name: str
     family: str

@@ -1,5 +1,5 @@
 """Utilization over the makespan and loss of capacity of a finite replay (issue 43 item 3,
-engine/capacity.py): exact numbers on hand-worked schedules, and the engine's streaming sweep
+measurement/capacity.py): exact numbers on hand-worked schedules, and the engine's streaming sweep
 against a plain-Python computation from the per-job table on random small logs."""
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Utilization over the makespan and loss of capacity of a finite replay (issue 43 item 3).
 
 Both come from the jobs' arrival a, start s, finish f and need n (servers), on k servers, over
-the makespan [t0, t1] (t0: the first measured arrival, t1: the last completion; engine/metrics.py):
+the makespan [t0, t1] (t0: the first measured arrival, t1: the last completion;
+measurement/metrics.py):
 
 * busy processor-time B = integral over [t0, t1] of the servers in use; **utilization over the
   makespan** U = B / (k (t1 - t0)) (a fraction of the capacity);
@@ -93,17 +94,15 @@ class SweepingWriter:
     """The engine session's writer of a run that measures its capacity (simulation/simulate.py):
     each time the per-job buffer is handed over (full, or at the end) the sweep advances to now
     with the jobs that left since it last ran (the buffer) and those in the system now; then the
-    buffer goes to the per-job output ``jobs`` (``run.jobs``), or is emptied without one."""
+    buffer goes to the per-job output ``jobs`` (``run.jobs``), if any (the session empties it)."""
 
     sweep: CapacitySweep
-    jobs: Any | None = None  # engine.jobs_output.JobsWriter
+    jobs: Any | None = None  # measurement.jobs_output.JobsWriter
 
     def write(self, st: State) -> None:
         self.advance(st)
         if self.jobs is not None:
             self.jobs.write(st)
-        else:
-            st.ctr[K.OUT_N] = 0
 
     def advance(self, st: State) -> None:
         """The sweep to now, the buffer left as it is."""

@@ -1,10 +1,10 @@
-"""Per-run claims, so two sweeps on one result directory never compute a run twice, and the
+"""Per-run locks, so two sweeps on one result directory never compute a run twice, and the
 process hygiene that keeps a killed sweep from leaving workers behind (issue 15 item 2).
 
-Claims: before computing a run, a process creates ``DIR/claims/<spec_hash>`` with
-``O_CREAT | O_EXCL`` (atomic on local file systems) holding its host name and pid; the claim is
-removed once the run is stored. A claim whose process is gone (same host, pid not running or a
-zombie) is stale and is taken over. A claim from another host is trusted until it is released.
+Locks: before computing a run, a process creates ``DIR/locks/<spec_hash>`` with
+``O_CREAT | O_EXCL`` (atomic on local file systems) holding its host name and pid; the lock is
+removed once the run is stored. A lock whose process is gone (same host, pid not running or a
+zombie) is stale and is taken over. A lock from another host is trusted until it is released.
 
 Orphans: every local worker (a) asks the kernel to SIGKILL it when its parent (the fork server)
 dies (``prctl(PR_SET_PDEATHSIG)``, Linux), and (b) runs a watchdog thread that exits the worker
@@ -25,7 +25,7 @@ from pathlib import Path
 
 from schedlab import outputs
 
-CLAIMS = "claims"
+LOCKS = "locks"
 WATCHDOG_PERIOD_S = 0.2
 PR_SET_PDEATHSIG = 1
 
@@ -46,22 +46,22 @@ def running(pid: int) -> bool:
 
 
 def holder_name(pid: int) -> str:
-    """How a claim names the process ``pid`` of this host (``"host pid"``)."""
+    """How a lock names the process ``pid`` of this host (``"host pid"``)."""
     return f"{socket.gethostname()} {pid}"
 
 
-class Claims:
-    """Claim files under ``root/claims``."""
+class RunLocks:
+    """Lock files under ``root/locks``."""
 
     def __init__(self, root: str | Path) -> None:
-        self.dir = Path(root) / CLAIMS
+        self.dir = Path(root) / LOCKS
         self.me = holder_name(os.getpid())
 
     def _path(self, spec_hash: str) -> Path:
         return self.dir / spec_hash
 
     def take(self, spec_hash: str) -> bool:
-        """Claim a run; False when a live process holds it."""
+        """Lock a run; False when a live process holds it."""
         self.dir.mkdir(parents=True, exist_ok=True)
         path = self._path(spec_hash)
         for _ in range(2):
@@ -76,7 +76,7 @@ class Claims:
             try:
                 with os.fdopen(fd, "w") as fh:
                     fh.write(self.me)
-            except OSError as exc:  # a full disk: no half-written claim is left behind
+            except OSError as exc:  # a full disk: no half-written lock is left behind
                 path.unlink(missing_ok=True)
                 raise outputs.failed(path, exc) from None
             return True
@@ -91,7 +91,7 @@ class Claims:
     def alive(self, holder: str) -> bool:
         host, _, pid = holder.partition(" ")
         if host != socket.gethostname() or not pid.isdigit():
-            return True  # another host, or a claim still being written: trust it
+            return True  # another host, or a lock still being written: trust it
         return running(int(pid))
 
     def busy(self, spec_hash: str) -> bool:
@@ -104,7 +104,7 @@ class Claims:
 
     @staticmethod
     def _drop_if(path: Path, holder: str) -> None:
-        """Remove a claim only if it still names ``holder`` (never another process's new claim)."""
+        """Remove a lock only if it still names ``holder`` (never another process's new lock)."""
         try:
             if path.read_text() == holder:
                 path.unlink()

@@ -1,6 +1,6 @@
 """The flat keywords of policy API v1 and v2, sorted into the parts of a ``Policy``.
 
-Before decision 0021 a :class:`~schedlab.policies.contract.Policy` took 25 flat keywords
+Before decision 0021 a :class:`~schedlab.policy_api.contract.Policy` took 25 flat keywords
 (``title=``, ``state=``, ``check=``, ``preemptive=``, ...); API v1 also took
 ``ranks_by_gittins=`` (decision 0011), which became ``tables``. Plugins written against either
 keep working: ``Policy(name=..., family=..., title=..., state=..., ...)`` hands its flat keywords

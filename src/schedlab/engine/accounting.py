@@ -1,4 +1,5 @@
-"""Online per-job metrics and per-job output, recorded when a job leaves (completes or is lost).
+"""Each job's accounting: its metrics and its output row, recorded when it leaves (completes or is
+lost), streamed into per-batch sums as the run goes on.
 
 Nothing per job is kept after its slot is released: each leaving job adds to the sums of its batch
 (``jacc``: count, response, waiting, slowdown, bounded slowdown; per class), to its batch's

@@ -1,4 +1,4 @@
-"""One flat record per run: what the result store keeps and DuckDB queries.
+"""One flat row per run: what the result store keeps and DuckDB queries.
 
 Columns: ``spec_hash``, ``experiment``, ``point``, axis values (dotted spec paths such as
 ``workload.load``), convenience columns (``policy``, ``family``, ``load``, ``arrival_rate``,
@@ -14,7 +14,8 @@ slowdown), ``events``, ``wall_s``, ``schedlab_version``, ``code_hash``, ``spec_j
 An unstable run (``stable = false``, reason in ``instability``) stores NaN in the columns of every
 metric without a steady-state meaning (response times, numbers in system...), so no query can
 print or average a number for it (``avg`` over a NaN is NaN). ``<name>_reliable = false`` marks a
-metric whose interval cannot be taken as an estimate (engine/reliability.py: judged per metric);
+metric whose interval cannot be taken as an estimate (measurement/reliability.py: judged per
+metric);
 ``reliable = false`` marks a run with any such metric (or an unstable one); ``unreliability`` says
 which metrics and why; ``long_enough`` is false when the run is shorter than the relaxation-time
 rule. Rows stored before the per-metric flags existed have no ``<name>_reliable``: for them
@@ -28,7 +29,7 @@ import json
 import math
 from typing import Any
 
-from schedlab.engine.reliability import describe
+from schedlab.measurement.reliability import describe
 from schedlab.model.spec import SimulationSpec
 from schedlab.simulation.result import Result
 
@@ -66,7 +67,7 @@ def metric_reliable(row: dict[str, Any], metric: str) -> bool:
     return flag is not False
 
 
-def run_record(
+def run_row(
     result: Result,
     *,
     replication: int = 0,

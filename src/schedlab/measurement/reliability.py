@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from schedlab.engine.metrics import Estimate
+from schedlab.measurement.metrics import Estimate
 
 RELAXATIONS = 100
 MAX_RELATIVE_HALF_WIDTH = 0.5
