@@ -2,7 +2,8 @@
 
 Packing and loss: a job is on the server the engine names (its start's or migration's). Pooled:
 the engine counts the servers a job holds (its need times its allocation) without naming them;
-:class:`Holdings` names them by the jobs output's rule (engine/free_servers.py): at each instant,
+:class:`Holdings` names them by the jobs output's rule (measurement/free_servers.py): at each
+instant,
 the jobs leaving or preempted give theirs back and the jobs whose allocation shrinks give back
 their highest ones, then the jobs starting take the lowest-numbered free ones in arrival order,
 then the jobs whose allocation grows take more. A simulation's non-preemptive run fed to the
@@ -16,8 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from schedlab.engine.free_servers import FreeServers, Interval, numbers
-from schedlab.online.records import Action, JobId
+from schedlab.measurement.free_servers import FreeServers, Interval, numbers
+from schedlab.online.messages import Action, JobId
 
 RELEASES = frozenset({"complete", "reject", "drop", "kill", "preempt"})  # the job holds none after
 HOLDS = frozenset({"start", "migrate", "set_allocation"})  # actions that name the job's servers

@@ -99,8 +99,8 @@ class Placement:
 def placement(start: np.ndarray, finish: np.ndarray, need: np.ndarray, k: int) -> Placement:
     """A feasible assignment of ``need`` of ``k`` servers to each job over [start, finish)
     (module docstring), by the rule the online scheduler names servers with
-    (engine/free_servers.py: lowest free first, intervals, not k per job)."""
-    from schedlab.engine.free_servers import FreeServers, Interval
+    (measurement/free_servers.py: lowest free first, intervals, not k per job)."""
+    from schedlab.measurement.free_servers import FreeServers, Interval
 
     n = start.size
     free = FreeServers(k)
