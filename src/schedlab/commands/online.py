@@ -20,7 +20,9 @@ from schedlab.errors import SchedlabError
 DEFAULT_PORT = 8787
 # seconds a thread waiting for the interpreter lock may wait: the event log's thread needs it a few
 # times per group (Python's default, 5 ms, held each group's answers back that long while the loop
-# was busy; the interval costs nothing while no other thread waits)
+# was busy; the interval costs nothing while no other thread waits), and the event loop waits no
+# longer than this for it while the decision thread runs Python (decision 0026: its kernels
+# release the lock), so /healthz is answered within a few intervals of any decision
 SWITCH_INTERVAL = 1e-4
 SERVICE_STACK = ("fastapi", "uvicorn", "prometheus_client", "httpx")  # the 'serve' extra
 # On SIGTERM or SIGINT: seconds the requests in flight have to be answered (uvicorn's graceful
