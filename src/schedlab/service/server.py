@@ -50,17 +50,14 @@ def start(
     replayed through it in order."""
     spec = load_spec(spec_path)
     name = policy or spec.policy.name
+    limits = {
+        "max_time_step": max_time_step,
+        "max_batch": max_batch,
+        "decision_deadline": decision_deadline,
+    }
     if event_log is None:
         scheduler = Scheduler.from_spec(spec, name, plugins=plugins)
-        service = Service(
-            scheduler,
-            None,
-            name,
-            scheduler.model.family,
-            max_time_step,
-            max_batch,
-            decision_deadline,
-        )
+        service = Service(scheduler, None, name, scheduler.model.family, **limits)
         return Started(service, [], 0)
     opened = EventLog.open(event_log, log_header(spec, name))  # locked: a second server stops here
     try:
@@ -68,15 +65,7 @@ def start(
     except BaseException:
         opened.log.close()
         raise
-    service = Service(
-        scheduler,
-        opened.log,
-        name,
-        scheduler.model.family,
-        max_time_step,
-        max_batch,
-        decision_deadline,
-    )
+    service = Service(scheduler, opened.log, name, scheduler.model.family, **limits)
     for number, line in enumerate(opened.events, 2):
         try:
             service.replay(line)
