@@ -2,9 +2,9 @@
 name schedlab uses (docs/decisions/0010-one-door-to-numba.md).
 
 * Every compiled function of schedlab is declared with :func:`kernel` (``numba.njit`` with
-  ``cache=True``). ``@kernel(wraparound=False)`` compiles the function's array indexing without
-  negative-index wraparound (the engine and the policies' hot kernels); every other function keeps
-  Python's meaning of ``a[-1]``, whatever was imported first.
+  ``cache=True`` and ``nogil=True``). ``@kernel(wraparound=False)`` compiles the function's array
+  indexing without negative-index wraparound (the engine and the policies' hot kernels); every
+  other function keeps Python's meaning of ``a[-1]``, whatever was imported first.
 * ``SCHEDLAB_JIT=0`` runs every compiled function of schedlab as plain Python (for debugging and
   for policies that are not Numba-compatible), as ``NUMBA_DISABLE_JIT=1`` does for all of Numba;
   it changes no Numba setting (:func:`jit_disabled`).
@@ -131,17 +131,22 @@ _NO_WRAPAROUND: set[str] = set()  # mangled-name prefixes of the functions that 
 
 
 def kernel(func: Callable | None = None, /, *, wraparound: bool = True, **options: Any) -> Any:
-    """``numba.njit(cache=True, **options)``. With ``wraparound=False`` a signed index computed at
-    run time is used as it is (no ``i < 0 ? i + n : i``): the function must never index with a
-    negative value, which then reads outside the array (``NUMBA_BOUNDSCHECK=1`` raises
-    IndexError instead). Constant indices (``a[-1]``, ``a[0, -1]``) keep Python's meaning.
+    """``numba.njit(cache=True, nogil=True, **options)``. With ``wraparound=False`` a signed index
+    computed at run time is used as it is (no ``i < 0 ? i + n : i``): the function must never
+    index with a negative value, which then reads outside the array (``NUMBA_BOUNDSCHECK=1``
+    raises IndexError instead). Constant indices (``a[-1]``, ``a[0, -1]``) keep Python's meaning.
     Usable bare (``@kernel``) or with options (``@kernel(wraparound=False, inline="always")``).
 
     A function outside schedlab (a plugin's) is compiled with ``boundscheck=True`` unless it
     says ``boundscheck=False`` (for speed): an index out of range raises IndexError naming the
     file and line of the indexing (:func:`_located_boundscheck`, in force only while it compiles)
     rather than reading or writing outside the array. schedlab's own functions are compiled
-    without the checks."""
+    without the checks.
+
+    Called from Python, every kernel releases the interpreter lock while it runs (``nogil``,
+    unless it says ``nogil=False``): ``schedlab serve`` decides on a thread of its own, and its
+    event loop answers while a runner is in compiled code, even one that never returns
+    (decision 0026); a kernel called from another kernel is unaffected."""
     if func is None:
         return functools.partial(kernel, wraparound=wraparound, **options)
     if jit_disabled():
@@ -158,6 +163,7 @@ def kernel(func: Callable | None = None, /, *, wraparound: bool = True, **option
         located = bool(options.setdefault("boundscheck", True))
     if not wraparound or located:
         options["pipeline_class"] = _compiler(wraparound=wraparound, located=located)
+    options.setdefault("nogil", True)
     cache = options.pop("cache", True)
     compiled = numba.njit(**options)(func)
     if cache and hasattr(compiled, "enable_caching"):  # not plain Python (NUMBA_DISABLE_JIT)

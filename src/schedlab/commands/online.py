@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import gc
 import importlib.util
+import logging
+import os
+import signal
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -17,9 +20,17 @@ from schedlab.errors import SchedlabError
 DEFAULT_PORT = 8787
 # seconds a thread waiting for the interpreter lock may wait: the event log's thread needs it a few
 # times per group (Python's default, 5 ms, held each group's answers back that long while the loop
-# was busy; the interval costs nothing while no other thread waits)
+# was busy; the interval costs nothing while no other thread waits), and the event loop waits no
+# longer than this for it while the decision thread runs Python (decision 0026: its kernels
+# release the lock), so /healthz is answered within a few intervals of any decision
 SWITCH_INTERVAL = 1e-4
 SERVICE_STACK = ("fastapi", "uvicorn", "prometheus_client", "httpx")  # the 'serve' extra
+# On SIGTERM or SIGINT: seconds the requests in flight have to be answered (uvicorn's graceful
+# shutdown), then seconds a decision still running has to return; past both the process exits
+# without it (EXIT_DECISION_RUNNING), within 10 s of the signal (issue 45, item 6).
+SHUTDOWN_GRACE = 3.0
+DECISION_GRACE = 1.0
+EXIT_DECISION_RUNNING = 3  # stopped by a signal while a decision was still running
 
 
 def require_service_stack(command: str) -> None:
@@ -93,6 +104,15 @@ def serve(
             "--max-batch", min=1, max=100_000, help="The most events of one POST /events (413)."
         ),
     ] = 10_000,
+    decision_deadline: Annotated[
+        float,
+        typer.Option(
+            "--decision-deadline",
+            min=0,
+            help="Seconds a decision may run before GET /healthz answers 503 naming it (the "
+            "service still answers meanwhile; events wait behind the decision).",
+        ),
+    ] = 10.0,
 ) -> None:
     """Serve a policy as an online scheduler over HTTP/JSON (docs/online.md)."""
     spec = spec_argument(spec_arg, spec_opt)
@@ -113,6 +133,7 @@ def serve(
         plugins=plugin or (),
         max_time_step=max_time_step,
         max_batch=max_batch,
+        decision_deadline=decision_deadline,
     )
     for warning in started.warnings:
         err.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False, soft_wrap=True)
@@ -130,6 +151,8 @@ def serve(
     # about 47 ms (a pause every answer in flight would wait).
     gc.freeze()
     sys.setswitchinterval(SWITCH_INTERVAL)
+    stopped_by = stop_signals()
+    logging.getLogger("uvicorn.error").addFilter(not_cancelled_requests)
     try:
         uvicorn.run(
             app,
@@ -143,12 +166,39 @@ def serve(
             proxy_headers=False,  # the client's address is not used
             server_header=False,  # no "server: uvicorn" and no "date" header on each answer
             date_header=False,
+            timeout_graceful_shutdown=SHUTDOWN_GRACE,
         )
     finally:
-        if service.commit is not None:
-            service.commit.stop()
-        if service.log is not None:
-            service.log.close()
+        stopped = service.close(grace=DECISION_GRACE)
+    why = f" on {signal.Signals(stopped_by[0]).name}" if stopped_by else ""
+    if not stopped:
+        running = service.decider.running_for() or 0.0
+        err.print(
+            escape(
+                f"schedlab serve: stopped{why} with a decision of policy {service.policy} still "
+                f"running after {running:.1f} s; its event was neither logged nor answered"
+            ),
+            highlight=False,
+            soft_wrap=True,
+        )
+        sys.stderr.flush()
+        os._exit(EXIT_DECISION_RUNNING)  # the decision thread cannot be stopped: end without it
+    err.print(escape(f"schedlab serve: stopped{why}"), highlight=False, soft_wrap=True)
+
+
+def not_cancelled_requests(record: logging.LogRecord) -> bool:
+    """uvicorn's line for the requests its graceful shutdown cancelled left out: ``serve`` says
+    what it stopped with in its own line."""
+    return "timeout graceful shutdown exceeded" not in record.getMessage()
+
+
+def stop_signals() -> list[int]:
+    """SIGTERM and SIGINT noted (uvicorn's handlers stop the server, then call these): the
+    command then ends with exit code 0, or EXIT_DECISION_RUNNING, rather than by the signal."""
+    received: list[int] = []
+    for number in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(number, lambda sig, frame: received.append(sig))
+    return received
 
 
 @user_errors

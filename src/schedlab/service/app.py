@@ -7,9 +7,11 @@ machinery (its middleware, dependency solving, routing) cost 54 µs per request 
 the decision; the routes in front, 15 µs (decision 0020). The OpenAPI document is FastAPI's,
 the event endpoints' entries generated from the same endpoint functions (:func:`documented`).
 
-Events are applied one at a time (the handlers run on the one event loop of uvicorn's one worker,
-and apply and append an event without yielding to the loop), so the event log's order is the
-decision order. An accepted event is applied and appended to the event log, and answered once an
+Events are applied one at a time, in the order the event loop (uvicorn's one worker) received
+them, on the service's one decision thread (:class:`~schedlab.service.decider.Decider`, decision
+0026): the event log's order is the decision order, and the loop, which only parses, hands over and
+awaits, answers /healthz while a decision runs (503 once one has run past ``--decision-deadline``).
+An accepted event is applied and appended to the event log, and answered once an
 fsync covering its line has completed (group commit, schedlab.service.eventlog.GroupCommit:
 concurrent requests share fsyncs). Bad input is a 4xx with one line
 (``{"error": "..."}``) and changes nothing; a policy's invalid action is a 500 naming the policy,
@@ -18,9 +20,9 @@ the scheduler's state left as before the event.
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import math
-import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field, is_dataclass
 from typing import Annotated, Any, get_type_hints
@@ -39,6 +41,7 @@ from starlette.routing import Mount, Route, Router
 
 from schedlab.errors import PolicyError, SchedlabError
 from schedlab.online import Complete, Job, Scheduler, Submit
+from schedlab.service.decider import Decider
 from schedlab.service.eventlog import NEWLINE, EventLog, GroupCommit
 from schedlab.service.recall import KEY_LENGTH, Forgotten, Recall, digest
 from schedlab.service.schemas import (
@@ -59,6 +62,7 @@ class Unavailable(SchedlabError):
 MAX_TIME_STEP = 31_536_000.0  # one year in seconds: the default of --max-time-step
 MAX_BATCH = 10_000  # events of one POST /events at most: the default of --max-batch
 MAX_TIME = float(2**53)  # beyond it a float no longer tells two times one unit apart
+DECISION_DEADLINE = 10.0  # seconds a decision may run before /healthz says 503: --decision-deadline
 
 
 @dataclass(slots=True)
@@ -156,7 +160,9 @@ def parse(line: dict[str, Any]) -> tuple[str, Any, str | None]:
 class Service:
     """The scheduler behind the API and its event log (None: no log); the keys and actions a
     client can recover (:class:`~schedlab.service.recall.Recall`); the largest step of time an
-    event may take past the one before (``--max-time-step``)."""
+    event may take past the one before (``--max-time-step``); the seconds a decision may run
+    before the service reports itself unhealthy (``--decision-deadline``). The scheduler is
+    touched on the decision thread only (``decider``)."""
 
     scheduler: Scheduler
     log: EventLog | None
@@ -164,39 +170,25 @@ class Service:
     family: str
     max_time_step: float = MAX_TIME_STEP
     max_batch: int = MAX_BATCH
+    decision_deadline: float = DECISION_DEADLINE
     failed: str = ""
     recall: Recall = field(default_factory=Recall)
     last_at: float | None = None
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    decider: Decider = field(init=False)
     commit: GroupCommit | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
+        self.decider = Decider()
         if self.log is not None:
             self.commit = GroupCommit(self.log)
 
     async def handle(
         self, op: str, request: Any, job_id: str | None = None, key: str | None = None
     ) -> Answer:
-        """Apply and log the event, wait until its line is fsync'd, and return the answer; a
-        retry of a key answers as the first time and changes nothing; raises on refusal."""
-        with self.lock:
-            if self.failed:
-                raise Unavailable(self.failed)
-            logged = self.commit is not None or key is not None
-            line = record(op, request, job_id) if logged else b""
-            line_digest = digest(line) if key is not None else None
-            first = self.recall.seen(key, line_digest) if key is not None else None
-            if first is not None:
-                answer = Answer(self.recall.answered(first), first.event, first.first)
-            else:
-                self._check_step(request.at)
-                actions = apply(self.scheduler, op, request, job_id)
-                self.last_at = request.at
-                encoded = json_bytes(actions)
-                numbers = self.recall.record(request.at, encoded, len(actions), key, line_digest)
-                answer = Answer(encoded, *numbers)
-                if self.commit is not None:
-                    self.commit.append(line if key is None else keyed(line, key))
+        """Apply and log the event (on the decision thread), wait until its line is fsync'd,
+        and return the answer; a retry of a key answers as the first time and changes nothing;
+        raises on refusal."""
+        answer = await self.decider.run(lambda: self._decide(op, request, job_id, key))
         if self.commit is not None:
             try:
                 await self.commit.durable()
@@ -204,15 +196,67 @@ class Service:
                 raise self._unavailable(exc) from None
         return answer
 
+    async def read(self, view: Callable[[], Any]) -> Any:
+        """``view()`` on the decision thread: a read of the state between two events."""
+        return await self.decider.run(view)
+
+    def _decide(self, op: str, request: Any, job_id: str | None, key: str | None) -> Answer:
+        """The decision thread's part of :meth:`handle`: the event applied and its line handed to
+        the group commit (or the first answer of its key)."""
+        if self.failed:
+            raise Unavailable(self.failed)
+        logged = self.commit is not None or key is not None
+        line = record(op, request, job_id) if logged else b""
+        line_digest = digest(line) if key is not None else None
+        first = self.recall.seen(key, line_digest) if key is not None else None
+        if first is not None:
+            return Answer(self.recall.answered(first), first.event, first.first)
+        self._check_step(request.at)
+        actions = apply(self.scheduler, op, request, job_id)
+        self.last_at = request.at
+        encoded = json_bytes(actions)
+        numbers = self.recall.record(request.at, encoded, len(actions), key, line_digest)
+        if self.commit is not None:
+            self.commit.append(line if key is None else keyed(line, key))
+        return Answer(encoded, *numbers)
+
     def replay(self, line: dict[str, Any]) -> None:
-        """An event of the log applied on start (its key and actions recalled, no check of the
-        time step: the log holds what was accepted)."""
+        """An event of the log applied on start, on the decision thread (its key and actions
+        recalled, no check of the time step: the log holds what was accepted)."""
+        self.decider.call(lambda: self._replayed(line))
+
+    def _replayed(self, line: dict[str, Any]) -> None:
         key = line.get("key")
         op, request, job_id = parse(line)
         actions = apply(self.scheduler, op, request, job_id)
         self.last_at = request.at
         line_digest = digest(record(op, request, job_id)) if key is not None else None
         self.recall.record(request.at, json_bytes(actions), len(actions), key, line_digest)
+
+    def overdue(self) -> str | None:
+        """Why the service is unhealthy because of a decision: the one running has taken longer
+        than ``decision_deadline`` (one line), else None."""
+        running = self.decider.running_for()
+        if running is None or running <= self.decision_deadline:
+            return None
+        return (
+            f"a decision of policy {self.policy} has run for {running:.1f} s, past "
+            f"--decision-deadline {self.decision_deadline:g} s; events wait behind it"
+        )
+
+    def close(self, grace: float) -> bool:
+        """Stop the decision thread (what it was handed done first), then the event log's thread
+        and the log; False (the log left open, for the process to end) if a decision is still
+        running after ``grace`` seconds."""
+        if not self.decider.stop(grace):
+            if self.commit is not None:
+                self.commit.stop()
+            return False
+        if self.commit is not None:
+            self.commit.stop()
+        if self.log is not None:
+            self.log.close()
+        return True
 
     def _check_step(self, at: float) -> None:
         """A one-line refusal of an event more than ``max_time_step`` after the one before, or
@@ -340,6 +384,8 @@ async def decided(
     number and its first action's, encoded once; a refusal is one line, never a crash."""
     try:
         answer = await service.handle(op, body, job_id, key)
+    except asyncio.CancelledError:  # the server stops past its grace: no traceback, one line
+        return error(503, "the server is stopping: the event was not answered")
     except Exception as exc:
         return error(*refusal(exc))
     return Response(answer.body(), media_type="application/json")
@@ -455,10 +501,14 @@ def create_app(service: Service, token: str | None) -> Any:
     async def state() -> dict[str, Any]:
         """Time (the last event's; 0 before the first), queue, running jobs, free capacity (and
         configuration) per server."""
-        with service.lock:
+
+        def view() -> dict[str, Any]:
             current = plain(service.scheduler.state())
             if service.last_at is None:
                 current["time"] = 0.0  # no event yet (the scheduler's is -inf)
+            return current
+
+        current = await service.read(view)
         return {"policy": service.policy, "family": service.family, **current}
 
     @app.get("/actions", response_model=ActionsAfterOut)
@@ -468,24 +518,28 @@ def create_app(service: Service, token: str | None) -> Any:
     ) -> Response:
         """The actions numbered after ``after`` (at most ``limit``), each with its number and
         its event's number and time; ``last``: the last action's number."""
-        with service.lock:
-            found = service.recall.after(after, limit)
-            last = service.recall.actions
+        found, last = await service.read(
+            lambda: (service.recall.after(after, limit), service.recall.actions)
+        )
         return Response(json_bytes({"actions": found, "last": last}), media_type="application/json")
 
     @app.get("/metrics", response_class=Response)
     async def metrics() -> Response:
         """Prometheus text format."""
-        with service.lock:
-            now = service.scheduler.metrics()
+        now = await service.read(service.scheduler.metrics)
         body, content_type = exposition(now)
         return Response(body, media_type=content_type)
 
     @app.get("/healthz")
     async def healthz() -> Response:
-        """200 ``ok`` while events are accepted; 503 with the reason once the log failed."""
+        """200 ``ok`` while events are accepted; 503 with the reason once the log failed, or
+        while a decision runs past ``--decision-deadline`` (answered by the event loop, never
+        behind a decision)."""
         if service.failed:
             return error(503, service.failed)
+        overdue = service.overdue()
+        if overdue is not None:
+            return error(503, overdue)
         return JSONResponse({"status": "ok"})
 
     def openapi() -> dict[str, Any]:

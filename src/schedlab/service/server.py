@@ -15,7 +15,7 @@ from schedlab.errors import SchedlabError, SpecError
 from schedlab.experiments.run_rows import canonical_json
 from schedlab.model.spec import SimulationSpec, load_spec
 from schedlab.online import Scheduler
-from schedlab.service.app import MAX_BATCH, MAX_TIME_STEP, Service
+from schedlab.service.app import DECISION_DEADLINE, MAX_BATCH, MAX_TIME_STEP, Service
 from schedlab.service.eventlog import EventLog, LogHeader
 
 TOKEN_ENV = "SCHEDLAB_TOKEN"
@@ -44,14 +44,20 @@ def start(
     plugins: Sequence[str | Path] = (),
     max_time_step: float = MAX_TIME_STEP,
     max_batch: int = MAX_BATCH,
+    decision_deadline: float = DECISION_DEADLINE,
 ) -> Started:
     """The service of ``schedlab serve``: a fresh scheduler, then every event of the log (if any)
     replayed through it in order."""
     spec = load_spec(spec_path)
     name = policy or spec.policy.name
+    limits = {
+        "max_time_step": max_time_step,
+        "max_batch": max_batch,
+        "decision_deadline": decision_deadline,
+    }
     if event_log is None:
         scheduler = Scheduler.from_spec(spec, name, plugins=plugins)
-        service = Service(scheduler, None, name, scheduler.model.family, max_time_step, max_batch)
+        service = Service(scheduler, None, name, scheduler.model.family, **limits)
         return Started(service, [], 0)
     opened = EventLog.open(event_log, log_header(spec, name))  # locked: a second server stops here
     try:
@@ -59,12 +65,12 @@ def start(
     except BaseException:
         opened.log.close()
         raise
-    service = Service(scheduler, opened.log, name, scheduler.model.family, max_time_step, max_batch)
+    service = Service(scheduler, opened.log, name, scheduler.model.family, **limits)
     for number, line in enumerate(opened.events, 2):
         try:
             service.replay(line)
         except (ValidationError, ValueError, TypeError, SchedlabError) as exc:
-            opened.log.close()
+            service.close(grace=10)
             reason = " ".join(str(exc).split())
             raise SpecError(f"{event_log}:{number}: cannot replay this event: {reason}") from None
     return Started(service, opened.warnings, len(opened.events))
