@@ -13,15 +13,17 @@ named after the Slurm job and event (``slurm-<id>-submit``, ``slurm-<id>-end``) 
 what Slurm showed of it; the log records the keys, and :class:`~schedlab.service.recall.Recall`
 (the service's mechanism) holds them and numbers the starts. Event times are Slurm's own
 (submit and end times from ``squeue --json``, from the adapter's origin), made monotone as
-``max(Slurm's time, the last event's time)``; only what Slurm gives no time for (a rebuild on a
-node state change, the end of a job gone from squeue) takes the poll clock. The starts are
-carried out in their numbered order, and the number of the last one carried out (pinned and
-released) is the action cursor, a file beside the log written atomically after each release.
+``max(Slurm's time, the last event's time + 1 ms)``; only what Slurm gives no time for (a
+rebuild on a node state change, the end of a job gone from squeue) takes the poll clock. The
+starts are carried out in their numbered order, and the number of the last one carried out
+(pinned and released) is the action cursor, a file beside the log written atomically after each
+release.
 A restart replays the log (the scheduler decides the same, Recall holds the same keys and
 numbers), re-feeds what Slurm shows (an event whose key is recalled is answered by its first
 answer, so nothing is decided twice) and carries out the starts after its cursor, each only
 while Slurm shows its job held (so none starts twice, also when the crash fell between a release
-and its cursor write); jobs that ended or were changed meanwhile are reconciled as every poll.
+and its cursor write; one that fell between the pin and the release pins again to the same
+nodes); jobs that ended or were changed meanwhile are reconciled as every poll.
 
 Node states and jobs changed by hand: the scheduler's public methods take no capacity change and
 no withdrawal of a waiting job, so when nodes leave or come back (drained, down, or held by a job
@@ -113,7 +115,6 @@ class Adapter:
     latest: dict[int, int] = field(default_factory=dict)  # job -> number of its current start
     cursor: int = 0  # the number of the last start carried out (pinned and released)
     told: set[int] = field(default_factory=set)  # unplaceable jobs whose comment is set
-    done: set[int] = field(default_factory=set)  # jobs completed or withdrawn (never taken again)
     k: int = 0  # servers of the current scheduler (nodes in service and nodes of running jobs)
     held: dict[int, tuple[int, ...]] = field(default_factory=dict)  # running job -> its nodes
     out: set[int] = field(default_factory=set)  # nodes out of service
@@ -228,7 +229,6 @@ class Adapter:
             self.known.pop(job_id, None)
             self.started_at.pop(job_id, None)
             self.parked.discard(job_id)
-            self.done.add(job_id)
 
     def _events(self, at: float, new: list[Known], done: list[int]) -> None:
         """One call of the scheduler: ``done`` completed, ``new`` submitted (those that fit)."""
