@@ -99,7 +99,8 @@ def slurm(
     err.print(
         escape(
             f"schedlab slurm: {name} on partition {partition} ({', '.join(adapter.nodes)}); "
-            f"event log {event_log}"
+            f"event log {event_log} (starts carried out: {adapter.cursor} of "
+            f"{adapter.recall.actions}, {adapter.cursor_path.name})"
         ),
         highlight=False,
         soft_wrap=True,

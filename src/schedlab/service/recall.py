@@ -18,6 +18,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -83,10 +84,17 @@ class Recall:
         return keyed
 
     def record(
-        self, at: float, actions: bytes, count: int, key: str | None, line_digest: bytes | None
+        self,
+        at: float,
+        actions: bytes,
+        count: int,
+        key: str | None,
+        line_digest: bytes | None,
+        keys: Mapping[str, bytes] | None = None,
     ) -> tuple[int, int]:
         """An accepted event and its ``count`` actions (their JSON array): (its event number,
-        its first action's number)."""
+        its first action's number). ``keys``: more keys answered by this one event, each with its
+        request's digest (the Slurm adapter feeds several jobs' events in one call)."""
         self.events += 1
         first = self.actions + 1
         if count:
@@ -98,6 +106,8 @@ class Recall:
         if key is not None:
             assert line_digest is not None
             self.keys[key] = Keyed(line_digest, self.events, first, count)
+        for other, other_digest in (keys or {}).items():
+            self.keys[other] = Keyed(other_digest, self.events, first, count)
         return self.events, first
 
     def answered(self, keyed: Keyed) -> bytes:

@@ -8,10 +8,22 @@ scheduler holds that Slurm has not: it pins the job to the nodes of the servers 
 named in the start (lowest free first, as the jobs output: online/servers.py; server i is the
 partition's i-th node) and releases it.
 
-Durability: the log holds the scheduler's input; a restart replays it (the scheduler decides the
-same), then the first poll reconciles: a job decided but still held is pinned and released (a job
-is released only after its decision is on disk, and only while Slurm shows it held, so none
-starts twice), jobs submitted meanwhile are submitted, and jobs that ended meanwhile are completed.
+Durability and resume (decision 0028, "Resume"): each event fed carries an Idempotency-Key
+named after the Slurm job and event (``slurm-<id>-submit``, ``slurm-<id>-end``) and the digest of
+what Slurm showed of it; the log records the keys, and :class:`~schedlab.service.recall.Recall`
+(the service's mechanism) holds them and numbers the starts. Event times are Slurm's own
+(submit and end times from ``squeue --json``, from the adapter's origin), made monotone as
+``max(Slurm's time, the last event's time + 1 ms)``; only what Slurm gives no time for (a
+rebuild on a node state change, the end of a job gone from squeue) takes the poll clock. The
+starts are carried out in their numbered order, and the number of the last one carried out
+(pinned and released) is the action cursor, a file beside the log written atomically after each
+release.
+A restart replays the log (the scheduler decides the same, Recall holds the same keys and
+numbers), re-feeds what Slurm shows (an event whose key is recalled is answered by its first
+answer, so nothing is decided twice) and carries out the starts after its cursor, each only
+while Slurm shows its job held (so none starts twice, also when the crash fell between a release
+and its cursor write; one that fell between the pin and the release pins again to the same
+nodes); jobs that ended or were changed meanwhile are reconciled as every poll.
 
 Node states and jobs changed by hand: the scheduler's public methods take no capacity change and
 no withdrawal of a waiting job, so when nodes leave or come back (drained, down, or held by a job
@@ -39,11 +51,13 @@ from typing import Any
 from schedlab.errors import SchedlabError, SpecError
 from schedlab.model.spec import SimulationSpec
 from schedlab.online import Action, Complete, Job, Scheduler, Submit
+from schedlab.service.recall import KeyConflict, Recall, digest
 from schedlab.slurm.slurmctl import OUT_OF_SERVICE, Refused, Slurm, SlurmJob, Unreachable
 
 log = logging.getLogger("schedlab.slurm")
 COMMENT = "schedlab"  # the comment of a job the adapter released (and its prefix otherwise)
 MAX_BACKOFF = 30.0  # seconds between attempts while Slurm does not answer
+TICK = 1e-3  # s: an event Slurm dates at or before the last event's time comes this much later
 
 
 @dataclass(frozen=True)
@@ -97,9 +111,10 @@ class Adapter:
     started_at: dict[int, float] = field(default_factory=dict)
     parked: set[int] = field(default_factory=set)  # need more nodes than are in service now
     starts: list[Start] = field(default_factory=list)  # every start decided, in order
-    released: set[int] = field(default_factory=set)  # released by this process
+    recall: Recall = field(default_factory=Recall)  # the keys fed, the starts numbered
+    latest: dict[int, int] = field(default_factory=dict)  # job -> number of its current start
+    cursor: int = 0  # the number of the last start carried out (pinned and released)
     told: set[int] = field(default_factory=set)  # unplaceable jobs whose comment is set
-    done: set[int] = field(default_factory=set)  # jobs completed or withdrawn (never taken again)
     k: int = 0  # servers of the current scheduler (nodes in service and nodes of running jobs)
     held: dict[int, tuple[int, ...]] = field(default_factory=dict)  # running job -> its nodes
     out: set[int] = field(default_factory=set)  # nodes out of service
@@ -107,6 +122,7 @@ class Adapter:
     steps: int = 0  # polls carried out
     _seq: int = 0
     _file: Any = None
+    _changed: set[str] = field(default_factory=set)  # keys re-fed with another request (logged)
 
     def __post_init__(self) -> None:
         self.node_of = list(range(len(self.nodes)))
@@ -149,11 +165,22 @@ class Adapter:
             self.origin = float(first["origin"])
             for line in lines[1:]:
                 self._apply(line)
+            self.cursor = _read_cursor(self.cursor_path)
+            if self.cursor > self.recall.actions:
+                raise SchedlabError(
+                    f"{self.cursor_path}: start {self.cursor} was carried out, the log "
+                    f"{self.log_path} decided {self.recall.actions}; the cursor is not this log's"
+                )
         self._file = open(self.log_path, "a")  # noqa: SIM115 (kept open for the adapter's life)
         if not lines:
             self.origin = self.clock()
             self._append({**header, "origin": self.origin})
         return self
+
+    @property
+    def cursor_path(self) -> Path:
+        """The action cursor: the number of the last start carried out."""
+        return self.log_path.with_name(self.log_path.name + ".cursor")
 
     def close(self) -> None:
         if self._file is not None:
@@ -171,7 +198,10 @@ class Adapter:
         self._apply(record)
 
     def _apply(self, r: dict[str, Any]) -> None:
+        """One record: the scheduler's call, then Recall's numbering of the starts it decided
+        under the record's keys."""
         at = float(r["at"])
+        decided = len(self.starts)
         new = [
             Known(s["id"], self._next_seq(), s["need"], s["requested"], s["class"])
             for s in r.get("submit", [])
@@ -183,6 +213,12 @@ class Adapter:
         else:
             self._events(at, new, r.get("complete", []))
         self.time = at
+        starts = self.starts[decided:]
+        actions = [{"kind": "start", "job": s.job, "nodes": list(s.nodes)} for s in starts]
+        keys = {k: bytes.fromhex(d) for k, d in r.get("keys", _unchecked(r)).items()}
+        _, first = self.recall.record(at, _json(actions), len(actions), None, None, keys=keys)
+        for n, s in enumerate(starts, first):
+            self.latest[s.job] = n
 
     def _next_seq(self) -> int:
         self._seq += 1
@@ -193,7 +229,6 @@ class Adapter:
             self.known.pop(job_id, None)
             self.started_at.pop(job_id, None)
             self.parked.discard(job_id)
-            self.done.add(job_id)
 
     def _events(self, at: float, new: list[Known], done: list[int]) -> None:
         """One call of the scheduler: ``done`` completed, ``new`` submitted (those that fit)."""
@@ -216,7 +251,6 @@ class Adapter:
         for job_id in (*ended, *unstarted):
             self.held.pop(job_id, None)
             self.started_at.pop(job_id, None)
-            self.released.discard(job_id)
         self.out = out
         held_out = {n for nodes in self.held.values() for n in nodes if n in out}
         servers = sorted(set(range(len(self.nodes))) - out | held_out)  # the new one's, as nodes
@@ -272,13 +306,24 @@ class Adapter:
     # ------------------------------------------------------------------ one poll
 
     def now(self) -> float:
-        return max(self.time, self.clock() - self.origin)
+        """The poll clock (s from the origin), for what Slurm gives no time for."""
+        return max(self.clock() - self.origin, self._next())
+
+    def slurm_time(self, epoch: int) -> float:
+        """A Slurm timestamp (s since the epoch; 0: unset, the poll clock) as the scheduler's
+        time: ``max(epoch - origin, last + TICK)`` (decision 0028, "Resume"). Each record is an
+        instant of its own: the scheduler frees all the ends of one instant before it places
+        the instant's starts, as the simulation does, and one record is one call."""
+        return max(epoch - self.origin, self._next()) if epoch > 0 else self.now()
+
+    def _next(self) -> float:
+        """The earliest time of the next record."""
+        return self.time + TICK if self.recall.events else self.time
 
     def step(self) -> None:
         """Read Slurm, log and apply what changed, carry out the starts not carried out yet."""
         jobs = {j.id: j for j in self.slurm.jobs()}
         states = self.slurm.nodes(self.partition)
-        at = self.now()
         running = sorted(self.held)
         ended = [j for j in running if j not in jobs or jobs[j].ended]
         for j in ended:
@@ -293,25 +338,67 @@ class Adapter:
             self._record(
                 {
                     "op": "rebuild",
-                    "at": at,
+                    "at": self.now(),  # a node state change has no Slurm time
                     "out": sorted(out),
                     "ended": ended,
                     "withdraw": withdraw,
                     "unstarted": [j for j in running if j not in ended and jobs[j].held],
-                    "submit": [j.record() for j in submit],
+                    "submit": [j.record() for j, _ in submit],
+                    "keys": dict(
+                        [_end_key(j, jobs.get(j)) for j in [*ended, *withdraw]]
+                        + [_submit_key(s) for _, s in submit]
+                    ),
                 }
             )
-        elif ended or submit:
-            self._record(
-                {
-                    "op": "events",
-                    "at": at,
-                    "complete": ended,
-                    "submit": [j.record() for j in submit],
-                }
-            )
+        else:
+            self._feed(ended, submit, jobs)
         self._carry_out(jobs)
         self.steps += 1
+
+    def _feed(
+        self, ended: list[int], submit: list[tuple[Known, SlurmJob]], jobs: dict[int, SlurmJob]
+    ) -> None:
+        """Ends and submits at Slurm's times, in time order (ends first at one second), one
+        record per time (the ends Slurm no longer dates last, at the poll clock)."""
+        events = [(jobs[j].end_time if j in jobs else 0, 0, j) for j in ended]
+        events += [(s.submit_time, 1, i) for i, (_, s) in enumerate(submit)]
+        events.sort(key=lambda e: (e[0] if e[0] > 0 else math.inf, e[1], e[2]))
+        record: dict[str, Any] | None = None
+        for epoch, kind, x in events:
+            at = self.slurm_time(epoch)  # ``record`` is not applied yet: the same floor
+            if record is not None and at > record["at"]:
+                self._record(record)
+                record, at = None, self.slurm_time(epoch)
+            if record is None:
+                record = {"op": "events", "at": at, "complete": [], "submit": [], "keys": {}}
+            if kind == 0:
+                key, d = _end_key(x, jobs.get(x))
+                record["complete"].append(x)
+            else:
+                known, s = submit[x]
+                key, d = _submit_key(s)
+                record["submit"].append(known.record())
+            record["keys"][key] = d
+        if record is not None:
+            self._record(record)
+
+    def _fresh(self, keyed: tuple[str, str]) -> bool:
+        """Whether an event is new; one recalled is answered by its first answer (its starts,
+        numbered, are carried out after the cursor), never decided again. A job Slurm shows
+        changed since its event was fed keeps its first request (logged once). A key of a
+        record written without digests (by hand, or before keys) is recalled unchecked."""
+        key, hexdigest = keyed
+        d = bytes.fromhex(hexdigest)
+        first = self.recall.keys.get(key)
+        if first is not None and not first.digest:
+            return False
+        try:
+            return self.recall.seen(key, d) is None
+        except KeyConflict:
+            if key not in self._changed:
+                self._changed.add(key)
+                log.warning("%s: Slurm shows the job changed since; its first event stands", key)
+            return False
 
     def idle(self) -> bool:
         """Polled at least once, and no job of the partition waits or runs."""
@@ -346,21 +433,21 @@ class Adapter:
                 out.update(index[n] for n in s.node_list if n in index)
         return out
 
-    def _new_jobs(self, jobs: dict[int, SlurmJob]) -> list[Known]:
+    def _new_jobs(self, jobs: dict[int, SlurmJob]) -> list[tuple[Known, SlurmJob]]:
         """Held jobs of the partition the adapter has not taken yet, in Slurm's submission order;
         a job more nodes than the partition has stays held, with the reason in its comment."""
         new = []
         for s in sorted(jobs.values(), key=lambda s: (s.submit_time, s.id)):
-            if not s.held or s.partition != self.partition or s.id in self.known:
+            if not s.held or s.partition != self.partition:
                 continue
-            if s.id in self.done:
+            if not self._fresh(_submit_key(s)):  # taken already (the log holds its key)
                 continue
             if s.nodes > len(self.nodes):
                 self._unplaceable(s)
                 continue
             requested = s.time_limit if math.isfinite(s.time_limit) else None
             job_class = s.partition if s.partition in self._classes else None
-            new.append(Known(s.id, 0, s.nodes, requested, job_class))
+            new.append((Known(s.id, 0, s.nodes, requested, job_class), s))
         return new
 
     def _unplaceable(self, s: SlurmJob) -> None:
@@ -374,19 +461,40 @@ class Adapter:
         log.warning("job %s stays held: %s", s.id, reason)
 
     def _carry_out(self, jobs: dict[int, SlurmJob]) -> None:
-        """Pin and release every job the scheduler started that Slurm still holds."""
-        for job_id in sorted(self.held, key=lambda j: self.known[j].seq):
+        """Carry out the starts after the cursor, in their numbered order: pin and release the
+        job while Slurm shows it held, then move the cursor past it. A start superseded (decided
+        anew at a rebuild), of a job ended or withdrawn, or of a job Slurm no longer holds
+        (released before a crash that came before the cursor write, or by hand) is passed over.
+        A refused release is tried again at the next poll, the starts after it waiting (they
+        are carried out in decision order)."""
+        for a in self.recall.after(self.cursor, max(self.recall.actions - self.cursor, 1)):
+            n, job_id = a["seq"], a["job"]
             s = jobs.get(job_id)
-            if job_id in self.released or s is None or not s.held:
-                continue
-            names = [self.nodes[n] for n in self.held[job_id]]
-            try:
-                self.slurm.start(job_id, names, COMMENT)
-            except Refused as exc:
-                log.warning("job %s could not be released (%s): its end is read next", job_id, exc)
-                continue
-            self.released.add(job_id)
-            log.info("job %s started on %s", job_id, ",".join(names))
+            if self.latest.get(job_id) == n and job_id in self.held and s is not None and s.held:
+                names = [self.nodes[i] for i in self.held[job_id]]
+                try:
+                    self.slurm.start(job_id, names, COMMENT)
+                except Refused as exc:
+                    log.warning("job %s could not be released (%s): tried again", job_id, exc)
+                    return
+                log.info("job %s started on %s (start %d)", job_id, ",".join(names), n)
+            self._advance(n)
+
+    def _advance(self, n: int) -> None:
+        """Write the cursor (atomically: a new file, fsync'd, renamed over the old one)."""
+        self.cursor = n
+        path = self.cursor_path
+        part = path.with_name(path.name + ".part")
+        with open(part, "w") as f:
+            f.write(f"{n}\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(part, path)
+        directory = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(directory)
+        finally:
+            os.close(directory)
 
     # ------------------------------------------------------------------ the loop
 
@@ -404,6 +512,42 @@ class Adapter:
             else:
                 delay = poll
             time.sleep(delay)
+
+
+def _json(value: Any) -> bytes:
+    return json.dumps(value, separators=(",", ":")).encode()
+
+
+def _submit_key(s: SlurmJob) -> tuple[str, str]:
+    """A held job's submit: its key and the digest (hex) of what Slurm showed of it."""
+    request = [s.id, s.submit_time, s.partition, s.nodes, s.time_limit]
+    return f"slurm-{s.id}-submit", digest(_json(request)).hex()
+
+
+def _end_key(job: int, s: SlurmJob | None) -> tuple[str, str]:
+    """A job's end (or its withdrawal): its key and the digest (hex) of what Slurm showed of
+    it."""
+    request = [job, "gone", 0] if s is None else [job, s.state, s.end_time]
+    return f"slurm-{job}-end", digest(_json(request)).hex()
+
+
+def _unchecked(r: dict[str, Any]) -> dict[str, str]:
+    """The keys of a record written without them, with no digest to check a retry against."""
+    ends = [*r.get("complete", []), *r.get("ended", []), *r.get("withdraw", [])]
+    return {
+        **{f"slurm-{j}-end": "" for j in ends},
+        **{f"slurm-{s['id']}-submit": "" for s in r.get("submit", [])},
+    }
+
+
+def _read_cursor(path: Path) -> int:
+    """The action cursor (0 without one: a log written before there was a cursor)."""
+    if not path.exists():
+        return 0
+    text = path.read_text().strip()
+    if not text.isdigit():
+        raise SchedlabError(f"{path}:1: not an action number: {text[:40]!r}")
+    return int(text)
 
 
 def _out(state: str) -> bool:
