@@ -4,19 +4,21 @@ docs/decisions/0010), raises IndexError instead of reading outside an array.
 
 One subprocess runs every case (benchmarks/check_reference.py's, one per policy and family) so
 that Numba is imported once; bounds checks change the compiled code, so it compiles into its own
-cache directory beside schedlab's (``<cache dir>-boundscheck``), once per machine and source."""
+cache directory beside schedlab's (``<cache dir>-boundscheck``, tests/helpers/boundscheck.py),
+once per machine and source: ``make test`` compiles it before the tests, split across both cores
+(tests/helpers/warm_kernels.py). The module's tests form one xdist group, so that one worker
+runs the subprocess (pyproject.toml: ``--dist loadgroup``)."""
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import textwrap
 
 import pytest
 
-from schedlab._jit import cache_dir
+from tests.helpers.boundscheck import boundscheck_env
 from tests.helpers.paths import ROOT
 
 BENCHMARKS = ROOT / "benchmarks"
@@ -26,6 +28,7 @@ from check_reference import registry_cases  # noqa: E402
 sys.path.remove(str(BENCHMARKS))
 
 ARRIVALS = 2000
+pytestmark = pytest.mark.slow  # every runner compiled with bounds checks when the cache is cold
 
 CHECKED_RUNS = f"""
 import json, sys
@@ -46,14 +49,9 @@ print(json.dumps(outcome))
 
 @pytest.fixture(scope="module")
 def outcomes() -> dict[str, str]:
-    env = {
-        **os.environ,
-        "NUMBA_BOUNDSCHECK": "1",
-        "NUMBA_CACHE_DIR": f"{cache_dir()}-boundscheck",
-    }
     done = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(CHECKED_RUNS)],
-        env=env,
+        env=boundscheck_env(),
         capture_output=True,
         text=True,
         timeout=1800,
@@ -62,6 +60,7 @@ def outcomes() -> dict[str, str]:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.xdist_group("boundscheck")
 @pytest.mark.parametrize(
     ("policy", "family"), [(policy, family) for policy, family, _, _ in registry_cases()]
 )
