@@ -10,8 +10,8 @@ process while the other core does the same or waits. Here each slot compiles its
 ``benchmarks/check_reference.py``'s cases (one per policy and family), first as the tests run
 them, then with ``NUMBA_BOUNDSCHECK=1`` into ``<cache dir>-boundscheck``
 (tests/helpers/boundscheck.py). A slot leaves a stamp in the cache directory naming the cases
-it compiled; with the stamp there it does nothing, so a warm cache costs a process start. A case
-that fails here is only skipped: the tests report it.
+it compiled; with the stamp there it does nothing, so a warm cache costs a process start per
+slot and build. A case that fails here is only skipped: the tests report it.
 
 Run as a module: ``python -m tests.helpers.warm_kernels SHARD SHARDS`` (in the environment of the
 cache to fill)."""
