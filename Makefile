@@ -16,7 +16,7 @@ run: $(STAMP)
 	$(BIN)/schedlab demo
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -n 2 -q
+	$(BIN)/python -m pytest -n 2 -q --warm-kernels
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run_all.py

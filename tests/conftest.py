@@ -10,6 +10,29 @@ settings.register_profile("ci", deadline=None, print_blob=True)
 settings.load_profile("ci")
 
 
+def pytest_addoption(parser):
+    parser.addoption(
+        "--warm-kernels",
+        action="store_true",
+        help="compile every policy's runner once, split across the workers, before the tests "
+        "(tests/helpers/warm_kernels.py; make test passes it)",
+    )
+
+
+def pytest_sessionstart(session):
+    """The warm-up runs once, in the controller, before xdist starts its workers."""
+    config = session.config
+    if not config.getoption("warm_kernels") or hasattr(config, "workerinput"):
+        return
+    from tests.helpers.warm_kernels import warm
+
+    slots = max(1, int(getattr(config.option, "numprocesses", None) or 1))
+    seconds = warm(slots)
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_line(f"kernels warmed in {seconds:.0f} s ({slots} processes)")
+
+
 @pytest.fixture
 def tmp_toml(tmp_path):
     def write(text: str, name: str = "spec.toml"):

@@ -25,11 +25,11 @@ import numpy as np
 import pytest
 
 import schedlab
-from schedlab._jit import cache_dir
 from schedlab.errors import PolicyError
 from schedlab.model.compile import compile_model
 from schedlab.model.spec import parse_spec
 from schedlab.policies.registry import all_policies
+from tests.helpers.boundscheck import boundscheck_env
 from tests.helpers.docs import ROOT, write_file_blocks
 
 pytestmark = pytest.mark.usefixtures("registry_restored")
@@ -204,8 +204,7 @@ def test_the_guide_s_plugin_runs_from_the_cli_under_bounds_checks(tmp_path: Path
     write_file_blocks(ROOT / "docs" / "writing-policies.md", tmp_path)
     imports = _imports(tmp_path / "my_policies.py")
     assert {m for m in imports if m.startswith("schedlab")} == {"schedlab.policy_api"}
-    cache = f"{cache_dir()}-boundscheck"  # shared with tests/policies/test_boundscheck.py
-    env = {**os.environ, "NUMBA_BOUNDSCHECK": "1", "NUMBA_CACHE_DIR": cache}
+    env = boundscheck_env()  # the cache of tests/policies/test_boundscheck.py
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), env.get("PYTHONPATH", "")])
     done = subprocess.run(
         [*COMMAND, "simulate", "spec.toml", "--plugin", "my_policies.py", "--arrivals", "3000"],

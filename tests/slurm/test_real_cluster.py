@@ -29,6 +29,7 @@ from tests.helpers.slurm_spec import spec_text
 from tests.slurm.conftest import skip_without_slurm, start_cluster
 
 skip_without_slurm()
+pytestmark = pytest.mark.slow  # real daemons and jobs that sleep: minutes of waiting
 
 
 def sbatch(cluster, nodes: int, sleep: int, limit: int = 1) -> int:
