@@ -212,15 +212,16 @@ def main() -> None:
         print(f"wrote {args.write_curie_like}")
         return
     records = run(args.logs, args.workers, args.tmp, args.extra)
-    record = {
-        "host_cores": os.cpu_count(),
-        "records": records,
-        "command": "PYTHONPATH=src .venv/bin/python benchmarks/bench_compare_logs.py "
-        + " ".join(sys.argv[1:]),
-    }
-    RESULTS.parent.mkdir(exist_ok=True)
-    RESULTS.write_text(json.dumps(record, indent=2) + "\n")
-    print(f"record: {RESULTS}")
+    write_record(RESULTS, {"host_cores": os.cpu_count(), "records": records})
+
+
+def write_record(path: Path, record: dict) -> None:
+    """``record`` with the command that made it (this script's arguments) as JSON at ``path``."""
+    script = Path(sys.argv[0]).name
+    command = f"PYTHONPATH=src .venv/bin/python benchmarks/{script} " + " ".join(sys.argv[1:])
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(json.dumps({**record, "command": command}, indent=2) + "\n")
+    print(f"record: {path}")
 
 
 if __name__ == "__main__":

@@ -17,7 +17,6 @@ and the growth from the smallest to the largest k measured::
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
 from pathlib import Path
@@ -25,7 +24,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from bench_compare_logs import write_curie_like  # noqa: E402
+from bench_compare_logs import write_curie_like, write_record  # noqa: E402
 
 RESULTS = HERE / "results" / "bench_policy_k.json"
 KS = (256, 1152, 9216, 93312)
@@ -116,15 +115,7 @@ def main() -> None:
         }
         g = growth[policy]
         print(f"{policy:24s} x{g['factor']:.3g} from k = {g['from_k']:,} to {g['to_k']:,}")
-    record = {
-        "records": records,
-        "growth": growth,
-        "command": "PYTHONPATH=src .venv/bin/python benchmarks/bench_policy_k.py "
-        + " ".join(sys.argv[1:]),
-    }
-    RESULTS.parent.mkdir(exist_ok=True)
-    RESULTS.write_text(json.dumps(record, indent=2) + "\n")
-    print(f"record: {RESULTS}")
+    write_record(RESULTS, {"records": records, "growth": growth})
 
 
 if __name__ == "__main__":
