@@ -27,19 +27,26 @@ def write_swf(path: Path, submit, run, procs, wait) -> Path:
     return path
 
 
-@pytest.fixture(scope="module")
-def synthetic(tmp_path_factory) -> Path:
-    """1,500 jobs (1-32 processors, run times exponential with mean 1,000 s, requests twice the
-    run time) at load 0.85 of 60 processors; their logged waits are those EASY gives them on 60
-    processors."""
-    folder = tmp_path_factory.mktemp("synthetic")
+def synthetic_jobs() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Submit times, run times and processors of 1,500 jobs (1-32 processors, run times
+    exponential with mean 1,000 s) at load 0.85 of :data:`TRUE_CAPACITY` processors (seeded)."""
     rng = np.random.default_rng(47)
     n = 1500
     procs = rng.integers(1, 33, n)
     run = np.ceil(rng.exponential(1000.0, n))
     rate = 0.85 * TRUE_CAPACITY / (procs.mean() * run.mean())
     submit = np.floor(np.cumsum(rng.exponential(1 / rate, n)))
-    draft = write_swf(folder / "draft.swf", submit, run, procs, np.zeros(n))
+    return submit, run, procs
+
+
+@pytest.fixture(scope="module")
+def synthetic(tmp_path_factory) -> Path:
+    """1,500 jobs (1-32 processors, run times exponential with mean 1,000 s, requests twice the
+    run time) at load 0.85 of 60 processors; their logged waits are those EASY gives them on 60
+    processors."""
+    folder = tmp_path_factory.mktemp("synthetic")
+    submit, run, procs = synthetic_jobs()
+    draft = write_swf(folder / "draft.swf", submit, run, procs, np.zeros(submit.size))
     truth = replay(read(draft, "swf"), TRUE_CAPACITY, EASY, folder, seed=1)
     assert np.isfinite(truth.wait).all()
     return write_swf(folder / "log.swf", submit, run, procs, np.round(truth.wait))
@@ -79,14 +86,9 @@ def with_downtime(tmp_path_factory) -> Path:
     """The synthetic log's jobs, their logged waits those EASY gives them on 60 processors with
     none usable during :data:`TRUE_DOWNTIME` (the running jobs finish; none starts)."""
     folder = tmp_path_factory.mktemp("downtime")
-    rng = np.random.default_rng(47)
-    n = 1500
-    procs = rng.integers(1, 33, n)
-    run = np.ceil(rng.exponential(1000.0, n))
-    rate = 0.85 * TRUE_CAPACITY / (procs.mean() * run.mean())
-    submit = np.floor(np.cumsum(rng.exponential(1 / rate, n)))
+    submit, run, procs = synthetic_jobs()
     assert submit[-1] > TRUE_DOWNTIME[-1][1]
-    draft = write_swf(folder / "draft.swf", submit, run, procs, np.zeros(n))
+    draft = write_swf(folder / "draft.swf", submit, run, procs, np.zeros(submit.size))
     truth = replay(read(draft, "swf"), TRUE_CAPACITY, EASY, folder, 1, TRUE_DOWNTIME)
     assert np.isfinite(truth.wait).all()
     return write_swf(folder / "log.swf", submit, run, procs, np.round(truth.wait))
