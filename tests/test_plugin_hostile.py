@@ -21,23 +21,9 @@ from typer.testing import CliRunner
 from schedlab.cli import app
 from schedlab.errors import PolicyError
 from schedlab.policies.user_code import call_policy
+from tests.helpers.hostile import HOSTILE, hostile_spec
 from tests.helpers.paths import ROOT
 
-HOSTILE = ROOT / "tests" / "fixtures" / "plugins" / "hostile.py"
-SPEC = """
-[cluster]
-servers = 4
-[workload]
-load = 0.7
-[[workload.classes]]
-need = 1
-duration = { dist = "exponential", mean = 1.0 }
-[policy]
-name = "%s"
-%s
-[run]
-arrivals = 3000
-"""
 runner = CliRunner()
 
 
@@ -48,7 +34,7 @@ def _registry(registry_restored):
 
 def _spec(tmp_path: Path, policy: str, params: str = "") -> Path:
     path = tmp_path / f"{policy}.toml"
-    path.write_text(SPEC % (policy, params))
+    path.write_text(hostile_spec(policy, params))
     return path
 
 

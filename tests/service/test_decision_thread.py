@@ -22,24 +22,10 @@ import pytest
 
 from schedlab.service.app import create_app
 from schedlab.service.server import start
+from tests.helpers.hostile import HOSTILE, hostile_spec
 from tests.helpers.network import free_port
 from tests.helpers.paths import ROOT
 
-HOSTILE = ROOT / "tests" / "fixtures" / "plugins" / "hostile.py"  # its "spin" loops in a kernel
-SPIN = """
-[cluster]
-servers = 4
-[workload]
-load = 0.7
-[[workload.classes]]
-need = 1
-duration = { dist = "exponential", mean = 1.0 }
-[policy]
-name = "spin"
-spin = %d
-[run]
-arrivals = 1000
-"""
 STARTUP_S = 300  # a cold Numba cache compiles the runner first
 STOP_S = 10  # issue 45, item 6: SIGTERM stops serve within 10 s
 
@@ -126,7 +112,7 @@ def spin_specs(tmp_path_factory) -> dict[int, Path]:
     folder = tmp_path_factory.mktemp("spin")
     specs = {n: folder / f"spin{n}.toml" for n in (0, 1)}
     for n, path in specs.items():
-        path.write_text(SPIN % n)
+        path.write_text(hostile_spec("spin", f"spin = {n}", arrivals=1000))
     return specs
 
 
