@@ -101,16 +101,20 @@ def annotated_whole(value: str) -> tuple[int, str] | None:
     archive's own logs write machine sizes: ``338 (batch partition; 512 total)`` (CTC-SP2),
     ``1664 (72, 1368, 224)`` (SDSC-DS), ``400 (48 interactive, 352 batch, 6 service, 10 I/O)``
     (SDSC-Par); None for anything else. The comment starts after a blank or at a ``(`` and
-    never with a digit, sign, point or comma (``1 024``, ``2.5 x``, ``1,024`` are not read as
-    1 or 2)."""
+    never with a digit (of any script), sign, point or comma (``1 024``, ``2.5 x``, ``1,024``
+    are not read as 1 or 2)."""
     number = re.match(r"[+-]?[0-9]+", value)
     if number is None:
         return None
     rest = value[number.end() :]
     comment = rest.strip()
-    if not comment or not (rest[0].isspace() or rest[0] == "(") or comment[0] in "0123456789+-.,":
+    if not comment or not (rest[0].isspace() or rest[0] == "(") or _numeric_start(comment):
         return None
     return int(number.group()), comment
+
+
+def _numeric_start(text: str) -> bool:
+    return text[0].isnumeric() or text[0] in "+-.,"
 
 
 def parse_header_line(
