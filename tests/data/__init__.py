@@ -2,8 +2,10 @@
 
 Real excerpts (header kept, first 300 jobs/rows; see README.md in this folder for their sources):
 ``KTH`` and ``HPC2N`` (Parallel Workloads Archive SWF logs), ``ALIBABA2017`` (cluster-trace-v2017
-batch_task). Hand-made (``make_google_files.py``): ``GOOGLE2011`` task_events and ``BORG2019``
-instance_events (JSON lines).
+batch_task). Header excerpts of archive logs whose header annotates values or continues notes
+(header verbatim, the first 20-200 jobs): ``CTC_SP2``, ``SDSC_DS``, ``SDSC_PAR``, ``NASA_IPSC``.
+Hand-made (``make_google_files.py``): ``GOOGLE2011`` task_events and ``BORG2019`` instance_events
+(JSON lines).
 """
 
 from __future__ import annotations
@@ -14,6 +16,10 @@ from pathlib import Path
 DATA = Path(__file__).parent
 KTH = DATA / "KTH-SP2-1996-2.1-cln.head300.swf.gz"
 HPC2N = DATA / "HPC2N-2002-2.1-cln.head300.swf"
+CTC_SP2 = DATA / "CTC-SP2-1996-3.1-cln.head50.swf"
+SDSC_DS = DATA / "SDSC-DS-2004-2.1-cln.head200.swf"
+SDSC_PAR = DATA / "SDSC-Par-1996-3.1-cln.head200.swf"
+NASA_IPSC = DATA / "NASA-iPSC-1993-3.1-cln.head20.swf"
 ALIBABA2017 = DATA / "alibaba_batch_task_v2017.head300.csv"
 GOOGLE2011 = DATA / "google2011_task_events.hand.csv"
 BORG2019 = DATA / "borg2019_instance_events.hand.json"

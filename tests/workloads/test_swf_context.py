@@ -1,4 +1,5 @@
-"""The scheduling context of an SWF log (issue 47 item 1), on hand-made logs worked out here."""
+"""The scheduling context of an SWF log (issue 47 item 1), on hand-made logs worked out here and
+on header excerpts of archive logs (tests/data: SDSC-DS, CTC-SP2, SDSC-Par, NASA-iPSC)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,14 @@ import pytest
 
 from schedlab.workloads.traces import TraceError, read
 from schedlab.workloads.traces.swf_context import (
+    Declared,
+    declared_groups,
     idle_while_fitting,
     most_at_once,
     read_context,
     started_ahead,
 )
+from tests.data import CTC_SP2, NASA_IPSC, SDSC_DS, SDSC_PAR
 
 HEADER = """; MaxProcs: 8
 ; Queue: 1 short
@@ -112,3 +116,76 @@ def test_idle_while_fitting_and_started_ahead_by_hand() -> None:
     got = idle_while_fitting(submit, start, end, np.array([3.0, 1.0, 1.0]), 4)
     assert got == pytest.approx(7 / 12)
     assert started_ahead(submit, start) == 1
+
+
+def test_sdsc_ds_queue_and_partition_notes_give_name_and_description() -> None:
+    """SDSC-DS writes each queue's machine, run-time limit and node limit after its name
+    (``; Queue:  2  high             (p655 / 18hr / 164nodes)``, tests/data verbatim): the name is
+    the first word, the rest the description, and no size is declared (164nodes is a job
+    limit, not the queue's processors). Both batch partitions are named "batch"; their
+    descriptions tell them apart. The MaxProcs comment is kept for a report."""
+    table = read(SDSC_DS, "swf")
+    ctx = read_context(SDSC_DS, table, 1664)
+    queues = {q.id: (q.name, q.description, q.declared) for q in ctx.queues}
+    assert queues == {
+        2: ("high", "(p655 / 18hr / 164nodes)", None),
+        3: ("normal", "(p655 / 18hr / 164nodes)", None),
+        6: ("normal32", "(p690 / 18hr / 7nodes)", None),
+        9: ("normalL", "(p690 / 18hr / 1nodes)", None),
+    }  # the excerpt's 6 jobs of queue 17 (Diag) have no run time (-1): not replayed
+    assert [(p.id, p.name, p.description, p.declared) for p in ctx.partitions] == [
+        (2, "batch", "partition (171 p655 nodes ( 8 proc, 16GB ))", None),
+        (3, "batch", "partition ( 7 p690 nodes (32 proc, 128GB))", None),
+    ]
+    raw = np.loadtxt(SDSC_DS, comments=";")
+    assert set(raw[:, 14]) == {2, 3, 6, 9, 17} and (raw[raw[:, 14] == 17, 3] == -1).all()
+    kept = raw[(raw[:, 3] > 0) & (raw[:, 4] > 0)]
+    for q in ctx.queues:  # jobs and widest job against an independent parse of the rows
+        mine = kept[kept[:, 14] == q.id]
+        assert (q.jobs, q.processors) == (len(mine), int(mine[:, 4].max()))
+    assert ctx.header_comments == {"MaxNodes": "( 6,  171,   7)", "MaxProcs": "(72, 1368, 224)"}
+    text = "\n".join(ctx.lines())
+    assert "2 high (p655 / 18hr / 164nodes) (" in text
+    assert "header MaxProcs comment: (72, 1368, 224)" in text
+
+
+def test_annotated_sizes_reach_the_context_lines() -> None:
+    ctx = read_context(CTC_SP2, read(CTC_SP2, "swf"), 338)
+    assert "header MaxNodes comment: (batch partition; 512 total)" in ctx.lines()
+    assert [(q.id, q.name, q.description) for q in ctx.queues] == [
+        (1, "DSI", ""),
+        (3, "piofs", ""),
+    ]
+    ctx = read_context(SDSC_PAR, read(SDSC_PAR, "swf"), 400)
+    assert ctx.header_comments == {"MaxNodes": "(48 interactive, 352 batch, 6 service, 10 I/O)"}
+    assert [(p.id, p.name, p.declared) for p in ctx.partitions] == [
+        (1, "interactive", None),
+        (2, "batch", None),
+    ]
+
+
+def test_a_note_keeps_its_continuation_lines() -> None:
+    """NASA-iPSC continues its notes on indented comment lines (tests/data, verbatim)."""
+    ctx = read_context(NASA_IPSC, read(NASA_IPSC, "swf"), 128)
+    assert ctx.notes == [
+        "There is no information on wait times - the given submit times are actually start times",
+        "group 1 is normal users group 2 is system personnel",
+        "there is no data about batch queues",
+        "THIS IS A CLEANED VERSION OF THE LOG! The filter used to produce it was user=3 and "
+        "proc=1 and app=1 (24025 jobs removed)",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("note", "declared"),
+    [
+        ("Partition: 2 debug 2", Declared("debug", "2", 2)),
+        ("Partition:  2  debug   ", Declared("debug", "", None)),
+        ("Partition: 2", Declared("", "", None)),
+        ("Partition: 2 debug 2 nodes", Declared("debug", "2 nodes", None)),
+        ("Partition: 2 batch (171 p655 nodes)", Declared("batch", "(171 p655 nodes)", None)),
+        ("Partition: 2 0", Declared("0", "", None)),  # CEA-Curie names a partition "0"
+    ],
+)
+def test_a_size_is_declared_only_by_a_description_that_is_one_whole_number(note, declared):
+    assert declared_groups([note], "Partition") == {2: declared}

@@ -29,7 +29,24 @@ def swf_with(tmp_path: Path, lines: list[str]) -> Path:
 
 
 @pytest.mark.parametrize("key", ["MaxProcs", "MaxNodes"])
-@pytest.mark.parametrize("value", ["nan", "1e400", "2.5", "-inf", "3000000000"])
+@pytest.mark.parametrize(
+    "value",
+    [
+        "nan",
+        "1e400",
+        "2.5",
+        "-inf",
+        "3000000000",
+        # a comment after something that is not a whole number, or a number split by it
+        "x (batch partition; 512 total)",
+        "(338) batch partition",
+        "2.5 (72, 1368, 224)",
+        "3000000000 (all)",
+        "1 024",
+        "1,024",
+        "338x",
+    ],
+)
 def test_an_swf_machine_size_that_is_not_a_whole_number_is_one_line(tmp_path, key, value):
     lines = [*HPC2N_LINES]
     at = next((i for i, ln in enumerate(lines) if ln.startswith(f"; {key}:")), MAXPROCS_LINE)
@@ -136,6 +153,7 @@ FUZZ = settings(
     suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 TOKENS = ["nan", "inf", "-1", "0", "2.5", "1e400", "-1e999", "x", "", "240", "١٢", "1e18"]
+TOKENS += ["240 (batch partition; 512 total)", "240(72, 168)", "x (240)", "2.5 (x)", "1 024"]
 SWF_KEYS = ["MaxProcs", "MaxNodes", "MaxJobs", "UnixStartTime", "Version"]
 
 

@@ -1,5 +1,6 @@
-"""Fuzzing every trace reader (issue 15): random bytes, and random mutations of one field of real
-rows. Whatever the input: no traceback (only a one-line TraceError at most), never a NaN or an
+"""Fuzzing every trace reader (issue 15): random bytes, random mutations of one field of real
+rows, and random SWF header values (a number with a comment, as the archive writes some).
+Whatever the input: no traceback (only a one-line TraceError at most), never a NaN or an
 infinity in the table, and a row made bad is counted as a bad row with its file and line."""
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from schedlab.workloads.traces import TraceError, get_meta, read
+from schedlab.workloads.traces.swf import INTEGER_KEYS
 from tests.data import ALIBABA2017, BORG2019, GOOGLE2011, HPC2N, KTH, swf_parts, text_lines
 
 FUZZ = settings(
@@ -226,3 +228,65 @@ def test_swf_blank_runs_collapse_like_split_and_join(text):
     data = text.encode()
     expected = b"\n".join(b" ".join(line.split()) for line in data.split(b"\n"))
     assert _single_spaces(data) == expected
+
+
+LINE_TEXT = st.text(
+    alphabet=st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Zp")), max_size=30
+)
+"""Text of one header line (no line breaks or other control characters)."""
+
+
+@FUZZ
+@given(
+    key=st.sampled_from(INTEGER_KEYS),
+    number=st.integers(-(2**31) + 1, 2**31 - 1),
+    gap=st.sampled_from(["", " ", "\t", "   "]),
+    comment=st.tuples(st.sampled_from(["(", "batch ", "x", "N/A "]), LINE_TEXT).map("".join),
+)
+def test_swf_header_number_and_comment_round_trip(key, number, gap, comment):
+    """``; Key: N comment`` (as CTC-SP2's ``; MaxNodes: 338 (batch partition; 512 total)``)
+    gives N and the comment back, whatever the comment; no blank is needed before a ``(``."""
+    from schedlab.workloads.traces.swf import parse_header_line
+
+    gap = gap or (" " if not comment.startswith("(") else "")
+    header: dict = {}
+    comments: dict = {}
+    parse_header_line(f"; {key}:  {number}{gap}{comment}", header, comments, "log.swf:3")
+    assert header[key] == number
+    assert comments[key] == comment.strip()
+
+
+@FUZZ
+@given(
+    key=st.sampled_from(INTEGER_KEYS),
+    head=st.sampled_from(["338", "-1", "+7", "2.5", "1e3", "1,024", "1 024", "x", "١٢", "", "("]),
+    gap=st.sampled_from(["", " ", "("]),
+    tail=LINE_TEXT,
+)
+def test_swf_header_value_is_a_number_text_or_one_line(key, head, gap, tail):
+    """Any value: a machine size is a whole number within int32 (its leading digits, when a
+    comment follows) or one line naming file:line and the key; another integer key is that
+    number or stays text; a comment never hides digits of the number."""
+    from schedlab.workloads.traces.swf import INT_LIMIT, SIZE_KEYS, parse_header_line
+
+    value = f"{head}{gap}{tail}"
+    header: dict = {}
+    comments: dict = {}
+    try:
+        parse_header_line(f"; {key}: {value}", header, comments, "log.swf:3")
+    except TraceError as exc:
+        assert key in SIZE_KEYS
+        assert str(exc).startswith(f"log.swf:3: header {key}: ") and "\n" not in str(exc)
+        return
+    got, text = header[key], value.strip()
+    if key in comments:
+        digits = re.match(r"[+-]?[0-9]+", text)
+        assert digits is not None and int(digits.group()) == got
+        assert text[digits.end() :].strip() == comments[key]
+        assert not comments[key][0].isnumeric() and comments[key][0] not in "+-.,"
+    elif isinstance(got, int | float):
+        assert float(text) == got
+    else:
+        assert key not in SIZE_KEYS or (text == "" and got == "")
+    if key in SIZE_KEYS and text:
+        assert isinstance(got, int) and abs(got) <= INT_LIMIT

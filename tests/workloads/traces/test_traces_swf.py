@@ -1,5 +1,6 @@
 """SWF reader on real excerpts of the KTH-SP2 and HPC2N logs (tests/data: header and first 300
-jobs) and on small logs built from KTH's own lines."""
+jobs), on header excerpts of archive logs that annotate their machine sizes (CTC-SP2, SDSC-DS,
+SDSC-Par) and on small logs built from KTH's own lines."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from schedlab.workloads.traces import (
     server_need,
     summarize,
 )
-from tests.data import HPC2N, KTH, swf_parts, text_lines
+from tests.data import CTC_SP2, HPC2N, KTH, SDSC_DS, SDSC_PAR, swf_parts, text_lines
 
 
 @pytest.fixture(scope="module")
@@ -90,6 +91,39 @@ def test_hpc2n():
     assert table.column("need").to_numpy().max() == raw_jobs(HPC2N)[:, 4].max() == 64
     arrival = table.column("arrival").to_numpy()
     assert np.all(np.diff(arrival) >= 0)
+
+
+@pytest.mark.parametrize(
+    ("path", "sizes", "comments"),
+    [
+        (CTC_SP2, {"MaxNodes": 338, "MaxProcs": 338}, {"MaxNodes": "(batch partition; 512 total)"}),
+        (
+            SDSC_DS,
+            {"MaxNodes": 184, "MaxProcs": 1664},
+            {"MaxNodes": "( 6,  171,   7)", "MaxProcs": "(72, 1368, 224)"},
+        ),
+        (
+            SDSC_PAR,
+            {"MaxNodes": 400, "MaxProcs": 400},
+            {"MaxNodes": "(48 interactive, 352 batch, 6 service, 10 I/O)"},
+        ),
+    ],
+    ids=["CTC-SP2", "SDSC-DS", "SDSC-Par"],
+)
+def test_an_annotated_machine_size_keeps_its_number_and_its_comment(path, sizes, comments):
+    """The header lines as the archive writes them (tests/data, verbatim): the whole number
+    sizes the machine, the comment after it is kept beside; the jobs are those an independent
+    parse of the rows keeps (run time > 0, processors known and at most MaxProcs)."""
+    table = read(path, "swf")
+    meta = get_meta(table)
+    assert {key: meta["header"][key] for key in sizes} == sizes
+    assert meta["header_comments"] == comments
+    assert meta["k"] == sizes["MaxProcs"]
+    raw = raw_jobs(path)
+    procs = np.where(raw[:, 4] > 0, raw[:, 4], raw[:, 7])
+    kept = (raw[:, 3] > 0) & (procs > 0) & (procs <= sizes["MaxProcs"]) & (raw[:, 1] >= 0)
+    assert table.num_rows == int(kept.sum()) > 0
+    assert sorted(table.column("need").to_pylist()) == sorted(procs[kept].tolist())
 
 
 def test_unusable_jobs_are_dropped_and_need_in_nodes(tmp_path):

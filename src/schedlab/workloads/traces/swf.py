@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import io
 import math
+import re
 import warnings
 from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
@@ -81,13 +82,54 @@ INT_LIMIT = 2**31 - 1  # the int32 columns of the table (job numbers are int64 b
 
 SIZE_KEYS = ("MaxProcs", "MaxNodes")
 """Header keys that size the machine: a whole number (<= 0 means unknown), else refused."""
+INTEGER_KEYS = (
+    *SIZE_KEYS,
+    "MaxJobs",
+    "MaxRecords",
+    "UnixStartTime",
+    "TimeZone",
+    "MaxRuntime",
+    "MaxMemory",
+    "MaxQueues",
+    "MaxPartitions",
+)
+"""The header keys whose value SWF 2.2 defines as an integer (swf.html, "Header Comments")."""
 
 
-def parse_header_line(line: str, header: dict[str, Any], where: str) -> None:
+def annotated_whole(value: str) -> tuple[int, str] | None:
+    """``(number, comment)`` of a value that is a whole number followed by a comment, as the
+    archive's own logs write machine sizes: ``338 (batch partition; 512 total)`` (CTC-SP2),
+    ``1664 (72, 1368, 224)`` (SDSC-DS), ``400 (48 interactive, 352 batch, 6 service, 10 I/O)``
+    (SDSC-Par); None for anything else. The comment starts after a blank or at a ``(`` and
+    never with a digit (of any script), sign, point or comma (``1 024``, ``2.5 x``, ``1,024``
+    are not read as 1 or 2)."""
+    number = re.match(r"[+-]?[0-9]+", value)
+    if number is None:
+        return None
+    rest = value[number.end() :]
+    comment = rest.strip()
+    if not comment or not (rest[0].isspace() or rest[0] == "(") or _numeric_start(comment):
+        return None
+    return int(number.group()), comment
+
+
+def _numeric_start(text: str) -> bool:
+    return text[0].isnumeric() or text[0] in "+-.,"
+
+
+def parse_header_line(
+    line: str, header: dict[str, Any], comments: dict[str, str], where: str
+) -> None:
     """``; Key: value`` into ``header`` (numbers as int/float; the first value of a key wins).
 
-    A machine size (:data:`SIZE_KEYS`) given but not a whole number within the int32 range
-    (``nan``, ``1e400``, ``2.5``, ``x``) raises :class:`TraceError` naming ``where`` (file:line)."""
+    SWF 2.2 (Feitelson et al., https://www.cs.huji.ac.il/labs/parallel/workload/swf.html,
+    "Header Comments") defines ``MaxNodes``, ``MaxProcs`` and the other :data:`INTEGER_KEYS`
+    as integers; the archive's logs annotate some (:func:`annotated_whole`): the number is
+    kept in ``header`` and the comment in ``comments`` under the same key. A machine size
+    (:data:`SIZE_KEYS`) that does not start with a whole number within the int32 range
+    (``nan``, ``1e400``, ``2.5``, ``x``, ``2.5 (x)``) raises :class:`TraceError` naming
+    ``where`` (file:line); another integer key that is not one (``MaxRuntime: N/A``) stays
+    text."""
     text = line.lstrip(";").strip()
     if ":" not in text:
         return
@@ -102,6 +144,9 @@ def parse_header_line(line: str, header: dict[str, Any], where: str) -> None:
             header[key] = float(value)
         except ValueError:
             header[key] = value
+    annotated = annotated_whole(value) if key in INTEGER_KEYS else None
+    if annotated is not None:
+        header[key], comments[key] = annotated
     number = header[key]
     if key in SIZE_KEYS and value:
         whole = isinstance(number, int | float) and math.isfinite(number) and number % 1 == 0
@@ -129,6 +174,7 @@ class Swf(TraceReader):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.meta["header"] = {}
+        self.meta["header_comments"] = {}
         self._last_submit = -math.inf
         self._inferred_k: int | None = None
 
@@ -165,6 +211,14 @@ class Swf(TraceReader):
         )
         return float(widest)
 
+    def _header_line(self, raw: bytes, where: str) -> None:
+        parse_header_line(
+            raw.decode("utf-8", errors="replace"),
+            self.meta["header"],
+            self.meta["header_comments"],
+            where,
+        )
+
     def _scan(self, block: Block, force: bool = False) -> np.ndarray | None:
         """Parse header comments of the block; the line numbers of its data lines, or None if
         (unless ``force``) the block has no comment line."""
@@ -178,7 +232,7 @@ class Swf(TraceReader):
                 continue
             if s.startswith(b";"):
                 where = f"{block.path}:{block.first_line + offset}"
-                parse_header_line(s.decode("utf-8", errors="replace"), self.meta["header"], where)
+                self._header_line(s, where)
                 continue
             lines.append(block.first_line + offset)
         return np.array(lines, dtype=np.int64)
@@ -196,9 +250,7 @@ class Swf(TraceReader):
                 break
             if text:
                 where = f"{block.path}:{block.first_line + skip}"
-                parse_header_line(
-                    text.decode("utf-8", errors="replace"), self.meta["header"], where
-                )
+                self._header_line(text, where)
             start, skip = end, skip + 1
         return skip, data[start:]
 
@@ -256,7 +308,7 @@ class Swf(TraceReader):
                 continue
             if fields[0].startswith(b";"):
                 where = f"{block.path}:{block.first_line + offset}"
-                parse_header_line(raw.decode("utf-8", errors="replace"), self.meta["header"], where)
+                self._header_line(raw, where)
                 continue
             rows.append(b" ".join(fields))
             lines.append(block.first_line + offset)

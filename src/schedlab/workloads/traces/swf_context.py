@@ -1,18 +1,26 @@
 """The scheduling context an SWF log records beside its jobs (issue 47 item 1).
 
 What the plain replay ignores: the queue (field 15) and partition (field 16) of each job with
-the header's ``; Queue: N name`` and ``; Partition: N name [size]`` notes, the user and group
-(fields 12, 13), how many jobs each user had running at once on the real machine (start =
-submit + wait, field 2 + field 3, for run time field 4), and the header's other ``; Note:``
-lines (downtime, scheduler). A job whose queue or partition is unknown (-1) falls back to one
-queue or one partition and is counted. A partition whose header note gives a size (a trailing
-whole number) is held to it: a job wider than it is one line naming the job (the header
-contradicts the rows). Without a size a partition's processor set is its widest job.
+the header's ``; Queue: N name [description]`` and ``; Partition: N name [description]`` notes
+(SWF 2.2, https://www.cs.huji.ac.il/labs/parallel/workload/swf.html, "Header Comments": the
+number used in field 15 or 16, then the name), the user and group (fields 12, 13), how many
+jobs each user had running at once on the real machine (start = submit + wait, field 2 +
+field 3, for run time field 4), the header's other ``; Note:`` lines (downtime, scheduler; an
+indented comment line without a ``Key:`` continues the note above it) and the comments the
+header puts after a number (``; MaxNodes: 338 (batch partition; 512 total)``).
+
+The name is the first word after the number; the rest is the description, as the archive
+writes limits there (SDSC-DS: ``; Queue: 1 express (p655 / 2hr / 8nodes / weekdays)``). A
+job whose queue or partition is unknown (-1) falls back to one queue or one partition and is
+counted. A partition whose description is one whole number declares its size
+(``; Partition: 2 debug 2``) and is held to it: a job wider than it is one line naming the job
+(the header contradicts the rows). Otherwise a partition's processor set is its widest job.
 """
 
 from __future__ import annotations
 
 import gzip
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +28,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from schedlab.workloads.traces.canonical import get_meta
 from schedlab.workloads.traces.report import TraceError
 
 UNKNOWN = -1  # SWF's unknown value; also the fallback queue / partition id
@@ -27,14 +36,15 @@ UNKNOWN = -1  # SWF's unknown value; also the fallback queue / partition id
 
 @dataclass(frozen=True)
 class Group:
-    """A queue or a partition: its id, the header's name, its jobs and widest job (processors),
-    and the size the header declares (None: not declared)."""
+    """A queue or a partition: its id, the header's name and description, its jobs and widest
+    job (processors), and the size the header declares (None: not declared)."""
 
     id: int
     name: str
     jobs: int
     widest: int
     declared: int | None = None
+    description: str = ""
 
     @property
     def processors(self) -> int:
@@ -60,13 +70,16 @@ class SwfContext:
     idle_while_fitting: float  # share of the logged span the oldest waiting job would have fit
     started_ahead: int  # jobs started before the job submitted just before them
     notes: list[str] = field(default_factory=list)  # the header's Note lines
+    header_comments: dict[str, str] = field(default_factory=dict)  # after a number, by key
 
     def lines(self) -> list[str]:
         """The context for a report, one fact a line."""
 
         def named(groups: list[Group]) -> str:
             return ", ".join(
-                f"{g.id} {g.name or '(unnamed)'} ({g.jobs:,} jobs, {g.processors:,} processors)"
+                f"{g.id} {g.name or '(unnamed)'}"
+                + (f" {g.description}" if g.description else "")
+                + f" ({g.jobs:,} jobs, {g.processors:,} processors)"
                 for g in groups
             )
 
@@ -98,7 +111,11 @@ class SwfContext:
             f"{self.users:,} users (field 12), {self.groups:,} groups (field 13); at most "
             f"{self.user_running_limit:,} jobs of one user running at once",
         ]
-        return out + [f"header note: {n}" for n in self.notes]
+        return (
+            out
+            + [f"header {key} comment: {text}" for key, text in self.header_comments.items()]
+            + [f"header note: {n}" for n in self.notes]
+        )
 
     def record(self) -> dict[str, Any]:
         """For JSON."""
@@ -121,32 +138,67 @@ def header_lines(path: Path) -> list[str]:
     return out
 
 
-def _declared(lines: list[str], key: str) -> dict[int, tuple[str, int | None]]:
-    """``Key: N name [size]`` header lines: id -> (name, declared size or None)."""
-    out: dict[int, tuple[str, int | None]] = {}
+_KEY = re.compile(r"([^\s:]+):")  # a header line's "Key:"
+
+
+@dataclass(frozen=True)
+class Declared:
+    """A ``; Queue:`` or ``; Partition:`` header note: the name (its first word), the rest
+    (description, blanks collapsed) and the size it declares (the description is one whole
+    number) or None."""
+
+    name: str = ""
+    description: str = ""
+    size: int | None = None
+
+
+def declared_groups(lines: list[str], key: str) -> dict[int, Declared]:
+    """``Key: N name [description]`` header lines (the first note of an id wins): id ->
+    :class:`Declared`."""
+    out: dict[int, Declared] = {}
     for text in lines:
         head, _, rest = text.partition(":")
         if head.strip() != key:
             continue
         words = rest.split()
-        if not words or not words[0].lstrip("-").isdigit():
+        if not words or not words[0].lstrip("-").isdigit() or int(words[0]) in out:
             continue
-        size = int(words[-1]) if len(words) > 2 and words[-1].isdigit() else None
-        out[int(words[0])] = (" ".join(words[1:3] if size is None else words[1:-1]), size)
+        description = " ".join(words[2:])
+        size = int(description) if description.isdecimal() and description.isascii() else None
+        out[int(words[0])] = Declared(
+            name=words[1] if len(words) > 1 else "", description=description, size=size
+        )
     return out
 
 
-def _groups(
-    ids: np.ndarray, procs: np.ndarray, declared: dict[int, tuple[str, int | None]]
-) -> list[Group]:
+def header_notes(lines: list[str]) -> list[str]:
+    """The ``Note:`` lines of a header, each with the lines that continue it (a comment line
+    without a ``Key:``, as NASA-iPSC's ``;       times are actually start times``)."""
+    notes: list[str] = []
+    in_note = False
+    for text in lines:
+        key = _KEY.match(text)
+        if key is not None:
+            in_note = key.group(1) == "Note"
+            if in_note:
+                notes.append(text[key.end() :].strip())
+        elif in_note and text:
+            notes[-1] = f"{notes[-1]} {text}".strip()
+        else:
+            in_note = False
+    return notes
+
+
+def _groups(ids: np.ndarray, procs: np.ndarray, declared: dict[int, Declared]) -> list[Group]:
     found = np.unique(ids)
     return [
         Group(
             id=int(g),
-            name=declared.get(int(g), ("", None))[0],
+            name=declared.get(int(g), Declared()).name,
             jobs=int((ids == g).sum()),
             widest=int(procs[ids == g].max()),
-            declared=declared.get(int(g), ("", None))[1],
+            declared=declared.get(int(g), Declared()).size,
+            description=declared.get(int(g), Declared()).description,
         )
         for g in found
     ]
@@ -219,15 +271,17 @@ def read_context(log: Path, table: pa.Table, max_procs: int) -> SwfContext:
     procs = table.column("need").to_numpy().astype(np.int64)
     queue = _column(table, "job_class")
     partition = _column(table, "partition")
-    parts = _declared(lines, "Partition")
-    for p, (name, size) in parts.items():
-        wide = (partition == p) & (procs > (size if size is not None else max_procs))
+    parts = declared_groups(lines, "Partition")
+    for p, note in parts.items():
+        if note.size is None:
+            continue
+        wide = (partition == p) & (procs > note.size)
         if wide.any():
             i = int(np.argmax(wide))
             job = table.column("source_id")[i].as_py()
             raise TraceError(
                 f"{log}: job {job} (field 16 partition {p}) uses {procs[i]:,} processors but the "
-                f"header's partition {p} {name!r} has {size:,}"
+                f"header's partition {p} {note.name!r} has {note.size:,}"
             )
     arrival = table.column("arrival").to_numpy()
     run = table.column("duration").to_numpy()
@@ -244,7 +298,7 @@ def read_context(log: Path, table: pa.Table, max_procs: int) -> SwfContext:
         jobs=table.num_rows,
         logged_waits=int(known.sum()),
         max_procs=max_procs,
-        queues=_groups(queue, procs, _declared(lines, "Queue")),
+        queues=_groups(queue, procs, declared_groups(lines, "Queue")),
         partitions=_groups(partition, procs, parts),
         users=int(np.unique(user).size),
         groups=int(np.unique(_column(table, "group")).size),
@@ -256,5 +310,6 @@ def read_context(log: Path, table: pa.Table, max_procs: int) -> SwfContext:
             arrival[known], start, end, procs[known].astype(float), max_procs
         ),
         started_ahead=started_ahead(arrival[known], start),
-        notes=[t.partition(":")[2].strip() for t in lines if t.startswith("Note:")],
+        notes=header_notes(lines),
+        header_comments=dict(get_meta(table).get("header_comments", {})),
     )
