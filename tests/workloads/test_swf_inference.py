@@ -104,8 +104,8 @@ def test_a_limit_several_users_reach_and_none_exceed() -> None:
     # an end at t comes before a start at t: user 2's jobs [0, 5) and [5, 9) never overlap
     touching = user_peaks(*arrays([0, 5], [5, 9]), np.array([2, 2]))
     assert touching.peaks == {1: 1}
-    over = user_peaks(*arrays(start + [0, 1, 2], end + [9, 9, 9]), np.array(user + [5, 5, 5]))
+    over = user_peaks(*arrays([*start, 0, 1, 2], [*end, 9, 9, 9]), np.array([*user, 5, 5, 5]))
     assert over.peaks == {1: 1, 2: 3, 3: 1} and over.candidates == ()
     # two users at the top are not several; unknown users (-1) are left out
-    two = user_peaks(*arrays(start[:4] + [0], end[:4] + [1]), np.array(user[:4] + [-1]))
+    two = user_peaks(*arrays([*start[:4], 0], [*end[:4], 1]), np.array([*user[:4], -1]))
     assert two.candidates == () and two.users == 2
