@@ -70,3 +70,30 @@ def test_compare_calibrated_shows_the_validation_beside_the_ranking(tmp_path: Pa
     derived = out / "kth-calibrated.parquet"
     assert pq.read_table(derived).column("need").to_numpy().max() <= fitted
     assert "Spearman" in result.stdout
+    # the KTH excerpt has no queue field and no user limit shows: capacity alone
+    assert any(x.startswith("every policy ran on the fitted capacity alone") for x in summary)
+
+
+def test_compare_calibrated_with_downtime_says_which_policy_took_it(tmp_path: Path) -> None:
+    """--calibrated --downtime: EASY takes the logged downtime as its capacity schedule;
+    conservative backfilling refuses a capacity schedule and runs on the capacity alone; the
+    report says which context each ran under."""
+    table = tmp_path / "kth.parquet"
+    convert(KTH, "swf", table)
+    out = tmp_path / "cmp"
+    args = ["compare", str(table), "--calibrated", "--downtime", "600", "--workers", "1"]
+    args += ["--policy", "conservative-backfill", "--policy", "easy-backfill", "--out", str(out)]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    summary = json.loads((out / "experiment.json").read_text())["summary"]
+    line = next(x for x in summary if x.startswith("calibrated context: every policy"))
+    took = dict(x.split(": ") for x in line.split("each took ")[1].split("; "))
+    assert took == {"conservative-backfill": "none", "easy-backfill": "capacity_schedule"}
+
+
+def test_downtime_without_calibrated_is_one_line(tmp_path: Path) -> None:
+    table = tmp_path / "kth.parquet"
+    convert(KTH, "swf", table)
+    result = runner.invoke(app, ["compare", str(table), "--downtime", "600"])
+    assert result.exit_code != 0
+    assert "--downtime: only with --calibrated" in result.output
