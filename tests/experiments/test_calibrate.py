@@ -17,11 +17,16 @@ EASY = {"name": "easy-backfill", "durations": "estimate"}  # the replay judged
 TRUE_CAPACITY = 60
 
 
-def write_swf(path: Path, submit, run, procs, wait) -> Path:
+def write_swf(path: Path, submit, run, procs, wait, user=None, queue=None) -> Path:
+    """SWF rows: job number, submit, wait, run time, processors, requested processors and time
+    (twice the run), user (default 1 + job % 7, field 12) and queue (default -1, field 15)."""
+    user = [1 + j % 7 for j in range(len(submit))] if user is None else user
+    queue = [-1] * len(submit) if queue is None else queue
     rows = [
-        f"{j + 1} {s:.0f} {w:.0f} {r:.0f} {n} -1 -1 {n} {2 * r:.0f} -1 1 {1 + j % 7} 1 "
-        "-1 -1 -1 -1 -1"
-        for j, (s, r, n, w) in enumerate(zip(submit, run, procs, wait, strict=True))
+        f"{j + 1} {s:.0f} {w:.0f} {r:.0f} {n} -1 -1 {n} {2 * r:.0f} -1 1 {u} 1 -1 {q} -1 -1 -1"
+        for j, (s, r, n, w, u, q) in enumerate(
+            zip(submit, run, procs, wait, user, queue, strict=True)
+        )
     ]
     path.write_text("; MaxProcs: 100\n" + "\n".join(rows) + "\n")
     return path
@@ -161,3 +166,47 @@ def test_logged_downtime_by_hand(tmp_path: Path) -> None:
     assert logged_downtime(table, 600.0) == [(100.0, 1050.0)]
     assert logged_downtime(table, 300.0) == [(100.0, 1050.0), (4000.0, 4300.0)]
     assert logged_downtime(table, 1000.0) == []
+
+
+TRUE_QUEUE_ORDER = (3, 1, 2)
+TRUE_USER_LIMIT = 2
+
+
+@pytest.fixture(scope="module")
+def with_scheduler(tmp_path_factory) -> Path:
+    """The synthetic log's jobs in 3 queues and of 4 users (drawn uniformly, seeded); their
+    logged waits those EASY gives them on 60 processors with the queue order (3, 1, 2) and at
+    most 2 running jobs per user."""
+    folder = tmp_path_factory.mktemp("scheduler")
+    submit, run, procs = synthetic_jobs()
+    rng = np.random.default_rng(4731)
+    queue = rng.integers(1, 4, submit.size)
+    user = rng.integers(1, 5, submit.size)
+    draft = write_swf(folder / "draft.swf", submit, run, procs, np.zeros(submit.size), user, queue)
+    options = {"queue_order": list(TRUE_QUEUE_ORDER), "user_limit": TRUE_USER_LIMIT}
+    truth = replay(read(draft, "swf"), TRUE_CAPACITY, EASY, folder, 1, options=options)
+    assert np.isfinite(truth.wait).all()
+    return write_swf(folder / "log.swf", submit, run, procs, np.round(truth.wait), user, queue)
+
+
+def test_calibration_recovers_capacity_queue_order_and_user_limit(with_scheduler: Path) -> None:
+    """From the first half of a log EASY made with a known capacity, queue order and per-user
+    limit: the queue order read from the logged overtaking is exactly the true one, the true
+    limit is the one candidate (every user pressed against it, none past it), and the joint fit
+    finds 60 processors (to the bisection's step, 1 of 100, plus a step of schedule noise)
+    and the limit; the plain replay (no context) does not reproduce the waits."""
+    table = read(with_scheduler, "swf")
+    result = calibrate(table, str(with_scheduler), 100, EASY)
+    assert result.queue_inference.order == TRUE_QUEUE_ORDER
+    assert result.queue_inference.unknown == 0
+    assert result.user_inference.candidates == (TRUE_USER_LIMIT,)
+    assert result.fitted.queue_order == TRUE_QUEUE_ORDER
+    assert result.fitted.user_limit == TRUE_USER_LIMIT
+    assert abs(result.fitted_capacity - TRUE_CAPACITY) <= 2
+    assert result.applied == {"user_limit": 2, "queue_order": [3, 1, 2]}
+    cal, plain = result.calibrated, result.plain
+    assert (cal.user_limit, cal.queue_order) == (TRUE_USER_LIMIT, TRUE_QUEUE_ORDER)
+    assert cal.mean_ratio == pytest.approx(1.0, abs=0.15) and cal.spearman > 0.9
+    assert cal.spearman > plain.spearman and abs(cal.mean_ratio - 1) < abs(plain.mean_ratio - 1)
+    # every fit step measured the first half under the inferred order; none and 2 were tried
+    assert {s["user_limit"] for s in result.fit_steps} == {0, TRUE_USER_LIMIT}
