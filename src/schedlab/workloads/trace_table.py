@@ -34,6 +34,7 @@ from schedlab.workloads.outofcore import sort_parquet
 SCALAR_DEMAND = "demand"
 
 
+INT_COLUMNS = {"user": pa.int32(), "queue": pa.int32()}  # ids: whole numbers, read as such
 BATCH_ROWS = 1 << 16  # rows per batch when a Parquet table is read in row groups
 CSV_BLOCK = 1 << 24  # bytes per block when a CSV table is read
 
@@ -174,8 +175,9 @@ def _parquet_batches(path: Path, demand_columns: tuple[str, ...]) -> Iterator[Tr
 
 def _csv_batches(path: Path, columns: list[str]) -> Iterator[pa.RecordBatch]:
     """``columns`` of a CSV table in blocks, as the types a replay reads them as (numbers as
-    float64, ``source_id`` as text), so that no block can disagree with the first on a type."""
-    types = {c: LOGGED[c][1] if c in LOGGED else pa.float64() for c in columns}
+    float64, ``user`` and ``queue`` as int32, ``source_id`` as text), so that no block can
+    disagree with the first on a type."""
+    types = {c: LOGGED[c][1] if c in LOGGED else INT_COLUMNS.get(c, pa.float64()) for c in columns}
     reader = pacsv.open_csv(
         path,
         read_options=pacsv.ReadOptions(block_size=CSV_BLOCK),
