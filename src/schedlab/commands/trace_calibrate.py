@@ -18,7 +18,7 @@ from schedlab.cli_support import err, out, print_table, user_errors
 
 VALIDATION_COLUMNS = (
     ("replay", "replay"),
-    ("capacity", "processors"),
+    ("capacity", "procs"),
     ("user_limit", "user limit"),
     ("queue_order", "queue order"),
     ("mean_ratio", "mean wait / logged"),
@@ -33,7 +33,8 @@ def validation_table(record: dict) -> Table:
     """The plain and calibrated judgements of a calibration record as a table."""
     table = Table(box=box.SIMPLE_HEAD, title=f"second half of {Path(record['log']).name}")
     for _, label in VALIDATION_COLUMNS:
-        table.add_column(label, justify="left" if label == "replay" else "right")
+        left = label == "replay"
+        table.add_column(label, justify="left" if left else "right", no_wrap=left)
     for name in ("plain", "calibrated", "hindsight"):
         row = record[name]
         table.add_row(*(cell(key, row[key]) for key, _ in VALIDATION_COLUMNS))
