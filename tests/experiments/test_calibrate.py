@@ -14,6 +14,7 @@ from schedlab.experiments.calibrate import (
     calibrate,
     logged_downtime,
     replay,
+    verdict,
     with_capacity,
 )
 from schedlab.workloads.traces import read
@@ -191,3 +192,16 @@ def test_calibration_recovers_capacity_queue_order_and_user_limit(with_scheduler
     }
     assert abs(np.log(nearest[0]["mean_wait_ratio"])) < NEAR_TIE
     assert nearest[TRUE_USER_LIMIT]["spearman"] > nearest[0]["spearman"] + 0.1
+
+
+def test_a_policy_that_refuses_the_site_rules_runs_on_the_capacity(with_scheduler: Path) -> None:
+    """Conservative backfilling refuses a queue order and a user limit: the calibration reads the
+    order (reported), searches no limit, and judges conservative on the capacity alone; the
+    verdict names what it does not take."""
+    conservative = {"name": "conservative-backfill", "durations": "estimate"}
+    result = calibrate(read(with_scheduler, "swf"), str(with_scheduler), 100, conservative)
+    assert result.fitted.queue_order == TRUE_QUEUE_ORDER and result.fitted.user_limit == 0
+    assert result.applied == {}
+    assert {s["user_limit"] for s in result.fit_steps} == {0}
+    assert (result.calibrated.user_limit, result.calibrated.queue_order) == (0, ())
+    assert "(which does not take queue_order)" in verdict(result)[0]

@@ -60,7 +60,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from schedlab.errors import SchedlabError
+from schedlab.errors import SchedlabError, SpecError
 from schedlab.workloads.traces.canonical import get_meta, with_meta
 from schedlab.workloads.traces.swf_inference import (
     QueueOrder,
@@ -96,7 +96,7 @@ class Context:
         limit = (
             f"at most {self.user_limit} running jobs per user"
             if self.user_limit
-            else ("no per-user limit")
+            else "no per-user limit"
         )
         order = (
             "queue order " + " > ".join(map(str, self.queue_order))
@@ -107,11 +107,19 @@ class Context:
 
 
 def accepted(policy: str, options: dict[str, Any]) -> dict[str, Any]:
-    """The ``options`` the policy named takes (its config has the field)."""
+    """The ``options`` the policy named has in its config (its check may still refuse some:
+    :func:`refused`)."""
     from schedlab.policies.registry import get_policy
 
     fields = get_policy(policy).kernels.config.model_fields
     return {k: v for k, v in options.items() if k in fields}
+
+
+def refused(error: SpecError, options: dict[str, Any]) -> str | None:
+    """The option of ``options`` a policy's check refused with ``error`` (its field
+    ``policy.NAME...``), or None when the error is about something else."""
+    name = (error.field or "").removeprefix("policy.").split("[")[0].split(".")[0]
+    return name if name in options else None
 
 
 @dataclass(frozen=True)
@@ -241,11 +249,31 @@ def replay(
     """Replay ``table`` (canonical, arrival order) on ``capacity`` processors under ``policy``
     with the policy ``options`` (``user_limit``, ``queue_order``) when given, none of the
     processors usable during the ``downtime`` intervals (log clock) when given."""
+    spec = replay_spec(table, capacity, policy, folder, seed, downtime, options)
+    jobs = _simulate(spec).jobs
+    done = jobs.filter(pc.equal(jobs.column("status"), "done"))
+    waits = pc.subtract(done.column("start"), done.column("arrival")).to_numpy()
+    got = dict(zip(done.column("log_job_id").to_pylist(), waits, strict=True))
+    ids = table.column("source_id").to_pylist()
+    wait = np.array([got.get(i, math.nan) for i in ids], dtype=float)
+    return Replayed(start=table.column("arrival").to_numpy() + wait, wait=wait)
+
+
+def replay_spec(
+    table: pa.Table,
+    capacity: int,
+    policy: dict[str, Any],
+    folder: Path,
+    seed: int,
+    downtime: list[tuple[float, float]] | None = None,
+    options: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The spec of :func:`replay` (its table written under ``folder``)."""
     derived, _ = with_capacity(table, capacity)
     path = folder / f"replay-{capacity}.parquet"
     pq.write_table(derived, path)
     steps = replay_steps(table, downtime or [], capacity)
-    spec = {
+    return {
         "cluster": {"servers": capacity},
         "workload": {"arrivals": {"process": "trace", "path": str(path)}},
         "policy": {**policy, **(options or {}), **({"capacity_schedule": steps} if steps else {})},
@@ -258,13 +286,28 @@ def replay(
             "jobs": True,
         },
     }
-    jobs = _simulate(spec).jobs
-    done = jobs.filter(pc.equal(jobs.column("status"), "done"))
-    waits = pc.subtract(done.column("start"), done.column("arrival")).to_numpy()
-    got = dict(zip(done.column("log_job_id").to_pylist(), waits, strict=True))
-    ids = table.column("source_id").to_pylist()
-    wait = np.array([got.get(i, math.nan) for i in ids], dtype=float)
-    return Replayed(start=table.column("arrival").to_numpy() + wait, wait=wait)
+
+
+def taken(
+    table: pa.Table, policy: dict[str, Any], folder: Path, options: dict[str, Any]
+) -> dict[str, Any]:
+    """The ``options`` the policy takes on ``table``: those its config has, less those its check
+    refuses (e.g. conservative backfilling refuses a queue order and a user limit)."""
+    from schedlab.model.compile import compile_model
+    from schedlab.model.spec import parse_spec
+
+    kept = accepted(policy["name"], options)
+    k = int(pc.max(table.column("need")).as_py() or 1)
+    while kept:
+        try:
+            compile_model(parse_spec(replay_spec(table, k, policy, folder, 1, None, kept)))
+            break
+        except SpecError as error:
+            name = refused(error, kept)
+            if name is None:
+                raise
+            kept = {key: v for key, v in kept.items() if key != name}
+    return kept
 
 
 def judge(
@@ -392,22 +435,25 @@ def fit(
 ) -> tuple[Context, QueueOrder, UserPeaks, list[dict[str, float]]]:
     """The context of ``table`` (one half): the queue order and the candidate user limits read
     from its logged schedule, then for each limit (none first) the capacity, chosen by the
-    criterion of the module docstring. Options the policy does not take are not searched."""
+    criterion of the module docstring. Options the policy does not take (:func:`taken`) are
+    neither searched nor passed."""
     schedule = logged_schedule(table)
     order = queue_order(schedule["submit"], schedule["start"], schedule["queue"])
     peaks = user_peaks(schedule["start"], schedule["end"], schedule["user"])
-    takes = accepted(policy["name"], {"user_limit": 0, "queue_order": ()})
+    probe = Context(max_procs, max(peaks.candidates, default=0), order.order).options()
+    takes = taken(table, policy, folder, probe)
     limits = [0, *peaks.candidates] if "user_limit" in takes else [0]
     chosen: list[dict[str, float]] = []
     steps: list[dict[str, float]] = []
     for limit in limits:
         context = Context(max_procs, limit, order.order)
-        options = accepted(policy["name"], context.options())
+        options = {k: v for k, v in context.options().items() if k in takes}
         best, measured = fit_capacity(table, max_procs, policy, folder, seed, downtime, options)
         chosen.append(best)
         steps += measured
     nearest = min(_distance(s) for s in chosen)
     tied = [s for s in chosen if _distance(s) <= nearest + NEAR_TIE]
+    # the highest Spearman; on equal Spearman no limit, then the smallest
     best = max(tied, key=lambda s: (_spearman(s), -s["user_limit"] if s["user_limit"] else 1))
     return Context(int(best["capacity"]), int(best["user_limit"]), order.order), order, peaks, steps
 
@@ -472,11 +518,18 @@ def calibrate(
         )
 
         def judged(name: str, context: Context) -> Judgement:
-            options = accepted(policy["name"], context.options())
+            """The replay of the whole log under the part of ``context`` the policy takes."""
+            options = taken(table, policy, folder, context.options())
+            ran = Context(
+                context.capacity,
+                options.get("user_limit", 0),
+                tuple(options.get("queue_order", ())),
+            )
             got = replay(table, context.capacity, policy, folder, seed, down, options)
-            return judge(name, context, table, got, second)
+            return judge(name, ran, table, got, second)
 
         calibrated = judged("calibrated", fitted)
+        applied = taken(table, policy, folder, fitted.options())
         tail = table.filter(pa.array(second))
         hindsight = judged("hindsight", fit(tail, max_procs, policy, folder, seed, down)[0])
     return Calibration(
@@ -486,7 +539,7 @@ def calibrate(
         split_time=split,
         fit_jobs=counts[0],
         fitted=fitted,
-        applied=accepted(policy["name"], fitted.options()),
+        applied=applied,
         queue_inference=order,
         user_inference=peaks,
         fit_steps=steps,

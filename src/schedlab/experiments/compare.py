@@ -353,7 +353,7 @@ def _with_context(the_plan: Plan, policy: str) -> Any:
     """The policy's model at the plan's first load, with the options of the calibrated context
     its config has; an option its check refuses (e.g. a capacity schedule for conservative
     backfilling) is dropped and the model compiled again (``Plan.options`` keeps the rest)."""
-    from schedlab.experiments.calibrate import accepted
+    from schedlab.experiments.calibrate import accepted, refused
     from schedlab.model.compile import compile_model
 
     taken = accepted(policy, the_plan.context)
@@ -363,10 +363,10 @@ def _with_context(the_plan: Plan, policy: str) -> Any:
             load = the_plan.native if the_plan.native is not None else the_plan.loads[0]
             return compile_model(the_plan.spec(policy, load))
         except SpecError as exc:
-            refused = (exc.field or "").removeprefix("policy.").split("[")[0].split(".")[0]
-            if refused not in taken:
+            name = refused(exc, taken)
+            if name is None:
                 raise
-            taken = {k: v for k, v in taken.items() if k != refused}
+            taken = {k: v for k, v in taken.items() if k != name}
 
 
 def distinct_sizes(trace: Any) -> int:
