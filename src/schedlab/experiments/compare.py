@@ -350,8 +350,8 @@ def plan(
 
 
 def _with_context(the_plan: Plan, policy: str) -> Any:
-    """The policy's model at the plan's first load, with the options of the calibrated context
-    its config has; an option its check refuses (e.g. a capacity schedule for conservative
+    """The policy's model at the log's own load (else the first), with the calibrated context's
+    options its config has; an option its check refuses (e.g. a queue order for conservative
     backfilling) is dropped and the model compiled again (``Plan.options`` keeps the rest)."""
     from schedlab.experiments.calibrate import accepted, refused
     from schedlab.model.compile import compile_model
