@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from schedlab.cli import app
 from schedlab.workloads.traces import convert
 from tests.data import KTH
+from tests.helpers.swf_logs import TRUE_CAPACITY, scheduler_log
 
 runner = CliRunner()
 
@@ -70,3 +71,53 @@ def test_compare_calibrated_shows_the_validation_beside_the_ranking(tmp_path: Pa
     derived = out / "kth-calibrated.parquet"
     assert pq.read_table(derived).column("need").to_numpy().max() <= fitted
     assert "Spearman" in result.stdout
+    # the KTH excerpt has no queue field and no user limit shows: capacity alone
+    assert any(x.startswith("every policy ran on the fitted capacity alone") for x in summary)
+
+
+def test_compare_calibrated_with_downtime_says_which_policy_took_it(tmp_path: Path) -> None:
+    """--calibrated --downtime: EASY takes the logged downtime as its capacity schedule and
+    the report says which context each policy ran under (a policy refusing an option: the
+    next test)."""
+    table = tmp_path / "kth.parquet"
+    convert(KTH, "swf", table)
+    out = tmp_path / "cmp"
+    args = ["compare", str(table), "--calibrated", "--downtime", "600", "--workers", "1"]
+    args += ["--policy", "conservative-backfill", "--policy", "easy-backfill", "--out", str(out)]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    summary = json.loads((out / "experiment.json").read_text())["summary"]
+    line = next(x for x in summary if x.startswith("calibrated context: every policy"))
+    took = dict(x.split(": ") for x in line.split("each took ")[1].split("; "))
+    assert took["easy-backfill"] == "capacity_schedule" and set(took) == {
+        "conservative-backfill",
+        "easy-backfill",
+    }
+
+
+def test_downtime_without_calibrated_is_one_line(tmp_path: Path) -> None:
+    table = tmp_path / "kth.parquet"
+    convert(KTH, "swf", table)
+    result = runner.invoke(app, ["compare", str(table), "--downtime", "600"])
+    assert result.exit_code != 0
+    assert "--downtime: only with --calibrated" in result.output
+
+
+def test_compare_calibrated_runs_each_policy_under_the_context_it_takes(tmp_path: Path) -> None:
+    """On a log EASY made with a queue order and a per-user limit (tests/helpers/swf_logs.py):
+    FCFS and EASY rank under the fitted queue order and user limit; conservative backfilling
+    refuses both and ranks on the fitted capacity alone; the report says so."""
+    table = tmp_path / "log.parquet"
+    convert(scheduler_log(tmp_path), "swf", table)
+    out = tmp_path / "cmp"
+    args = ["compare", str(table), "--calibrated", "--workers", "1", "--out", str(out)]
+    for policy in ("fcfs", "easy-backfill", "conservative-backfill"):
+        args += ["--policy", policy]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    summary = json.loads((out / "experiment.json").read_text())["summary"]
+    assert summary[0].startswith(f"calibrated context: usable capacity {TRUE_CAPACITY} of 100")
+    line = next(x for x in summary if x.startswith("calibrated context: every policy"))
+    took = dict(x.split(": ") for x in line.split("each took ")[1].split("; "))
+    both = "queue_order, user_limit"
+    assert took == {"fcfs": both, "easy-backfill": both, "conservative-backfill": "none"}

@@ -25,6 +25,13 @@ def test_calibrate_the_kth_excerpt(tmp_path: Path) -> None:
     for name in ("plain", "calibrated", "hindsight"):
         assert record[name]["jobs"] > 50
     assert record["plain"]["capacity"] == 100
+    # no queue field: no queue order, its jobs counted; the fitted context in the table
+    first_half = record["fit_jobs"]
+    assert record["fitted_queue_order"] == [] and record["queue_inference"]["unknown"] == first_half
+    peaks = record["user_inference"]["peaks"]
+    assert sum(peaks.values()) == record["user_inference"]["users"]
+    assert record["fitted_user_limit"] in (0, *record["user_inference"]["candidates"])
+    assert "user limit" in result.stdout and "queue order" in result.stdout
     assert (out / "calibration.png").stat().st_size > 0
 
 

@@ -134,10 +134,22 @@ def compare(
         bool,
         typer.Option(
             "--calibrated",
-            help="On an SWF-derived table: rank on the usable capacity `schedlab trace "
-            "calibrate` fits on the log's first half, with its validation on the second half.",
+            help="On an SWF-derived table: rank under the context `schedlab trace calibrate` "
+            "fits on the log's first half (usable capacity; per-user running limit and queue "
+            "order where a policy takes them), with its validation on the second half.",
         ),
     ] = False,
+    downtime: Annotated[
+        float | None,
+        typer.Option(
+            help="With --calibrated: hold the log's downtime (intervals at least this many "
+            "seconds long in which the logged schedule ran no job while a job waited) in the "
+            "calibration and, at the log's own load, in every policy that takes a capacity "
+            "schedule.",
+            min=0.0,
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Run every applicable policy (built-in, and the --plugin files' own) on a workload over a
     range of loads, with the analytic bounds that apply; write the ranked summary, figures and
@@ -176,9 +188,12 @@ def compare(
     started = datetime.datetime.now(datetime.UTC)
     base, stem, named = workload_base(workload, servers=servers, arrivals=arrivals, seed=seed)
     calibration_lines: list[str] = []
+    context: dict = {}
+    if downtime is not None and not calibrated:
+        fail("--downtime: only with --calibrated (the log's downtime is part of its context)")
     if calibrated:
-        workload, calibration_lines = _calibrated(
-            workload, base, out_dir or Path("out") / f"compare-{stem}", seed
+        workload, calibration_lines, context = _calibrated(
+            workload, base, out_dir or Path("out") / f"compare-{stem}", seed, downtime
         )
         base, _, named = workload_base(workload, servers=None, arrivals=arrivals, seed=seed)
     trace = is_trace(base)
@@ -207,6 +222,7 @@ def compare(
         native=native,
         all_policies=all_policies,
         native_jobs=log_check,
+        context=context,
     )
     target = out_dir or Path("out") / name
     store = ResultStore(target)
@@ -285,6 +301,8 @@ def compare(
             )
         findings += lines
         paths += views
+    if calibrated:
+        calibration_lines.append(the_plan.context_line())
     findings = calibration_lines + findings
     notes = [f"skipped {s.policy}: {s.reason}" for s in the_plan.skipped] + the_plan.warnings
     if the_plan.left_out:
@@ -345,29 +363,39 @@ def _named_jobs(target: Path, tasks: list, fmt: str, k: int, progress) -> None:
         write_jobs(pq.read_table(source), source.with_name(run + SUFFIX[fmt]), fmt, k=k, note=run)
 
 
-def _calibrated(workload: Path, base: dict, target: Path, seed: int) -> tuple[Path, list[str]]:
+def _calibrated(
+    workload: Path, base: dict, target: Path, seed: int, downtime: float | None
+) -> tuple[Path, list[str], dict]:
     """``--calibrated``: the table on the usable capacity fitted on the log's first half
-    (:mod:`schedlab.experiments.calibrate`), written under ``target``; and the report's lines:
-    the validation on the second half in numbers and in words."""
+    (:mod:`schedlab.experiments.calibrate`), written under ``target``; the report's lines: the
+    validation on the second half in numbers and in words; and the rest of the fitted context
+    as policy options offered to every policy (user limit, queue order, the logged downtime as
+    a capacity schedule)."""
     import pyarrow.parquet as pq
 
     from schedlab import outputs
     from schedlab.commands.trace_calibrate import validation_table
-    from schedlab.experiments.calibrate import calibrate, verdict, with_capacity
+    from schedlab.experiments.calibrate import calibrate, replay_steps, verdict, with_capacity
 
     if workload.suffix != ".parquet" or "trace_wait" not in pq.read_schema(workload).names:
         fail(f"--calibrated: {escape(str(workload))} is not a table converted from an SWF log")
     table = pq.read_table(workload)
     k = int(base["cluster"]["servers"])
-    err.print(f"calibrating the usable capacity of {workload.name} ...", highlight=False)
-    result = calibrate(table, str(workload), k, VALIDATION_POLICY, seed)
+    err.print(f"calibrating the context of {workload.name} ...", highlight=False)
+    result = calibrate(table, str(workload), k, VALIDATION_POLICY, seed, downtime)
     derived, _ = with_capacity(table, result.fitted_capacity)
+    held = [(d["start"], d["end"]) for d in result.downtime]
+    steps = replay_steps(table, held, result.fitted_capacity)
+    context = {
+        **result.fitted.options(),
+        **({"capacity_schedule": steps} if steps else {}),
+    }
     outputs.make_dirs(target)
     path = target / f"{workload.stem}-calibrated.parquet"
     with outputs.atomic(path, parquet=True) as tmp:
         pq.write_table(derived, tmp)
     print_table(validation_table(result.record()))
-    return path, verdict(result)
+    return path, verdict(result), context
 
 
 def _log_check(

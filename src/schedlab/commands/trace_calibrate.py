@@ -1,5 +1,6 @@
-"""``schedlab trace calibrate LOG``: the usable capacity of an SWF log fitted on its first half
-by time and judged on its second, plain replay against calibrated (issue 47; see
+"""``schedlab trace calibrate LOG``: the usable capacity, per-user running limit and queue order
+of an SWF log fitted on its first half by time and judged on its second, plain replay against
+calibrated (issue 47; see
 :mod:`schedlab.experiments.calibrate` and docs/traces.md)."""
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from schedlab.cli_support import err, out, print_table, user_errors
 
 VALIDATION_COLUMNS = (
     ("replay", "replay"),
-    ("capacity", "processors"),
+    ("capacity", "procs"),
+    ("user_limit", "user limit"),
+    ("queue_order", "queue order"),
     ("mean_ratio", "mean wait / logged"),
     ("p95_ratio", "p95 wait / logged"),
     ("pearson", "Pearson"),
@@ -30,16 +33,24 @@ def validation_table(record: dict) -> Table:
     """The plain and calibrated judgements of a calibration record as a table."""
     table = Table(box=box.SIMPLE_HEAD, title=f"second half of {Path(record['log']).name}")
     for _, label in VALIDATION_COLUMNS:
-        table.add_column(label, justify="left" if label == "replay" else "right")
+        left = label == "replay"
+        table.add_column(label, justify="left" if left else "right", no_wrap=left)
     for name in ("plain", "calibrated", "hindsight"):
         row = record[name]
-        table.add_row(
-            *(
-                f"{row[key]:.3g}" if isinstance(row[key], float) else str(row[key])
-                for key, _ in VALIDATION_COLUMNS
-            )
-        )
+        table.add_row(*(cell(key, row[key]) for key, _ in VALIDATION_COLUMNS))
     return table
+
+
+def cell(key: str, value: object) -> str:
+    """A validation table's cell: ratios and correlations to 3 digits, no user limit and no
+    queue order as "none"."""
+    if isinstance(value, float):
+        return f"{value:.3g}"
+    if key == "user_limit" and not value:
+        return "none"
+    if key == "queue_order":
+        return " > ".join(map(str, value)) if value else "none"
+    return str(value)
 
 
 def add_command(trace_app: typer.Typer) -> None:
@@ -66,7 +77,9 @@ def calibrate_cmd(
         ),
     ] = None,
 ) -> None:
-    """Fit the log's usable capacity on its first half by time and judge plain against
+    """Fit the log's usable capacity, per-user running limit (among none and the limits the
+    logged schedule shows) and queue-priority order (read from the logged overtaking) on its
+    first half by time and judge plain against
     calibrated replay on the second half: mean and p95 wait ratio to the logged, per-job
     Pearson and Spearman of waits, Kendall's tau of start times; a table, a figure (logged
     against replayed wait per job, log axes) and OUT/calibration.json."""
@@ -100,7 +113,7 @@ def calibrate_cmd(
         result.plain.logged,
         {
             f"plain ({result.plain.capacity} processors)": result.plain.waits,
-            f"calibrated ({result.calibrated.capacity} processors)": result.calibrated.waits,
+            f"calibrated ({result.fitted.described()})": result.calibrated.waits,
         },
         out_dir / "calibration",
         f"{log.name}, {policy}: jobs submitted in the second half ({result.plain.jobs:,})",
@@ -110,7 +123,9 @@ def calibrate_cmd(
         out.print(line, highlight=False)
     out.print(
         f"fitted on the first half ({result.fit_jobs:,} jobs): usable capacity "
-        f"{result.fitted_capacity} of {k} processors, {len(result.downtime)} logged downtime "
+        f"{result.fitted_capacity} of {k} processors, user limit "
+        f"{result.fitted.user_limit or 'none'}, queue order "
+        f"{cell('queue_order', result.fitted.queue_order)}, {len(result.downtime)} logged downtime "
         f"intervals held ({result.clipped:,} wider jobs replayed on "
         f"all of it); written: {out_dir / 'calibration.json'}, "
         + ", ".join(str(p) for p in figure),

@@ -155,6 +155,8 @@ def _arrive(st, t):
         st.demand[j, r] = st.nx_demand[pos, r]
     st.work[j] = st.nx_work[pos]
     st.estimate[j] = st.nx_estimate[pos]
+    st.user[j] = st.nx_user[pos]
+    st.queue[j] = st.nx_queue[pos]
     st.seq[j] = st.ctr[ARRIVED]
     st.status[j] = WAITING
     st.server[j] = -1

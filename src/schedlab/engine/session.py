@@ -47,6 +47,8 @@ class JobColumns(Protocol):
     demand: np.ndarray
     work: np.ndarray
     estimate: np.ndarray
+    user: np.ndarray  # SWF field 12 (-1: unknown)
+    queue: np.ndarray  # SWF field 15 (-1: unknown)
 
     def __len__(self) -> int: ...
 
@@ -58,6 +60,8 @@ class JobRow(NamedTuple):
     demand: list[float]  # per resource
     work: float  # its size (inf when not given)
     estimate: float  # its requested time (nan when not given)
+    user: int = -1  # its user's id (-1: unknown)
+    queue: int = -1  # its queue's id (-1: unknown)
 
 
 class PolicyLayout(Protocol):
@@ -126,6 +130,8 @@ _UNTIL = 1 << 40  # events per call of run_until's runner: the call ends at t, n
 # free stack's top rows only, the per-slot arrays' first rows (engine/snapshot.py).
 ENGINE_PATHS = field_paths(ENGINE_STATE, tails=frozenset({"free"}))
 EVENT_FIELDS = tuple(f.name for f in ENGINE_STATE if f.role == "event")
+# The per-job input fields (JobColumns): what a job brings when it arrives.
+JOB_FIELDS = ("arrival", "job_class", "demand", "work", "estimate", "user", "queue")
 BLOCK_FIELDS = tuple(f.name for f in ENGINE_STATE if f.dims and f.dims[0] == "block")
 SLOT_CODES = frozenset(
     {
@@ -183,7 +189,7 @@ class EngineSession:
         self._spare_ps: tuple[Any, Any] | None = None  # (policy state copied, its copy)
         self._copy: Callable[..., None] | None = None
         if every_job is not None:
-            for name in ("arrival", "job_class", "demand", "work", "estimate"):
+            for name in JOB_FIELDS:
                 getattr(st, name)[:] = getattr(every_job, name)
         if jobs is not None:
             self._advance()
@@ -212,6 +218,8 @@ class EngineSession:
             st.nx_demand[n : n + take] = unit.demand[lo:hi]
             st.nx_work[n : n + take] = unit.work[lo:hi]
             st.nx_estimate[n : n + take] = unit.estimate[lo:hi]
+            st.nx_user[n : n + take] = unit.user[lo:hi]
+            st.nx_queue[n : n + take] = unit.queue[lo:hi]
             n += take
             self._offset = hi
             if self._offset == len(unit):
@@ -232,6 +240,8 @@ class EngineSession:
             st.nx_demand[i] = row.demand
             st.nx_work[i] = row.work
             st.nx_estimate[i] = row.estimate
+            st.nx_user[i] = row.user
+            st.nx_queue[i] = row.queue
         st.ctr[K.NX_POS] = 0
         st.ctr[K.NX_LEN] = len(arrivals)
         st.done_req[: len(completions)] = completions

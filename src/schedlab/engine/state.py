@@ -34,6 +34,8 @@ ENGINE_STATE: tuple[Field, ...] = (
     Field("demand", "f8", ("jobs", "resources"), 0.0, "resource footprint per unit of allocation"),
     Field("work", "f8", "jobs", 0.0, "service requirement at rate 1"),
     Field("estimate", "f8", "jobs", np.nan, "user estimate of the duration (NaN when unknown)"),
+    Field("user", "i4", "jobs", -1, "submitting user's id, SWF field 12 (-1: unknown)"),
+    Field("queue", "i4", "jobs", -1, "queue the job was submitted to, SWF field 15 (-1: unknown)"),
     Field("seq", "i8", "jobs", -1, "arrival sequence number (0, 1, 2, ... in arrival order)"),
     Field("job_batch", "i4", "jobs", -1, "per-job metric batch (-1: arrived in the warm-up)"),
     Field(
@@ -88,6 +90,8 @@ ENGINE_STATE: tuple[Field, ...] = (
     ),
     Field("nx_work", "f8", "block", 0.0, "the block: their work", role="buffer"),
     Field("nx_estimate", "f8", "block", 0.0, "the block: their estimates", role="buffer"),
+    Field("nx_user", "i4", "block", -1, "the block: their users", role="buffer"),
+    Field("nx_queue", "i4", "block", -1, "the block: their queues", role="buffer"),
     Field(
         "capacity", "f8", ("servers", "resources"), 0.0, "capacity of each server", role="constant"
     ),

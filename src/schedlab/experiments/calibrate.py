@@ -1,5 +1,6 @@
-"""A replay that reproduces its log: usable capacity fitted on the first half of an SWF log by
-time, judged on the second half (issue 47 items 2 and 3; decision 0024).
+"""A replay that reproduces its log: usable capacity, per-user running limit and queue-priority
+order fitted on the first half of an SWF log by time, judged on the second half (issue 47 items 2
+and 3; decisions 0024, 0031).
 
 **The replay context.** ``capacity``: the processors the machine could really use. ``"max"``
 (the plain replay) is the header's MaxProcs; an integer c <= MaxProcs is a machine of c
@@ -9,13 +10,26 @@ counted (``clipped``). The engine has one constant server count k, and the conte
 to the replay's inputs (the cluster's k and the jobs' ``need``, SWF field 5), so every policy
 of the pooled family (FCFS, EASY, conservative, SJBF) runs with it unchanged.
 
+**The scheduler's context** (decision 0031), read from the first half's logged schedule, not
+searched (:mod:`schedlab.workloads.traces.swf_inference`): the queue-priority order (policy
+option ``queue_order``; ``()`` when the log has fewer than two known queues, field 15) and the
+candidate per-user running limits (option ``user_limit``; the limit several users reach and
+none exceeds, field 12, possibly none). Both apply where the policy takes them (EASY, SJBF,
+FCFS); other policies run with capacity and downtime only.
+
 **The fit.** The logged mean wait (field 3) of the jobs submitted (field 2) in the first half of
-the log's span, against the replay of those jobs alone on c processors: c is the largest whole
-number of processors whose replayed mean wait is nearest the logged one (ratio nearest 1 on a
-log scale) among those a bisection measures (the replayed mean wait falls as c grows, up to the
+the log's span, against the replay of those jobs alone on c processors (under the inferred
+queue order): for each user limit among none and the candidates, c is the largest whole number
+of processors whose replayed mean wait is nearest the logged one (ratio nearest 1 on a log
+scale) among those a bisection measures (the replayed mean wait falls as c grows, up to the
 noise of a schedule; the bisection brackets ratio 1 between the 90th percentile of the jobs'
-widths and MaxProcs, to 0.5% of MaxProcs). One parameter, nothing per job; deterministic
-(the replay of a trace draws no random numbers; ``seed`` is passed for the record).
+widths and MaxProcs, to 0.5% of MaxProcs). **The criterion** across limits: the mean wait
+ratio nearest 1 on a log scale, and among the limits within :data:`NEAR_TIE` of the best (the
+bisection brings every limit's mean near 1, so the mean alone cannot tell them apart) the
+highest first-half Spearman of per-job waits (what a limit changes is which jobs wait, not how
+long on average); equal Spearman: no limit (the fewer constraints). A few physical parameters,
+nothing per job; deterministic (the replay of a trace draws no random numbers; ``seed`` is
+passed for the record).
 
 **The logged downtime** (``downtime_min``; ``schedlab trace calibrate --downtime``): the
 intervals at least that long during which the logged schedule ran no job while a job waited
@@ -46,10 +60,66 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from schedlab.errors import SchedlabError
+from schedlab.errors import SchedlabError, SpecError
 from schedlab.workloads.traces.canonical import get_meta, with_meta
+from schedlab.workloads.traces.swf_inference import (
+    QueueOrder,
+    UserPeaks,
+    logged_schedule,
+    queue_order,
+    user_peaks,
+)
 
 MIN_JOBS_PER_HALF = 50  # fewer jobs with a logged wait in a half: too short to split
+NEAR_TIE = math.log(1.1)  # mean wait ratios within 10% of the best fit tie on the mean
+
+
+@dataclass(frozen=True)
+class Context:
+    """The replay context a calibration fits: usable processors, the most jobs one user may run
+    at once (0: no limit) and the queue ids highest priority first (``()``: arrival order)."""
+
+    capacity: int
+    user_limit: int = 0
+    queue_order: tuple[int, ...] = ()
+
+    def options(self) -> dict[str, Any]:
+        """The policy options it sets (those not at their default)."""
+        out: dict[str, Any] = {}
+        if self.user_limit:
+            out["user_limit"] = self.user_limit
+        if self.queue_order:
+            out["queue_order"] = list(self.queue_order)
+        return out
+
+    def described(self) -> str:
+        limit = (
+            f"at most {self.user_limit} running jobs per user"
+            if self.user_limit
+            else "no per-user limit"
+        )
+        order = (
+            "queue order " + " > ".join(map(str, self.queue_order))
+            if self.queue_order
+            else "one queue order (arrival)"
+        )
+        return f"{self.capacity} processors, {limit}, {order}"
+
+
+def accepted(policy: str, options: dict[str, Any]) -> dict[str, Any]:
+    """The ``options`` the policy named has in its config (its check may still refuse some:
+    :func:`refused`)."""
+    from schedlab.policies.registry import get_policy
+
+    fields = get_policy(policy).kernels.config.model_fields
+    return {k: v for k, v in options.items() if k in fields}
+
+
+def refused(error: SpecError, options: dict[str, Any]) -> str | None:
+    """The option of ``options`` a policy's check refused with ``error`` (its field
+    ``policy.NAME...``), or None when the error is about something else."""
+    name = (error.field or "").removeprefix("policy.").split("[")[0].split(".")[0]
+    return name if name in options else None
 
 
 @dataclass(frozen=True)
@@ -58,6 +128,8 @@ class Judgement:
 
     replay: str  # "plain", "calibrated" or "hindsight"
     capacity: int
+    user_limit: int
+    queue_order: tuple[int, ...]
     jobs: int
     mean_wait: float
     logged_mean_wait: float
@@ -84,7 +156,7 @@ class Judgement:
 
 @dataclass(frozen=True)
 class Calibration:
-    """What ``schedlab trace calibrate`` found: the split, the fitted capacity and the
+    """What ``schedlab trace calibrate`` found: the split, the fitted context and the
     judgement of the plain and calibrated replays."""
 
     log: str
@@ -92,8 +164,11 @@ class Calibration:
     max_procs: int
     split_time: float  # jobs submitted before it fit, after it judge
     fit_jobs: int
-    fitted_capacity: int
-    fit_steps: list[dict[str, float]]  # (capacity, first-half mean wait ratio) measured
+    fitted: Context
+    applied: dict[str, Any]  # the fitted options the policy takes (and ran with)
+    queue_inference: QueueOrder  # read from the first half's logged schedule
+    user_inference: UserPeaks  # likewise
+    fit_steps: list[dict[str, float]]  # (user limit, capacity, first-half ratio, Spearman)
     clipped: int  # jobs wider than the fitted capacity (replayed on all of it)
     downtime: list[dict[str, float]]  # logged downtime held by the calibrated replay (log clock)
     halves: list[dict[str, float]]  # per half: jobs, logged mean wait, offered load of MaxProcs
@@ -101,8 +176,16 @@ class Calibration:
     calibrated: Judgement
     hindsight: Judgement  # the capacity fitted on the judged half itself: a bound, not a fit
 
+    @property
+    def fitted_capacity(self) -> int:
+        return self.fitted.capacity
+
     def record(self) -> dict[str, Any]:
         out = asdict(self)
+        out["fitted_capacity"] = self.fitted.capacity
+        out["fitted_user_limit"] = self.fitted.user_limit
+        out["fitted_queue_order"] = list(self.fitted.queue_order)
+        out["user_inference"]["peaks"] = {str(k): v for k, v in self.user_inference.peaks.items()}
         out["plain"] = self.plain.record()
         out["calibrated"] = self.calibrated.record()
         out["hindsight"] = self.hindsight.record()
@@ -161,26 +244,12 @@ def replay(
     folder: Path,
     seed: int,
     downtime: list[tuple[float, float]] | None = None,
+    options: dict[str, Any] | None = None,
 ) -> Replayed:
-    """Replay ``table`` (canonical, arrival order) on ``capacity`` processors under ``policy``,
-    none of them usable during the ``downtime`` intervals (log clock) when given."""
-    derived, _ = with_capacity(table, capacity)
-    path = folder / f"replay-{capacity}.parquet"
-    pq.write_table(derived, path)
-    steps = replay_steps(table, downtime or [], capacity)
-    spec = {
-        "cluster": {"servers": capacity},
-        "workload": {"arrivals": {"process": "trace", "path": str(path)}},
-        "policy": {**policy, "capacity_schedule": steps} if steps else policy,
-        "run": {
-            "timeseries": 0,
-            "check": False,
-            "allow_unstable": True,
-            "seed": seed,
-            "warmup": 0.0,
-            "jobs": True,
-        },
-    }
+    """Replay ``table`` (canonical, arrival order) on ``capacity`` processors under ``policy``
+    with the policy ``options`` (``user_limit``, ``queue_order``) when given, none of the
+    processors usable during the ``downtime`` intervals (log clock) when given."""
+    spec = replay_spec(table, capacity, policy, folder, seed, downtime, options)
     jobs = _simulate(spec).jobs
     done = jobs.filter(pc.equal(jobs.column("status"), "done"))
     waits = pc.subtract(done.column("start"), done.column("arrival")).to_numpy()
@@ -190,8 +259,59 @@ def replay(
     return Replayed(start=table.column("arrival").to_numpy() + wait, wait=wait)
 
 
+def replay_spec(
+    table: pa.Table,
+    capacity: int,
+    policy: dict[str, Any],
+    folder: Path,
+    seed: int,
+    downtime: list[tuple[float, float]] | None = None,
+    options: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The spec of :func:`replay` (its table written under ``folder``)."""
+    derived, _ = with_capacity(table, capacity)
+    path = folder / f"replay-{capacity}.parquet"
+    pq.write_table(derived, path)
+    steps = replay_steps(table, downtime or [], capacity)
+    return {
+        "cluster": {"servers": capacity},
+        "workload": {"arrivals": {"process": "trace", "path": str(path)}},
+        "policy": {**policy, **(options or {}), **({"capacity_schedule": steps} if steps else {})},
+        "run": {
+            "timeseries": 0,
+            "check": False,
+            "allow_unstable": True,
+            "seed": seed,
+            "warmup": 0.0,
+            "jobs": True,
+        },
+    }
+
+
+def taken(
+    table: pa.Table, policy: dict[str, Any], folder: Path, options: dict[str, Any]
+) -> dict[str, Any]:
+    """The ``options`` the policy takes on ``table``: those its config has, less those its check
+    refuses (e.g. conservative backfilling refuses a queue order and a user limit)."""
+    from schedlab.model.compile import compile_model
+    from schedlab.model.spec import parse_spec
+
+    kept = accepted(policy["name"], options)
+    k = int(pc.max(table.column("need")).as_py() or 1)
+    while kept:
+        try:
+            compile_model(parse_spec(replay_spec(table, k, policy, folder, 1, None, kept)))
+            break
+        except SpecError as error:
+            name = refused(error, kept)
+            if name is None:
+                raise
+            kept = {key: v for key, v in kept.items() if key != name}
+    return kept
+
+
 def judge(
-    name: str, capacity: int, table: pa.Table, replayed: Replayed, chosen: np.ndarray
+    name: str, context: Context, table: pa.Table, replayed: Replayed, chosen: np.ndarray
 ) -> Judgement:
     """The replay against the log on the ``chosen`` jobs (module docstring)."""
     from scipy.stats import kendalltau, pearsonr, spearmanr
@@ -203,7 +323,9 @@ def judge(
     varied = sim.size > 2 and np.ptp(sim) > 0 and np.ptp(log) > 0
     return Judgement(
         replay=name,
-        capacity=capacity,
+        capacity=context.capacity,
+        user_limit=context.user_limit,
+        queue_order=context.queue_order,
         jobs=int(sim.size),
         mean_wait=float(sim.mean()),
         logged_mean_wait=float(log.mean()),
@@ -257,23 +379,32 @@ def fit_capacity(
     folder: Path,
     seed: int,
     downtime: list[tuple[float, float]] | None = None,
-) -> tuple[int, list[dict[str, float]]]:
-    """The usable capacity c (module docstring) on ``table`` (the first half), with the
-    (capacity, mean wait ratio) pairs measured; the replays hold the ``downtime`` intervals
+    options: dict[str, Any] | None = None,
+) -> tuple[dict[str, float], list[dict[str, float]]]:
+    """The usable capacity c (module docstring) on ``table`` (the first half) under the policy
+    ``options``: the step chosen and every step measured (capacity, mean wait ratio, Spearman
+    of per-job waits, all on ``table``'s jobs); the replays hold the ``downtime`` intervals
     when given. The smallest c considered is the 90th percentile of the jobs' widths (a machine
     narrower than most of its jobs is not one the log shows)."""
+    from scipy.stats import spearmanr
+
     known = _logged(table)
-    logged_mean = float(
-        table.column("trace_wait").to_numpy(zero_copy_only=False).astype(float)[known].mean()
-    )
+    logged = table.column("trace_wait").to_numpy(zero_copy_only=False).astype(float)
+    logged_mean = float(logged[known].mean())
     need = table.column("need").to_numpy()
+    limit = int((options or {}).get("user_limit", 0))
     steps: list[dict[str, float]] = []
 
     def ratio(c: int) -> float:
-        r = replay(table, c, policy, folder, seed, downtime)
-        got = r.wait[known & np.isfinite(r.wait)]
+        r = replay(table, c, policy, folder, seed, downtime, options)
+        ok = known & np.isfinite(r.wait)
+        got = r.wait[ok]
         value = float(got.mean()) / logged_mean if logged_mean else math.inf
-        steps.append({"capacity": c, "mean_wait_ratio": value})
+        varied = got.size > 2 and np.ptp(got) > 0 and np.ptp(logged[ok]) > 0
+        rho = float(spearmanr(got, logged[ok]).statistic) if varied else math.nan
+        steps.append(
+            {"user_limit": limit, "capacity": c, "mean_wait_ratio": value, "spearman": rho}
+        )
         return value
 
     lo = max(1, int(np.percentile(need, 90)))
@@ -285,11 +416,50 @@ def fit_capacity(
                 lo = mid
             else:
                 hi = mid
-    best = min(
-        steps,
-        key=lambda s: abs(math.log(s["mean_wait_ratio"])) if s["mean_wait_ratio"] > 0 else math.inf,
-    )
-    return int(best["capacity"]), steps
+    return min(steps, key=_distance), steps
+
+
+def _distance(step: dict[str, float]) -> float:
+    """How far a step's mean wait ratio is from 1 on a log scale."""
+    r = step["mean_wait_ratio"]
+    return abs(math.log(r)) if r > 0 else math.inf
+
+
+def fit(
+    table: pa.Table,
+    max_procs: int,
+    policy: dict[str, Any],
+    folder: Path,
+    seed: int,
+    downtime: list[tuple[float, float]] | None = None,
+) -> tuple[Context, QueueOrder, UserPeaks, list[dict[str, float]]]:
+    """The context of ``table`` (one half): the queue order and the candidate user limits read
+    from its logged schedule, then for each limit (none first) the capacity, chosen by the
+    criterion of the module docstring. Options the policy does not take (:func:`taken`) are
+    neither searched nor passed."""
+    schedule = logged_schedule(table)
+    order = queue_order(schedule["submit"], schedule["start"], schedule["queue"])
+    peaks = user_peaks(schedule["start"], schedule["end"], schedule["user"])
+    probe = Context(max_procs, max(peaks.candidates, default=0), order.order).options()
+    takes = taken(table, policy, folder, probe)
+    limits = [0, *peaks.candidates] if "user_limit" in takes else [0]
+    chosen: list[dict[str, float]] = []
+    steps: list[dict[str, float]] = []
+    for limit in limits:
+        context = Context(max_procs, limit, order.order)
+        options = {k: v for k, v in context.options().items() if k in takes}
+        best, measured = fit_capacity(table, max_procs, policy, folder, seed, downtime, options)
+        chosen.append(best)
+        steps += measured
+    nearest = min(_distance(s) for s in chosen)
+    tied = [s for s in chosen if _distance(s) <= nearest + NEAR_TIE]
+    # the highest Spearman; on equal Spearman no limit, then the smallest
+    best = max(tied, key=lambda s: (_spearman(s), -s["user_limit"] if s["user_limit"] else 1))
+    return Context(int(best["capacity"]), int(best["user_limit"]), order.order), order, peaks, steps
+
+
+def _spearman(step: dict[str, float]) -> float:
+    return step["spearman"] if math.isfinite(step["spearman"]) else -math.inf
 
 
 def half_summary(table: pa.Table, chosen: np.ndarray, span: float, max_procs: int) -> dict:
@@ -338,27 +508,42 @@ def calibrate(
         folder = Path(tmp)
         head = table.filter(pa.array(first))
         down = logged_downtime(table, downtime_min) if downtime_min is not None else None
-        fitted, steps = fit_capacity(head, max_procs, policy, folder, seed, down)
+        fitted, order, peaks, steps = fit(head, max_procs, policy, folder, seed, down)
         plain = judge(
-            "plain", max_procs, table, replay(table, max_procs, policy, folder, seed), second
+            "plain",
+            Context(max_procs),
+            table,
+            replay(table, max_procs, policy, folder, seed),
+            second,
         )
-        calibrated = judge(
-            "calibrated", fitted, table, replay(table, fitted, policy, folder, seed, down), second
-        )
+
+        def judged(name: str, context: Context) -> Judgement:
+            """The replay of the whole log under the part of ``context`` the policy takes."""
+            options = taken(table, policy, folder, context.options())
+            ran = Context(
+                context.capacity,
+                options.get("user_limit", 0),
+                tuple(options.get("queue_order", ())),
+            )
+            got = replay(table, context.capacity, policy, folder, seed, down, options)
+            return judge(name, ran, table, got, second)
+
+        calibrated = judged("calibrated", fitted)
+        applied = taken(table, policy, folder, fitted.options())
         tail = table.filter(pa.array(second))
-        known, _ = fit_capacity(tail, max_procs, policy, folder, seed, down)
-        hindsight = judge(
-            "hindsight", known, table, replay(table, known, policy, folder, seed, down), second
-        )
+        hindsight = judged("hindsight", fit(tail, max_procs, policy, folder, seed, down)[0])
     return Calibration(
         log=log,
         policy=policy["name"],
         max_procs=max_procs,
         split_time=split,
         fit_jobs=counts[0],
-        fitted_capacity=fitted,
+        fitted=fitted,
+        applied=applied,
+        queue_inference=order,
+        user_inference=peaks,
         fit_steps=steps,
-        clipped=with_capacity(table, fitted)[1],
+        clipped=with_capacity(table, fitted.capacity)[1],
         downtime=[{"start": a, "end": b} for a, b in down or []],
         halves=[
             half_summary(table, first, split - float(arrival.min()), max_procs),
@@ -380,8 +565,9 @@ def reproduces(j: Judgement) -> bool:
 
 
 def _line(j: Judgement) -> str:
+    context = Context(j.capacity, j.user_limit, j.queue_order).described()
     return (
-        f"{j.replay} ({j.capacity} processors): mean wait x{j.mean_ratio:.3g} of the logged, "
+        f"{j.replay} ({context}): mean wait x{j.mean_ratio:.3g} of the logged, "
         f"p95 x{j.p95_ratio:.3g}, per-job Pearson {j.pearson:.3f}, Spearman {j.spearman:.3f}, "
         f"Kendall tau of starts {j.kendall_start:.3f}"
     )
@@ -402,12 +588,30 @@ def verdict(c: Calibration) -> list[str]:
         if c.downtime
         else ""
     )
+    q, u = c.queue_inference, c.user_inference
+    queues = (
+        f"queue order {' > '.join(map(str, q.order))} read from the logged overtaking"
+        if q.order
+        else f"no queue order ({len(q.queues)} known queue(s) in field 15; {q.unknown:,} "
+        "first-half jobs without one, -1)"
+    )
+    limits = (
+        f"per-user running limit candidates {', '.join(map(str, u.candidates))} (reached by "
+        f"{u.peaks[u.candidates[-1]]} users, exceeded by none)"
+        if u.candidates
+        else f"no per-user running limit shown (the most jobs one user ran at once, "
+        f"{max(u.peaks, default=0)}, reached by {u.peaks.get(max(u.peaks, default=0), 0)} "
+        "user(s))"
+    )
+    unused = sorted(set(c.fitted.options()) - set(c.applied))
     lines = [
         f"calibrated context: usable capacity {c.fitted_capacity} of {c.max_procs} "
-        f"processors{held}, "
-        f"fitted on the first half of the log ({c.fit_jobs:,} jobs; {c.clipped:,} wider jobs "
-        f"replayed on all of it); judged on the second half ({c.plain.jobs:,} jobs) with "
-        f"{c.policy}:",
+        f"processors{held}, user limit "
+        f"{c.fitted.user_limit or 'none'}, {queues}; {limits}; fitted on the first half of the "
+        f"log ({c.fit_jobs:,} jobs; {c.clipped:,} wider jobs replayed on all of it); judged on "
+        f"the second half ({c.plain.jobs:,} jobs) with {c.policy}"
+        + (f" (which does not take {', '.join(unused)})" if unused else "")
+        + ":",
         _line(c.plain),
         _line(c.calibrated),
         "logged mean wait of the jobs submitted in the first and second half: "
@@ -417,8 +621,8 @@ def verdict(c: Calibration) -> list[str]:
         ),
         f"the baseline (plain replay on all {c.max_procs} processors) is "
         f"{_how_far(c.plain)}; the calibrated replay is {_how_far(c.calibrated)}",
-        f"hindsight (the capacity fitted on the judged half itself, a bound on what one capacity "
-        f"can do, not a calibration): {_line(c.hindsight)}",
+        f"hindsight (the context fitted on the judged half itself, a bound on what it can do, "
+        f"not a calibration): {_line(c.hindsight)}",
     ]
     if reproduces(c.calibrated):
         lines.append(
@@ -429,6 +633,6 @@ def verdict(c: Calibration) -> list[str]:
         lines.append(
             f"the calibrated replay does not reproduce the log (target: mean within "
             f"{GOOD_MEAN:.0%}, Spearman >= {GOOD_SPEARMAN}): the ranking is relative to an "
-            f"idealized machine of {c.fitted_capacity} processors, not to this cluster as it ran"
+            f"idealized machine ({c.fitted.described()}), not to this cluster as it ran"
         )
     return lines

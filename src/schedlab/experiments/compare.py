@@ -83,13 +83,21 @@ class Plan:
     sizes: int = 0  # distinct (need, duration) of a log, counted when a policy's limit asks
     k: int = 0  # servers (pooled: the k of the needs), 0 when unknown
     jobs: int = 0  # jobs a run replays (a trace), 0 for a synthetic workload
+    # a calibrated context (compare --calibrated): the policy options offered to every policy,
+    # and those each policy takes (its config has them and its check accepts them)
+    context: dict[str, Any] = field(default_factory=dict)
+    options: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def spec(self, policy: str, load: float | None) -> SimulationSpec:
-        """The run of ``policy`` at ``load`` (None or the native load: the log's own times)."""
+        """The run of ``policy`` at ``load`` (None or the native load: the log's own times) with
+        the options it takes of the calibrated context (a capacity schedule, on the log's clock,
+        at the log's own times only)."""
         workload = dict(self.base["workload"])
         run = dict(self.base["run"])
+        options = dict(self.options.get(policy, {}))
         if load is not None and load != self.native:
             workload["load"] = load
+            options.pop("capacity_schedule", None)
         elif self.native_jobs:
             run["jobs"] = JOBS_FOLDER
         data = {
@@ -97,9 +105,29 @@ class Plan:
             "workload": workload,
             "run": run,
             "model": {**self.base.get("model", {}), "family": self.family},
-            "policy": {"name": policy},
+            "policy": {"name": policy, **options},
         }
         return parse_spec(data)
+
+    def context_line(self) -> str:
+        """Which options of the calibrated context each policy ran under (one line)."""
+        if not self.context:
+            return (
+                "every policy ran on the fitted capacity alone (no queue order, user limit or "
+                "downtime in the calibrated context)"
+            )
+        ran = "; ".join(
+            f"{p}: {', '.join(sorted(self.options.get(p, {}))) or 'none'}" for p in self.policies
+        )
+        return (
+            f"calibrated context: every policy on the fitted capacity; of "
+            f"{', '.join(sorted(self.context))} each took {ran}"
+            + (
+                " (capacity_schedule at the log's own load only)"
+                if "capacity_schedule" in self.context and any(x != self.native for x in self.loads)
+                else ""
+            )
+        )
 
     def left_out_line(self) -> str:
         """One line: the policies left out at this k (or for this log's distinct job sizes) and
@@ -232,6 +260,7 @@ def plan(
     native: bool = False,
     all_policies: bool = False,
     native_jobs: bool = False,
+    context: dict[str, Any] | None = None,
 ) -> Plan:
     """Every registered policy of ``family`` (built-in or plugin) that accepts the model, and
     the bounds that apply; ``native``: the trace also replays at its own arrival times; on a
@@ -239,12 +268,19 @@ def plan(
     apart. Unless ``only`` names them, the policies whose cost per event grows with k
     (``Hooks.max_default_k``, benchmarks/bench_policy_k.py) are left out above their k
     (``Plan.left_out``). ``native_jobs``: the runs at the log's own load keep their per-job
-    table (the log check reads them instead of replaying the log again)."""
-    from schedlab.model.compile import compile_model
+    table (the log check reads them instead of replaying the log again). ``context``: policy
+    options offered to every policy (compare --calibrated); each runs with those its config has
+    and its check accepts (``Plan.options``)."""
     from schedlab.policies.registry import all_policies as registered
 
     the_plan = Plan(
-        name=name, family=family, base=base, loads=list(loads), policies=[], native_jobs=native_jobs
+        name=name,
+        family=family,
+        base=base,
+        loads=list(loads),
+        policies=[],
+        native_jobs=native_jobs,
+        context=dict(context or {}),
     )
     if native:
         if not is_trace(base):
@@ -266,7 +302,7 @@ def plan(
     trace = None  # the replayed table, if any
     for policy in candidates:
         try:
-            model = compile_model(the_plan.spec(policy.name, the_plan.loads[0]))
+            model = _with_context(the_plan, policy.name)
         except SpecError as exc:
             the_plan.skipped.append(Skipped(policy.name, str(exc).splitlines()[0]))
             continue
@@ -311,6 +347,26 @@ def plan(
         )
     _add_bounds(the_plan)
     return the_plan
+
+
+def _with_context(the_plan: Plan, policy: str) -> Any:
+    """The policy's model at the log's own load (else the first), with the calibrated context's
+    options its config has; an option its check refuses (e.g. a queue order for conservative
+    backfilling) is dropped and the model compiled again (``Plan.options`` keeps the rest)."""
+    from schedlab.experiments.calibrate import accepted, refused
+    from schedlab.model.compile import compile_model
+
+    taken = accepted(policy, the_plan.context)
+    while True:
+        the_plan.options[policy] = taken
+        try:
+            load = the_plan.native if the_plan.native is not None else the_plan.loads[0]
+            return compile_model(the_plan.spec(policy, load))
+        except SpecError as exc:
+            name = refused(exc, taken)
+            if name is None:
+                raise
+            taken = {k: v for k, v in taken.items() if k != name}
 
 
 def distinct_sizes(trace: Any) -> int:

@@ -101,6 +101,7 @@ class CompiledModel:
                 needs=self.trace.needs,
                 has_job_class=self.trace.has_job_class,
                 jobs_with_estimate=self.trace.n_estimates,
+                users=self.trace.users,
                 replayed_demand=functools.partial(replayed_demand, self),
                 demand_batches=functools.partial(replayed_demand_batches, self),
             )

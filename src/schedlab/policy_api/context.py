@@ -63,13 +63,16 @@ class TraceView:
     (jobs x resources) of the jobs this run replays, read from the table on each call;
     ``demand_batches()``: the same rows batch by batch (memory: one batch of the table);
     ``jobs_with_estimate``: how many of its jobs have a known requested time (the ``estimate``
-    column, e.g. SWF field 9; the engine gives the others NaN)."""
+    column, e.g. SWF field 9; the engine gives the others NaN); ``users``: its largest user id
+    + 1 (the ``user`` column, SWF field 12; 0 when no job has one), the size of per-user
+    counts (policies/pooled/site_rules.py)."""
 
     needs: np.ndarray
     has_job_class: bool
     replayed_demand: Callable[[], np.ndarray]
     demand_batches: Callable[[], Iterator[np.ndarray]]
     jobs_with_estimate: int = 0
+    users: int = 0
 
 
 @dataclass(frozen=True)

@@ -48,21 +48,31 @@ def _kernels(compiled: bool) -> bool:
 
 @dataclass(frozen=True)
 class Jobs:
-    """Consecutive jobs of the sequence, in arrival order."""
+    """Consecutive jobs of the sequence, in arrival order. ``user`` and ``queue`` are a trace's
+    (SWF fields 12 and 15, int32); -1 where unknown, and for every synthetic job."""
 
     arrival: np.ndarray
     job_class: np.ndarray
     demand: np.ndarray  # (n, R)
     work: np.ndarray
     estimate: np.ndarray
+    user: np.ndarray
+    queue: np.ndarray
 
     def __len__(self) -> int:
         return int(self.arrival.shape[0])
 
     def head(self, n: int) -> Jobs:
-        return Jobs(
-            self.arrival[:n], self.job_class[:n], self.demand[:n], self.work[:n], self.estimate[:n]
-        )
+        return Jobs(*(getattr(self, f)[:n] for f in self.__dataclass_fields__))
+
+
+def synthetic_jobs(
+    arrival: np.ndarray, job_class: np.ndarray, demand: np.ndarray, work: np.ndarray
+) -> Jobs:
+    """Jobs of a synthetic workload: no estimate (NaN), user or queue (-1)."""
+    n = arrival.shape[0]
+    user, queue = (np.full(n, -1, dtype=np.int32) for _ in range(2))
+    return Jobs(arrival, job_class, demand, work, np.full(n, np.nan), user, queue)
 
 
 def per_slot_counts(dist: _Dist, mean: float) -> _Dist:
@@ -301,7 +311,7 @@ class JobSource:
             )
         if model.family != "pooled":
             _check_every_job_fits(model, job_class, demand)
-        return Jobs(arrival, job_class, demand, work, np.full(n, np.nan))
+        return synthetic_jobs(arrival, job_class, demand, work)
 
     def _demand_and_work(self, job_class: np.ndarray, u: int) -> tuple[np.ndarray, np.ndarray]:
         """Unit u's demands and durations, class by class: class 0's jobs draw first."""
@@ -362,6 +372,8 @@ class JobSource:
                 demand=demand,
                 work=cols.duration[:take],
                 estimate=cols.estimate[:take],
+                user=cols.user[:take],
+                queue=cols.queue[:take],
             )
             produced += take
             if produced == self.n_jobs:

@@ -3,11 +3,12 @@
 Columns (Parquet or CSV): ``arrival`` and ``duration`` (required, in the trace's time unit),
 ``need`` (server need, pooled family), ``demand_<resource>`` (normalized demand per named resource,
 packing and loss families; ``demand`` for a single unnamed resource), and optionally ``estimate``
-(the user's duration estimate), ``priority``, ``job_class`` and ``source_id``. The trace readers
-(``schedlab trace convert``, :mod:`schedlab.workloads.traces`) write this table, sorted by arrival,
-with demands normalized to one server; see docs/traces.md. Mapping per family: pooled replays use
-``need`` (whole servers, <= k); single-resource packing/loss clusters use ``demand`` (or the only
-demand column); clusters with named resources use ``demand_<resource>``.
+(the user's duration estimate), ``priority``, ``job_class``, ``user`` and ``queue`` (SWF fields 12
+and 15: the engine's per-job ``user`` and ``queue``, -1 where absent or null) and ``source_id``. The
+trace readers (``schedlab trace convert``, :mod:`schedlab.workloads.traces`) write this table,
+sorted by arrival, with demands normalized to one server; see docs/traces.md. Mapping per family:
+pooled replays use ``need`` (whole servers, <= k); single-resource packing/loss clusters use
+``demand`` (or the only demand column); clusters with named resources use ``demand_<resource>``.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from schedlab.workloads.outofcore import sort_parquet
 SCALAR_DEMAND = "demand"
 
 
+INT_COLUMNS = {"user": pa.int32(), "queue": pa.int32()}  # ids: whole numbers, read as such
 BATCH_ROWS = 1 << 16  # rows per batch when a Parquet table is read in row groups
 CSV_BLOCK = 1 << 24  # bytes per block when a CSV table is read
 
@@ -46,6 +48,8 @@ class TraceColumns:
     demand: np.ndarray  # (n, R)
     estimate: np.ndarray
     job_class: np.ndarray  # the table's job_class column (-1 where missing or null)
+    user: np.ndarray  # the table's user column, int32 (-1 where missing or null)
+    queue: np.ndarray  # the table's queue column, int32 (-1 where missing or null)
 
 
 @dataclass(frozen=True)
@@ -69,6 +73,7 @@ class TraceTable:
     has_job_class: bool  # the table has a job_class column
     job_class_range: tuple[int, int]  # smallest and largest job_class (-1 where null)
     n_estimates: int  # jobs with a known estimate (the user's requested time, > 0)
+    users: int = 0  # largest user id + 1 (0: no user known), the size of per-user counts
     sorted_copy: str | None = None  # CSV or unsorted tables: the temporary sorted Parquet copy
     time_unit: str | None = None  # "s" for converted logs (their metadata); None: not stated
     whole: TraceTable | None = None  # a prefix's whole table (it owns the sorted copy)
@@ -104,13 +109,7 @@ class TraceTable:
     def batches(self) -> Iterator[TraceColumns]:
         """The rows in arrival order, times shifted to start at 0, in batches."""
         for cols in _parquet_batches(Path(self.replayed), self.demand_columns):
-            yield TraceColumns(
-                cols.arrival - self.first_arrival,
-                cols.duration,
-                cols.demand,
-                cols.estimate,
-                cols.job_class,
-            )
+            yield dataclasses.replace(cols, arrival=cols.arrival - self.first_arrival)
 
     @property
     def replayed(self) -> str:
@@ -145,18 +144,23 @@ def _columns(table: pa.Table | pa.RecordBatch, demand_columns: tuple[str, ...]) 
             n, len(demand_columns)
         ),
         estimate=_column(table, "estimate") if "estimate" in names else np.full(n, np.nan),
-        job_class=(
-            table.column("job_class").fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int32)
-            if "job_class" in names
-            else np.full(n, -1, dtype=np.int32)
-        ),
+        job_class=_int_column(table, "job_class"),
+        user=_int_column(table, "user"),
+        queue=_int_column(table, "queue"),
     )
+
+
+def _int_column(table: pa.Table | pa.RecordBatch, name: str) -> np.ndarray:
+    """An optional integer column as int32, -1 where it is absent or null."""
+    if name not in table.schema.names:
+        return np.full(table.num_rows, -1, dtype=np.int32)
+    return table.column(name).fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int32)
 
 
 def _wanted(names: list[str], demand_columns: tuple[str, ...], logged: bool) -> list[str]:
     """The columns a replay reads (and, with ``logged``, those a per-job table looks up)."""
     wanted = ["arrival", "duration", *demand_columns]
-    wanted += [c for c in ("estimate", "job_class") if c in names]
+    wanted += [c for c in ("estimate", "job_class", "user", "queue") if c in names]
     if logged:
         wanted += [c for c in LOGGED if c in names]
     return list(dict.fromkeys(wanted))
@@ -171,8 +175,9 @@ def _parquet_batches(path: Path, demand_columns: tuple[str, ...]) -> Iterator[Tr
 
 def _csv_batches(path: Path, columns: list[str]) -> Iterator[pa.RecordBatch]:
     """``columns`` of a CSV table in blocks, as the types a replay reads them as (numbers as
-    float64, ``source_id`` as text), so that no block can disagree with the first on a type."""
-    types = {c: LOGGED[c][1] if c in LOGGED else pa.float64() for c in columns}
+    float64, ``user`` and ``queue`` as int32, ``source_id`` as text), so that no block can
+    disagree with the first on a type."""
+    types = {c: LOGGED[c][1] if c in LOGGED else INT_COLUMNS.get(c, pa.float64()) for c in columns}
     reader = pacsv.open_csv(
         path,
         read_options=pacsv.ReadOptions(block_size=CSV_BLOCK),
@@ -291,6 +296,7 @@ class _Pass:
     class_lo: int = 0
     class_hi: int = 0
     n_estimates: int = 0
+    users: int = 0
     sum_demand_duration: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0))
     needs: set[float] = dataclasses.field(default_factory=set)
 
@@ -312,6 +318,7 @@ class _Pass:
         if cols.job_class.size:
             self.class_lo = min(self.class_lo, int(cols.job_class.min()))
             self.class_hi = max(self.class_hi, int(cols.job_class.max()))
+            self.users = max(self.users, int(cols.user.max()) + 1)
 
 
 def read_trace_table(
@@ -368,6 +375,7 @@ def _summary(stats: _Pass) -> dict[str, Any]:
         "needs": np.array(sorted(stats.needs)),
         "job_class_range": (stats.class_lo, stats.class_hi),
         "n_estimates": stats.n_estimates,
+        "users": stats.users,
     }
 
 

@@ -113,12 +113,20 @@ def test_overdue_jobs_move_the_reservation_to_now(tmp_path):
 # ---- an independent reference implementation -----------------------------------------------------
 
 
-def easy_reference(jobs, k, use_estimate=True, schedule=()):
+def easy_reference(
+    jobs, k, use_estimate=True, schedule=(), users=None, queues=None, user_limit=0, queue_order=()
+):
     """Plain event-driven EASY: at each event time, completions, then arrivals, then one decision
     (FCFS starts, reservation for the blocked head, backfill scan of the whole queue). With a
     capacity ``schedule`` ((time, usable servers) steps; all k before the first) every step is
-    an event too, and the servers free are the usable ones less those in use."""
+    an event too, and the servers free are the usable ones less those in use. Site rules
+    (policies/pooled/site_rules.py): ``users``/``queues`` per job (-1 unknown); the queue is
+    considered by (rank in ``queue_order``, arrival), a job whose user runs ``user_limit`` jobs
+    is skipped, and a job of the reserved job's user that would take its user's last place
+    backfills only if it ends by the shadow time."""
     n = len(jobs)
+    users = users or [-1] * n
+    queues = queues or [-1] * n
     start = [math.nan] * n
     finish = [math.nan] * n
     running: list[int] = []
@@ -129,6 +137,18 @@ def easy_reference(jobs, k, use_estimate=True, schedule=()):
     def est(j):
         e = jobs[j][3]
         return jobs[j][1] if (not use_estimate or math.isnan(e)) else e
+
+    def rank(j):
+        q = queues[j]
+        return queue_order.index(q) if q in queue_order else len(queue_order)
+
+    def user_full(j, spare=0):  # its user runs user_limit - spare jobs or more
+        u = users[j]
+        return (
+            bool(user_limit)
+            and u >= 0
+            and (sum(users[i] == u for i in running) + spare >= user_limit)
+        )
 
     while nxt < n or queue or running:
         t_arr = jobs[nxt][0] if nxt < n else math.inf
@@ -152,12 +172,18 @@ def easy_reference(jobs, k, use_estimate=True, schedule=()):
             running.append(j)
             queue.remove(j)
 
-        while queue and jobs[queue[0]][2] <= free:
-            free -= jobs[queue[0]][2]
-            go(queue[0])
-        if not queue:
+        order = sorted(queue, key=lambda j: (rank(j), j))
+        head = None
+        for j in order:
+            if user_full(j):
+                continue
+            if jobs[j][2] > free:
+                head = j
+                break
+            free -= jobs[j][2]
+            go(j)
+        if head is None:
             continue
-        head = queue[0]
         avail = free
         shadow = math.inf
         extra = 0.0
@@ -167,14 +193,14 @@ def easy_reference(jobs, k, use_estimate=True, schedule=()):
             if avail >= jobs[head][2]:
                 shadow, extra = due, avail - jobs[head][2]
                 break
-        for j in list(queue[1:]):
+        for j in order[order.index(head) + 1 :]:
             need = jobs[j][2]
-            if need > free:
+            if need > free or user_full(j):
                 continue
             if t + est(j) <= shadow:
                 free -= need
                 go(j)
-            elif need <= extra:
+            elif need <= extra and not (users[j] == users[head] and user_full(j, spare=1)):
                 free -= need
                 extra -= need
                 go(j)

@@ -21,7 +21,7 @@ from schedlab.analysis.elastic import ElasticSystem, exact_response_time
 from schedlab.errors import SpecError
 from schedlab.model.compile import compile_model
 from schedlab.reproduce.berg2020 import simulation_spec
-from schedlab.simulation.generate import Jobs
+from schedlab.simulation.generate import synthetic_jobs
 from schedlab.simulation.simulate import prepare, run_loop
 
 LEVEL = 0.999
@@ -99,12 +99,11 @@ def _no_arrival_totals(policy: str, reps: int, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
     totals = np.empty(reps)
     for r in range(reps):
-        jobs = Jobs(
+        jobs = synthetic_jobs(
             arrival=np.zeros(3),
             job_class=np.array([0, 0, 1], dtype=np.int32),
             demand=np.ones((3, 1)),
             work=np.array([rng.exponential(1.0), rng.exponential(1.0), rng.exponential(0.5)]),
-            estimate=np.full(3, np.nan),
         )
         run = prepare(model, jobs=jobs)
         run_loop(run)

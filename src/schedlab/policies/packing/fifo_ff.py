@@ -12,17 +12,23 @@ The same rule serves the other two families:
 * ``first-fit`` (loss): each arrival is admitted into the first server with room, otherwise lost
   (no queue; the engine drops jobs not admitted at their decision epoch; psychas2022 §2).
 
+Site rules (``user_limit``, ``queue_order``; :mod:`schedlab.policies.pooled.site_rules`,
+decision 0029), in every family: the waiting jobs are walked by (queue rank, arrival), a job
+whose user (SWF field 12) has ``user_limit`` jobs running is skipped, and head-of-line blocking
+applies to the first *eligible* job in that order that fits nowhere.
+
 This module is the example of docs/writing-policies.md.
 """
 
 from __future__ import annotations
 
+from schedlab.policies.pooled import site_rules
+from schedlab.policies.pooled.site_rules import SITE_FIELDS, SiteRulesConfig
 from schedlab.policy_api import (
     About,
     Hooks,
     Kernels,
     Policy,
-    PolicyConfig,
     PolicyContext,
     PolicyState,
     StateField,
@@ -33,34 +39,45 @@ from schedlab.policy_api import (
     kernel,
     register,
     run_engine,
-    start,
 )
 
 
-class FifoFirstFitConfig(PolicyConfig):
+class FifoFirstFitConfig(SiteRulesConfig):
     """``blocking``: the head of the queue blocks the jobs behind it when it fits nowhere
-    (psychas2019 §VII-B, "FIFO manner"); false tries every waiting job in arrival order."""
+    (psychas2019 §VII-B, "FIFO manner"); false tries every waiting job in arrival order;
+    ``user_limit``, ``queue_order``: the log's site rules (module docstring)."""
 
     blocking: bool = True
 
 
-STATE = PolicyState("fifo_ff", [StateField("blocking", "b1")])
+STATE = PolicyState("fifo_ff", [StateField("blocking", "b1"), *SITE_FIELDS])
 
 
 def init(st, context: PolicyContext, config: FifoFirstFitConfig):
     """The policy state of one run: the compiled configuration."""
-    return STATE.allocate(engine_sizes(st), {"blocking": config.blocking})
+    sizes = {**engine_sizes(st), **site_rules.sizes(context, config)}
+    return STATE.allocate(sizes, {"blocking": config.blocking, **site_rules.values(config)})
 
 
 @kernel(wraparound=False)
 def decide(st, ps):
-    """Walk the queue in arrival order; start each job on the first server with room."""
+    """Walk the queue in arrival order (by queue rank first with a queue order); start each
+    eligible job on the first server with room."""
+    site_rules.ended(st, ps)
     j = first_waiting(st)
+    n = site_rules.waiting_in_order(st, ps, j) if ps.ordered else 0
+    if ps.ordered:
+        j = ps.order[0] if n > 0 else -1
+    i = 0
     while j != -1:
-        nxt = st.q_next[j]  # read before acting: start() unlinks j from the queue
+        nxt = site_rules.after(st, ps, j, i, n)  # read before acting: start() unlinks j
+        i += 1
+        if not site_rules.eligible(st, ps, j):
+            j = nxt
+            continue
         s = first_fit(st, j, 1.0)
         if s >= 0:
-            start(st, j, s, 1.0)
+            site_rules.start_job(st, ps, j, s)
         elif ps.blocking:
             break
         j = nxt
@@ -78,7 +95,7 @@ def known_limits(config: FifoFirstFitConfig) -> tuple[str, ...]:
 
 KERNELS = Kernels(state=STATE, init=init, runner=run, config=FifoFirstFitConfig)
 TRAITS = Traits(preemptive=False, size_knowledge="none", migrates=False)
-HOOKS = Hooks(known_limits=known_limits)
+HOOKS = Hooks(known_limits=known_limits, check=site_rules.check)
 
 register(
     Policy(

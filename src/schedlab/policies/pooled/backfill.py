@@ -54,6 +54,21 @@ or waiting time; the servers it held count as used), and with ``durations = "act
 expected duration is its requested time when that is shorter. A job without a requested time is
 never killed. Refused (one line) on a workload without requested times.
 
+**Site rules** (``user_limit``, ``queue_order``; :mod:`.site_rules`, decision 0029): with a
+per-user limit, a waiting job whose user (SWF field 12) has ``user_limit`` jobs running is
+skipped; with a queue order, the waiting jobs are considered by the rank of their queue (SWF
+field 15), then by arrival. EASY's reservation goes to the first *eligible* job in that order
+that does not fit (step 1 starts the eligible ones before it while they fit), and the backfill
+candidates are the later ones in that order, ineligible ones skipped (SJBF: sorted by expected
+duration, ties in that order). Inferred, stated here: a candidate of the reserved job's user
+that would run past the shadow time (on the extra servers) backfills only if it leaves that
+user below the limit, so that the reserved job is eligible at its shadow time and never delayed
+by a backfilled job (the guarantee of Mu'alem & Feitelson 2001 §2); one expected to end by the
+shadow time may take the user's last place meanwhile.
+Conservative backfilling refuses both options (one line): its reservations made at arrival in
+arrival order would have to be remade whenever a user's count changes. The incremental path
+below is not taken with either option (every decision is recomputed).
+
 Inferred, stated here: a running job past its expected end (a run time above the request
 without walltime kill) is expected to end now: EASY moves the reservation to now, conservative
 counts its servers free from now, so a job reserved at now starts at the first decision where
@@ -77,12 +92,13 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from schedlab.policies.pooled import site_rules
+from schedlab.policies.pooled.site_rules import SITE_FIELDS, SiteRulesConfig
 from schedlab.policy_api import (
     About,
     Hooks,
     Kernels,
     Policy,
-    PolicyConfig,
     PolicyContext,
     PolicyState,
     SpecError,
@@ -113,12 +129,13 @@ class CapacityStep(BaseModel):
     servers: float = Field(ge=0, allow_inf_nan=False)
 
 
-class BackfillConfig(PolicyConfig):
+class BackfillConfig(SiteRulesConfig):
     """``reservations``: "first" (EASY) or "all" (conservative); ``backfill_order``: "fcfs" or
     "shortest" (SJBF; EASY only); ``durations``: "estimate" (requested times, falling back to the
     actual duration when a job has none) or "actual" (perfect estimates); ``walltime_kill``: kill
     a job still running at its requested time; ``capacity_schedule``: the usable servers over
-    time, steps in increasing ``at`` (EASY and SJBF; empty: all k always)."""
+    time, steps in increasing ``at`` (EASY and SJBF; empty: all k always); ``user_limit``,
+    ``queue_order``: the log's site rules (EASY and SJBF; :mod:`.site_rules`)."""
 
     reservations: Literal["first", "all"] = "first"
     backfill_order: Literal["fcfs", "shortest"] = "fcfs"
@@ -173,6 +190,7 @@ STATE = PolicyState(
         StateField("rs", "f8", "jobs"),  # reserved (or actual) start of a job in the profile
         StateField("re", "f8", "jobs"),  # its expected end
         StateField("next_due", "f8", fill=math.inf),  # earliest reservation not yet started
+        *SITE_FIELDS,  # user_limit, queue_order (EASY, SJBF)
     ],
 )
 
@@ -212,6 +230,7 @@ def _kill_overdue(st, ps, t_now):
             early = _released(st, ps, j, t_now) if ps.conservative else True
             killed = killed or early
             kill(st, j)
+            site_rules.killed(st, ps, j)
             ps.killed += 1
         elif end < nxt:
             nxt = end
@@ -237,17 +256,18 @@ def _capacity_steps(st, ps, t_now):
 
 
 @kernel(wraparound=False)
-def _try_backfill(st, ps, j, free, extra, shadow, first, t_now, eps):
-    """Start waiting job j if EASY allows it; returns the new (free, extra, first due time)."""
+def _try_backfill(st, ps, j, head, free, extra, shadow, first, t_now, eps):
+    """Start waiting job j if EASY allows it (``head``: the reserved job); returns the new
+    (free, extra, first due time)."""
     need = st.demand[j, 0]
-    if need > free + eps:
+    if need > free + eps or not site_rules.eligible(st, ps, j):
         return free, extra, first
     due = t_now + ps.expected[j]
     if due <= shadow:
-        start(st, j, 0, 1.0)
+        site_rules.start_job(st, ps, j, 0)
         return free - need, extra, min(first, due)
-    if need <= extra + eps:
-        start(st, j, 0, 1.0)
+    if need <= extra + eps and site_rules.spares(st, ps, j, head):
+        site_rules.start_job(st, ps, j, 0)
         return free - need, extra - need, min(first, due)
     return free, extra, first
 
@@ -287,13 +307,13 @@ def _shortest_first(st, ps, m):
 
 
 @kernel(wraparound=False)
-def _backfill_list(st, ps, m, free, extra, shadow, first, t_now, eps):
+def _backfill_list(st, ps, m, head, free, extra, shadow, first, t_now, eps):
     """Try the m candidates of ``ps.cand`` in order; returns (free, extra, first)."""
     for i in range(m):
         if free < ps.min_need - eps:
             break
         free, extra, first = _try_backfill(
-            st, ps, ps.cand[i], free, extra, shadow, first, t_now, eps
+            st, ps, ps.cand[i], head, free, extra, shadow, first, t_now, eps
         )
     return free, extra, first
 
@@ -310,36 +330,54 @@ def _decide_easy(st, ps, t_now, changed):
             ps.cand[i] = st.arrived_buf[i]
         if ps.shortest_first:
             _shortest_first(st, ps, m)
-        free, extra, first = _backfill_list(st, ps, m, free, extra, ps.shadow, first, t_now, eps)
+        free, extra, first = _backfill_list(
+            st, ps, m, head, free, extra, ps.shadow, first, t_now, eps
+        )
         ps.free = free
         ps.extra = extra
         ps.first_due = first
         return
     usable = ps.cap_now if ps.stepped else st.capacity[0, 0]
     free = usable - st.used_total[0]
-    while head != -1 and st.demand[head, 0] <= free + eps:
-        nxt = st.q_next[head]
-        start(st, head, 0, 1.0)
-        free -= st.demand[head, 0]
+    # the waiting jobs in the order of consideration (site rules): by arrival, or by (queue
+    # rank, arrival) in ps.order[:n]; i is head's place in it
+    n = site_rules.waiting_in_order(st, ps, head) if ps.ordered else 0
+    if ps.ordered:
+        head = ps.order[0] if n > 0 else -1
+    i = 0
+    while head != -1:
+        eligible = site_rules.eligible(st, ps, head)
+        if eligible and st.demand[head, 0] > free + eps:
+            break  # the first eligible job that does not fit: reserve for it
+        nxt = site_rules.after(st, ps, head, i, n)  # read before start() unlinks head
+        if eligible:
+            site_rules.start_job(st, ps, head, 0)
+            free -= st.demand[head, 0]
         head = nxt
+        i += 1
     ps.head = head
     if head == -1:
         ps.valid = False
         return
     shadow, extra, first = _reservation(st, ps, st.demand[head, 0], free, t_now)
-    j = st.q_next[head]
+    j = site_rules.after(st, ps, head, i, n)
+    i += 1
     if ps.shortest_first:
         m = 0
         while j != -1:
             ps.cand[m] = j
             m += 1
-            j = st.q_next[j]
+            j = site_rules.after(st, ps, j, i, n)
+            i += 1
         _shortest_first(st, ps, m)
-        free, extra, first = _backfill_list(st, ps, m, free, extra, shadow, first, t_now, eps)
+        free, extra, first = _backfill_list(st, ps, m, head, free, extra, shadow, first, t_now, eps)
     else:
         while j != -1 and free >= ps.min_need - eps:
-            nxt = st.q_next[j]
-            free, extra, first = _try_backfill(st, ps, j, free, extra, shadow, first, t_now, eps)
+            nxt = site_rules.after(st, ps, j, i, n)
+            i += 1
+            free, extra, first = _try_backfill(
+                st, ps, j, head, free, extra, shadow, first, t_now, eps
+            )
             j = nxt
     ps.valid = True
     ps.shadow = shadow
@@ -560,6 +598,7 @@ def _decide_conservative(st, ps, t_now, changed):
 @kernel(wraparound=False)
 def decide(st, ps):
     t_now = now(st)
+    site_rules.ended(st, ps)
     _arrivals(st, ps)
     changed = False
     if ps.stepped:
@@ -569,7 +608,8 @@ def decide(st, ps):
     if ps.conservative:
         _decide_conservative(st, ps, t_now, changed)
     else:
-        _decide_easy(st, ps, t_now, changed or n_completed_new(st) > 0)
+        rules = site_rules.active(ps)  # every decision recomputed (module docstring)
+        _decide_easy(st, ps, t_now, changed or rules or n_completed_new(st) > 0)
 
 
 @kernel(wraparound=False)
@@ -598,8 +638,10 @@ def init(st, context: PolicyContext, config: BackfillConfig):
         "cap_val": np.array([s.servers for s in steps] or [0.0]),
         "n_steps": len(steps),
         "cap_now": float(context.capacity[0, 0]),
+        **site_rules.values(config),
     }
-    return STATE.allocate({**sizes, "steps": max(1, len(steps))}, values)
+    sizes.update(steps=max(1, len(steps)), **site_rules.sizes(context, config))
+    return STATE.allocate(sizes, values)
 
 
 def check(context: PolicyContext, config: BackfillConfig) -> None:
@@ -610,6 +652,9 @@ def check(context: PolicyContext, config: BackfillConfig) -> None:
                 "backfilling serves rigid jobs (a fixed server need) only",
                 field=f"workload.classes[{i}].speedup",
             )
+    if config.reservations == "all":
+        site_rules.refuse(config, "conservative backfilling")
+    site_rules.check(context, config)
     if config.reservations == "all" and config.backfill_order != "fcfs":
         raise SpecError(
             "conservative backfilling reserves in arrival order: backfill_order = 'fcfs' only",

@@ -11,15 +11,20 @@ One row per job, in arrival order. Columns (see docs/traces.md):
 ``need``                  int64     server need for the pooled family (processors, nodes, ...)
 ``estimate``              float64   the user's duration estimate, seconds (SWF requested time)
 ``priority``              int32     priority as given by the trace
-``job_class``             int32     scheduling class (Google), queue number (SWF)
+``job_class``             int32     scheduling class (Google, Borg); a declared class's index
+``user``                  int32     the submitting user's id (SWF field 12); null: unknown
+``queue``                 int32     the queue the job was submitted to (SWF field 15); null:
+                                    unknown
 ``source_id``             string    where the job came from (``job/task``, SWF job number, ...)
 ========================  ========  ============================================================
 
-Optional columns may be absent; readers may add format-specific ones (SWF ``status``, ``user``,
-...). The Parquet schema metadata key ``schedlab.trace`` holds JSON provenance: source format and
-files, the server capacity the demands were normalized to, the pooled server count ``k`` when the
-trace gives one (SWF MaxProcs), the read report (rows, drops, bad rows) and every transform
-applied, in order. :func:`schedlab.workloads.trace_table.read_trace_table` replays this table.
+Optional columns may be absent; readers may add format-specific ones (SWF ``status``, ``group``,
+...). A replay gives the engine's per-job ``user`` and ``queue`` fields these columns (-1 where
+absent or null; docs/decisions/0029-user-and-queue-fields.md). The Parquet schema metadata key
+``schedlab.trace`` holds JSON provenance: source format and files, the server capacity the demands
+were normalized to, the pooled server count ``k`` when the trace gives one (SWF MaxProcs), the read
+report (rows, drops, bad rows) and every transform applied, in order.
+:func:`schedlab.workloads.trace_table.read_trace_table` replays this table.
 """
 
 from __future__ import annotations
@@ -53,12 +58,25 @@ COLUMN_TYPES: dict[str, pa.DataType] = {
     "estimate": pa.float64(),
     "priority": pa.int32(),
     "job_class": pa.int32(),
+    "user": pa.int32(),
+    "queue": pa.int32(),
     "source_id": pa.string(),
 }
 # Columns (nearly) unique per job, written without a dictionary: Arrow would build one per row
 # group only to drop it (16% of the writing time of 2.6 M Google jobs, and a larger file).
 PLAIN_COLUMNS = frozenset({"arrival", "duration", "source_id"})
-ORDER = ("arrival", "duration", "demand", "need", "estimate", "priority", "job_class", "source_id")
+ORDER = (
+    "arrival",
+    "duration",
+    "demand",
+    "need",
+    "estimate",
+    "priority",
+    "job_class",
+    "user",
+    "queue",
+    "source_id",
+)
 
 
 def demand_columns(table: pa.Table | pa.Schema) -> list[str]:

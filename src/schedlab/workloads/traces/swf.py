@@ -12,10 +12,10 @@ carry ``Key: value`` pairs (``MaxProcs``, ``MaxNodes``, ``UnixStartTime``, ...).
 Canonical rows: arrival = submit time, duration = run time, estimate = requested time,
 ``demand_procs`` = processors (allocated, or requested where allocated is unknown; normalized by
 MaxProcs), ``need`` = the same processors (pooled family, k = MaxProcs; see
-:func:`.transforms.server_need` for requested processors or whole nodes), ``job_class`` = queue.
-Also kept: ``procs_allocated``, ``procs_requested``, ``status``, ``user``, ``group``,
-``partition`` and ``trace_wait`` (the wait the job had on the real machine, for comparison
-with simulated waits).
+:func:`.transforms.server_need` for requested processors or whole nodes), ``user`` = user, ``queue``
+= queue (the engine's per-job ``user`` and ``queue``, decision 0029). Also kept:
+``procs_allocated``, ``procs_requested``, ``status``, ``group``, ``partition`` and ``trace_wait``
+(the wait the job had on the real machine, for comparison with simulated waits).
 
 A log without a ``; MaxProcs`` header (as some mirrors distribute METACENTRUM-2009-2 or RICC-2010-2)
 is normalized by the largest allocation seen (:meth:`Swf.infer_capacity`), stated in the read
@@ -439,7 +439,7 @@ class Swf(TraceReader):
                 "duration": v[:, RUN],
                 "demand_procs": procs,
                 "estimate": pa.array(est, mask=~(est > 0)),
-                "job_class": optional_int(v[:, QUEUE].astype(np.int64)),
+                "queue": optional_int(v[:, QUEUE].astype(np.int64)),
                 "_id0": v[:, JOB].astype(np.int64),
                 "procs_allocated": optional_int(v[:, ALLOC].astype(np.int64)),
                 "procs_requested": optional_int(v[:, REQ].astype(np.int64)),

@@ -269,7 +269,7 @@ def read_context(log: Path, table: pa.Table, max_procs: int) -> SwfContext:
     the size its partition's header note declares."""
     lines = header_lines(log)
     procs = table.column("need").to_numpy().astype(np.int64)
-    queue = _column(table, "job_class")
+    queue = _column(table, "queue")
     partition = _column(table, "partition")
     parts = declared_groups(lines, "Partition")
     for p, note in parts.items():

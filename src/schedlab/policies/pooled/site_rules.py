@@ -1,0 +1,214 @@
+"""A log's site rules: a per-user limit on running jobs and a priority order of queues.
+
+A batch system's schedule is shaped by more than its scheduler's algorithm: a site caps how
+many jobs one user may run at once and orders its queues. Replaying a log (SWF field 12, the
+user, and field 15, the queue: the engine's per-job ``user`` and ``queue``, -1 when unknown)
+with those rules is what issue 47 asks for; decision 0029 records them. Two options, on EASY,
+SJBF (policies/pooled/backfill.py) and FCFS / FIFO-FF (policies/packing/fifo_ff.py):
+
+* ``user_limit`` (0: none): the most jobs one user may have running at once. A waiting job
+  whose user has ``user_limit`` jobs running is *ineligible*: skipped, neither started nor
+  reserved for, as the per-user job limits of batch schedulers do: Maui's
+  ``USERCFG[DEFAULT] MAXJOB=n`` ("the number of jobs a credential may have active", Maui
+  Administrator's Guide §6.2, Throttling Policies; ``MAXJOBPERUSERCOUNT`` in Maui 3.0) and
+  Slurm's ``MaxJobs`` of a user association / ``MaxJobsPerUser`` of a QOS (Slurm, Resource
+  Limits, https://slurm.schedmd.com/resource_limits.html). A job whose user is -1 is never
+  limited.
+* ``queue_order`` (empty: none): queue ids, highest priority first. Waiting jobs are considered
+  by queue rank, then arrival: a queue not listed, and -1, rank after every listed one.
+
+Per-user running counts: one int32 per user id, sized by the replayed trace's largest user id
++ 1 (:attr:`schedlab.policy_api.TraceView.users`, from the pass that reads the trace's
+statistics), allocated only with a limit. Chosen over a table that grows: the policy state's
+arrays grow with the job slots only, and a replay knows every user before it starts. A
+workload without users (synthetic, or a trace without a ``user`` column, or online jobs, which
+carry no user) has nothing to limit: a ``user_limit`` there is refused with one line. Counts
+go up at a start (:func:`start_job`) and down at a completion (:func:`ended`, once per decision
+before anything else) or a kill (:func:`killed`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from pydantic import Field
+
+from schedlab.policy_api import (
+    PolicyConfig,
+    PolicyContext,
+    SpecError,
+    StateField,
+    kernel,
+    n_completed_new,
+    start,
+)
+
+MAX_USERS = 1 << 24  # per-user counts for user ids up to this (64 MB); larger ids: renumber
+
+
+class SiteRulesConfig(PolicyConfig):
+    """``user_limit``: the most jobs one user may have running at once (0: no limit; a job whose
+    user is unknown, -1, is never limited); ``queue_order``: queue ids, highest priority first
+    (waiting jobs by queue rank, then arrival; unlisted queues and -1 last). Module docstring."""
+
+    user_limit: int = Field(0, ge=0)
+    queue_order: tuple[int, ...] = ()
+
+
+SITE_FIELDS = (  # spliced into a policy's state: *SITE_FIELDS
+    StateField("user_limit", "i8"),  # 0: no limit
+    StateField("user_running", "i4", "users"),  # running jobs per user id (with a limit)
+    StateField("ordered", "b1"),  # a queue order is given
+    StateField("queue_rank", "i8", "queues"),  # rank of each queue id (listed ones)
+    StateField("n_ranks", "i8"),  # listed queues: the rank of every other one
+    StateField("order", "i8", "jobs"),  # scratch: the waiting jobs by (queue rank, arrival)
+)
+
+
+def check(context: PolicyContext, config: SiteRulesConfig) -> None:
+    """One-line errors: a queue listed twice or negative; a user limit without users."""
+    seen: set[int] = set()
+    for i, q in enumerate(config.queue_order):
+        if q < 0 or q in seen:
+            why = "is negative" if q < 0 else "is listed twice"
+            raise SpecError(f"queue {q} {why}", field=f"policy.queue_order[{i}]")
+        seen.add(q)
+    if config.user_limit:
+        users = context.trace.users if context.trace is not None else 0
+        if users == 0:
+            raise SpecError(
+                "user_limit needs the jobs' users (a trace with a 'user' column, e.g. SWF field "
+                "12); this workload has none",
+                field="policy.user_limit",
+            )
+        if users > MAX_USERS:
+            raise SpecError(
+                f"user ids up to {users - 1:,}: renumber the trace's users below {MAX_USERS:,}",
+                field="policy.user_limit",
+            )
+
+
+def refuse(config: SiteRulesConfig, policy: str) -> None:
+    """One-line error for a policy that does not implement the site rules."""
+    for name in ("user_limit", "queue_order"):
+        if getattr(config, name):
+            raise SpecError(f"{name} is not implemented for {policy}", field=f"policy.{name}")
+
+
+def sizes(context: PolicyContext, config: SiteRulesConfig) -> dict[str, int]:
+    """The sizes of :data:`SITE_FIELDS` (one entry when unused)."""
+    users = context.trace.users if config.user_limit and context.trace is not None else 0
+    return {"users": max(1, users), "queues": max(1, *(q + 1 for q in config.queue_order), 1)}
+
+
+def values(config: SiteRulesConfig) -> dict[str, object]:
+    """The initial contents of :data:`SITE_FIELDS` (given :func:`sizes`)."""
+    order = config.queue_order
+    rank = [len(order)] * max(1, *(q + 1 for q in order), 1)
+    for r, q in enumerate(order):
+        rank[q] = r
+    return {
+        "user_limit": config.user_limit,
+        "ordered": bool(order),
+        "queue_rank": rank,
+        "n_ranks": len(order),
+    }
+
+
+@kernel(wraparound=False, inline="always")
+def active(ps):
+    """Either rule is set."""
+    return ps.user_limit > 0 or ps.ordered
+
+
+@kernel(wraparound=False, inline="always")
+def _limited(ps, u):
+    """User u is subject to the limit: a limit is set and u is a known user (-1 is not; ids
+    beyond the trace's largest cannot occur, guarded all the same)."""
+    return ps.user_limit > 0 and u >= 0 and u < ps.user_running.shape[0]
+
+
+@kernel(wraparound=False, inline="always")
+def eligible(st, ps, j):
+    """Waiting job j may start: its user is below the limit (or unknown, or no limit)."""
+    u = st.user[j]
+    return not _limited(ps, u) or ps.user_running[u] < ps.user_limit
+
+
+@kernel(wraparound=False, inline="always")
+def spares(st, ps, j, head):
+    """Starting eligible job j leaves the reserved job ``head``'s user below the limit (EASY:
+    a job backfilled on the extra servers, which runs past the shadow time, must not make
+    ``head`` ineligible then: a backfilled job never delays the reserved one, Mu'alem &
+    Feitelson 2001 §2)."""
+    u = st.user[j]
+    return not _limited(ps, u) or u != st.user[head] or ps.user_running[u] + 1 < ps.user_limit
+
+
+@kernel(wraparound=False, inline="always")
+def _count(st, ps, j, delta):
+    u = st.user[j]
+    if _limited(ps, u):
+        ps.user_running[u] += delta
+
+
+@kernel(wraparound=False)
+def start_job(st, ps, j, s):
+    """Start waiting job j on server s (allocation 1) and count it for its user."""
+    if start(st, j, s, 1.0):
+        _count(st, ps, j, 1)
+
+
+@kernel(wraparound=False)
+def ended(st, ps):
+    """The jobs completed since the last decision no longer count (call once per decision,
+    before anything else)."""
+    if ps.user_limit > 0:
+        for q in range(n_completed_new(st)):
+            _count(st, ps, st.done_buf[q], -1)
+
+
+@kernel(wraparound=False, inline="always")
+def killed(st, ps, j):
+    """Running job j was killed: it no longer counts."""
+    _count(st, ps, j, -1)
+
+
+@kernel(wraparound=False, inline="always")
+def rank(st, ps, j):
+    """Job j's queue rank: its queue's place in ``queue_order``, the number of listed queues
+    for any other queue and for -1."""
+    q = st.queue[j]
+    if q < 0 or q >= ps.queue_rank.shape[0]:
+        return ps.n_ranks
+    return ps.queue_rank[q]
+
+
+@kernel(wraparound=False)
+def waiting_in_order(st, ps, first):
+    """The waiting jobs from ``first`` on (the engine's arrival-ordered list) into
+    ``ps.order``, by (queue rank, arrival): a counting sort over the ranks. Returns how many."""
+    n_rank = ps.n_ranks + 1
+    count = np.zeros(n_rank + 1, dtype=np.int64)
+    j = first
+    while j != -1:
+        count[rank(st, ps, j) + 1] += 1
+        j = st.q_next[j]
+    for r in range(n_rank):
+        count[r + 1] += count[r]
+    n = count[n_rank]
+    j = first
+    while j != -1:
+        r = rank(st, ps, j)
+        ps.order[count[r]] = j
+        count[r] += 1
+        j = st.q_next[j]
+    return n
+
+
+@kernel(wraparound=False, inline="always")
+def after(st, ps, j, i, n):
+    """The job after j, the i-th in the order of consideration: ``ps.order[i + 1]`` (of n)
+    with a queue order, else the next waiting job by arrival; -1 after the last."""
+    if ps.ordered:
+        return ps.order[i + 1] if i + 1 < n else -1
+    return st.q_next[j]

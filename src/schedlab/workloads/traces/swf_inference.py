@@ -1,0 +1,143 @@
+"""What a logged schedule says about the scheduler that made it (issue 47 item 1; decision 0031):
+the queue-priority order and the per-user running limits, inferred from the rows of an SWF log
+(start = submit + wait, fields 2 + 3; end = start + run time, field 4; user field 12, queue
+field 15). Pure NumPy on the logged schedule; no replay. The calibration
+(:mod:`schedlab.experiments.calibrate`) reads them from the first half of a log.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from schedlab.workloads.traces.swf_context import UNKNOWN, most_at_once
+
+USERS_AT_A_LIMIT = 3  # users that must reach a value for it to be a limit the log shows
+
+
+@dataclass(frozen=True)
+class QueueOrder:
+    """The queue-priority order a logged schedule shows (:func:`queue_order`).
+
+    ``rates[a][b]``: of the pairs (a job of queue ``queues[b]`` submitted first, a job of queue
+    ``queues[a]`` submitted later while it still waited), the share where the later job started
+    first; ``pairs[a][b]`` how many such pairs. ``unknown``: jobs whose queue is -1 (left out)."""
+
+    order: tuple[int, ...]  # queue ids, highest priority first; () when fewer than 2 queues
+    queues: tuple[int, ...]  # the known queues, increasing
+    copeland: tuple[int, ...]  # per queue of ``queues``: pairwise wins less losses
+    pairs: tuple[tuple[int, ...], ...]
+    rates: tuple[tuple[float, ...], ...]
+    unknown: int
+
+
+def queue_order(submit: np.ndarray, start: np.ndarray, queue: np.ndarray) -> QueueOrder:
+    """The queue-priority order of a logged schedule: per job submit time (SWF field 2), start
+    time (field 2 + field 3) and queue (field 15, -1 unknown), jobs with a logged wait only.
+
+    For every pair of jobs of two different known queues where the later-submitted one (queue
+    A) arrived while the earlier one (queue B) still waited (both waiting at the moment the
+    first of them started), the later one *overtook* if it started strictly first. The rate of
+    A over B is the share of such pairs it overtook. A beats B when its rate over B exceeds B's
+    rate over A (a rate, not a count: a busy queue has more pairs, not more priority; a
+    direction without pairs has rate 0: no job of B was ever seen overtaking A). Queues are
+    ordered by their Copeland score (pairwise wins less losses; two queues with no pair of jobs
+    either way, or equal rates, draw), ties by queue id. Fewer than two known queues: ``()``."""
+    known = queue != UNKNOWN
+    queues = tuple(int(q) for q in np.unique(queue[known]))
+    unknown = int((~known).sum())
+    n_q = len(queues)
+    if n_q < 2:
+        return QueueOrder((), queues, (0,) * n_q, (), (), unknown)
+    order = np.argsort(submit[known], kind="stable")
+    sub, sta = submit[known][order], start[known][order]
+    code = np.searchsorted(np.asarray(queues), queue[known][order])
+    pairs = np.zeros((n_q, n_q), np.int64)  # [later's queue, earlier's queue]
+    ahead = np.zeros((n_q, n_q), np.int64)
+    first_later = np.searchsorted(sub, sub, side="right")  # strictly later submits
+    last_later = np.searchsorted(sub, sta, side="left")  # submitted before the earlier started
+    for b in range(sub.size):
+        lo, hi = first_later[b], last_later[b]
+        if hi <= lo:
+            continue
+        later = code[lo:hi]
+        pairs[:, code[b]] += np.bincount(later, minlength=n_q)
+        ahead[:, code[b]] += np.bincount(later[sta[lo:hi] < sta[b]], minlength=n_q)
+    np.fill_diagonal(pairs, 0)
+    np.fill_diagonal(ahead, 0)
+    rates = np.divide(ahead, pairs, out=np.zeros((n_q, n_q)), where=pairs > 0)
+    contested = (pairs > 0) | (pairs.T > 0)
+    score = (np.sign(rates - rates.T) * contested).sum(axis=1).astype(int)
+    ranked = sorted(range(n_q), key=lambda i: (-score[i], queues[i]))
+    return QueueOrder(
+        order=tuple(queues[i] for i in ranked),
+        queues=queues,
+        copeland=tuple(int(s) for s in score),
+        pairs=tuple(tuple(int(x) for x in row) for row in pairs),
+        rates=tuple(tuple(float(x) for x in row) for row in rates),
+        unknown=unknown,
+    )
+
+
+@dataclass(frozen=True)
+class UserPeaks:
+    """Each user's most jobs running at once in a logged schedule (:func:`user_peaks`) as a
+    distribution, and the running limits it shows."""
+
+    peaks: dict[int, int]  # value -> users whose most jobs running at once is that value
+    candidates: tuple[int, ...]  # the limits the log shows (possibly none)
+    users: int  # known users (-1 left out)
+
+
+def user_peaks(
+    start: np.ndarray, end: np.ndarray, user: np.ndarray, reach: int = USERS_AT_A_LIMIT
+) -> UserPeaks:
+    """The per-user running limits a logged schedule shows: per job its start (SWF field 2 +
+    field 3), end (start + field 4) and user (field 12, -1 unknown: left out), jobs with a logged
+    wait only.
+
+    Each user's peak is the most of their jobs running at once (an end at t before a start at
+    t). A value L is a limit the log shows when at least ``reach`` users have peak exactly L and
+    no user exceeds it: several users pressed against L, none past it, as a hard MAXJOB limit
+    leaves the log. By that definition only the largest peak can qualify, so the candidates
+    are that value or none."""
+    users = np.unique(user[user != UNKNOWN])
+    peak = np.array(
+        [
+            int(most_at_once(start[user == u], end[user == u], np.ones(int((user == u).sum()))))
+            for u in users
+        ],
+        dtype=np.int64,
+    )
+    values, counts = np.unique(peak, return_counts=True)
+    top = int(values[-1]) if values.size else 0
+    shown = values.size > 0 and counts[-1] >= reach
+    return UserPeaks(
+        peaks={int(v): int(c) for v, c in zip(values, counts, strict=True)},
+        candidates=(top,) if shown else (),
+        users=int(users.size),
+    )
+
+
+def logged_schedule(table: pa.Table) -> dict[str, np.ndarray]:
+    """The logged schedule of a canonical SWF table, jobs with a logged wait (field 3 >= 0):
+    ``submit``, ``start``, ``end``, ``user`` and ``queue`` (-1 when the column is absent)."""
+    wait = table.column("trace_wait").to_numpy(zero_copy_only=False).astype(float)
+    known = np.isfinite(wait) & (wait >= 0)
+    submit = table.column("arrival").to_numpy()[known]
+    start = submit + wait[known]
+
+    def column(name: str) -> np.ndarray:
+        if name not in table.column_names:
+            return np.full(int(known.sum()), UNKNOWN, np.int64)
+        return table.column(name).fill_null(UNKNOWN).to_numpy().astype(np.int64)[known]
+
+    return {
+        "submit": submit,
+        "start": start,
+        "end": start + table.column("duration").to_numpy()[known],
+        "user": column("user"),
+        "queue": column("queue"),
+    }

@@ -1,0 +1,58 @@
+"""Synthetic SWF logs whose truth is known, made by schedlab's own EASY replay (issue 47):
+the calibration tests read them back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from schedlab.experiments.calibrate import replay
+from schedlab.workloads.traces import read
+
+EASY = {"name": "easy-backfill", "durations": "estimate"}  # the replay judged
+TRUE_CAPACITY = 60
+TRUE_QUEUE_ORDER = (3, 1, 2)
+TRUE_USER_LIMIT = 2
+
+
+def write_swf(path: Path, submit, run, procs, wait, user=None, queue=None) -> Path:
+    """SWF rows: job number, submit, wait, run time, processors, requested processors and time
+    (twice the run), user (default 1 + job % 7, field 12) and queue (default -1, field 15)."""
+    user = [1 + j % 7 for j in range(len(submit))] if user is None else user
+    queue = [-1] * len(submit) if queue is None else queue
+    rows = [
+        f"{j + 1} {s:.0f} {w:.0f} {r:.0f} {n} -1 -1 {n} {2 * r:.0f} -1 1 {u} 1 -1 {q} -1 -1 -1"
+        for j, (s, r, n, w, u, q) in enumerate(
+            zip(submit, run, procs, wait, user, queue, strict=True)
+        )
+    ]
+    path.write_text("; MaxProcs: 100\n" + "\n".join(rows) + "\n")
+    return path
+
+
+def synthetic_jobs() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Submit times, run times and processors of 1,500 jobs (1-32 processors, run times
+    exponential with mean 1,000 s) at load 0.85 of :data:`TRUE_CAPACITY` processors (seeded)."""
+    rng = np.random.default_rng(47)
+    n = 1500
+    procs = rng.integers(1, 33, n)
+    run = np.ceil(rng.exponential(1000.0, n))
+    rate = 0.85 * TRUE_CAPACITY / (procs.mean() * run.mean())
+    submit = np.floor(np.cumsum(rng.exponential(1 / rate, n)))
+    return submit, run, procs
+
+
+def scheduler_log(folder: Path) -> Path:
+    """The :func:`synthetic_jobs` in 3 queues and of 4 users (drawn uniformly, seeded); their
+    logged waits those EASY gives them on :data:`TRUE_CAPACITY` processors with the queue order
+    :data:`TRUE_QUEUE_ORDER` and at most :data:`TRUE_USER_LIMIT` running jobs per user."""
+    submit, run, procs = synthetic_jobs()
+    rng = np.random.default_rng(4731)
+    queue = rng.integers(1, 4, submit.size)
+    user = rng.integers(1, 5, submit.size)
+    draft = write_swf(folder / "draft.swf", submit, run, procs, np.zeros(submit.size), user, queue)
+    options = {"queue_order": list(TRUE_QUEUE_ORDER), "user_limit": TRUE_USER_LIMIT}
+    truth = replay(read(draft, "swf"), TRUE_CAPACITY, EASY, folder, 1, options=options)
+    assert np.isfinite(truth.wait).all()
+    return write_swf(folder / "log.swf", submit, run, procs, np.round(truth.wait), user, queue)

@@ -1,0 +1,111 @@
+"""The queue-priority order and per-user running limits inferred from a logged schedule
+(issue 47; decision 0031), on hand-made schedules whose answer is worked out by hand."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from schedlab.workloads.traces.swf_inference import queue_order, user_peaks
+
+
+def arrays(*columns):
+    return [np.asarray(c, dtype=float) for c in columns]
+
+
+def test_queue_2_always_overtakes_queue_1() -> None:
+    """Queue 1 jobs submitted at 0 and 10 start at 20 and 30; queue 2 jobs submitted at 5 and
+    12 start at 6 and 13: each queue-2 job arrived while a queue-1 job waited and started
+    first (pairs (0, 5), (0, 12), (10, 12)); no queue-1 job arrived while a queue-2 job waited
+    longer than it (the one at 10 arrives after the one at 5 started)."""
+    submit, start = arrays([0, 5, 10, 12], [20, 6, 30, 13])
+    got = queue_order(submit, start, np.array([1, 2, 1, 2]))
+    assert got.order == (2, 1)
+    assert got.queues == (1, 2)
+    assert got.pairs == ((0, 0), (3, 0))  # [later's queue][earlier's queue]
+    assert got.rates == ((0.0, 0.0), (1.0, 0.0))
+    assert got.copeland == (-1, 1) and got.unknown == 0
+
+
+def test_three_queues_by_copeland_and_ties_by_id() -> None:
+    """Queue 3 overtakes 1 and 2; 2 overtakes 1: order (3, 2, 1). Each pair is a job of the
+    lower queue submitted at t waiting until t + 100 and one of the higher at t + 1 started at
+    t + 2; the lower one starts at t + 100 (no overtaking the other way)."""
+    submit, start, queue = [], [], []
+    for t, (low, high) in zip((0, 1000, 2000), ((1, 3), (2, 3), (1, 2)), strict=True):
+        submit += [t, t + 1]
+        start += [t + 100, t + 2]
+        queue += [low, high]
+    got = queue_order(*arrays(submit, start), np.array(queue))
+    assert got.order == (3, 2, 1)
+    # the ids renamed 1 <-> 3: the same priorities under the new names (no bias by id)
+    flipped = queue_order(*arrays(submit, start), 4 - np.array(queue))
+    assert flipped.order == (1, 2, 3)
+    # no contest at all: every queue draws, order by id
+    alone = queue_order(*arrays([0, 100, 200], [0, 100, 200]), np.array([3, 1, 2]))
+    assert alone.order == (1, 2, 3) and alone.copeland == (0, 0, 0)
+
+
+def test_fifo_in_every_queue_is_a_draw() -> None:
+    """Jobs start in submit order whatever their queue: no overtaking, all rates 0."""
+    submit = np.arange(10.0)
+    start = submit + 50
+    got = queue_order(submit, start, np.array([2, 1] * 5))
+    assert got.order == (1, 2) and got.copeland == (0, 0)
+    assert got.rates == ((0.0, 0.0), (0.0, 0.0)) and sum(map(sum, got.pairs)) > 0
+
+
+def test_unknown_queues_give_no_order_and_are_counted() -> None:
+    submit, start = arrays([0, 5, 10], [20, 6, 30])
+    got = queue_order(submit, start, np.array([-1, -1, -1]))
+    assert got.order == () and got.unknown == 3 and got.queues == ()
+    one = queue_order(submit, start, np.array([4, -1, 4]))
+    assert one.order == () and one.unknown == 1 and one.queues == (4,)
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 50), st.integers(0, 30), st.integers(0, 2)),
+        min_size=2,
+        max_size=25,
+    )
+)
+def test_pairs_counted_by_brute_force(jobs) -> None:
+    """The pair and overtake counts equal a brute force over every ordered pair of jobs."""
+    submit = np.array([j[0] for j in jobs], float)
+    start = submit + np.array([j[1] for j in jobs], float)
+    queue = np.array([j[2] for j in jobs])
+    got = queue_order(submit, start, queue)
+    if len(got.queues) < 2:
+        return
+    index = {q: i for i, q in enumerate(got.queues)}
+    pairs = np.zeros((len(got.queues),) * 2, int)
+    ahead = np.zeros_like(pairs)
+    for b in range(len(jobs)):
+        for a in range(len(jobs)):
+            if queue[a] != queue[b] and submit[b] < submit[a] < start[b]:
+                pairs[index[queue[a]], index[queue[b]]] += 1
+                ahead[index[queue[a]], index[queue[b]]] += start[a] < start[b]
+    assert got.pairs == tuple(map(tuple, pairs))
+    rates = np.divide(ahead, pairs, out=np.zeros(pairs.shape), where=pairs > 0)
+    assert np.allclose(np.array(got.rates), rates)
+
+
+def test_a_limit_several_users_reach_and_none_exceed() -> None:
+    """Users 1, 2 and 3 each run 2 jobs at once at some moment, user 4 one: the log shows a
+    limit of 2 jobs. A fifth user with 3 at once: no limit shows (someone exceeded it)."""
+    start = [0, 5, 0, 1, 10, 12, 0]
+    end = [10, 20, 5, 3, 20, 15, 100]
+    user = [1, 1, 2, 2, 3, 3, 4]
+    got = user_peaks(*arrays(start, end), np.array(user))
+    assert got.peaks == {1: 1, 2: 3} and got.candidates == (2,) and got.users == 4
+    # an end at t comes before a start at t: user 2's jobs [0, 5) and [5, 9) never overlap
+    touching = user_peaks(*arrays([0, 5], [5, 9]), np.array([2, 2]))
+    assert touching.peaks == {1: 1}
+    over = user_peaks(*arrays([*start, 0, 1, 2], [*end, 9, 9, 9]), np.array([*user, 5, 5, 5]))
+    assert over.peaks == {1: 1, 2: 3, 3: 1} and over.candidates == ()
+    # two users at the top are not several; unknown users (-1) are left out
+    two = user_peaks(*arrays([*start[:4], 0], [*end[:4], 1]), np.array([*user[:4], -1]))
+    assert two.candidates == () and two.users == 2
