@@ -182,10 +182,13 @@ def test_calibration_recovers_capacity_queue_order_and_user_limit(with_scheduler
     # none and the candidate were tried; without the limit the bisection also brings the mean
     # near 1 (measured: 59 processors, x1.002, nearer than the limit's x0.970), so the mean
     # ties them and the first-half Spearman chooses the limit (measured 1.000 against 0.764)
+    # (each under no queue order and the inferred one: the order is kept on its Spearman)
     assert {s["user_limit"] for s in result.fit_steps} == {0, TRUE_USER_LIMIT}
+    assert {tuple(s["queue_order"]) for s in result.fit_steps} == {(), TRUE_QUEUE_ORDER}
+    ordered = [s for s in result.fit_steps if tuple(s["queue_order"]) == TRUE_QUEUE_ORDER]
     nearest = {
         limit: min(
-            (s for s in result.fit_steps if s["user_limit"] == limit),
+            (s for s in ordered if s["user_limit"] == limit),
             key=lambda s: abs(np.log(s["mean_wait_ratio"])),
         )
         for limit in (0, TRUE_USER_LIMIT)

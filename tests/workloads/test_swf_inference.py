@@ -56,6 +56,26 @@ def test_fifo_in_every_queue_is_a_draw() -> None:
     assert got.rates == ((0.0, 0.0), (0.0, 0.0)) and sum(map(sum, got.pairs)) > 0
 
 
+def test_overtaking_that_backfilling_explains_does_not_count() -> None:
+    """Queue 2's jobs pass queue 1's only when they are narrower (backfilled): with the needs
+    given those pairs do not count and no order shows; a queue-2 job as wide and as long that
+    passes a queue-1 job is a priority."""
+    submit, start = arrays([0, 5, 10, 12], [20, 6, 30, 13])
+    queue = np.array([1, 2, 1, 2])
+    need = np.array([8, 2, 8, 2])
+    request = np.array([100.0, 100.0, 100.0, 100.0])
+    assert queue_order(submit, start, queue).order == (2, 1)
+    narrow = queue_order(submit, start, queue, need, request)
+    assert narrow.pairs == ((0, 0), (0, 0)) and narrow.copeland == (0, 0)
+    wide = queue_order(submit, start, queue, np.array([8, 8, 8, 8]), request)
+    assert wide.order == (2, 1) and wide.pairs == ((0, 0), (3, 0))
+    # a shorter request may be backfilled too; an unknown request is not compared
+    short = queue_order(submit, start, queue, np.array([8, 8, 8, 8]), np.array([100, 50] * 2))
+    assert short.pairs == ((0, 0), (0, 0))
+    unknown = queue_order(submit, start, queue, np.array([8, 8, 8, 8]), np.full(4, np.nan))
+    assert unknown.pairs == wide.pairs
+
+
 def test_unknown_queues_give_no_order_and_are_counted() -> None:
     submit, start = arrays([0, 5, 10], [20, 6, 30])
     got = queue_order(submit, start, np.array([-1, -1, -1]))
@@ -73,11 +93,14 @@ def test_unknown_queues_give_no_order_and_are_counted() -> None:
     )
 )
 def test_pairs_counted_by_brute_force(jobs) -> None:
-    """The pair and overtake counts equal a brute force over every ordered pair of jobs."""
+    """The pair and overtake counts equal a brute force over every ordered pair of jobs (the
+    later one at least as wide and asking at least as long)."""
     submit = np.array([j[0] for j in jobs], float)
     start = submit + np.array([j[1] for j in jobs], float)
     queue = np.array([j[2] for j in jobs])
-    got = queue_order(submit, start, queue)
+    need = (np.arange(len(jobs)) * 7) % 3 + 1
+    request = np.where(np.arange(len(jobs)) % 4 == 0, np.nan, (np.arange(len(jobs)) * 5) % 4)
+    got = queue_order(submit, start, queue, need, request)
     if len(got.queues) < 2:
         return
     index = {q: i for i, q in enumerate(got.queues)}
@@ -85,7 +108,8 @@ def test_pairs_counted_by_brute_force(jobs) -> None:
     ahead = np.zeros_like(pairs)
     for b in range(len(jobs)):
         for a in range(len(jobs)):
-            if queue[a] != queue[b] and submit[b] < submit[a] < start[b]:
+            dominates = need[a] >= need[b] and not request[a] < request[b]
+            if queue[a] != queue[b] and submit[b] < submit[a] < start[b] and dominates:
                 pairs[index[queue[a]], index[queue[b]]] += 1
                 ahead[index[queue[a]], index[queue[b]]] += start[a] < start[b]
     assert got.pairs == tuple(map(tuple, pairs))
@@ -104,8 +128,13 @@ def test_a_limit_several_users_reach_and_none_exceed() -> None:
     # an end at t comes before a start at t: user 2's jobs [0, 5) and [5, 9) never overlap
     touching = user_peaks(*arrays([0, 5], [5, 9]), np.array([2, 2]))
     assert touching.peaks == {1: 1}
+    # one user past 2 is an exception (3 reach it, 1 exceeds): still a limit the log shows
     over = user_peaks(*arrays([*start, 0, 1, 2], [*end, 9, 9, 9]), np.array([*user, 5, 5, 5]))
-    assert over.peaks == {1: 1, 2: 3, 3: 1} and over.candidates == ()
+    assert over.peaks == {1: 1, 2: 3, 3: 1} and over.candidates == (2,)
+    # as many users past it as at it: no limit (users are not piling up against 2)
+    many = [*start, *([0, 1, 2] * 3)], [*end, *([9, 9, 9] * 3)], [*user, 5, 5, 5, 6, 6, 6, 7, 7, 7]
+    crowd = user_peaks(*arrays(many[0], many[1]), np.array(many[2]))
+    assert crowd.peaks == {1: 1, 2: 3, 3: 3} and crowd.candidates == (3,)
     # two users at the top are not several; unknown users (-1) are left out
     two = user_peaks(*arrays([*start[:4], 0], [*end[:4], 1]), np.array([*user[:4], -1]))
     assert two.candidates == () and two.users == 2

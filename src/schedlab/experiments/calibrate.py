@@ -10,26 +10,28 @@ counted (``clipped``). The engine has one constant server count k, and the conte
 to the replay's inputs (the cluster's k and the jobs' ``need``, SWF field 5), so every policy
 of the pooled family (FCFS, EASY, conservative, SJBF) runs with it unchanged.
 
-**The scheduler's context** (decision 0031), read from the first half's logged schedule, not
-searched (:mod:`schedlab.workloads.traces.swf_inference`): the queue-priority order (policy
-option ``queue_order``; ``()`` when the log has fewer than two known queues, field 15) and the
-candidate per-user running limits (option ``user_limit``; the limit several users reach and
-none exceeds, field 12, possibly none). Both apply where the policy takes them (EASY, SJBF,
-FCFS); other policies run with capacity and downtime only.
+**The scheduler's context** (decisions 0031, 0032), read from the first half's logged schedule
+(:mod:`schedlab.workloads.traces.swf_inference`): the queue-priority order (policy option
+``queue_order``, from the overtaking that backfilling cannot explain; ``()`` when the log has
+fewer than two known queues, field 15) and the candidate per-user running limits (option
+``user_limit``; the values users pile up against, field 12, possibly none). Each is a candidate
+beside none: the fit keeps the order or a limit only where the first half's replay says so. Both
+apply where the policy takes them (EASY, SJBF, FCFS); other policies run with capacity and
+downtime only.
 
 **The fit.** The logged mean wait (field 3) of the jobs submitted (field 2) in the first half of
-the log's span, against the replay of those jobs alone on c processors (under the inferred
-queue order): for each user limit among none and the candidates, c is the largest whole number
+the log's span, against the replay of those jobs alone on c processors: for each queue order
+(none, the inferred one) and each user limit (none, the candidates), c is the largest whole number
 of processors whose replayed mean wait is nearest the logged one (ratio nearest 1 on a log
 scale) among those a bisection measures (the replayed mean wait falls as c grows, up to the
 noise of a schedule; the bisection brackets ratio 1 between the 90th percentile of the jobs'
 widths and MaxProcs, to 0.5% of MaxProcs). **The criterion** across limits: the mean wait
-ratio nearest 1 on a log scale, and among the limits within :data:`NEAR_TIE` of the best (the
-bisection brings every limit's mean near 1, so the mean alone cannot tell them apart) the
-highest first-half Spearman of per-job waits (what a limit changes is which jobs wait, not how
-long on average); equal Spearman: no limit (the fewer constraints). A few physical parameters,
-nothing per job; deterministic (the replay of a trace draws no random numbers; ``seed`` is
-passed for the record).
+ratio nearest 1 on a log scale, and among the contexts within :data:`NEAR_TIE` of the best
+(the bisection brings every context's mean near 1, so the mean alone cannot tell them apart)
+the highest first-half Spearman of per-job waits (what an order or a limit changes is which jobs
+wait, not how long on average); equal Spearman: the fewer constraints (no order, no limit). A
+few physical parameters, nothing per job; deterministic (the replay of a trace draws no random
+numbers; ``seed`` is passed for the record).
 
 **The logged downtime** (``downtime_min``; ``schedlab trace calibrate --downtime``): the
 intervals at least that long during which the logged schedule ran no job while a job waited
@@ -168,7 +170,7 @@ class Calibration:
     applied: dict[str, Any]  # the fitted options the policy takes (and ran with)
     queue_inference: QueueOrder  # read from the first half's logged schedule
     user_inference: UserPeaks  # likewise
-    fit_steps: list[dict[str, float]]  # (user limit, capacity, first-half ratio, Spearman)
+    fit_steps: list[dict[str, Any]]  # user limit, queue order, capacity, first-half ratio, Spearman
     clipped: int  # jobs wider than the fitted capacity (replayed on all of it)
     downtime: list[dict[str, float]]  # logged downtime held by the calibrated replay (log clock)
     halves: list[dict[str, float]]  # per half: jobs, logged mean wait, offered load of MaxProcs
@@ -380,7 +382,7 @@ def fit_capacity(
     seed: int,
     downtime: list[tuple[float, float]] | None = None,
     options: dict[str, Any] | None = None,
-) -> tuple[dict[str, float], list[dict[str, float]]]:
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The usable capacity c (module docstring) on ``table`` (the first half) under the policy
     ``options``: the step chosen and every step measured (capacity, mean wait ratio, Spearman
     of per-job waits, all on ``table``'s jobs); the replays hold the ``downtime`` intervals
@@ -392,8 +394,7 @@ def fit_capacity(
     logged = table.column("trace_wait").to_numpy(zero_copy_only=False).astype(float)
     logged_mean = float(logged[known].mean())
     need = table.column("need").to_numpy()
-    limit = int((options or {}).get("user_limit", 0))
-    steps: list[dict[str, float]] = []
+    steps: list[dict[str, Any]] = []
 
     def ratio(c: int) -> float:
         r = replay(table, c, policy, folder, seed, downtime, options)
@@ -402,9 +403,7 @@ def fit_capacity(
         value = float(got.mean()) / logged_mean if logged_mean else math.inf
         varied = got.size > 2 and np.ptp(got) > 0 and np.ptp(logged[ok]) > 0
         rho = float(spearmanr(got, logged[ok]).statistic) if varied else math.nan
-        steps.append(
-            {"user_limit": limit, "capacity": c, "mean_wait_ratio": value, "spearman": rho}
-        )
+        steps.append({"capacity": c, "mean_wait_ratio": value, "spearman": rho})
         return value
 
     lo = max(1, int(np.percentile(need, 90)))
@@ -419,7 +418,7 @@ def fit_capacity(
     return min(steps, key=_distance), steps
 
 
-def _distance(step: dict[str, float]) -> float:
+def _distance(step: dict[str, Any]) -> float:
     """How far a step's mean wait ratio is from 1 on a log scale."""
     r = step["mean_wait_ratio"]
     return abs(math.log(r)) if r > 0 else math.inf
@@ -432,33 +431,49 @@ def fit(
     folder: Path,
     seed: int,
     downtime: list[tuple[float, float]] | None = None,
-) -> tuple[Context, QueueOrder, UserPeaks, list[dict[str, float]]]:
+) -> tuple[Context, QueueOrder, UserPeaks, list[dict[str, Any]]]:
     """The context of ``table`` (one half): the queue order and the candidate user limits read
-    from its logged schedule, then for each limit (none first) the capacity, chosen by the
-    criterion of the module docstring. Options the policy does not take (:func:`taken`) are
-    neither searched nor passed."""
+    from its logged schedule, then for each queue order (none, the inferred one) and each limit
+    (none, the candidates) the capacity, chosen by the criterion of the module docstring.
+    Options the policy does not take (:func:`taken`) are neither searched nor passed."""
     schedule = logged_schedule(table)
-    order = queue_order(schedule["submit"], schedule["start"], schedule["queue"])
+    order = queue_order(
+        schedule["submit"],
+        schedule["start"],
+        schedule["queue"],
+        schedule["need"],
+        schedule["request"],
+    )
     peaks = user_peaks(schedule["start"], schedule["end"], schedule["user"])
     probe = Context(max_procs, max(peaks.candidates, default=0), order.order).options()
     takes = taken(table, policy, folder, probe)
     limits = [0, *peaks.candidates] if "user_limit" in takes else [0]
-    chosen: list[dict[str, float]] = []
-    steps: list[dict[str, float]] = []
-    for limit in limits:
-        context = Context(max_procs, limit, order.order)
-        options = {k: v for k, v in context.options().items() if k in takes}
-        best, measured = fit_capacity(table, max_procs, policy, folder, seed, downtime, options)
-        chosen.append(best)
-        steps += measured
+    # a policy that does not take the order keeps it in its context (reported, not applied)
+    orders = [(), order.order] if "queue_order" in takes and order.order else [order.order]
+    chosen: list[dict[str, Any]] = []
+    steps: list[dict[str, Any]] = []
+    for queues in orders:
+        for limit in limits:
+            context = Context(max_procs, limit, queues).options()
+            options = {k: v for k, v in context.items() if k in takes}
+            best, measured = fit_capacity(table, max_procs, policy, folder, seed, downtime, options)
+            for step in measured:  # (best is one of them)
+                step.update(user_limit=limit, queue_order=list(queues))
+            chosen.append(best)
+            steps += measured
     nearest = min(_distance(s) for s in chosen)
     tied = [s for s in chosen if _distance(s) <= nearest + NEAR_TIE]
-    # the highest Spearman; on equal Spearman no limit, then the smallest
-    best = max(tied, key=lambda s: (_spearman(s), -s["user_limit"] if s["user_limit"] else 1))
-    return Context(int(best["capacity"]), int(best["user_limit"]), order.order), order, peaks, steps
+    # the highest Spearman; on equal Spearman the fewer constraints: no order, no limit, then
+    # the largest limit (the loosest)
+    best = max(
+        tied,
+        key=lambda s: (_spearman(s), not s["queue_order"], not s["user_limit"], s["user_limit"]),
+    )
+    fitted = Context(int(best["capacity"]), int(best["user_limit"]), tuple(best["queue_order"]))
+    return fitted, order, peaks, steps
 
 
-def _spearman(step: dict[str, float]) -> float:
+def _spearman(step: dict[str, Any]) -> float:
     return step["spearman"] if math.isfinite(step["spearman"]) else -math.inf
 
 
@@ -589,15 +604,21 @@ def verdict(c: Calibration) -> list[str]:
         else ""
     )
     q, u = c.queue_inference, c.user_inference
+    kept = (
+        "kept" if c.fitted.queue_order else "not kept: arrival order fitted the first half better"
+    )
     queues = (
-        f"queue order {' > '.join(map(str, q.order))} read from the logged overtaking"
+        f"queue order {' > '.join(map(str, q.order))} read from the logged overtaking ({kept})"
         if q.order
         else f"no queue order ({len(q.queues)} known queue(s) in field 15; {q.unknown:,} "
         "first-half jobs without one, -1)"
     )
+    above = {v: sum(n for w, n in u.peaks.items() if w > v) for v in u.candidates}
     limits = (
-        f"per-user running limit candidates {', '.join(map(str, u.candidates))} (reached by "
-        f"{u.peaks[u.candidates[-1]]} users, exceeded by none)"
+        "per-user running limit candidates "
+        + ", ".join(
+            f"{v} (reached by {u.peaks[v]} users, exceeded by {above[v]})" for v in u.candidates
+        )
         if u.candidates
         else f"no per-user running limit shown (the most jobs one user ran at once, "
         f"{max(u.peaks, default=0)}, reached by {u.peaks.get(max(u.peaks, default=0), 0)} "

@@ -15,6 +15,7 @@ import pyarrow as pa
 from schedlab.workloads.traces.swf_context import UNKNOWN, most_at_once
 
 USERS_AT_A_LIMIT = 3  # users that must reach a value for it to be a limit the log shows
+MOST_CANDIDATES = 3  # user-limit candidates the fit tries, largest first
 
 
 @dataclass(frozen=True)
@@ -33,13 +34,27 @@ class QueueOrder:
     unknown: int
 
 
-def queue_order(submit: np.ndarray, start: np.ndarray, queue: np.ndarray) -> QueueOrder:
+def queue_order(
+    submit: np.ndarray,
+    start: np.ndarray,
+    queue: np.ndarray,
+    need: np.ndarray | None = None,
+    request: np.ndarray | None = None,
+) -> QueueOrder:
     """The queue-priority order of a logged schedule: per job submit time (SWF field 2), start
-    time (field 2 + field 3) and queue (field 15, -1 unknown), jobs with a logged wait only.
+    time (field 2 + field 3) and queue (field 15, -1 unknown), jobs with a logged wait only;
+    with ``need`` (processors, field 5) and ``request`` (requested time, field 9; NaN unknown)
+    only pairs that backfilling cannot explain count.
 
     For every pair of jobs of two different known queues where the later-submitted one (queue
     A) arrived while the earlier one (queue B) still waited (both waiting at the moment the
-    first of them started), the later one *overtook* if it started strictly first. The rate of
+    first of them started), the later one *overtook* if it started strictly first. Backfilling
+    lets a narrower or shorter job pass an earlier one whatever their queues, so with ``need``
+    and ``request`` a pair counts only when the later job is at least as wide and requests at
+    least as long (a requested time unknown on either side is not compared): under EASY or
+    SJBF with one queue such a job never starts before the earlier one (where it fits, the
+    earlier fits; where it ends by the shadow time or uses extra servers, so does the earlier,
+    tried first), so its overtaking is a priority. The rate of
     A over B is the share of such pairs it overtook. A beats B when its rate over B exceeds B's
     rate over A (a rate, not a count: a busy queue has more pairs, not more priority; a
     direction without pairs has rate 0: no job of B was ever seen overtaking A). Queues are
@@ -54,6 +69,9 @@ def queue_order(submit: np.ndarray, start: np.ndarray, queue: np.ndarray) -> Que
     order = np.argsort(submit[known], kind="stable")
     sub, sta = submit[known][order], start[known][order]
     code = np.searchsorted(np.asarray(queues), queue[known][order])
+    wide = np.zeros(sub.size) if need is None else np.asarray(need, float)[known][order]
+    asked = np.full(sub.size, np.nan) if request is None else np.asarray(request, float)
+    asked = asked if request is None else asked[known][order]
     pairs = np.zeros((n_q, n_q), np.int64)  # [later's queue, earlier's queue]
     ahead = np.zeros((n_q, n_q), np.int64)
     first_later = np.searchsorted(sub, sub, side="right")  # strictly later submits
@@ -62,9 +80,10 @@ def queue_order(submit: np.ndarray, start: np.ndarray, queue: np.ndarray) -> Que
         lo, hi = first_later[b], last_later[b]
         if hi <= lo:
             continue
-        later = code[lo:hi]
+        dominates = (wide[lo:hi] >= wide[b]) & ~(asked[lo:hi] < asked[b])  # NaN: not compared
+        later = code[lo:hi][dominates]
         pairs[:, code[b]] += np.bincount(later, minlength=n_q)
-        ahead[:, code[b]] += np.bincount(later[sta[lo:hi] < sta[b]], minlength=n_q)
+        ahead[:, code[b]] += np.bincount(later[sta[lo:hi][dominates] < sta[b]], minlength=n_q)
     np.fill_diagonal(pairs, 0)
     np.fill_diagonal(ahead, 0)
     rates = np.divide(ahead, pairs, out=np.zeros((n_q, n_q)), where=pairs > 0)
@@ -100,9 +119,11 @@ def user_peaks(
 
     Each user's peak is the most of their jobs running at once (an end at t before a start at
     t). A value L is a limit the log shows when at least ``reach`` users have peak exactly L and
-    no user exceeds it: several users pressed against L, none past it, as a hard MAXJOB limit
-    leaves the log. By that definition only the largest peak can qualify, so the candidates
-    are that value or none."""
+    fewer users exceed it than reach it: users pile up against L, as a MAXJOB limit leaves a
+    log, and the few past it are exceptions (a reservation, an administrator's job, a limit
+    changed for a while; on SDSC-DS 115 users peak at exactly 6 and 6 users above it). The
+    candidates are those values, largest first, at most :data:`MOST_CANDIDATES` (each costs
+    the fit one more bisection)."""
     users = np.unique(user[user != UNKNOWN])
     peak = np.array(
         [
@@ -112,18 +133,19 @@ def user_peaks(
         dtype=np.int64,
     )
     values, counts = np.unique(peak, return_counts=True)
-    top = int(values[-1]) if values.size else 0
-    shown = values.size > 0 and counts[-1] >= reach
+    above = counts[::-1].cumsum()[::-1] - counts  # users whose peak exceeds each value
+    shown = [int(v) for v, n, m in zip(values, counts, above, strict=True) if n >= reach and m < n]
     return UserPeaks(
         peaks={int(v): int(c) for v, c in zip(values, counts, strict=True)},
-        candidates=(top,) if shown else (),
+        candidates=tuple(shown[::-1][:MOST_CANDIDATES]),
         users=int(users.size),
     )
 
 
 def logged_schedule(table: pa.Table) -> dict[str, np.ndarray]:
     """The logged schedule of a canonical SWF table, jobs with a logged wait (field 3 >= 0):
-    ``submit``, ``start``, ``end``, ``user`` and ``queue`` (-1 when the column is absent)."""
+    ``submit``, ``start``, ``end``, ``need``, ``request`` (NaN unknown), ``user`` and
+    ``queue`` (-1 when the column is absent)."""
     wait = table.column("trace_wait").to_numpy(zero_copy_only=False).astype(float)
     known = np.isfinite(wait) & (wait >= 0)
     submit = table.column("arrival").to_numpy()[known]
@@ -138,6 +160,10 @@ def logged_schedule(table: pa.Table) -> dict[str, np.ndarray]:
         "submit": submit,
         "start": start,
         "end": start + table.column("duration").to_numpy()[known],
+        "need": table.column("need").to_numpy().astype(float)[known],
+        "request": table.column("estimate").to_numpy(zero_copy_only=False).astype(float)[known]
+        if "estimate" in table.column_names
+        else np.full(int(known.sum()), np.nan),
         "user": column("user"),
         "queue": column("queue"),
     }
