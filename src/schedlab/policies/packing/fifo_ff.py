@@ -65,8 +65,8 @@ def decide(st, ps):
     eligible job on the first server with room."""
     site_rules.ended(st, ps)
     j = first_waiting(st)
-    n = site_rules.waiting_in_order(st, ps, j) if ps.ordered else 0
-    if ps.ordered:
+    n = site_rules.waiting_in_order(st, ps, j)  # -1: arrival order (no queue order)
+    if n >= 0:
         j = ps.order[0] if n > 0 else -1
     i = 0
     while j != -1:

@@ -341,8 +341,8 @@ def _decide_easy(st, ps, t_now, changed):
     free = usable - st.used_total[0]
     # the waiting jobs in the order of consideration (site rules): by arrival, or by (queue
     # rank, arrival) in ps.order[:n]; i is head's place in it
-    n = site_rules.waiting_in_order(st, ps, head) if ps.ordered else 0
-    if ps.ordered:
+    n = site_rules.waiting_in_order(st, ps, head)  # -1: arrival order (no queue order)
+    if n >= 0:
         head = ps.order[0] if n > 0 else -1
     i = 0
     while head != -1:

@@ -121,17 +121,21 @@ def active(ps):
 
 
 @kernel(wraparound=False, inline="always")
-def _limited(ps, u):
-    """User u is subject to the limit: a limit is set and u is a known user (-1 is not; ids
-    beyond the trace's largest cannot occur, guarded all the same)."""
-    return ps.user_limit > 0 and u >= 0 and u < ps.user_running.shape[0]
+def _user(st, ps, j):
+    """Job j's user when the limit applies to it, else -1: no limit, or an unknown user (ids
+    beyond the trace's largest cannot occur, guarded all the same). The limit is read first:
+    without one, no job's user is read."""
+    if ps.user_limit == 0:
+        return -1
+    u = st.user[j]
+    return u if u < ps.user_running.shape[0] else -1
 
 
 @kernel(wraparound=False, inline="always")
 def eligible(st, ps, j):
     """Waiting job j may start: its user is below the limit (or unknown, or no limit)."""
-    u = st.user[j]
-    return not _limited(ps, u) or ps.user_running[u] < ps.user_limit
+    u = _user(st, ps, j)
+    return u < 0 or ps.user_running[u] < ps.user_limit
 
 
 @kernel(wraparound=False, inline="always")
@@ -140,25 +144,25 @@ def spares(st, ps, j, head):
     a job backfilled on the extra servers, which runs past the shadow time, must not make
     ``head`` ineligible then: a backfilled job never delays the reserved one, Mu'alem &
     Feitelson 2001 §2)."""
-    u = st.user[j]
-    return not _limited(ps, u) or u != st.user[head] or ps.user_running[u] + 1 < ps.user_limit
+    u = _user(st, ps, j)
+    return u < 0 or u != st.user[head] or ps.user_running[u] + 1 < ps.user_limit
 
 
 @kernel(wraparound=False, inline="always")
 def _count(st, ps, j, delta):
-    u = st.user[j]
-    if _limited(ps, u):
+    u = _user(st, ps, j)
+    if u >= 0:
         ps.user_running[u] += delta
 
 
-@kernel(wraparound=False)
+@kernel(wraparound=False, inline="always")
 def start_job(st, ps, j, s):
     """Start waiting job j on server s (allocation 1) and count it for its user."""
     if start(st, j, s, 1.0):
         _count(st, ps, j, 1)
 
 
-@kernel(wraparound=False)
+@kernel(wraparound=False, inline="always")
 def ended(st, ps):
     """The jobs completed since the last decision no longer count (call once per decision,
     before anything else)."""
@@ -183,10 +187,18 @@ def rank(st, ps, j):
     return ps.queue_rank[q]
 
 
-@kernel(wraparound=False)
+@kernel(wraparound=False, inline="always")
 def waiting_in_order(st, ps, first):
-    """The waiting jobs from ``first`` on (the engine's arrival-ordered list) into
-    ``ps.order``, by (queue rank, arrival): a counting sort over the ranks. Returns how many."""
+    """With a queue order, the waiting jobs from ``first`` on (the engine's arrival-ordered
+    list) into ``ps.order``, by (queue rank, arrival), and how many; without one, -1: the jobs
+    are considered in the engine's list (:func:`after`)."""
+    return _sort_by_rank(st, ps, first) if ps.ordered else -1
+
+
+@kernel(wraparound=False)
+def _sort_by_rank(st, ps, first):
+    """The waiting jobs from ``first`` on into ``ps.order`` by (queue rank, arrival): a
+    counting sort over the ranks. Returns how many."""
     n_rank = ps.n_ranks + 1
     count = np.zeros(n_rank + 1, dtype=np.int64)
     j = first
@@ -207,8 +219,9 @@ def waiting_in_order(st, ps, first):
 
 @kernel(wraparound=False, inline="always")
 def after(st, ps, j, i, n):
-    """The job after j, the i-th in the order of consideration: ``ps.order[i + 1]`` (of n)
-    with a queue order, else the next waiting job by arrival; -1 after the last."""
-    if ps.ordered:
-        return ps.order[i + 1] if i + 1 < n else -1
-    return st.q_next[j]
+    """The job after j, the i-th in the order of consideration: the next waiting job by
+    arrival when n is -1 (no queue order), else ``ps.order[i + 1]`` (of n); -1 after the
+    last."""
+    if n < 0:
+        return st.q_next[j]
+    return ps.order[i + 1] if i + 1 < n else -1
