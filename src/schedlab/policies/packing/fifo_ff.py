@@ -8,7 +8,11 @@ it; with ``blocking = false`` later jobs are still tried.
 The same rule serves the other two families:
 
 * ``fcfs`` (pooled): one server of capacity k, so FIFO-FF is FCFS with head-of-line blocking, the
-  baseline of the multiserver-job literature (grosof2023 §1, §6).
+  baseline of the multiserver-job literature (grosof2023 §1, §6). There a ``capacity_schedule``
+  (steps ``{at, servers}``, :mod:`~schedlab.policies.pooled.capacity_schedule`; pooled family
+  only) makes only ``servers`` of the k usable from ``at`` on: a job starts when its need is
+  free among the usable servers, a step down preempts nothing, and a decision epoch is taken at
+  every step (decision 0030).
 * ``first-fit`` (loss): each arrival is admitted into the first server with room, otherwise lost
   (no queue; the engine drops jobs not admitted at their decision epoch; psychas2022 §2).
 
@@ -17,6 +21,14 @@ This module is the example of docs/writing-policies.md.
 
 from __future__ import annotations
 
+from schedlab.policies.pooled.capacity_schedule import (
+    CAPACITY_FIELDS,
+    CapacityStep,
+    capacity_sizes,
+    capacity_steps,
+    capacity_values,
+    check_schedule,
+)
 from schedlab.policy_api import (
     About,
     Hooks,
@@ -31,34 +43,56 @@ from schedlab.policy_api import (
     first_fit,
     first_waiting,
     kernel,
+    now,
     register,
     run_engine,
     start,
+    tolerance,
 )
 
 
 class FifoFirstFitConfig(PolicyConfig):
     """``blocking``: the head of the queue blocks the jobs behind it when it fits nowhere
-    (psychas2019 §VII-B, "FIFO manner"); false tries every waiting job in arrival order."""
+    (psychas2019 §VII-B, "FIFO manner"); false tries every waiting job in arrival order.
+    ``capacity_schedule``: the usable servers over time, steps in increasing ``at`` (pooled
+    family only; empty: all k always)."""
 
     blocking: bool = True
+    capacity_schedule: tuple[CapacityStep, ...] = ()
 
 
-STATE = PolicyState("fifo_ff", [StateField("blocking", "b1")])
+STATE = PolicyState("fifo_ff", [StateField("blocking", "b1"), *CAPACITY_FIELDS])
 
 
 def init(st, context: PolicyContext, config: FifoFirstFitConfig):
     """The policy state of one run: the compiled configuration."""
-    return STATE.allocate(engine_sizes(st), {"blocking": config.blocking})
+    steps = config.capacity_schedule
+    values = {"blocking": config.blocking, **capacity_values(steps, float(context.capacity[0, 0]))}
+    return STATE.allocate({**engine_sizes(st), **capacity_sizes(steps)}, values)
+
+
+def check(context: PolicyContext, config: FifoFirstFitConfig) -> None:
+    """A capacity schedule on the pooled family only, its steps in order and within k."""
+    check_schedule(context, config.capacity_schedule)
+
+
+@kernel(wraparound=False)
+def _usable_fit(st, ps, j):
+    """Server 0 when job j's need is free among the usable servers (pooled family, with a
+    capacity schedule), else -1."""
+    fits = st.used[0, 0] + st.demand[j, 0] <= ps.cap_now + tolerance(st)
+    return 0 if fits else -1
 
 
 @kernel(wraparound=False)
 def decide(st, ps):
     """Walk the queue in arrival order; start each job on the first server with room."""
+    if ps.stepped:
+        capacity_steps(st, ps, now(st))
     j = first_waiting(st)
     while j != -1:
         nxt = st.q_next[j]  # read before acting: start() unlinks j from the queue
-        s = first_fit(st, j, 1.0)
+        s = _usable_fit(st, ps, j) if ps.stepped else first_fit(st, j, 1.0)
         if s >= 0:
             start(st, j, s, 1.0)
         elif ps.blocking:
@@ -72,13 +106,14 @@ def run(st, ps, max_events):
 
 
 def known_limits(config: FifoFirstFitConfig) -> tuple[str, ...]:
-    """With head-of-line blocking this is FCFS: its saturated-system limit (pooled family)."""
-    return ("fcfs-saturated",) if config.blocking else ()
+    """With head-of-line blocking this is FCFS: its saturated-system limit (pooled family; not
+    with a capacity schedule, which changes the servers)."""
+    return ("fcfs-saturated",) if config.blocking and not config.capacity_schedule else ()
 
 
 KERNELS = Kernels(state=STATE, init=init, runner=run, config=FifoFirstFitConfig)
 TRAITS = Traits(preemptive=False, size_knowledge="none", migrates=False)
-HOOKS = Hooks(known_limits=known_limits)
+HOOKS = Hooks(check=check, known_limits=known_limits)
 
 register(
     Policy(
