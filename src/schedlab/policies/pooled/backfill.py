@@ -415,9 +415,32 @@ def _first_room(ps, need, eps):
 
 
 @kernel(wraparound=False)
+def _usable_room(ps, k, free, need, eps, lo, end, seg_end, own_start, own_end):
+    """With a capacity schedule: where the first piece of the window [lo, end) within one
+    profile segment (ending at ``seg_end``, ``free`` servers free) ends in which the usable
+    servers leave fewer than ``need`` free; NaN when every piece has room. A piece is constant
+    in both the profile and the schedule; ``free`` counts the job's own reservation only where
+    the piece lies in it (see :func:`_earliest`)."""
+    hi = min(end, seg_end)
+    if lo >= hi:  # a segment that ended before now (a past reservation given back)
+        return math.nan
+    c = step_at(ps, lo)
+    while True:
+        piece_end = min(step_end(ps, c), seg_end)
+        own = lo >= own_start and min(piece_end, end) <= own_end
+        room = free + (need if own else 0.0) + (usable_in(ps, c, k) - k)
+        if room < need - eps:
+            return piece_end
+        if piece_end >= hi:
+            return math.nan
+        lo = piece_end
+        c += 1
+
+
+@kernel(wraparound=False)
 def _earliest(st, ps, need, d, t_now, eps, own_start, own_end):
     """The earliest time >= now at which ``need`` servers are free for ``d`` in the profile
-    less the servers the capacity schedule takes away, counting the job's own reservation
+    and, with a capacity schedule, among the usable servers, counting the job's own reservation
     [own_start, own_end) as free; ``own_start`` when there is none earlier (inf, inf: a job
     without a reservation; also when no time has room: the usable servers stay below the need
     from the last step on)."""
@@ -425,37 +448,41 @@ def _earliest(st, ps, need, d, t_now, eps, own_start, own_end):
     pf = ps.pf.reshape(ps.pf.size)
     n = ps.pn
     k = st.capacity[0, 0]
+    stepped = ps.stepped
     i = _first_room(ps, need, eps)  # no earlier segment has room (own ones start later)
     t = max(pt[i], t_now)
     while t < own_start:
-        # the window [t, t + d) in pieces on which both the profile (segment m) and the
-        # capacity schedule (step c) are constant; the first piece without room ends at ``hi``
         end = t + d
         m = i
-        c = step_at(ps, t)
-        lo = t
-        free = 0.0
-        hi = math.inf
-        while True:
-            p_hi = pt[m + 1] if m + 1 < n else math.inf
-            c_hi = step_end(ps, c)
-            hi = min(p_hi, c_hi)
-            # the piece lies in the own reservation (whose ends may have been merged away):
-            # its servers are free there too
-            own = lo >= own_start and min(end, hi) <= own_end
-            free = pf[m] + (usable_in(ps, c, k) - k) + (need if own else 0.0)
-            if free < need - eps or hi >= end:
+        room = True
+        cut = math.nan  # with a schedule: where the part without usable room ends
+        while m < n and (m == i or pt[m] < end):
+            # the window's part in segment m lies in the own reservation (whose ends may have
+            # been merged away): its servers are free there too
+            hi = min(end, pt[m + 1]) if m + 1 < n else end
+            lo = max(t, pt[m])
+            own = lo >= own_start and hi <= own_end
+            free = pf[m] + need if own else pf[m]
+            if free < need - eps:
+                room = False
                 break
-            lo = hi
-            m = m + 1 if p_hi == hi else m
-            c = c + 1 if c_hi == hi else c
-        if free >= need - eps:
+            if stepped:
+                seg_end = pt[m + 1] if m + 1 < n else math.inf
+                cut = _usable_room(ps, k, pf[m], need, eps, lo, end, seg_end, own_start, own_end)
+                if not math.isnan(cut):
+                    room = False
+                    break
+            m += 1
+        if room:
             return t
-        if hi == math.inf:  # never enough usable servers from here on
+        if math.isnan(cut):  # no room in the profile's segment m: try the next segment
+            i = m + 1
+            t = max(pt[i], t_now)
+        elif cut == math.inf:  # never enough usable servers from here on
             break
-        t = hi  # any start before ``hi`` overlaps the piece without room
-        while i + 1 < n and pt[i + 1] <= t:
-            i += 1
+        else:  # any start before the cut overlaps the part without room
+            t = cut
+            i = m + 1 if m + 1 < n and pt[m + 1] <= cut else m
     return own_start
 
 

@@ -94,19 +94,21 @@ def capacity_steps(st, ps, t_now):
     return ps.cap_now != before
 
 
-@kernel(wraparound=False)
+@kernel(wraparound=False, inline="always")
 def step_at(ps, t):
     """The index of the step in force at time t (-1: before the first, all k usable)."""
+    if ps.n_steps == 0:
+        return -1
     return np.searchsorted(ps.cap_at[: ps.n_steps], t, side="right") - 1
 
 
-@kernel(wraparound=False)
+@kernel(wraparound=False, inline="always")
 def step_end(ps, c):
     """When step c (-1: the time before the first step) ends: the next step's time, or inf."""
     return ps.cap_at[c + 1] if c + 1 < ps.n_steps else math.inf
 
 
-@kernel(wraparound=False)
+@kernel(wraparound=False, inline="always")
 def usable_in(ps, c, k):
     """The usable servers of step c (-1: before the first step: all k)."""
     return ps.cap_val[c] if c >= 0 else k
