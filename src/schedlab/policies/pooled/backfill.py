@@ -51,8 +51,9 @@ downtime, as a batch scheduler's maintenance reservation): a reservation is plac
 its need is free among the servers usable over its whole expected duration (the profile less
 k - servers over each step), so the steps never move a reservation and a job starts at its
 reservation unless a running job overran. The steps are not breakpoints of the profile (a
-second step function beside it, walked together with it in the search), so a schedule with
-many steps takes no room in the profile's PROFILE_PER_JOB breakpoints per job slot. A job
+second step function beside it: the search checks the steps over each profile segment of a
+window that has room), so a schedule with many steps takes no room in the profile's
+PROFILE_PER_JOB breakpoints per job slot, and without a schedule the search is unchanged. A job
 whose need exceeds the servers usable from the last step on, with no earlier room, is never
 reserved (it waits forever, as EASY's blocked head does).
 
