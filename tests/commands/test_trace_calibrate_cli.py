@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from schedlab.cli import app
@@ -54,9 +55,20 @@ def test_downtime_held_and_recorded(tmp_path: Path) -> None:
         assert interval["end"] - interval["start"] >= 600
 
 
-def test_downtime_with_conservative_is_one_line(tmp_path: Path) -> None:
+@pytest.mark.parametrize("policy", ["conservative-backfill", "fcfs"])
+def test_downtime_with_conservative_and_fcfs(tmp_path: Path, policy: str) -> None:
+    """Every backfilling policy and FCFS hold the logged downtime (decision 0030)."""
+    out = tmp_path / "cal"
+    args = ["trace", "calibrate", str(KTH), "--out", str(out), "--downtime", "600"]
+    result = runner.invoke(app, [*args, "--policy", policy])
+    assert result.exit_code == 0, result.output
+    record = json.loads((out / "calibration.json").read_text())
+    assert record["policy"] == policy and record["downtime"]
+
+
+def test_downtime_with_a_policy_without_a_capacity_schedule_is_one_line(tmp_path: Path) -> None:
     args = ["trace", "calibrate", str(KTH), "--out", str(tmp_path / "o"), "--downtime", "600"]
-    result = runner.invoke(app, [*args, "--policy", "conservative-backfill"])
+    result = runner.invoke(app, [*args, "--policy", "server-filling"])
     assert result.exit_code == 2
     lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and "--downtime" in lines[0] and "conservative-backfill" in lines[0]
+    assert len(lines) == 1 and "--downtime" in lines[0] and "server-filling" in lines[0]

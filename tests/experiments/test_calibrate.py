@@ -108,6 +108,21 @@ def test_calibration_recovers_the_capacity_and_the_downtime(with_downtime: Path)
     assert bare.calibrated.spearman < cal.spearman - 0.2
 
 
+@pytest.mark.parametrize("name", ["conservative-backfill", "fcfs"])
+def test_conservative_and_fcfs_hold_the_downtime(with_downtime: Path, name: str) -> None:
+    """Replayed with :data:`TRUE_DOWNTIME` held (decision 0030): under FCFS no job starts
+    during a downtime (those running finish); conservative backfilling knows the schedule and
+    every job requested twice its run time, so no job even runs during one."""
+    table = read(with_downtime, "swf")
+    got = replay(table, TRUE_CAPACITY, {"name": name}, with_downtime.parent, 1, TRUE_DOWNTIME)
+    assert np.isfinite(got.start).all()
+    end = got.start + table.column("duration").to_numpy()
+    for a, b in TRUE_DOWNTIME:
+        assert not ((a <= got.start) & (got.start < b)).any()
+        running = (got.start < b) & (end > a)
+        assert running.any() == (name == "fcfs")
+
+
 def test_capacity_never_exceeded_and_wide_jobs_clipped(synthetic: Path) -> None:
     """On 20 processors the 32-wide jobs run on all 20 (counted); at no instant do the replayed
     jobs hold more than 20 processors (a sweep over every start and end)."""

@@ -53,6 +53,14 @@ def cell(key: str, value: object) -> str:
     return str(value)
 
 
+def holds_downtime(policy: str) -> bool:
+    """Whether the policy's settings have a ``capacity_schedule``, through which a replay
+    holds the logged downtime (an unknown name is a one-line error)."""
+    from schedlab.policies.registry import get_policy
+
+    return "capacity_schedule" in get_policy(policy).kernels.config.model_fields
+
+
 def add_command(trace_app: typer.Typer) -> None:
     """``schedlab trace calibrate`` (called by :func:`.trace.register`)."""
     trace_app.command("calibrate")(calibrate_cmd)
@@ -73,7 +81,7 @@ def calibrate_cmd(
         typer.Option(
             help="Hold the log's downtime in the calibrated replay: intervals at least this many "
             "seconds long in which the logged schedule ran no job while a job waited "
-            "(EASY and SJBF)."
+            "(a policy with a capacity schedule: every backfilling policy, fcfs)."
         ),
     ] = None,
 ) -> None:
@@ -90,10 +98,10 @@ def calibrate_cmd(
     from schedlab.workloads.traces import get_meta, read
     from schedlab.workloads.traces.swf_context import read_context
 
-    if downtime is not None and (downtime <= 0 or policy not in ("easy-backfill", "sjbf")):
+    if downtime is not None and (downtime <= 0 or not holds_downtime(policy)):
         raise SchedlabError(
-            f"--downtime {downtime:g}: needs a positive number of seconds and the policy "
-            f"easy-backfill or sjbf (not {policy})"
+            f"--downtime {downtime:g}: needs a positive number of seconds and a policy with a "
+            f"capacity schedule (every backfilling policy, fcfs; not {policy})"
         )
     table = read(log, "swf")
     k = int(get_meta(table).get("k") or 0)

@@ -37,8 +37,8 @@ numbers; ``seed`` is passed for the record).
 intervals at least that long during which the logged schedule ran no job while a job waited
 (the machine was down or closed to its queue; :func:`logged_downtime`), read from the rows of
 the whole log (not fitted). The calibrated replay (fit and judgement) has no usable processor
-during them: the backfilling kernel's ``capacity_schedule`` (EASY and SJBF;
-:mod:`schedlab.policies.pooled.backfill`).
+during them: the policy's ``capacity_schedule`` (every backfilling policy and FCFS;
+:mod:`schedlab.policies.pooled.capacity_schedule`).
 
 **The judgement.** The whole log replayed plain and calibrated; on the jobs submitted in the
 second half (their logged wait known): mean and p95 wait ratio to the logged, Pearson and
@@ -500,7 +500,8 @@ def calibrate(
 ) -> Calibration:
     """Fit on the first half by time, judge on the second (module docstring); with
     ``downtime_min`` the calibrated replay also holds the log's downtime
-    (:func:`logged_downtime` intervals at least that long, EASY and SJBF). Raises
+    (:func:`logged_downtime` intervals at least that long; a policy with a
+    ``capacity_schedule``). Raises
     :class:`SchedlabError` (one line) when a half has fewer than :data:`MIN_JOBS_PER_HALF` jobs
     with a logged wait."""
     arrival = table.column("arrival").to_numpy()

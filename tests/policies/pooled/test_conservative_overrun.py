@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.helpers.backfill_replay import replay, write_trace
+from tests.helpers.capacity_reference import conservative
 
 # (arrival, run time, need, requested time) on k = 4 servers
 OVERRUN = [(0, 10, 2, 5), (1, 2, 4, 2), (6, 3, 2, 3), (8, 1, 2, 1)]
@@ -48,88 +49,6 @@ def test_a_reservation_at_an_instant_with_no_event_while_an_earlier_one_is_past_
     starts, _ = replay(path, "conservative-backfill")
     assert starts == OVERRUN_STARTS
     assert conservative(OVERRUN, 4) == OVERRUN_STARTS
-
-
-# ---- an independent simulator -----------------------------------------------------------------
-
-
-def conservative(jobs, k):
-    """Start time of every job under conservative backfilling on k servers; jobs are (arrival,
-    run time, need, requested time) in arrival order, a job expected to take its requested time
-    (its run time when it has none, NaN).
-
-    The profile is recomputed from scratch at every use: servers in use at time u are those of
-    each running job i over [start_i, start_i + expected_i) (none after: an overrunning job
-    counts as gone) and of each reservation [r_j, r_j + expected_j). A decision happens at every
-    arrival, completion and reservation time; at a decision the completions leave, then every
-    waiting job in arrival order is moved to an earlier slot if a job left before its expected
-    end, and starts if its reservation has come and its need is free among the servers really in
-    use; then the new arrivals are reserved at their earliest slot and start likewise."""
-    n = len(jobs)
-    arrival = [float(j[0]) for j in jobs]
-    run = [float(j[1]) for j in jobs]
-    need = [float(j[2]) for j in jobs]
-    expected = [run[i] if math.isnan(jobs[i][3]) else float(jobs[i][3]) for i in range(n)]
-    started: dict[int, float] = {}
-    running: set[int] = set()
-    waiting: list[int] = []  # arrival order
-    reserved: dict[int, float] = {}
-
-    def in_use(u, skip):
-        busy = sum(need[i] for i in running if started[i] <= u < started[i] + expected[i])
-        return busy + sum(
-            need[i] for i in waiting if i != skip and reserved[i] <= u < reserved[i] + expected[i]
-        )
-
-    def earliest(j, t, before=math.inf):
-        """The first time in [t, before) when j's need is free for its expected duration in the
-        profile without j's own reservation; None when there is none."""
-        ends = {started[i] + expected[i] for i in running}
-        ends |= {reserved[i] + expected[i] for i in waiting if i != j}
-        starts = {started[i] for i in running} | {reserved[i] for i in waiting if i != j}
-        for c in sorted({t} | {e for e in ends if e > t}):
-            if c >= before:
-                return None
-            checks = {c} | {s for s in starts if c < s < c + expected[j]}
-            if all(in_use(u, j) + need[j] <= k for u in checks):
-                return c
-        return None
-
-    def go(j, t):
-        started[j] = t
-        running.add(j)
-        waiting.remove(j)
-        del reserved[j]
-
-    nxt = 0
-    t = -math.inf
-    while nxt < n or waiting or running:
-        t = min(
-            arrival[nxt] if nxt < n else math.inf,
-            min((started[i] + run[i] for i in running), default=math.inf),
-            min((reserved[i] for i in waiting if reserved[i] > t), default=math.inf),
-        )
-        ended = [i for i in running if started[i] + run[i] <= t]
-        early = any(started[i] + expected[i] > t for i in ended)
-        running.difference_update(ended)
-        free = k - sum(need[i] for i in running)
-        for j in list(waiting):
-            if early and reserved[j] > t:
-                c = earliest(j, t, before=reserved[j])
-                if c is not None:
-                    reserved[j] = c
-            if reserved[j] <= t and need[j] <= free:
-                free -= need[j]
-                go(j, t)
-        while nxt < n and arrival[nxt] <= t:
-            j = nxt
-            nxt += 1
-            reserved[j] = earliest(j, t)
-            waiting.append(j)
-            if reserved[j] <= t and need[j] <= free:
-                free -= need[j]
-                go(j, t)
-    return [started[j] for j in range(n)]
 
 
 @st.composite

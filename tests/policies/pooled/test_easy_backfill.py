@@ -316,7 +316,6 @@ def test_capacity_schedule_matches_the_reference_and_is_never_exceeded(
     [
         ("easy-backfill", [{"at": 5, "servers": 2}, {"at": 5, "servers": 3}], "[1].at"),
         ("easy-backfill", [{"at": 0, "servers": 9}], "[0].servers"),
-        ("conservative-backfill", [{"at": 0, "servers": 2}], "capacity_schedule"),
     ],
 )
 def test_capacity_schedule_bad_input_is_one_line(tmp_path, policy, steps, field):

@@ -8,7 +8,11 @@ it; with ``blocking = false`` later jobs are still tried.
 The same rule serves the other two families:
 
 * ``fcfs`` (pooled): one server of capacity k, so FIFO-FF is FCFS with head-of-line blocking, the
-  baseline of the multiserver-job literature (grosof2023 §1, §6).
+  baseline of the multiserver-job literature (grosof2023 §1, §6). There a ``capacity_schedule``
+  (steps ``{at, servers}``, :mod:`~schedlab.policies.pooled.capacity_schedule`; pooled family
+  only) makes only ``servers`` of the k usable from ``at`` on: a job starts when its need is
+  free among the usable servers, a step down preempts nothing, and a decision epoch is taken at
+  every step (decision 0030).
 * ``first-fit`` (loss): each arrival is admitted into the first server with room, otherwise lost
   (no queue; the engine drops jobs not admitted at their decision epoch; psychas2022 §2).
 
@@ -23,6 +27,14 @@ This module is the example of docs/writing-policies.md.
 from __future__ import annotations
 
 from schedlab.policies.pooled import site_rules
+from schedlab.policies.pooled.capacity_schedule import (
+    CAPACITY_FIELDS,
+    CapacityStep,
+    capacity_sizes,
+    capacity_steps,
+    capacity_values,
+    check_schedule,
+)
 from schedlab.policies.pooled.site_rules import SITE_FIELDS, SiteRulesConfig
 from schedlab.policy_api import (
     About,
@@ -37,33 +49,62 @@ from schedlab.policy_api import (
     first_fit,
     first_waiting,
     kernel,
+    now,
     register,
     run_engine,
+    tolerance,
 )
 
 
 class FifoFirstFitConfig(SiteRulesConfig):
     """``blocking``: the head of the queue blocks the jobs behind it when it fits nowhere
     (psychas2019 §VII-B, "FIFO manner"); false tries every waiting job in arrival order;
-    ``user_limit``, ``queue_order``: the log's site rules (module docstring)."""
+    ``user_limit``, ``queue_order``: the log's site rules (module docstring);
+    ``capacity_schedule``: the usable servers over time, steps in increasing ``at`` (pooled
+    family only; empty: all k always)."""
 
     blocking: bool = True
+    capacity_schedule: tuple[CapacityStep, ...] = ()
 
 
-STATE = PolicyState("fifo_ff", [StateField("blocking", "b1"), *SITE_FIELDS])
+STATE = PolicyState("fifo_ff", [StateField("blocking", "b1"), *SITE_FIELDS, *CAPACITY_FIELDS])
 
 
 def init(st, context: PolicyContext, config: FifoFirstFitConfig):
     """The policy state of one run: the compiled configuration."""
-    sizes = {**engine_sizes(st), **site_rules.sizes(context, config)}
-    return STATE.allocate(sizes, {"blocking": config.blocking, **site_rules.values(config)})
+    steps = config.capacity_schedule
+    sizes = {**engine_sizes(st), **site_rules.sizes(context, config), **capacity_sizes(steps)}
+    values = {
+        "blocking": config.blocking,
+        **site_rules.values(config),
+        **capacity_values(steps, float(context.capacity[0, 0])),
+    }
+    return STATE.allocate(sizes, values)
+
+
+def check(context: PolicyContext, config: FifoFirstFitConfig) -> None:
+    """The site rules' checks; a capacity schedule on the pooled family only, its steps in
+    order and within k."""
+    site_rules.check(context, config)
+    check_schedule(context, config.capacity_schedule)
+
+
+@kernel(wraparound=False)
+def _usable_fit(st, ps, j):
+    """Server 0 when job j's need is free among the usable servers (pooled family, with a
+    capacity schedule), else -1."""
+    fits = st.used[0, 0] + st.demand[j, 0] <= ps.cap_now + tolerance(st)
+    return 0 if fits else -1
 
 
 @kernel(wraparound=False)
 def decide(st, ps):
     """Walk the queue in arrival order (by queue rank first with a queue order); start each
-    eligible job on the first server with room."""
+    eligible job on the first server with room (among the usable servers with a capacity
+    schedule)."""
     site_rules.ended(st, ps)
+    if ps.stepped:
+        capacity_steps(st, ps, now(st))
     j = first_waiting(st)
     n = site_rules.waiting_in_order(st, ps, j)  # -1: arrival order (no queue order)
     if n >= 0:
@@ -75,7 +116,7 @@ def decide(st, ps):
         if not site_rules.eligible(st, ps, j):
             j = nxt
             continue
-        s = first_fit(st, j, 1.0)
+        s = _usable_fit(st, ps, j) if ps.stepped else first_fit(st, j, 1.0)
         if s >= 0:
             site_rules.start_job(st, ps, j, s)
         elif ps.blocking:
@@ -89,13 +130,14 @@ def run(st, ps, max_events):
 
 
 def known_limits(config: FifoFirstFitConfig) -> tuple[str, ...]:
-    """With head-of-line blocking this is FCFS: its saturated-system limit (pooled family)."""
-    return ("fcfs-saturated",) if config.blocking else ()
+    """With head-of-line blocking this is FCFS: its saturated-system limit (pooled family; not
+    with a capacity schedule, which changes the servers)."""
+    return ("fcfs-saturated",) if config.blocking and not config.capacity_schedule else ()
 
 
 KERNELS = Kernels(state=STATE, init=init, runner=run, config=FifoFirstFitConfig)
 TRAITS = Traits(preemptive=False, size_knowledge="none", migrates=False)
-HOOKS = Hooks(known_limits=known_limits, check=site_rules.check)
+HOOKS = Hooks(known_limits=known_limits, check=check)
 
 register(
     Policy(

@@ -38,14 +38,24 @@ from the first breakpoint an update changed): a reservation starts its search at
 segment with room, so a compression finds in O(log P) (P breakpoints) that a job whose need is
 free nowhere before its reservation cannot move, and pays O(P) to look further or move one.
 
-**Usable capacity over time** (``capacity_schedule``, empty by default): a list of steps
-``{at, servers}``: from time ``at`` (the replay's clock, seconds after its first arrival) on,
-only ``servers`` of the k servers may be used (before the first step, all k). A decision epoch is
-asked for at every step; a step down preempts nothing (the running jobs finish, and no job
-starts until fewer than the usable servers are in use). EASY and SJBF only. Inferred, stated
-here: a reservation counts the servers usable now, not the steps still to come (the shadow time
-is recomputed at each step). This is how a replay holds the capacity a log shows its machine had
-(issue 47 item 1; :mod:`schedlab.experiments.calibrate`).
+**Usable capacity over time** (``capacity_schedule``, empty by default; steps ``{at, servers}``,
+:mod:`~schedlab.policies.pooled.capacity_schedule`): from time ``at`` (the replay's clock,
+seconds after its first arrival) on, only ``servers`` of the k servers may be used (before the
+first step, all k). A decision epoch is asked for at every step; a step down preempts nothing
+(the running jobs finish, and no job starts until its need is free among the usable servers).
+This is how a replay holds the capacity a log shows its machine had (issue 47 item 1;
+:mod:`schedlab.experiments.calibrate`; decision 0030). Inferred, stated here: EASY and SJBF's
+reservation counts the servers usable now, not the steps still to come (the shadow time is
+recomputed at each step); conservative backfilling knows the whole schedule (a planned
+downtime, as a batch scheduler's maintenance reservation): a reservation is placed only where
+its need is free among the servers usable over its whole expected duration (the profile less
+k - servers over each step), so the steps never move a reservation and a job starts at its
+reservation unless a running job overran. The steps are not breakpoints of the profile (a
+second step function beside it: the search checks the steps over each profile segment of a
+window that has room), so a schedule with many steps takes no room in the profile's
+PROFILE_PER_JOB breakpoints per job slot, and without a schedule the search is unchanged. A job
+whose need exceeds the servers usable from the last step on, with no earlier room, is never
+reserved (it waits forever, as EASY's blocked head does).
 
 **Walltime kill** (``walltime_kill = true``, off by default): a job still running at its
 requested time is killed, as Slurm does (:func:`~schedlab.policy_api.kill`): its work is lost, it
@@ -90,9 +100,19 @@ import math
 from typing import Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
 
 from schedlab.policies.pooled import site_rules
+from schedlab.policies.pooled.capacity_schedule import (
+    CAPACITY_FIELDS,
+    CapacityStep,
+    capacity_sizes,
+    capacity_steps,
+    capacity_values,
+    check_schedule,
+    step_at,
+    step_end,
+    usable_in,
+)
 from schedlab.policies.pooled.site_rules import SITE_FIELDS, SiteRulesConfig
 from schedlab.policy_api import (
     About,
@@ -120,22 +140,13 @@ from schedlab.policy_api import (
 )
 
 
-class CapacityStep(BaseModel):
-    """From ``at`` (seconds after the replay's first arrival) on, ``servers`` usable servers."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    at: float = Field(ge=0, allow_inf_nan=False)
-    servers: float = Field(ge=0, allow_inf_nan=False)
-
-
 class BackfillConfig(SiteRulesConfig):
     """``reservations``: "first" (EASY) or "all" (conservative); ``backfill_order``: "fcfs" or
     "shortest" (SJBF; EASY only); ``durations``: "estimate" (requested times, falling back to the
     actual duration when a job has none) or "actual" (perfect estimates); ``walltime_kill``: kill
     a job still running at its requested time; ``capacity_schedule``: the usable servers over
-    time, steps in increasing ``at`` (EASY and SJBF; empty: all k always); ``user_limit``,
-    ``queue_order``: the log's site rules (EASY and SJBF; :mod:`.site_rules`)."""
+    time, steps in increasing ``at`` (empty: all k always); ``user_limit``, ``queue_order``:
+    the log's site rules (EASY and SJBF; :mod:`.site_rules`)."""
 
     reservations: Literal["first", "all"] = "first"
     backfill_order: Literal["fcfs", "shortest"] = "fcfs"
@@ -158,13 +169,7 @@ STATE = PolicyState(
         StateField("use_estimate", "b1"),  # durations = "estimate"
         StateField("walltime_kill", "b1"),
         StateField("min_need", "f8"),  # the smallest need a job of the model can have
-        # usable capacity over time (capacity_schedule)
-        StateField("stepped", "b1"),  # a schedule is given
-        StateField("cap_at", "f8", "steps"),  # step times, increasing
-        StateField("cap_val", "f8", "steps"),  # usable servers from each step on
-        StateField("n_steps", "i8"),
-        StateField("cap_i", "i8"),  # the first step not yet reached
-        StateField("cap_now", "f8"),  # usable servers now
+        *CAPACITY_FIELDS,  # usable capacity over time (capacity_schedule)
         # counters (report)
         StateField("without_request", "i8"),  # arrivals without a requested time
         StateField("killed", "i8"),  # walltime kills
@@ -237,19 +242,6 @@ def _kill_overdue(st, ps, t_now):
     if nxt < math.inf:
         wake_at(st, nxt)
     return killed
-
-
-@kernel(wraparound=False)
-def _capacity_steps(st, ps, t_now):
-    """Reach every step of the capacity schedule due by now; ask for a decision epoch at the
-    next one. Returns whether the usable servers changed."""
-    before = ps.cap_now
-    while ps.cap_i < ps.n_steps and ps.cap_at[ps.cap_i] <= t_now:
-        ps.cap_now = ps.cap_val[ps.cap_i]
-        ps.cap_i += 1
-    if ps.cap_i < ps.n_steps:
-        wake_at(st, ps.cap_at[ps.cap_i])
-    return ps.cap_now != before
 
 
 # -------------------------------------------------------------------------------------- EASY
@@ -462,34 +454,75 @@ def _first_room(ps, need, eps):
 
 
 @kernel(wraparound=False)
-def _earliest(ps, need, d, t_now, eps, own_start, own_end):
-    """The earliest time >= now at which ``need`` servers are free for ``d`` in the profile,
-    counting the job's own reservation [own_start, own_end) as free; ``own_start`` when there
-    is none earlier (inf, inf: a job without a reservation)."""
+def _usable_room(ps, k, free, need, eps, lo, end, seg_end, own_start, own_end):
+    """With a capacity schedule: where the first piece of the window [lo, end) within one
+    profile segment (ending at ``seg_end``, ``free`` servers free) ends in which the usable
+    servers leave fewer than ``need`` free; NaN when every piece has room. A piece is constant
+    in both the profile and the schedule; ``free`` counts the job's own reservation only where
+    the piece lies in it (see :func:`_earliest`)."""
+    hi = min(end, seg_end)
+    if lo >= hi:  # a segment that ended before now (a past reservation given back)
+        return math.nan
+    c = step_at(ps, lo)
+    while True:
+        piece_end = min(step_end(ps, c), seg_end)
+        own = lo >= own_start and min(piece_end, end) <= own_end
+        room = free + (need if own else 0.0) + (usable_in(ps, c, k) - k)
+        if room < need - eps:
+            return piece_end
+        if piece_end >= hi:
+            return math.nan
+        lo = piece_end
+        c += 1
+
+
+@kernel(wraparound=False)
+def _earliest(st, ps, need, d, t_now, eps, own_start, own_end):
+    """The earliest time >= now at which ``need`` servers are free for ``d`` in the profile
+    and, with a capacity schedule, among the usable servers, counting the job's own reservation
+    [own_start, own_end) as free; ``own_start`` when there is none earlier (inf, inf: a job
+    without a reservation; also when no time has room: the usable servers stay below the need
+    from the last step on)."""
     pt = ps.pt.reshape(ps.pt.size)
     pf = ps.pf.reshape(ps.pf.size)
     n = ps.pn
+    k = st.capacity[0, 0]
+    stepped = ps.stepped
     i = _first_room(ps, need, eps)  # no earlier segment has room (own ones start later)
-    while True:
-        t = max(pt[i], t_now)
-        if t >= own_start:
-            return own_start
+    t = max(pt[i], t_now)
+    while t < own_start:
         end = t + d
         m = i
         room = True
+        cut = math.nan  # with a schedule: where the part without usable room ends
         while m < n and (m == i or pt[m] < end):
             # the window's part in segment m lies in the own reservation (whose ends may have
             # been merged away): its servers are free there too
             hi = min(end, pt[m + 1]) if m + 1 < n else end
-            own = max(t, pt[m]) >= own_start and hi <= own_end
+            lo = max(t, pt[m])
+            own = lo >= own_start and hi <= own_end
             free = pf[m] + need if own else pf[m]
             if free < need - eps:
                 room = False
                 break
+            if stepped:
+                seg_end = pt[m + 1] if m + 1 < n else math.inf
+                cut = _usable_room(ps, k, pf[m], need, eps, lo, end, seg_end, own_start, own_end)
+                if not math.isnan(cut):
+                    room = False
+                    break
             m += 1
         if room:
             return t
-        i = m + 1
+        if math.isnan(cut):  # no room in the profile's segment m: try the next segment
+            i = m + 1
+            t = max(pt[i], t_now)
+        elif cut == math.inf:  # never enough usable servers from here on
+            break
+        else:  # any start before the cut overlaps the part without room
+            t = cut
+            i = m + 1 if m + 1 < n and pt[m + 1] <= cut else m
+    return own_start
 
 
 @kernel(wraparound=False)
@@ -565,7 +598,7 @@ def _decide_conservative(st, ps, t_now, changed):
         changed = _released(st, ps, st.done_buf[q], t_now) or changed
     for ia in range(n_arrived_new(st)):
         ps.rs[st.arrived_buf[ia]] = math.nan  # not yet reserved: compression skips it
-    free = st.capacity[0, 0] - st.used_total[0]
+    free = (ps.cap_now if ps.stepped else st.capacity[0, 0]) - st.used_total[0]
     wake = ps.next_due  # no reservation is due: the earliest one is the next to come
     if changed or ps.next_due <= t_now:
         # compress: every waiting job, in arrival order, to its earliest slot; start those due
@@ -577,7 +610,7 @@ def _decide_conservative(st, ps, t_now, changed):
             if not math.isnan(ps.rs[j]):
                 need = st.demand[j, 0]
                 if changed and ps.rs[j] > t_now:
-                    t = _earliest(ps, need, ps.expected[j], t_now, eps, ps.rs[j], ps.re[j])
+                    t = _earliest(st, ps, need, ps.expected[j], t_now, eps, ps.rs[j], ps.re[j])
                     if t < ps.rs[j]:
                         _add(ps, ps.rs[j], ps.re[j], need, eps)
                         _reserve(st, ps, j, t, eps)
@@ -585,7 +618,7 @@ def _decide_conservative(st, ps, t_now, changed):
             j = nxt
     for ia in range(n_arrived_new(st)):
         j = st.arrived_buf[ia]
-        t = _earliest(ps, st.demand[j, 0], ps.expected[j], t_now, eps, math.inf, math.inf)
+        t = _earliest(st, ps, st.demand[j, 0], ps.expected[j], t_now, eps, math.inf, math.inf)
         _reserve(st, ps, j, t, eps)
         free, wake = _start_or_wait(st, ps, j, free, t_now, eps, wake)
     if wake > t_now and wake < math.inf:
@@ -600,16 +633,15 @@ def decide(st, ps):
     t_now = now(st)
     site_rules.ended(st, ps)
     _arrivals(st, ps)
+    stepped = capacity_steps(st, ps, t_now) if ps.stepped else False
     changed = False
-    if ps.stepped:
-        changed = _capacity_steps(st, ps, t_now)
     if ps.walltime_kill and n_running(st) > 0:
-        changed = _kill_overdue(st, ps, t_now) or changed
+        changed = _kill_overdue(st, ps, t_now)
     if ps.conservative:
-        _decide_conservative(st, ps, t_now, changed)
+        _decide_conservative(st, ps, t_now, changed)  # the profile knows every step already
     else:
         rules = site_rules.active(ps)  # every decision recomputed (module docstring)
-        _decide_easy(st, ps, t_now, changed or rules or n_completed_new(st) > 0)
+        _decide_easy(st, ps, t_now, changed or stepped or rules or n_completed_new(st) > 0)
 
 
 @kernel(wraparound=False)
@@ -622,7 +654,8 @@ def init(st, context: PolicyContext, config: BackfillConfig):
     pt = np.zeros((sizes["jobs"], PROFILE_PER_JOB))
     pf = np.zeros((sizes["jobs"], PROFILE_PER_JOB))
     pt[0, 0] = -math.inf
-    pf[0, 0] = float(context.capacity[0, 0])  # one segment: all k servers free, forever
+    k = float(context.capacity[0, 0])
+    pf[0, 0] = k  # one segment: all k servers free, forever
     steps = config.capacity_schedule
     values = {
         "conservative": config.reservations == "all",
@@ -633,14 +666,10 @@ def init(st, context: PolicyContext, config: BackfillConfig):
         "pt": pt,
         "pf": pf,
         "pn": 1,
-        "stepped": bool(steps),
-        "cap_at": np.array([s.at for s in steps] or [math.inf]),
-        "cap_val": np.array([s.servers for s in steps] or [0.0]),
-        "n_steps": len(steps),
-        "cap_now": float(context.capacity[0, 0]),
+        **capacity_values(steps, k),
         **site_rules.values(config),
     }
-    sizes.update(steps=max(1, len(steps)), **site_rules.sizes(context, config))
+    sizes.update(**capacity_sizes(steps), **site_rules.sizes(context, config))
     return STATE.allocate(sizes, values)
 
 
@@ -660,25 +689,7 @@ def check(context: PolicyContext, config: BackfillConfig) -> None:
             "conservative backfilling reserves in arrival order: backfill_order = 'fcfs' only",
             field="policy.backfill_order",
         )
-    steps = config.capacity_schedule
-    if steps and config.reservations == "all":
-        raise SpecError(
-            "a capacity schedule is built for EASY and SJBF (reservations = 'first'), not for "
-            "conservative backfilling",
-            field="policy.capacity_schedule",
-        )
-    k = float(context.capacity[0, 0])
-    for i, step in enumerate(steps):
-        if i and step.at <= steps[i - 1].at:
-            raise SpecError(
-                f"steps must be in increasing time: {step.at:g} after {steps[i - 1].at:g}",
-                field=f"policy.capacity_schedule[{i}].at",
-            )
-        if step.servers > k:
-            raise SpecError(
-                f"{step.servers:g} usable servers is more than the cluster's {k:g}",
-                field=f"policy.capacity_schedule[{i}].servers",
-            )
+    check_schedule(context, config.capacity_schedule)
     if config.walltime_kill and (context.trace is None or context.trace.jobs_with_estimate == 0):
         raise SpecError(
             "walltime_kill needs the jobs' requested times (a trace with an 'estimate' column, "
