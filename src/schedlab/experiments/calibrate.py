@@ -25,13 +25,13 @@ set, independently (same policy and options; a user's limit counts that partitio
 and the waits join back per job. A partition's set: the size its header note declares, else the
 most processors its jobs used at once in the logged schedule of the half fitted, capped at
 MaxProcs and at least its widest job there. On c usable processors each partition gets
-round(size * c / sum of the sizes), c bisected up to the sum of the sizes where it exceeds
-MaxProcs (a log whose partitions' peaks add up to more than MaxProcs ran them so: SDSC-Par's
-interactive and batch partitions peaked at 138 and 384 of its 400 processors); a wider job is
-replayed on all of its set and counted (``clipped``); a partition the half fitted did not show
-runs on a set as wide as its widest job. The logged downtime holds in every partition. The
-split is a candidate beside one pool, tried when the half fitted has at least two known
-partitions with :data:`MIN_JOBS_PER_HALF` jobs of logged wait each.
+round(size * c / sum of the sizes), c <= MaxProcs as for one pool (where the partitions' peaks
+add up to more than MaxProcs, as on SDSC-Par, -DS and Sandia-Ross, the sets shrink below them;
+decision 0033); a wider job is replayed on all of its set and counted (``clipped``); a
+partition the half fitted did not show runs on a set as wide as its widest job. The logged
+downtime holds in every partition. The split is a candidate beside one pool, tried when the
+half fitted has at least two known partitions with :data:`MIN_JOBS_PER_HALF` jobs of logged
+wait each.
 
 **The fit.** The logged mean wait (field 3) of the jobs submitted (field 2) in the first half of
 the log's span, against the replay of those jobs alone on c processors: for each split (one
@@ -39,14 +39,14 @@ pool, the partitions when tried), queue order (none, the inferred one) and user 
 candidates), c is the largest whole number of processors whose replayed mean wait is nearest
 the logged one (ratio nearest 1 on a log scale) among those a bisection measures (the replayed
 mean wait falls as c grows, up to the noise of a schedule; the bisection brackets ratio 1
-between the 90th percentile of the jobs' widths and MaxProcs, or a split's larger total, to
-0.5% of MaxProcs). **The criterion** across contexts: the mean wait ratio nearest 1 on a log
-scale, and among the contexts within :data:`NEAR_TIE` of the best (the bisection brings every
-context's mean near 1, so the mean alone cannot tell them apart) the highest first-half
-Spearman of per-job waits (what an order, a limit or a split changes is which jobs wait, not
-how long on average); equal Spearman: the fewer constraints (one pool, no order, no limit). A
-few physical parameters, nothing per job; deterministic (the replay of a trace draws no random
-numbers; ``seed`` is passed for the record).
+between the 90th percentile of the jobs' widths and MaxProcs, to 0.5% of MaxProcs). **The
+criterion** across contexts: the mean wait ratio nearest 1 on a log scale, and among the
+contexts within :data:`NEAR_TIE` of the best (the bisection brings every context's mean near 1,
+so the mean alone cannot tell them apart) the highest first-half Spearman of per-job waits
+(what an order, a limit or a split changes is which jobs wait, not how long on average); equal
+Spearman: the fewer constraints (one pool, no order, no limit). A few physical parameters,
+nothing per job; deterministic (the replay of a trace draws no random numbers; ``seed`` is
+passed for the record).
 
 **The logged downtime** (``downtime_min``; ``schedlab trace calibrate --downtime``): the
 intervals at least that long during which the logged schedule ran no job while a job waited
@@ -517,8 +517,7 @@ def fit_capacity(
     (capacity, mean wait ratio, Spearman of per-job waits, all on ``table``'s jobs); the replays
     hold the ``downtime`` intervals when given. The smallest c considered is the 90th
     percentile of the jobs' widths (a machine narrower than most of its jobs is not one the log
-    shows); the largest MaxProcs, or with ``partitions`` the sum of their sizes when larger
-    (each partition on the most it ran at once: the logged schedule ran them all)."""
+    shows); the largest is MaxProcs."""
     from scipy.stats import spearmanr
 
     known = _logged(table)
@@ -538,7 +537,7 @@ def fit_capacity(
         return value
 
     lo = max(1, int(np.percentile(need, 90)))
-    hi = max(max_procs, sum(p.processors for p in partitions))
+    hi = max_procs
     if ratio(hi) < 1.0 and ratio(lo) >= 1.0:
         while hi - lo > max(1, max_procs // 200):  # to 0.5% of the machine
             mid = (lo + hi) // 2
