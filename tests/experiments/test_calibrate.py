@@ -15,7 +15,7 @@ from schedlab.experiments.calibrate import (
     Context,
     PartitionSet,
     calibrate,
-    clipped,
+    clipped_jobs,
     logged_downtime,
     partition_sizes,
     replay,
@@ -257,7 +257,7 @@ def test_partitioned_replay_by_hand(tmp_path: Path) -> None:
     pooled = replay(known, 3, EASY, tmp_path, 1)
     assert pooled.wait.tolist() == [0, 0, 8, 7]  # jobs 1 to 4
     # a wider job than its share is clipped and counted
-    assert clipped(table, Context(2, partitions=sets)) == 1  # job 1 on partition 1's 1
+    assert clipped_jobs(table, Context(2, partitions=sets)) == 1  # job 1 on partition 1's 1
 
 
 @pytest.fixture(scope="module")

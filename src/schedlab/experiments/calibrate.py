@@ -358,7 +358,7 @@ def replay(
     return Replayed(start=start, wait=wait)
 
 
-def clipped(table: pa.Table, context: Context) -> int:
+def clipped_jobs(table: pa.Table, context: Context) -> int:
     """The jobs of ``table`` wider than the set they replay on under ``context``."""
     if not context.partitions:
         return with_capacity(table, context.capacity)[1]
@@ -727,7 +727,7 @@ def calibrate(
         user_inference=found.user_inference,
         split=found.split,
         fit_steps=found.steps,
-        clipped=clipped(table, fitted),
+        clipped=clipped_jobs(table, fitted),
         downtime=[{"start": a, "end": b} for a, b in down or []],
         halves=[
             half_summary(table, first, split - float(arrival.min()), max_procs),
