@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from schedlab.cli import app
 from schedlab.workloads.traces import convert
 from tests.data import KTH
-from tests.helpers.swf_logs import TRUE_CAPACITY, scheduler_log
+from tests.helpers.swf_logs import TRUE_CAPACITY, partitioned_log, scheduler_log
 
 runner = CliRunner()
 
@@ -121,3 +121,18 @@ def test_compare_calibrated_runs_each_policy_under_the_context_it_takes(tmp_path
     took = dict(x.split(": ") for x in line.split("each took ")[1].split("; "))
     both = "queue_order, user_limit"
     assert took == {"fcfs": both, "easy-backfill": both, "conservative-backfill": "none"}
+
+
+def test_compare_calibrated_on_partitions_ranks_on_one_pool(tmp_path: Path) -> None:
+    """On a log EASY made on partitions of 40 and 60 of 100 processors the calibration splits
+    the log, and the report says the ranking ran on one pool of the fitted capacity."""
+    table = tmp_path / "log.parquet"
+    convert(partitioned_log(tmp_path), "swf", table)
+    out = tmp_path / "cmp"
+    args = ["compare", str(table), "--calibrated", "--workers", "1", "--out", str(out)]
+    result = runner.invoke(app, [*args, "--policy", "easy-backfill"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads((out / "experiment.json").read_text())["summary"]
+    assert "split into partitions 1:40 2:60" in summary[0]
+    line = next(x for x in summary if x.startswith("the calibration split the log"))
+    assert "the ranking ran on one pool of the fitted 100 processors" in line

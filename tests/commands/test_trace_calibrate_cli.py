@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from schedlab.cli import app
 from tests.data import KTH
+from tests.helpers.swf_logs import partitioned_log
 
 runner = CliRunner()
 
@@ -72,3 +73,21 @@ def test_downtime_with_a_policy_without_a_capacity_schedule_is_one_line(tmp_path
     assert result.exit_code == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "--downtime" in lines[0] and "server-filling" in lines[0]
+
+
+def test_calibrate_a_partitioned_log(tmp_path: Path) -> None:
+    """A log EASY made on partitions of 40 and 60 of 100 processors: the split in the table's
+    partitions column, the JSON and the last line."""
+    out = tmp_path / "cal"
+    log = partitioned_log(tmp_path)
+    result = runner.invoke(app, ["trace", "calibrate", str(log), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    record = json.loads((out / "calibration.json").read_text())
+    assert record["fitted_partitions"] == [
+        {"id": 1, "processors": 40},
+        {"id": 2, "processors": 60},
+    ]
+    assert [p["id"] for p in record["split"]] == [1, 2]
+    assert record["calibrated"]["partitions"] == record["fitted_partitions"]
+    assert record["plain"]["partitions"] == []
+    assert "1:40 2:60" in result.stdout and "partitions 1:40 2:60," in result.stdout

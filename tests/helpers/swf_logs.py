@@ -6,25 +6,29 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 
-from schedlab.experiments.calibrate import replay
+from schedlab.experiments.calibrate import PartitionSet, partition_ids, replay
 from schedlab.workloads.traces import read
 
 EASY = {"name": "easy-backfill", "durations": "estimate"}  # the replay judged
 TRUE_CAPACITY = 60
 TRUE_QUEUE_ORDER = (3, 1, 2)
 TRUE_USER_LIMIT = 2
+TRUE_PARTITIONS = (PartitionSet(1, 40), PartitionSet(2, 60))  # of the 100 processors
 
 
-def write_swf(path: Path, submit, run, procs, wait, user=None, queue=None) -> Path:
+def write_swf(path: Path, submit, run, procs, wait, user=None, queue=None, partition=None) -> Path:
     """SWF rows: job number, submit, wait, run time, processors, requested processors and time
-    (twice the run), user (default 1 + job % 7, field 12) and queue (default -1, field 15)."""
+    (twice the run), user (default 1 + job % 7, field 12), queue (default -1, field 15) and
+    partition (default -1, field 16)."""
     user = [1 + j % 7 for j in range(len(submit))] if user is None else user
     queue = [-1] * len(submit) if queue is None else queue
+    partition = [-1] * len(submit) if partition is None else partition
     rows = [
-        f"{j + 1} {s:.0f} {w:.0f} {r:.0f} {n} -1 -1 {n} {2 * r:.0f} -1 1 {u} 1 -1 {q} -1 -1 -1"
-        for j, (s, r, n, w, u, q) in enumerate(
-            zip(submit, run, procs, wait, user, queue, strict=True)
+        f"{j + 1} {s:.0f} {w:.0f} {r:.0f} {n} -1 -1 {n} {2 * r:.0f} -1 1 {u} 1 -1 {q} {p} -1 -1"
+        for j, (s, r, n, w, u, q, p) in enumerate(
+            zip(submit, run, procs, wait, user, queue, partition, strict=True)
         )
     ]
     path.write_text("; MaxProcs: 100\n" + "\n".join(rows) + "\n")
@@ -56,3 +60,25 @@ def scheduler_log(folder: Path) -> Path:
     truth = replay(read(draft, "swf"), TRUE_CAPACITY, EASY, folder, 1, options=options)
     assert np.isfinite(truth.wait).all()
     return write_swf(folder / "log.swf", submit, run, procs, np.round(truth.wait), user, queue)
+
+
+def partitioned_log(folder: Path) -> Path:
+    """1,500 jobs (1-32 processors, run times exponential with mean 1,000 s) at load 0.85 of
+    100 processors, each in partition 1 or 2 with probability 0.4 and 0.6 (seeded); their logged
+    waits those EASY gives each partition's jobs alone on its :data:`TRUE_PARTITIONS` set."""
+    rng = np.random.default_rng(4733)
+    n = 1500
+    procs = rng.integers(1, 33, n)
+    run = np.ceil(rng.exponential(1000.0, n))
+    rate = 0.85 * 100 / (procs.mean() * run.mean())
+    submit = np.floor(np.cumsum(rng.exponential(1 / rate, n)))
+    partition = np.where(rng.random(n) < 0.4, 1, 2)
+    draft = write_swf(folder / "draft.swf", submit, run, procs, np.zeros(n), partition=partition)
+    table = read(draft, "swf")
+    wait = np.full(n, np.nan)
+    for part in TRUE_PARTITIONS:  # each partition alone on its set
+        mine = partition_ids(table) == part.id
+        got = replay(table.filter(pa.array(mine)), part.processors, EASY, folder, 1)
+        wait[mine] = got.wait
+    assert np.isfinite(wait).all()
+    return write_swf(folder / "log.swf", submit, run, procs, np.round(wait), partition=partition)

@@ -395,7 +395,14 @@ def _calibrated(
     with outputs.atomic(path, parquet=True) as tmp:
         pq.write_table(derived, tmp)
     print_table(validation_table(result.record()))
-    return path, verdict(result), context
+    lines = verdict(result)
+    if result.fitted.partitions:
+        lines.append(
+            f"the calibration split the log into partitions ({result.fitted.described()}); "
+            f"compare runs one pool per policy: the ranking ran on one pool of the fitted "
+            f"{result.fitted_capacity} processors, not on the partitions"
+        )
+    return path, lines, context
 
 
 def _log_check(

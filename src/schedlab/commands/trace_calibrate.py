@@ -21,6 +21,7 @@ VALIDATION_COLUMNS = (
     ("capacity", "procs"),
     ("user_limit", "user limit"),
     ("queue_order", "queue order"),
+    ("partitions", "partitions"),
     ("mean_ratio", "mean wait / logged"),
     ("p95_ratio", "p95 wait / logged"),
     ("pearson", "Pearson"),
@@ -43,13 +44,15 @@ def validation_table(record: dict) -> Table:
 
 def cell(key: str, value: object) -> str:
     """A validation table's cell: ratios and correlations to 3 digits, no user limit and no
-    queue order as "none"."""
+    queue order as "none", partitions as id:processors (one pool: "none")."""
     if isinstance(value, float):
         return f"{value:.3g}"
     if key == "user_limit" and not value:
         return "none"
     if key == "queue_order":
         return " > ".join(map(str, value)) if value else "none"
+    if key == "partitions":
+        return " ".join(f"{p['id']}:{p['processors']}" for p in value) if value else "none"
     return str(value)
 
 
@@ -112,7 +115,8 @@ def calibrate_cmd(
     policy_spec = {"name": policy}
     if policy.endswith("backfill"):
         policy_spec["durations"] = "estimate"
-    result = calibrate(table, str(log), k, policy_spec, seed, downtime)
+    declared = {g.id: g.declared for g in context.partitions if g.declared is not None}
+    result = calibrate(table, str(log), k, policy_spec, seed, downtime, declared)
     record = {**result.record(), "context": context.record(), "seed": seed}
     outputs.make_dirs(out_dir)
     with outputs.atomic(out_dir / "calibration.json") as tmp:
@@ -133,7 +137,9 @@ def calibrate_cmd(
         f"fitted on the first half ({result.fit_jobs:,} jobs): usable capacity "
         f"{result.fitted_capacity} of {k} processors, user limit "
         f"{result.fitted.user_limit or 'none'}, queue order "
-        f"{cell('queue_order', result.fitted.queue_order)}, {len(result.downtime)} logged downtime "
+        f"{cell('queue_order', result.fitted.queue_order)}, partitions "
+        f"{cell('partitions', result.record()['fitted_partitions'])}, {len(result.downtime)} "
+        f"logged downtime "
         f"intervals held ({result.clipped:,} wider jobs replayed on "
         f"all of it); written: {out_dir / 'calibration.json'}, "
         + ", ".join(str(p) for p in figure),

@@ -19,19 +19,34 @@ beside none: the fit keeps the order or a limit only where the first half's repl
 apply where the policy takes them (EASY, SJBF, FCFS); other policies run with capacity and
 downtime only.
 
+**The partitions** (SWF field 16, "a processor set per partition"; decision 0033): split, the
+jobs of each partition (the jobs with -1 form one fallback partition) replay on its own processor
+set, independently (same policy and options; a user's limit counts that partition's jobs only),
+and the waits join back per job. A partition's set: the size its header note declares, else the
+most processors its jobs used at once in the logged schedule of the half fitted, capped at
+MaxProcs and at least its widest job there. On c usable processors each partition gets
+round(size * c / sum of the sizes), c <= MaxProcs as for one pool (where the partitions' peaks
+add up to more than MaxProcs, as on SDSC-Par, -DS and Sandia-Ross, the sets shrink below them;
+decision 0033); a wider job is replayed on all of its set and counted (``clipped``); a
+partition the half fitted did not show runs on a set as wide as its widest job. The logged
+downtime holds in every partition. The split is a candidate beside one pool, tried when the
+half fitted has at least two known partitions with :data:`MIN_JOBS_PER_HALF` jobs of logged
+wait each.
+
 **The fit.** The logged mean wait (field 3) of the jobs submitted (field 2) in the first half of
-the log's span, against the replay of those jobs alone on c processors: for each queue order
-(none, the inferred one) and each user limit (none, the candidates), c is the largest whole number
-of processors whose replayed mean wait is nearest the logged one (ratio nearest 1 on a log
-scale) among those a bisection measures (the replayed mean wait falls as c grows, up to the
-noise of a schedule; the bisection brackets ratio 1 between the 90th percentile of the jobs'
-widths and MaxProcs, to 0.5% of MaxProcs). **The criterion** across limits: the mean wait
-ratio nearest 1 on a log scale, and among the contexts within :data:`NEAR_TIE` of the best
-(the bisection brings every context's mean near 1, so the mean alone cannot tell them apart)
-the highest first-half Spearman of per-job waits (what an order or a limit changes is which jobs
-wait, not how long on average); equal Spearman: the fewer constraints (no order, no limit). A
-few physical parameters, nothing per job; deterministic (the replay of a trace draws no random
-numbers; ``seed`` is passed for the record).
+the log's span, against the replay of those jobs alone on c processors: for each split (one
+pool, the partitions when tried), queue order (none, the inferred one) and user limit (none, the
+candidates), c is the largest whole number of processors whose replayed mean wait is nearest
+the logged one (ratio nearest 1 on a log scale) among those a bisection measures (the replayed
+mean wait falls as c grows, up to the noise of a schedule; the bisection brackets ratio 1
+between the 90th percentile of the jobs' widths and MaxProcs, to 0.5% of MaxProcs). **The
+criterion** across contexts: the mean wait ratio nearest 1 on a log scale, and among the
+contexts within :data:`NEAR_TIE` of the best (the bisection brings every context's mean near 1,
+so the mean alone cannot tell them apart) the highest first-half Spearman of per-job waits
+(what an order, a limit or a split changes is which jobs wait, not how long on average); equal
+Spearman: the fewer constraints (one pool, no order, no limit). A few physical parameters,
+nothing per job; deterministic (the replay of a trace draws no random numbers; ``seed`` is
+passed for the record).
 
 **The logged downtime** (``downtime_min``; ``schedlab trace calibrate --downtime``): the
 intervals at least that long during which the logged schedule ran no job while a job waited
@@ -64,6 +79,7 @@ import pyarrow.parquet as pq
 
 from schedlab.errors import SchedlabError, SpecError
 from schedlab.workloads.traces.canonical import get_meta, with_meta
+from schedlab.workloads.traces.swf_context import UNKNOWN, most_at_once
 from schedlab.workloads.traces.swf_inference import (
     QueueOrder,
     UserPeaks,
@@ -77,13 +93,43 @@ NEAR_TIE = math.log(1.1)  # mean wait ratios within 10% of the best fit tie on t
 
 
 @dataclass(frozen=True)
+class PartitionSet:
+    """A partition's processor set: its id (SWF field 16; -1 the fallback partition of the jobs
+    without one) and processors."""
+
+    id: int
+    processors: int
+
+
+def shares(partitions: tuple[PartitionSet, ...], capacity: int) -> tuple[PartitionSet, ...]:
+    """The partitions' sets on ``capacity`` usable processors: round(size * capacity / sum of
+    the sizes) each, at least 1."""
+    total = sum(p.processors for p in partitions)
+    return tuple(
+        PartitionSet(p.id, max(1, round(p.processors * capacity / total))) for p in partitions
+    )
+
+
+def _sets(partitions: tuple[PartitionSet, ...]) -> str:
+    return " ".join(f"{p.id}:{p.processors}" for p in partitions)
+
+
+@dataclass(frozen=True)
 class Context:
     """The replay context a calibration fits: usable processors, the most jobs one user may run
-    at once (0: no limit) and the queue ids highest priority first (``()``: arrival order)."""
+    at once (0: no limit), the queue ids highest priority first (``()``: arrival order) and the
+    partitions' processor sets before they share ``capacity`` (``()``: one pool; :func:`shares`
+    gives the sets replayed)."""
 
     capacity: int
     user_limit: int = 0
     queue_order: tuple[int, ...] = ()
+    partitions: tuple[PartitionSet, ...] = ()
+
+    @property
+    def sets(self) -> tuple[PartitionSet, ...]:
+        """The partitions' sets replayed on ``capacity`` (``()``: one pool)."""
+        return shares(self.partitions, self.capacity) if self.partitions else ()
 
     def options(self) -> dict[str, Any]:
         """The policy options it sets (those not at their default)."""
@@ -95,17 +141,21 @@ class Context:
         return out
 
     def described(self) -> str:
-        limit = (
-            f"at most {self.user_limit} running jobs per user"
-            if self.user_limit
-            else "no per-user limit"
-        )
-        order = (
-            "queue order " + " > ".join(map(str, self.queue_order))
-            if self.queue_order
-            else "one queue order (arrival)"
-        )
-        return f"{self.capacity} processors, {limit}, {order}"
+        return described(self.capacity, self.user_limit, self.queue_order, self.sets)
+
+
+def described(
+    capacity: int, user_limit: int, queue_order: tuple[int, ...], sets: tuple[PartitionSet, ...]
+) -> str:
+    """A replay context in words (``sets``: the partitions' sets replayed, ``()`` one pool)."""
+    limit = f"at most {user_limit} running jobs per user" if user_limit else "no per-user limit"
+    order = (
+        "queue order " + " > ".join(map(str, queue_order))
+        if queue_order
+        else "one queue order (arrival)"
+    )
+    pools = f"partitions {_sets(sets)} (id:processors)" if sets else "one pool"
+    return f"{capacity} processors, {limit}, {order}, {pools}"
 
 
 def accepted(policy: str, options: dict[str, Any]) -> dict[str, Any]:
@@ -132,6 +182,7 @@ class Judgement:
     capacity: int
     user_limit: int
     queue_order: tuple[int, ...]
+    partitions: tuple[PartitionSet, ...]  # the sets replayed (``()``: one pool)
     jobs: int
     mean_wait: float
     logged_mean_wait: float
@@ -170,7 +221,8 @@ class Calibration:
     applied: dict[str, Any]  # the fitted options the policy takes (and ran with)
     queue_inference: QueueOrder  # read from the first half's logged schedule
     user_inference: UserPeaks  # likewise
-    fit_steps: list[dict[str, Any]]  # user limit, queue order, capacity, first-half ratio, Spearman
+    split: tuple[PartitionSet, ...]  # the partitions' sizes tried in the fit (``()``: not tried)
+    fit_steps: list[dict[str, Any]]  # split, user limit, queue order, capacity, ratio, Spearman
     clipped: int  # jobs wider than the fitted capacity (replayed on all of it)
     downtime: list[dict[str, float]]  # logged downtime held by the calibrated replay (log clock)
     halves: list[dict[str, float]]  # per half: jobs, logged mean wait, offered load of MaxProcs
@@ -187,6 +239,7 @@ class Calibration:
         out["fitted_capacity"] = self.fitted.capacity
         out["fitted_user_limit"] = self.fitted.user_limit
         out["fitted_queue_order"] = list(self.fitted.queue_order)
+        out["fitted_partitions"] = [asdict(p) for p in self.fitted.sets]
         out["user_inference"]["peaks"] = {str(k): v for k, v in self.user_inference.peaks.items()}
         out["plain"] = self.plain.record()
         out["calibrated"] = self.calibrated.record()
@@ -239,6 +292,41 @@ def replay_steps(
     return steps
 
 
+def partition_ids(table: pa.Table) -> np.ndarray:
+    """Each job's partition (SWF field 16; -1 unknown or no column)."""
+    if "partition" not in table.column_names:
+        return np.full(table.num_rows, UNKNOWN, np.int64)
+    return table.column("partition").fill_null(UNKNOWN).to_numpy().astype(np.int64)
+
+
+def partition_sizes(
+    table: pa.Table, max_procs: int, declared: dict[int, int] | None = None
+) -> tuple[PartitionSet, ...]:
+    """Each partition's processor set on ``table`` (module docstring): the ``declared`` size
+    (partition id -> processors, from the header's notes), else the most processors its jobs
+    used at once in the logged schedule, capped at ``max_procs``, at least its widest job."""
+    schedule = logged_schedule(table)
+    part = partition_ids(table)
+    need = table.column("need").to_numpy()
+    out = []
+    for p in np.unique(part):
+        if declared and int(p) in declared:
+            out.append(PartitionSet(int(p), declared[int(p)]))
+            continue
+        mine = schedule["partition"] == p
+        most = most_at_once(schedule["start"][mine], schedule["end"][mine], schedule["need"][mine])
+        out.append(PartitionSet(int(p), min(max(int(most), int(need[part == p].max())), max_procs)))
+    return tuple(out)
+
+
+def splits(table: pa.Table) -> bool:
+    """Whether a split is worth trying on ``table``: at least two known partitions (field 16
+    not -1) with :data:`MIN_JOBS_PER_HALF` jobs of logged wait each."""
+    part = partition_ids(table)[_logged(table)]
+    _, counts = np.unique(part[part != UNKNOWN], return_counts=True)
+    return int((counts >= MIN_JOBS_PER_HALF).sum()) >= 2
+
+
 def replay(
     table: pa.Table,
     capacity: int,
@@ -247,10 +335,49 @@ def replay(
     seed: int,
     downtime: list[tuple[float, float]] | None = None,
     options: dict[str, Any] | None = None,
+    partitions: tuple[PartitionSet, ...] = (),
 ) -> Replayed:
     """Replay ``table`` (canonical, arrival order) on ``capacity`` processors under ``policy``
     with the policy ``options`` (``user_limit``, ``queue_order``) when given, none of the
-    processors usable during the ``downtime`` intervals (log clock) when given."""
+    processors usable during the ``downtime`` intervals (log clock) when given. With
+    ``partitions`` (their sizes before sharing ``capacity``) each partition's jobs replay alone
+    on its share (:func:`shares`; one partition after another), a partition not among them on
+    its widest job."""
+    if not partitions:
+        return _replay_pool(table, capacity, policy, folder, seed, downtime, options)
+    part = partition_ids(table)
+    need = table.column("need").to_numpy()
+    sets = {p.id: p.processors for p in shares(partitions, capacity)}
+    start = np.full(table.num_rows, math.nan)
+    wait = np.full(table.num_rows, math.nan)
+    for p in np.unique(part):
+        mine = part == p
+        k = sets.get(int(p), int(need[mine].max()))
+        got = _replay_pool(table.filter(pa.array(mine)), k, policy, folder, seed, downtime, options)
+        start[mine], wait[mine] = got.start, got.wait
+    return Replayed(start=start, wait=wait)
+
+
+def clipped_jobs(table: pa.Table, context: Context) -> int:
+    """The jobs of ``table`` wider than the set they replay on under ``context``."""
+    if not context.partitions:
+        return with_capacity(table, context.capacity)[1]
+    part = partition_ids(table)
+    need = table.column("need").to_numpy()
+    sets = {p.id: p.processors for p in context.sets}
+    return sum(int((need[part == p] > k).sum()) for p, k in sets.items())
+
+
+def _replay_pool(
+    table: pa.Table,
+    capacity: int,
+    policy: dict[str, Any],
+    folder: Path,
+    seed: int,
+    downtime: list[tuple[float, float]] | None,
+    options: dict[str, Any] | None,
+) -> Replayed:
+    """:func:`replay` on one pool."""
     spec = replay_spec(table, capacity, policy, folder, seed, downtime, options)
     jobs = _simulate(spec).jobs
     done = jobs.filter(pc.equal(jobs.column("status"), "done"))
@@ -328,6 +455,7 @@ def judge(
         capacity=context.capacity,
         user_limit=context.user_limit,
         queue_order=context.queue_order,
+        partitions=context.sets,
         jobs=int(sim.size),
         mean_wait=float(sim.mean()),
         logged_mean_wait=float(log.mean()),
@@ -382,12 +510,14 @@ def fit_capacity(
     seed: int,
     downtime: list[tuple[float, float]] | None = None,
     options: dict[str, Any] | None = None,
+    partitions: tuple[PartitionSet, ...] = (),
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The usable capacity c (module docstring) on ``table`` (the first half) under the policy
-    ``options``: the step chosen and every step measured (capacity, mean wait ratio, Spearman
-    of per-job waits, all on ``table``'s jobs); the replays hold the ``downtime`` intervals
-    when given. The smallest c considered is the 90th percentile of the jobs' widths (a machine
-    narrower than most of its jobs is not one the log shows)."""
+    ``options``, split into ``partitions`` when given: the step chosen and every step measured
+    (capacity, mean wait ratio, Spearman of per-job waits, all on ``table``'s jobs); the replays
+    hold the ``downtime`` intervals when given. The smallest c considered is the 90th
+    percentile of the jobs' widths (a machine narrower than most of its jobs is not one the log
+    shows); the largest is MaxProcs."""
     from scipy.stats import spearmanr
 
     known = _logged(table)
@@ -397,7 +527,7 @@ def fit_capacity(
     steps: list[dict[str, Any]] = []
 
     def ratio(c: int) -> float:
-        r = replay(table, c, policy, folder, seed, downtime, options)
+        r = replay(table, c, policy, folder, seed, downtime, options, partitions)
         ok = known & np.isfinite(r.wait)
         got = r.wait[ok]
         value = float(got.mean()) / logged_mean if logged_mean else math.inf
@@ -424,6 +554,17 @@ def _distance(step: dict[str, Any]) -> float:
     return abs(math.log(r)) if r > 0 else math.inf
 
 
+@dataclass(frozen=True)
+class Fit:
+    """What :func:`fit` found on one half."""
+
+    context: Context
+    queue_inference: QueueOrder
+    user_inference: UserPeaks
+    split: tuple[PartitionSet, ...]  # the partitions' sizes tried (``()``: not tried)
+    steps: list[dict[str, Any]]
+
+
 def fit(
     table: pa.Table,
     max_procs: int,
@@ -431,11 +572,14 @@ def fit(
     folder: Path,
     seed: int,
     downtime: list[tuple[float, float]] | None = None,
-) -> tuple[Context, QueueOrder, UserPeaks, list[dict[str, Any]]]:
+    declared: dict[int, int] | None = None,
+) -> Fit:
     """The context of ``table`` (one half): the queue order and the candidate user limits read
-    from its logged schedule, then for each queue order (none, the inferred one) and each limit
-    (none, the candidates) the capacity, chosen by the criterion of the module docstring.
-    Options the policy does not take (:func:`taken`) are neither searched nor passed."""
+    from its logged schedule, the partitions' sizes (``declared`` by the header, else
+    :func:`partition_sizes`) when :func:`splits`; then for each split (one pool, the
+    partitions), queue order (none, the inferred one) and limit (none, the candidates) the
+    capacity, chosen by the criterion of the module docstring. Options the policy does not take
+    (:func:`taken`) are neither searched nor passed."""
     schedule = logged_schedule(table)
     order = queue_order(
         schedule["submit"],
@@ -450,27 +594,42 @@ def fit(
     limits = [0, *peaks.candidates] if "user_limit" in takes else [0]
     # a policy that does not take the order keeps it in its context (reported, not applied)
     orders = [(), order.order] if "queue_order" in takes and order.order else [order.order]
+    split = partition_sizes(table, max_procs, declared) if splits(table) else ()
     chosen: list[dict[str, Any]] = []
     steps: list[dict[str, Any]] = []
-    for queues in orders:
-        for limit in limits:
-            context = Context(max_procs, limit, queues).options()
-            options = {k: v for k, v in context.items() if k in takes}
-            best, measured = fit_capacity(table, max_procs, policy, folder, seed, downtime, options)
-            for step in measured:  # (best is one of them)
-                step.update(user_limit=limit, queue_order=list(queues))
-            chosen.append(best)
-            steps += measured
+    for parts in [(), split] if split else [()]:
+        for queues in orders:
+            for limit in limits:
+                context = Context(max_procs, limit, queues).options()
+                options = {k: v for k, v in context.items() if k in takes}
+                best, measured = fit_capacity(
+                    table, max_procs, policy, folder, seed, downtime, options, parts
+                )
+                for step in measured:  # (best is one of them)
+                    step.update(user_limit=limit, queue_order=list(queues), split=bool(parts))
+                chosen.append(best)
+                steps += measured
     nearest = min(_distance(s) for s in chosen)
     tied = [s for s in chosen if _distance(s) <= nearest + NEAR_TIE]
-    # the highest Spearman; on equal Spearman the fewer constraints: no order, no limit, then
-    # the largest limit (the loosest)
+    # the highest Spearman; on equal Spearman the fewer constraints: one pool, no order, no
+    # limit, then the largest limit (the loosest)
     best = max(
         tied,
-        key=lambda s: (_spearman(s), not s["queue_order"], not s["user_limit"], s["user_limit"]),
+        key=lambda s: (
+            _spearman(s),
+            not s["split"],
+            not s["queue_order"],
+            not s["user_limit"],
+            s["user_limit"],
+        ),
     )
-    fitted = Context(int(best["capacity"]), int(best["user_limit"]), tuple(best["queue_order"]))
-    return fitted, order, peaks, steps
+    fitted = Context(
+        int(best["capacity"]),
+        int(best["user_limit"]),
+        tuple(best["queue_order"]),
+        split if best["split"] else (),
+    )
+    return Fit(fitted, order, peaks, split, steps)
 
 
 def _spearman(step: dict[str, Any]) -> float:
@@ -497,11 +656,13 @@ def calibrate(
     policy: dict[str, Any],
     seed: int = 1,
     downtime_min: float | None = None,
+    declared: dict[int, int] | None = None,
 ) -> Calibration:
     """Fit on the first half by time, judge on the second (module docstring); with
     ``downtime_min`` the calibrated replay also holds the log's downtime
     (:func:`logged_downtime` intervals at least that long; a policy with a
-    ``capacity_schedule``). Raises
+    ``capacity_schedule``); ``declared``: the partitions' sizes the header declares (partition
+    id -> processors). Raises
     :class:`SchedlabError` (one line) when a half has fewer than :data:`MIN_JOBS_PER_HALF` jobs
     with a logged wait."""
     arrival = table.column("arrival").to_numpy()
@@ -524,7 +685,8 @@ def calibrate(
         folder = Path(tmp)
         head = table.filter(pa.array(first))
         down = logged_downtime(table, downtime_min) if downtime_min is not None else None
-        fitted, order, peaks, steps = fit(head, max_procs, policy, folder, seed, down)
+        found = fit(head, max_procs, policy, folder, seed, down, declared)
+        fitted = found.context
         plain = judge(
             "plain",
             Context(max_procs),
@@ -540,14 +702,19 @@ def calibrate(
                 context.capacity,
                 options.get("user_limit", 0),
                 tuple(options.get("queue_order", ())),
+                context.partitions,
             )
-            got = replay(table, context.capacity, policy, folder, seed, down, options)
+            got = replay(
+                table, context.capacity, policy, folder, seed, down, options, context.partitions
+            )
             return judge(name, ran, table, got, second)
 
         calibrated = judged("calibrated", fitted)
         applied = taken(table, policy, folder, fitted.options())
         tail = table.filter(pa.array(second))
-        hindsight = judged("hindsight", fit(tail, max_procs, policy, folder, seed, down)[0])
+        hindsight = judged(
+            "hindsight", fit(tail, max_procs, policy, folder, seed, down, declared).context
+        )
     return Calibration(
         log=log,
         policy=policy["name"],
@@ -556,10 +723,11 @@ def calibrate(
         fit_jobs=counts[0],
         fitted=fitted,
         applied=applied,
-        queue_inference=order,
-        user_inference=peaks,
-        fit_steps=steps,
-        clipped=with_capacity(table, fitted.capacity)[1],
+        queue_inference=found.queue_inference,
+        user_inference=found.user_inference,
+        split=found.split,
+        fit_steps=found.steps,
+        clipped=clipped_jobs(table, fitted),
         downtime=[{"start": a, "end": b} for a, b in down or []],
         halves=[
             half_summary(table, first, split - float(arrival.min()), max_procs),
@@ -581,7 +749,7 @@ def reproduces(j: Judgement) -> bool:
 
 
 def _line(j: Judgement) -> str:
-    context = Context(j.capacity, j.user_limit, j.queue_order).described()
+    context = described(j.capacity, j.user_limit, j.queue_order, j.partitions)
     return (
         f"{j.replay} ({context}): mean wait x{j.mean_ratio:.3g} of the logged, "
         f"p95 x{j.p95_ratio:.3g}, per-job Pearson {j.pearson:.3f}, Spearman {j.spearman:.3f}, "
@@ -625,11 +793,21 @@ def verdict(c: Calibration) -> list[str]:
         f"{max(u.peaks, default=0)}, reached by {u.peaks.get(max(u.peaks, default=0), 0)} "
         "user(s))"
     )
+    if c.fitted.partitions:
+        parts = (
+            f"split into partitions {_sets(c.fitted.sets)} (id:processors; sizes "
+            f"{_sets(c.split)} before sharing the capacity), each replayed alone"
+        )
+    elif c.split:
+        parts = f"one pool (the split into partitions {_sets(c.split)} fitted the first half worse)"
+    else:
+        parts = "one pool (fewer than two known partitions in field 16 with enough jobs)"
     unused = sorted(set(c.fitted.options()) - set(c.applied))
     lines = [
         f"calibrated context: usable capacity {c.fitted_capacity} of {c.max_procs} "
         f"processors{held}, user limit "
-        f"{c.fitted.user_limit or 'none'}, {queues}; {limits}; fitted on the first half of the "
+        f"{c.fitted.user_limit or 'none'}, {queues}; {limits}; {parts}; fitted on the first "
+        f"half of the "
         f"log ({c.fit_jobs:,} jobs; {c.clipped:,} wider jobs replayed on all of it); judged on "
         f"the second half ({c.plain.jobs:,} jobs) with {c.policy}"
         + (f" (which does not take {', '.join(unused)})" if unused else "")

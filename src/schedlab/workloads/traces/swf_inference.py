@@ -144,8 +144,8 @@ def user_peaks(
 
 def logged_schedule(table: pa.Table) -> dict[str, np.ndarray]:
     """The logged schedule of a canonical SWF table, jobs with a logged wait (field 3 >= 0):
-    ``submit``, ``start``, ``end``, ``need``, ``request`` (NaN unknown), ``user`` and
-    ``queue`` (-1 when the column is absent)."""
+    ``submit``, ``start``, ``end``, ``need``, ``request`` (NaN unknown), ``user``, ``queue``
+    and ``partition`` (-1 when the column is absent)."""
     wait = table.column("trace_wait").to_numpy(zero_copy_only=False).astype(float)
     known = np.isfinite(wait) & (wait >= 0)
     submit = table.column("arrival").to_numpy()[known]
@@ -166,4 +166,5 @@ def logged_schedule(table: pa.Table) -> dict[str, np.ndarray]:
         else np.full(int(known.sum()), np.nan),
         "user": column("user"),
         "queue": column("queue"),
+        "partition": column("partition"),
     }
