@@ -11,6 +11,7 @@ wait ratio is nearer 1 on a log scale and its Spearman is at least the plain one
 table is printed for docs/traces.md::
 
     PYTHONPATH=src .venv/bin/python benchmarks/calibrate_logs.py [--logs DIR] [--downtime 600]
+        [--record FILE]
 """
 
 from __future__ import annotations
@@ -105,6 +106,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--logs", type=Path, default=None, help="folder of SWF logs")
     parser.add_argument("--downtime", type=float, default=600.0, help="0: no downtime held")
+    parser.add_argument(
+        "--record", type=Path, default=RESULTS, help=f"the JSON record (default {RESULTS.name})"
+    )
     args = parser.parse_args()
     if args.logs is None:
         from schedlab.datasets import data_dir
