@@ -43,7 +43,8 @@ def calibrate_one(log: Path, out: Path, downtime: float) -> dict:
     wall = time.perf_counter() - began
     if done.returncode != 0:
         lines = done.stderr.strip().splitlines()
-        return {"log": log.name, "wall_s": wall, "refused": lines[-1] if lines else "failed"}
+        refused = lines[-1].replace(str(log), log.name) if lines else "failed"
+        return {"log": log.name, "wall_s": wall, "refused": refused}
     record = json.loads((out / "calibration.json").read_text())
     return {"log": log.name, "wall_s": wall, "calibration": record}
 
@@ -139,7 +140,7 @@ def main() -> None:
     }
     print(json.dumps(summary))
     write_record(
-        RESULTS, {"summary": summary, "downtime": args.downtime, "rows": rows, "table": table}
+        args.record, {"summary": summary, "downtime": args.downtime, "rows": rows, "table": table}
     )
 
 
