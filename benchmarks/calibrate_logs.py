@@ -46,6 +46,7 @@ def calibrate_one(log: Path, out: Path, downtime: float) -> dict:
         refused = lines[-1].replace(str(log), log.name) if lines else "failed"
         return {"log": log.name, "wall_s": wall, "refused": refused}
     record = json.loads((out / "calibration.json").read_text())
+    record["log"] = log.name  # not the folder of this machine
     return {"log": log.name, "wall_s": wall, "calibration": record}
 
 
