@@ -3,6 +3,7 @@ calibrate``; issue 47 item 3)."""
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -10,6 +11,7 @@ import numpy as np
 from schedlab.report.figures import PALETTE, plt, save_figure
 
 FLOOR = 1.0  # waits below one second drawn at 1 s (log axes)
+TITLE_WIDTH = 55  # characters per line of a panel's title (a fitted context can be long)
 
 
 def calibration_figure(
@@ -33,7 +35,7 @@ def calibration_figure(
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("logged wait (s)")
-        ax.set_title(name, fontsize=10)
+        ax.set_title(textwrap.fill(name, TITLE_WIDTH), fontsize=10)
         ax.legend(loc="upper left", fontsize=8)
     axes[0].set_ylabel(f"replayed wait (s; below {FLOOR:g} s drawn at {FLOOR:g} s)")
     fig.suptitle(title, fontsize=10)
