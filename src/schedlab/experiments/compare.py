@@ -120,8 +120,8 @@ class Plan:
             f"{p}: {', '.join(sorted(self.options.get(p, {}))) or 'none'}" for p in self.policies
         )
         return (
-            f"calibrated context: every policy on the fitted capacity; of "
-            f"{', '.join(sorted(self.context))} each took {ran}"
+            f"calibrated context: every policy on the fitted capacity; of the fitted options "
+            f"({', '.join(sorted(self.context))}), each took {ran}"
             + (
                 " (capacity_schedule at the log's own load only)"
                 if "capacity_schedule" in self.context and any(x != self.native for x in self.loads)
