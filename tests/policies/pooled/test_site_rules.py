@@ -132,6 +132,9 @@ def test_conservative_refuses_the_rules_and_a_limit_needs_users(tmp_path):
         run(bare, 4, {"name": "easy-backfill", "user_limit": 1})
     with pytest.raises(SpecError, match="queue 1 is listed twice"):
         run(path, 4, {"name": "fcfs", "queue_order": [1, 1]})
+    # a huge id is refused before its rank table is allocated (2e9 ids took 24 GB before)
+    with pytest.raises(SpecError, match="queue 2000000000 is above 1,048,576"):
+        run(path, 4, {"name": "easy-backfill", "queue_order": [2_000_000_000]})
 
 
 # ---- random traces -----------------------------------------------------------------------------

@@ -43,6 +43,7 @@ from schedlab.policy_api import (
 )
 
 MAX_USERS = 1 << 24  # per-user counts for user ids up to this (64 MB); larger ids: renumber
+MAX_QUEUE = 1 << 20  # queue ranks for queue ids up to this (8 MB); larger ids: renumber
 
 
 class SiteRulesConfig(PolicyConfig):
@@ -65,11 +66,19 @@ SITE_FIELDS = (  # spliced into a policy's state: *SITE_FIELDS
 
 
 def check(context: PolicyContext, config: SiteRulesConfig) -> None:
-    """One-line errors: a queue listed twice or negative; a user limit without users."""
+    """One-line errors: a queue listed twice, negative or above :data:`MAX_QUEUE`; a user limit
+    without users."""
     seen: set[int] = set()
     for i, q in enumerate(config.queue_order):
-        if q < 0 or q in seen:
-            why = "is negative" if q < 0 else "is listed twice"
+        if q < 0 or q in seen or q > MAX_QUEUE:
+            why = (
+                "is negative"
+                if q < 0
+                else "is listed twice"
+                if q in seen
+                else f"is above {MAX_QUEUE:,} (one rank per queue id up to the largest listed): "
+                "renumber the trace's queues"
+            )
             raise SpecError(f"queue {q} {why}", field=f"policy.queue_order[{i}]")
         seen.add(q)
     if config.user_limit:
