@@ -46,6 +46,19 @@ def test_too_short_to_split_is_one_line(tmp_path: Path) -> None:
     assert "too short to split" in lines[-1] and str(log) in lines[-1]
 
 
+@pytest.mark.parametrize(
+    "content", [b"; MaxProcs: 4\n", b"\x1f\x8b\x08\x00garbage\xff\xfe\n\x00\x01"]
+)
+def test_a_log_without_job_rows_is_one_line(tmp_path: Path, content: bytes) -> None:
+    """A header alone, or bytes that are no SWF at all: one line, no traceback."""
+    log = tmp_path / "norows.swf"
+    log.write_bytes(content)
+    result = runner.invoke(app, ["trace", "calibrate", str(log), "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "no job rows" in lines[0] and str(log) in lines[0]
+
+
 def test_downtime_held_and_recorded(tmp_path: Path) -> None:
     out = tmp_path / "cal"
     args = ["trace", "calibrate", str(KTH), "--out", str(out), "--downtime", "600"]

@@ -107,6 +107,11 @@ def calibrate_cmd(
             f"capacity schedule (every backfilling policy, fcfs; not {policy})"
         )
     table = read(log, "swf")
+    if table.num_rows == 0:
+        raise SchedlabError(
+            f"{log}: no job rows (an SWF row is a line of 18 numbers after the ';' header): "
+            "nothing to calibrate"
+        )
     k = int(get_meta(table).get("k") or 0)
     context = read_context(log, table, k)
     for line in context.lines():
