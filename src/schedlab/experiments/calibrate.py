@@ -695,9 +695,9 @@ def calibrate(
             second,
         )
 
-        def judged(name: str, context: Context) -> Judgement:
-            """The replay of the whole log under the part of ``context`` the policy takes."""
-            options = taken(table, policy, folder, context.options())
+        def judged(name: str, context: Context, options: dict[str, Any]) -> Judgement:
+            """The replay of the whole log under ``options``, the part of ``context`` the policy
+            takes (:func:`taken`)."""
             ran = Context(
                 context.capacity,
                 options.get("user_limit", 0),
@@ -709,12 +709,11 @@ def calibrate(
             )
             return judge(name, ran, table, got, second)
 
-        calibrated = judged("calibrated", fitted)
         applied = taken(table, policy, folder, fitted.options())
+        calibrated = judged("calibrated", fitted, applied)
         tail = table.filter(pa.array(second))
-        hindsight = judged(
-            "hindsight", fit(tail, max_procs, policy, folder, seed, down, declared).context
-        )
+        bound = fit(tail, max_procs, policy, folder, seed, down, declared).context
+        hindsight = judged("hindsight", bound, taken(table, policy, folder, bound.options()))
     return Calibration(
         log=log,
         policy=policy["name"],
