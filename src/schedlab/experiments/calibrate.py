@@ -39,7 +39,9 @@ pool, the partitions when tried), queue order (none, the inferred one) and user 
 candidates), c is the largest whole number of processors whose replayed mean wait is nearest
 the logged one (ratio nearest 1 on a log scale) among those a bisection measures (the replayed
 mean wait falls as c grows, up to the noise of a schedule; the bisection brackets ratio 1
-between the 90th percentile of the jobs' widths and MaxProcs, to 0.5% of MaxProcs). **The
+between MaxProcs and the larger of the 90th percentile of the jobs' widths and the median over
+time of the processors the half's logged schedule ran, :data:`USE_FLOOR`, to 0.5% of MaxProcs;
+decision 0035). **The
 criterion** across contexts: the mean wait ratio nearest 1 on a log scale, and among the
 contexts within :data:`NEAR_TIE` of the best (the bisection brings every context's mean near 1,
 so the mean alone cannot tell them apart) the highest first-half Spearman of per-job waits
@@ -54,6 +56,18 @@ intervals at least that long during which the logged schedule ran no job while a
 the whole log (not fitted). The calibrated replay (fit and judgement) has no usable processor
 during them: the policy's ``capacity_schedule`` (every backfilling policy and FCFS;
 :mod:`schedlab.policies.pooled.capacity_schedule`).
+
+**The capacity profile** (``capacity_window``; ``schedlab trace calibrate --capacity-window``;
+decision 0035): the usable capacity over time read from the whole log's logged schedule in
+windows of that many seconds (:func:`log_profile`,
+:func:`~schedlab.workloads.traces.swf_inference.capacity_profile`): per window the most
+processors the log ran at once (lower) and the most a work-conserving scheduler could have had
+usable while jobs waited as logged (upper). The calibrated replay (fit, judgement, hindsight)
+runs on MaxProcs processors with, per window, the upper bound capped at c and raised to the
+lower (never below what the log ran there), c outside the windows, none during the logged
+downtime (:func:`replay_steps`). Like the downtime it is read from both halves, not fitted: a
+comparison under it assumes the capacity the log lost is lost for every policy alike. A split
+into partitions does not hold it (it is the whole machine's).
 
 **The judgement.** The whole log replayed plain and calibrated; on the jobs submitted in the
 second half (their logged wait known): mean and p95 wait ratio to the logged, Pearson and
@@ -227,7 +241,7 @@ class Calibration:
     user_inference: UserPeaks  # likewise
     split: tuple[PartitionSet, ...]  # the partitions' sizes tried in the fit (``()``: not tried)
     fit_steps: list[dict[str, Any]]  # split, user limit, queue order, capacity, ratio, Spearman
-    clipped: int  # jobs wider than the fitted capacity (replayed on all of it)
+    clipped: int  # jobs wider than the machine replayed (c; MaxProcs with a profile): on all of it
     downtime: list[dict[str, float]]  # logged downtime held by the calibrated replay (log clock)
     profile: CapacityProfile | None  # the capacity profile held (``None``: constant capacity)
     profile_steps: int  # capacity steps of the calibrated replay (profile and downtime merged)
@@ -811,7 +825,9 @@ def calibrate(
         user_inference=found.user_inference,
         split=found.split,
         fit_steps=found.steps,
-        clipped=clipped_jobs(table, fitted),
+        clipped=clipped_jobs(table, fitted)
+        if profile is None or fitted.partitions
+        else with_capacity(table, servers_of(fitted.capacity, profile))[1],
         downtime=[{"start": a, "end": b} for a, b in down or []],
         profile=profile,
         profile_steps=len(

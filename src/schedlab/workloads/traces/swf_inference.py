@@ -172,10 +172,13 @@ def logged_schedule(table: pa.Table) -> dict[str, np.ndarray]:
     }
 
 
-def in_use(start: np.ndarray, end: np.ndarray, need: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The processors a logged schedule holds over time: the distinct start and end times and
-    the processors in use on [times[i], times[i + 1]) (the last entry, after every end, is 0)."""
-    times = np.unique(np.concatenate([start, end]))
+def in_use(
+    start: np.ndarray, end: np.ndarray, need: np.ndarray, also: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The processors a logged schedule holds over time: the distinct start and end times (and
+    the instants ``also``) and the processors in use on [times[i], times[i + 1]) (the last
+    entry, after every end, is 0)."""
+    times = np.unique(np.concatenate([start, end, np.asarray([] if also is None else also)]))
     used = np.zeros(times.size)
     np.add.at(used, np.searchsorted(times, start), need)
     np.add.at(used, np.searchsorted(times, end), -need)
@@ -242,11 +245,8 @@ def capacity_profile(
     t0 = float(submit.min())
     count = max(1, math.ceil((float(end.max()) - t0) / window))
     edges = t0 + window * np.arange(count + 1)
-    times = np.unique(np.concatenate([submit, start, end, edges]))
-    used = np.zeros(times.size)
-    np.add.at(used, np.searchsorted(times, start), need)
-    np.add.at(used, np.searchsorted(times, end), -need)
-    used = np.cumsum(used)[:-1]  # on [times[i], times[i + 1])
+    times, used = in_use(start, end, need, np.concatenate([submit, edges]))
+    used = used[:-1]  # on [times[i], times[i + 1])
     narrowest = _narrowest_waiting(times[:-1], submit, start, need)
     bound = np.where(np.isfinite(narrowest), np.minimum(used + narrowest - 1, max_procs), max_procs)
     at = np.minimum(np.searchsorted(edges, times[:-1], side="right") - 1, count - 1)
