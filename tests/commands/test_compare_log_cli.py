@@ -119,10 +119,8 @@ def test_compare_calibrated_with_the_capacity_profile(tmp_path: Path) -> None:
     assert get_meta(derived)["k"] == 100
     line = next(x for x in summary if x.startswith("calibrated context: every policy"))
     took = dict(x.split(": ") for x in line.split("each took ")[1].split("; "))
-    assert took == {
-        "conservative-backfill": "capacity_schedule",
-        "easy-backfill": "capacity_schedule",
-    }
+    assert set(took) == {"conservative-backfill", "easy-backfill"}
+    assert all("capacity_schedule" in options for options in took.values())
 
 
 def test_capacity_window_without_calibrated_is_one_line(tmp_path: Path) -> None:

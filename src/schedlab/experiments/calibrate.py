@@ -879,7 +879,8 @@ def verdict(c: Calibration) -> list[str]:
     if c.profile is not None:
         held += (
             f"; the log's capacity profile in windows of {c.profile.window:g} s held "
-            f"(at most c; {c.profile_steps:,} capacity steps)"
+            f"(capped at c, never below what the log ran in a window; {c.profile_steps:,} "
+            "capacity steps)"
         )
     q, u = c.queue_inference, c.user_inference
     kept = (
