@@ -140,11 +140,12 @@ def calibrate_cmd(
     outputs.make_dirs(out_dir)
     with outputs.atomic(out_dir / "calibration.json") as tmp:
         tmp.write_text(json.dumps(record, indent=1, default=_plain) + "\n")
+    held = f", capacity profile in windows of {capacity_window:g} s" if result.profile else ""
     figure = calibration_figure(
         result.plain.logged,
         {
             f"plain ({result.plain.capacity} processors)": result.plain.waits,
-            f"calibrated ({result.fitted.described()})": result.calibrated.waits,
+            f"calibrated ({result.fitted.described()}{held})": result.calibrated.waits,
         },
         out_dir / "calibration",
         f"{log.name}, {policy}: jobs submitted in the second half ({result.plain.jobs:,})",
