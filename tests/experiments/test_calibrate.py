@@ -4,6 +4,7 @@ known: a log made by EASY on 60 of its 100 processors."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -395,3 +396,12 @@ def test_the_profile_held_reproduces_a_log_made_on_it(stepped: Path) -> None:
         limit = usable[i] if i >= 0 else 100
         assert need[(start <= t) & (t < end)].sum() <= limit  # a step down preempts nothing,
         # but no job starts beyond it
+    # here the profile on all 100 processors does not over-wait the first half: no warning;
+    # where every context's replay on all of them waits more than 25% above the logged
+    # (measured on SDSC-Par: x6.2), one line
+    assert not any("profile alone" in line for line in verdict(held))
+    whole = [s for s in held.fit_steps if s["capacity"] == 100]
+    assert whole and all(s["mean_wait_ratio"] < 1.25 for s in whole)
+    over = [{**s, "mean_wait_ratio": 6.2} if s["capacity"] == 100 else s for s in held.fit_steps]
+    said = [x for x in verdict(replace(held, fit_steps=over)) if "profile alone" in x]
+    assert len(said) == 1 and "x6.2 the logged" in said[0]

@@ -867,6 +867,22 @@ def _how_far(j: Judgement) -> str:
     return f"{abs(off):.0%} {side} the logged mean wait"
 
 
+def _profile_too_narrow(c: Calibration) -> list[str]:
+    """A line when the capacity profile alone (c = MaxProcs) already makes every context of the
+    first half wait more than 25% above the logged: what held the log's jobs was not the
+    machine's capacity (a job waiting for its partition's set while another partition idled,
+    a scheduler's holds), and no c, a cap, can bring it back."""
+    whole = [s["mean_wait_ratio"] for s in c.fit_steps if s["capacity"] == c.max_procs]
+    if not whole or min(whole) <= 1 + GOOD_MEAN:
+        return []
+    return [
+        f"the capacity profile alone (on all {c.max_procs} processors) makes the first half "
+        f"wait x{min(whole):.3g} the logged at best: the log's idleness while jobs waited is not "
+        "the machine's capacity here (partitions, a scheduler's holds), and the calibrated "
+        "replay under it is not this machine"
+    ]
+
+
 def verdict(c: Calibration) -> list[str]:
     """The validation in numbers and in words, for a report beside a ranking under the
     calibrated context."""
@@ -934,6 +950,8 @@ def verdict(c: Calibration) -> list[str]:
         f"hindsight (the context fitted on the judged half itself, a bound on what it can do, "
         f"not a calibration): {_line(c.hindsight)}",
     ]
+    if c.profile is not None:
+        lines += _profile_too_narrow(c)
     if reproduces(c.calibrated):
         lines.append(
             f"the calibrated replay reproduces the log (mean within {GOOD_MEAN:.0%}, Spearman "
