@@ -334,9 +334,10 @@ def replay_steps(
 ) -> list[dict[str, float]]:
     """The capacity schedule of a replay of ``table`` on ``capacity`` processors (its clock
     starts at its first arrival): none usable during each ``downtime`` interval (log clock);
-    outside them, with a ``profile``, its usable processors of the window (at most
-    ``capacity``; ``capacity`` past its last window), else ``capacity``. Equal consecutive
-    values are one step."""
+    outside them, with a ``profile``, its window's upper bound capped at ``capacity`` and raised
+    to what the log ran in the window (:meth:`CapacityProfile.under`; ``capacity`` outside its
+    windows), else ``capacity``. Equal consecutive values are one step; none is given where
+    the value is the replay's servers (:func:`servers_of`), which hold before the first step."""
     if (not downtime and profile is None) or table.num_rows == 0:
         return []
     k = servers_of(capacity, profile)
@@ -597,7 +598,8 @@ def fit_capacity(
     c considered is the larger of the 90th percentile of the jobs' widths (a machine narrower
     than most of its jobs is not one the log shows) and the :data:`USE_FLOOR` quantile over
     time of the processors ``table``'s logged schedule ran (a machine narrower than what the
-    log ran for all but 1% of its time is not physical); the largest is MaxProcs."""
+    log ran half of its time is not the one it shows; decision 0035); the largest is
+    MaxProcs."""
     from scipy.stats import spearmanr
 
     known = _logged(table)
@@ -870,8 +872,8 @@ def _how_far(j: Judgement) -> str:
 def _profile_too_narrow(c: Calibration) -> list[str]:
     """A line when the capacity profile alone (c = MaxProcs) already makes every context of the
     first half wait more than 25% above the logged: what held the log's jobs was not the
-    machine's capacity (a job waiting for its partition's set while another partition idled,
-    a scheduler's holds), and no c, a cap, can bring it back."""
+    machine's capacity (say, jobs waiting for their partition's set or held by the scheduler
+    while little ran), and no c, a cap, can bring it back."""
     whole = [s["mean_wait_ratio"] for s in c.fit_steps if s["capacity"] == c.max_procs]
     if not whole or min(whole) <= 1 + GOOD_MEAN:
         return []
