@@ -336,8 +336,9 @@ def replay_steps(
     starts at its first arrival): none usable during each ``downtime`` interval (log clock);
     outside them, with a ``profile``, its window's upper bound capped at ``capacity`` and raised
     to what the log ran in the window (:meth:`CapacityProfile.under`; ``capacity`` outside its
-    windows), else ``capacity``. Equal consecutive values are one step; none is given where
-    the value is the replay's servers (:func:`servers_of`), which hold before the first step."""
+    windows), else ``capacity``. Equal consecutive values are one step, and a step is given
+    only where the value changes from the one before (before the first: the replay's servers,
+    :func:`servers_of`)."""
     if (not downtime and profile is None) or table.num_rows == 0:
         return []
     k = servers_of(capacity, profile)
