@@ -92,8 +92,8 @@ def calibrate_cmd(
         typer.Option(
             help="Hold the log's usable capacity over time in the calibrated replay: per window "
             "of this many seconds, the most processors a work-conserving scheduler could have "
-            "had while jobs waited as logged, at least the most the log ran in it, at most the "
-            "fitted capacity (a policy with a capacity schedule)."
+            "had while jobs waited as logged, capped at the fitted capacity but never below "
+            "the most the log ran in it (a policy with a capacity schedule)."
         ),
     ] = None,
 ) -> None:
