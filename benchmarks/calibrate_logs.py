@@ -11,7 +11,10 @@ wait ratio is nearer 1 on a log scale and its Spearman is at least the plain one
 table is printed for docs/traces.md::
 
     PYTHONPATH=src .venv/bin/python benchmarks/calibrate_logs.py [--logs DIR] [--downtime 600]
-        [--record FILE]
+        [--capacity-window 3600] [--record FILE]
+
+With ``--capacity-window`` each record keeps the profile's window and the steps replayed, not
+its per-window bounds (``calibration.json`` of ``trace calibrate`` has them).
 """
 
 from __future__ import annotations
@@ -32,12 +35,13 @@ RESULTS = Path(__file__).resolve().parent / "results" / "calibrate_logs.json"
 GOOD_MEAN, GOOD_SPEARMAN = 0.25, 0.5  # issue 47's targets (experiments/calibrate.py)
 
 
-def calibrate_one(log: Path, out: Path, downtime: float) -> dict:
+def calibrate_one(log: Path, out: Path, downtime: float, window: float | None = None) -> dict:
     """One log through ``schedlab trace calibrate`` in a fresh process: its record or its
     one-line refusal, and the wall time."""
     cli = "from schedlab.cli import main; main()"
     command = [sys.executable, "-c", cli, "trace", "calibrate", str(log), "-o", str(out)]
     command += ["--downtime", f"{downtime:g}"] if downtime > 0 else []
+    command += ["--capacity-window", f"{window:g}"] if window is not None else []
     began = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     wall = time.perf_counter() - began
@@ -47,6 +51,8 @@ def calibrate_one(log: Path, out: Path, downtime: float) -> dict:
         return {"log": log.name, "wall_s": wall, "refused": refused}
     record = json.loads((out / "calibration.json").read_text())
     record["log"] = log.name  # not the folder of this machine
+    if record.get("profile"):
+        record["profile"] = {"window": record["profile"]["window"]}
     return {"log": log.name, "wall_s": wall, "calibration": record}
 
 
@@ -109,6 +115,9 @@ def main() -> None:
     parser.add_argument("--logs", type=Path, default=None, help="folder of SWF logs")
     parser.add_argument("--downtime", type=float, default=600.0, help="0: no downtime held")
     parser.add_argument(
+        "--capacity-window", type=float, default=None, help="hold the log's capacity profile"
+    )
+    parser.add_argument(
         "--record", type=Path, default=RESULTS, help=f"the JSON record (default {RESULTS.name})"
     )
     args = parser.parse_args()
@@ -122,7 +131,7 @@ def main() -> None:
     rows = []
     with tempfile.TemporaryDirectory(prefix="calibrate-logs-") as tmp:
         for log in logs:
-            row = calibrate_one(log, Path(tmp) / log.name, args.downtime)
+            row = calibrate_one(log, Path(tmp) / log.name, args.downtime, args.capacity_window)
             if "calibration" in row:
                 row["verdict"] = verdict(row["calibration"])
             print(f"{log.name}: {row['wall_s']:.0f} s", flush=True)
@@ -141,7 +150,14 @@ def main() -> None:
     }
     print(json.dumps(summary))
     write_record(
-        args.record, {"summary": summary, "downtime": args.downtime, "rows": rows, "table": table}
+        args.record,
+        {
+            "summary": summary,
+            "downtime": args.downtime,
+            "capacity_window": args.capacity_window,
+            "rows": rows,
+            "table": table,
+        },
     )
 
 

@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 from typer.testing import CliRunner
 
 from schedlab.cli import app
-from schedlab.workloads.traces import convert
+from schedlab.workloads.traces import convert, get_meta
 from tests.data import KTH
 from tests.helpers.swf_logs import TRUE_CAPACITY, partitioned_log, scheduler_log
 
@@ -101,6 +101,34 @@ def test_downtime_without_calibrated_is_one_line(tmp_path: Path) -> None:
     result = runner.invoke(app, ["compare", str(table), "--downtime", "600"])
     assert result.exit_code != 0
     assert "--downtime: only with --calibrated" in result.output
+
+
+def test_compare_calibrated_with_the_capacity_profile(tmp_path: Path) -> None:
+    """--calibrated --capacity-window: the table is on all 100 processors (MaxProcs) and both
+    backfilling policies take the profile as their capacity schedule; the report says so."""
+    table = tmp_path / "kth.parquet"
+    convert(KTH, "swf", table)
+    out = tmp_path / "cmp"
+    args = ["compare", str(table), "--calibrated", "--capacity-window", "3600", "--workers", "1"]
+    args += ["--policy", "conservative-backfill", "--policy", "easy-backfill", "--out", str(out)]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    summary = json.loads((out / "experiment.json").read_text())["summary"]
+    assert any(x.startswith("with the capacity profile the table is on all 100") for x in summary)
+    derived = pq.read_table(out / "kth-calibrated.parquet")
+    assert get_meta(derived)["k"] == 100
+    line = next(x for x in summary if x.startswith("calibrated context: every policy"))
+    took = dict(x.split(": ") for x in line.split("each took ")[1].split("; "))
+    assert set(took) == {"conservative-backfill", "easy-backfill"}
+    assert all("capacity_schedule" in options for options in took.values())
+
+
+def test_capacity_window_without_calibrated_is_one_line(tmp_path: Path) -> None:
+    table = tmp_path / "kth.parquet"
+    convert(KTH, "swf", table)
+    result = runner.invoke(app, ["compare", str(table), "--capacity-window", "3600"])
+    assert result.exit_code != 0
+    assert "--capacity-window: only with --calibrated" in result.output
 
 
 def test_compare_calibrated_runs_each_policy_under_the_context_it_takes(tmp_path: Path) -> None:

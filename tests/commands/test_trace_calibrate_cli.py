@@ -104,3 +104,37 @@ def test_calibrate_a_partitioned_log(tmp_path: Path) -> None:
     assert record["calibrated"]["partitions"] == record["fitted_partitions"]
     assert record["plain"]["partitions"] == []
     assert "1:40 2:60" in result.stdout and "partitions 1:40 2:60," in result.stdout
+
+
+def test_capacity_window_held_and_recorded(tmp_path: Path) -> None:
+    """--capacity-window: the profile's windows cover the excerpt's logged span, each usable
+    value between the window's bounds, and the steps held are reported."""
+    out = tmp_path / "cal"
+    args = ["trace", "calibrate", str(KTH), "--out", str(out), "--capacity-window", "3600"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    record = json.loads((out / "calibration.json").read_text())
+    profile = record["profile"]
+    assert profile["window"] == 3600 and len(profile["starts"]) == len(profile["usable"]) > 1
+    for lower, upper, usable in zip(
+        profile["lower"], profile["upper"], profile["usable"], strict=True
+    ):
+        assert usable == min(max(upper, lower), 100)
+    assert record["profile_steps"] > 0
+    assert "capacity profile in windows of 3600 s" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [
+        (["--capacity-window", "0"], "--capacity-window 0"),
+        (["--capacity-window", "3600", "--policy", "server-filling"], "server-filling"),
+        (["--capacity-window", "1e9"], "capacity window of 1e+09 s"),
+    ],
+)
+def test_a_bad_capacity_window_is_one_line(tmp_path: Path, extra: list[str], said: str) -> None:
+    args = ["trace", "calibrate", str(KTH), "--out", str(tmp_path / "o"), *extra]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert said in lines[-1] and "Traceback" not in result.output

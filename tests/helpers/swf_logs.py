@@ -8,7 +8,10 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from schedlab.experiments.calibrate import PartitionSet, partition_ids, replay
+from schedlab.experiments.calibrate import PartitionSet, partition_ids, replay, replay_spec
+from schedlab.model.compile import compile_model
+from schedlab.model.spec import parse_spec
+from schedlab.simulation.simulate import simulate_model
 from schedlab.workloads.traces import read
 
 EASY = {"name": "easy-backfill", "durations": "estimate"}  # the replay judged
@@ -82,3 +85,34 @@ def partitioned_log(folder: Path) -> Path:
         wait[mine] = got.wait
     assert np.isfinite(wait).all()
     return write_swf(folder / "log.swf", submit, run, procs, np.round(wait), partition=partition)
+
+
+REDUCED = (80_000.0, 160_000.0)  # the known period of TRUE_CAPACITY usable of the 100
+
+
+def stepped_log(folder: Path) -> Path:
+    """1,500 jobs (1-32 processors, run times exponential with mean 1,000 s) at load 0.85 of
+    100 processors (seeded); their logged waits those EASY gives them on 100 processors of which
+    only :data:`TRUE_CAPACITY` are usable during :data:`REDUCED` (log clock): the engine's own
+    ``capacity_schedule``, written here by hand."""
+    rng = np.random.default_rng(4735)
+    n = 1500
+    procs = rng.integers(1, 33, n)
+    run = np.ceil(rng.exponential(1000.0, n))
+    rate = 0.85 * 100 / (procs.mean() * run.mean())
+    submit = np.floor(np.cumsum(rng.exponential(1 / rate, n)))
+    assert submit[-1] > REDUCED[1] + 100_000
+    draft = write_swf(folder / "draft.swf", submit, run, procs, np.zeros(n))
+    table = read(draft, "swf")
+    spec = replay_spec(table, 100, EASY, folder, 1)
+    t0 = float(submit[0])  # the replay's clock starts at the first arrival
+    spec["policy"]["capacity_schedule"] = [
+        {"at": REDUCED[0] - t0, "servers": TRUE_CAPACITY},
+        {"at": REDUCED[1] - t0, "servers": 100},
+    ]
+    jobs = simulate_model(compile_model(parse_spec(spec))).jobs
+    waits = (jobs.column("start").to_numpy() - jobs.column("arrival").to_numpy()).tolist()
+    got = dict(zip(jobs.column("log_job_id").to_pylist(), waits, strict=True))
+    wait = np.array([got[i] for i in table.column("source_id").to_pylist()])
+    assert wait.size == n and np.isfinite(wait).all()
+    return write_swf(folder / "log.swf", submit, run, procs, np.round(wait))

@@ -150,6 +150,15 @@ def compare(
             show_default=False,
         ),
     ] = None,
+    capacity_window: Annotated[
+        float | None,
+        typer.Option(
+            help="With --calibrated: hold the log's capacity profile in windows of this many "
+            "seconds (`schedlab trace calibrate --capacity-window`) in the calibration and in "
+            "every policy that takes a capacity schedule.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Run every applicable policy (built-in, and the --plugin files' own) on a workload over a
     range of loads, with the analytic bounds that apply; write the ranked summary, figures and
@@ -191,9 +200,12 @@ def compare(
     context: dict = {}
     if downtime is not None and not calibrated:
         fail("--downtime: only with --calibrated (the log's downtime is part of its context)")
+    if capacity_window is not None and not calibrated:
+        fail("--capacity-window: only with --calibrated (the log's profile is part of its context)")
     if calibrated:
+        target = out_dir or Path("out") / f"compare-{stem}"
         workload, calibration_lines, context = _calibrated(
-            workload, base, out_dir or Path("out") / f"compare-{stem}", seed, downtime
+            workload, base, target, seed, downtime, capacity_window
         )
         base, _, named = workload_base(workload, servers=None, arrivals=arrivals, seed=seed)
     trace = is_trace(base)
@@ -364,28 +376,42 @@ def _named_jobs(target: Path, tasks: list, fmt: str, k: int, progress) -> None:
 
 
 def _calibrated(
-    workload: Path, base: dict, target: Path, seed: int, downtime: float | None
+    workload: Path,
+    base: dict,
+    target: Path,
+    seed: int,
+    downtime: float | None,
+    capacity_window: float | None = None,
 ) -> tuple[Path, list[str], dict]:
     """``--calibrated``: the table on the usable capacity fitted on the log's first half
     (:mod:`schedlab.experiments.calibrate`), written under ``target``; the report's lines: the
     validation on the second half in numbers and in words; and the rest of the fitted context
     as policy options offered to every policy (user limit, queue order, the logged downtime as
-    a capacity schedule)."""
+    a capacity schedule, with the capacity profile when ``capacity_window`` is given)."""
     import pyarrow.parquet as pq
 
     from schedlab import outputs
     from schedlab.commands.trace_calibrate import validation_table
-    from schedlab.experiments.calibrate import calibrate, replay_steps, verdict, with_capacity
+    from schedlab.experiments.calibrate import (
+        calibrate,
+        replay_steps,
+        servers_of,
+        verdict,
+        with_capacity,
+    )
 
     if workload.suffix != ".parquet" or "trace_wait" not in pq.read_schema(workload).names:
         fail(f"--calibrated: {escape(str(workload))} is not a table converted from an SWF log")
     table = pq.read_table(workload)
     k = int(base["cluster"]["servers"])
     err.print(f"calibrating the context of {workload.name} ...", highlight=False)
-    result = calibrate(table, str(workload), k, VALIDATION_POLICY, seed, downtime)
-    derived, _ = with_capacity(table, result.fitted_capacity)
+    result = calibrate(
+        table, str(workload), k, VALIDATION_POLICY, seed, downtime, capacity_window=capacity_window
+    )
+    servers = servers_of(result.fitted_capacity, result.profile)
+    derived, _ = with_capacity(table, servers)
     held = [(d["start"], d["end"]) for d in result.downtime]
-    steps = replay_steps(table, held, result.fitted_capacity)
+    steps = replay_steps(table, held, result.fitted_capacity, result.profile)
     context = {
         **result.fitted.options(),
         **({"capacity_schedule": steps} if steps else {}),
@@ -396,6 +422,12 @@ def _calibrated(
         pq.write_table(derived, tmp)
     print_table(validation_table(result.record()))
     lines = verdict(result)
+    if result.profile is not None:
+        lines.append(
+            f"with the capacity profile the table is on all {servers} processors (MaxProcs), "
+            f"the profile (capped at the fitted {result.fitted_capacity}) its capacity "
+            "schedule: a policy that does not take one ran on all of them"
+        )
     if result.fitted.partitions:
         lines.append(
             f"the calibration split the log into partitions ({result.fitted.described()}); "

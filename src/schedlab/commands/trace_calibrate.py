@@ -87,6 +87,15 @@ def calibrate_cmd(
             "(a policy with a capacity schedule: every backfilling policy, fcfs)."
         ),
     ] = None,
+    capacity_window: Annotated[
+        float | None,
+        typer.Option(
+            help="Hold the log's usable capacity over time in the calibrated replay: per window "
+            "of this many seconds, the most processors a work-conserving scheduler could have "
+            "had while jobs waited as logged, capped at the fitted capacity but never below "
+            "the most the log ran in it (a policy with a capacity schedule)."
+        ),
+    ] = None,
 ) -> None:
     """Fit the log's usable capacity, per-user running limit (among none and the limits the
     logged schedule shows) and queue-priority order (read from the logged overtaking) on its
@@ -106,6 +115,11 @@ def calibrate_cmd(
             f"--downtime {downtime:g}: needs a positive number of seconds and a policy with a "
             f"capacity schedule (every backfilling policy, fcfs; not {policy})"
         )
+    if capacity_window is not None and (capacity_window <= 0 or not holds_downtime(policy)):
+        raise SchedlabError(
+            f"--capacity-window {capacity_window:g}: needs a positive number of seconds and a "
+            f"policy with a capacity schedule (every backfilling policy, fcfs; not {policy})"
+        )
     table = read(log, "swf")
     if table.num_rows == 0:
         raise SchedlabError(
@@ -121,16 +135,17 @@ def calibrate_cmd(
     if policy.endswith("backfill"):
         policy_spec["durations"] = "estimate"
     declared = {g.id: g.declared for g in context.partitions if g.declared is not None}
-    result = calibrate(table, str(log), k, policy_spec, seed, downtime, declared)
+    result = calibrate(table, str(log), k, policy_spec, seed, downtime, declared, capacity_window)
     record = {**result.record(), "context": context.record(), "seed": seed}
     outputs.make_dirs(out_dir)
     with outputs.atomic(out_dir / "calibration.json") as tmp:
         tmp.write_text(json.dumps(record, indent=1, default=_plain) + "\n")
+    held = f", capacity profile in windows of {capacity_window:g} s" if result.profile else ""
     figure = calibration_figure(
         result.plain.logged,
         {
             f"plain ({result.plain.capacity} processors)": result.plain.waits,
-            f"calibrated ({result.fitted.described()})": result.calibrated.waits,
+            f"calibrated ({result.fitted.described()}{held})": result.calibrated.waits,
         },
         out_dir / "calibration",
         f"{log.name}, {policy}: jobs submitted in the second half ({result.plain.jobs:,})",

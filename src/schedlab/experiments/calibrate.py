@@ -39,7 +39,9 @@ pool, the partitions when tried), queue order (none, the inferred one) and user 
 candidates), c is the largest whole number of processors whose replayed mean wait is nearest
 the logged one (ratio nearest 1 on a log scale) among those a bisection measures (the replayed
 mean wait falls as c grows, up to the noise of a schedule; the bisection brackets ratio 1
-between the 90th percentile of the jobs' widths and MaxProcs, to 0.5% of MaxProcs). **The
+between MaxProcs and the larger of the 90th percentile of the jobs' widths and the median over
+time of the processors the half's logged schedule ran, :data:`USE_FLOOR`, to 0.5% of MaxProcs;
+decision 0035). **The
 criterion** across contexts: the mean wait ratio nearest 1 on a log scale, and among the
 contexts within :data:`NEAR_TIE` of the best (the bisection brings every context's mean near 1,
 so the mean alone cannot tell them apart) the highest first-half Spearman of per-job waits
@@ -54,6 +56,18 @@ intervals at least that long during which the logged schedule ran no job while a
 the whole log (not fitted). The calibrated replay (fit and judgement) has no usable processor
 during them: the policy's ``capacity_schedule`` (every backfilling policy and FCFS;
 :mod:`schedlab.policies.pooled.capacity_schedule`).
+
+**The capacity profile** (``capacity_window``; ``schedlab trace calibrate --capacity-window``;
+decision 0035): the usable capacity over time read from the whole log's logged schedule in
+windows of that many seconds (:func:`log_profile`,
+:func:`~schedlab.workloads.traces.swf_inference.capacity_profile`): per window the most
+processors the log ran at once (lower) and the most a work-conserving scheduler could have had
+usable while jobs waited as logged (upper). The calibrated replay (fit, judgement, hindsight)
+runs on MaxProcs processors with, per window, the upper bound capped at c and raised to the
+lower (never below what the log ran there), c outside the windows, none during the logged
+downtime (:func:`replay_steps`). Like the downtime it is read from both halves, not fitted: a
+comparison under it assumes the capacity the log lost is lost for every policy alike. A split
+into partitions does not hold it (it is the whole machine's).
 
 **The judgement.** The whole log replayed plain and calibrated; on the jobs submitted in the
 second half (their logged wait known): mean and p95 wait ratio to the logged, Pearson and
@@ -81,15 +95,19 @@ from schedlab.errors import SchedlabError, SpecError
 from schedlab.workloads.traces.canonical import get_meta, with_meta
 from schedlab.workloads.traces.swf_context import UNKNOWN, most_at_once
 from schedlab.workloads.traces.swf_inference import (
+    CapacityProfile,
     QueueOrder,
     UserPeaks,
+    capacity_profile,
     logged_schedule,
     queue_order,
+    use_quantile,
     user_peaks,
 )
 
 MIN_JOBS_PER_HALF = 50  # fewer jobs with a logged wait in a half: too short to split
 NEAR_TIE = math.log(1.1)  # mean wait ratios within 10% of the best fit tie on the mean
+USE_FLOOR = 0.5  # c is at least this quantile over time of the processors the half ran
 
 
 @dataclass(frozen=True)
@@ -223,8 +241,10 @@ class Calibration:
     user_inference: UserPeaks  # likewise
     split: tuple[PartitionSet, ...]  # the partitions' sizes tried in the fit (``()``: not tried)
     fit_steps: list[dict[str, Any]]  # split, user limit, queue order, capacity, ratio, Spearman
-    clipped: int  # jobs wider than the fitted capacity (replayed on all of it)
+    clipped: int  # jobs wider than the machine replayed (c; MaxProcs with a profile): on all of it
     downtime: list[dict[str, float]]  # logged downtime held by the calibrated replay (log clock)
+    profile: CapacityProfile | None  # the capacity profile held (``None``: constant capacity)
+    profile_steps: int  # capacity steps of the calibrated replay (profile and downtime merged)
     halves: list[dict[str, float]]  # per half: jobs, logged mean wait, offered load of MaxProcs
     plain: Judgement
     calibrated: Judgement
@@ -236,6 +256,7 @@ class Calibration:
 
     def record(self) -> dict[str, Any]:
         out = asdict(self)
+        out["profile"] = profile_record(self.profile)
         out["fitted_capacity"] = self.fitted.capacity
         out["fitted_user_limit"] = self.fitted.user_limit
         out["fitted_queue_order"] = list(self.fitted.queue_order)
@@ -245,6 +266,36 @@ class Calibration:
         out["calibrated"] = self.calibrated.record()
         out["hindsight"] = self.hindsight.record()
         return out
+
+
+def profile_record(profile: CapacityProfile | None) -> dict[str, Any] | None:
+    """A capacity profile for JSON: its window and per window the start (log clock), bounds and
+    usable processors."""
+    if profile is None:
+        return None
+    return {
+        "window": profile.window,
+        "starts": profile.starts.tolist(),
+        "lower": profile.lower.tolist(),
+        "upper": profile.upper.tolist(),
+        "usable": profile.usable.tolist(),
+    }
+
+
+def log_profile(table: pa.Table, max_procs: int, window: float, log: str) -> CapacityProfile:
+    """The capacity profile (:func:`capacity_profile`) of the whole log's logged schedule in
+    windows of ``window`` seconds; a window not above 0 or longer than the logged span is one
+    line (:class:`SchedlabError`)."""
+    schedule = logged_schedule(table)
+    span = float(schedule["end"].max() - schedule["submit"].min())
+    if not 0 < window <= span:
+        raise SchedlabError(
+            f"{log}: a capacity window of {window:g} s: needs more than 0 s and at most the "
+            f"logged span ({span:,.0f} s)"
+        )
+    return capacity_profile(
+        schedule["submit"], schedule["start"], schedule["end"], schedule["need"], max_procs, window
+    )
 
 
 def with_capacity(table: pa.Table, capacity: int) -> tuple[pa.Table, int]:
@@ -276,20 +327,43 @@ class Replayed:
 
 
 def replay_steps(
-    table: pa.Table, downtime: list[tuple[float, float]], capacity: int
+    table: pa.Table,
+    downtime: list[tuple[float, float]],
+    capacity: int,
+    profile: CapacityProfile | None = None,
 ) -> list[dict[str, float]]:
-    """The capacity schedule of a replay of ``table`` (its clock starts at its first arrival):
-    no processor usable during each ``downtime`` interval (log clock), ``capacity`` outside."""
-    if not downtime or table.num_rows == 0:
+    """The capacity schedule of a replay of ``table`` on ``capacity`` processors (its clock
+    starts at its first arrival): none usable during each ``downtime`` interval (log clock);
+    outside them, with a ``profile``, its window's upper bound capped at ``capacity`` and raised
+    to what the log ran in the window (:meth:`CapacityProfile.under`; ``capacity`` outside its
+    windows), else ``capacity``. Equal consecutive values are one step, and a step is given
+    only where the value changes from the one before (before the first: the replay's servers,
+    :func:`servers_of`)."""
+    if (not downtime and profile is None) or table.num_rows == 0:
         return []
+    k = servers_of(capacity, profile)
     t0 = float(pc.min(table.column("arrival")).as_py())
-    steps: list[dict[str, float]] = []
-    for a, b in downtime:
-        if b <= t0:
-            continue
-        steps.append({"at": max(a - t0, 0.0), "servers": 0.0})
-        steps.append({"at": b - t0, "servers": float(capacity)})
-    return steps
+    down = np.array(downtime, dtype=float).reshape(-1, 2)
+    edges = [down.ravel()]
+    if profile is not None:
+        edges += [profile.starts, [profile.starts[-1] + profile.window]]
+    at = np.unique(np.concatenate([[t0], *edges]))
+    at = at[at >= t0]
+    servers = np.full(at.size, float(capacity))
+    if profile is not None:
+        i = np.searchsorted(profile.starts, at, side="right") - 1
+        inside = (i >= 0) & (at < profile.starts[-1] + profile.window)
+        servers[inside] = profile.under(capacity)[i[inside]]
+    for a, b in down:
+        servers[(at >= a) & (at < b)] = 0.0
+    changed = np.flatnonzero(np.diff(np.concatenate([[float(k)], servers])) != 0)
+    return [{"at": float(at[j] - t0), "servers": float(servers[j])} for j in changed]
+
+
+def servers_of(capacity: int, profile: CapacityProfile | None) -> int:
+    """The servers of a replay on ``capacity`` processors: with a ``profile``, MaxProcs (a
+    window may have more usable than c: what the log ran in it), else ``capacity``."""
+    return capacity if profile is None else max(capacity, profile.max_procs)
 
 
 def partition_ids(table: pa.Table) -> np.ndarray:
@@ -336,15 +410,17 @@ def replay(
     downtime: list[tuple[float, float]] | None = None,
     options: dict[str, Any] | None = None,
     partitions: tuple[PartitionSet, ...] = (),
+    profile: CapacityProfile | None = None,
 ) -> Replayed:
     """Replay ``table`` (canonical, arrival order) on ``capacity`` processors under ``policy``
     with the policy ``options`` (``user_limit``, ``queue_order``) when given, none of the
-    processors usable during the ``downtime`` intervals (log clock) when given. With
-    ``partitions`` (their sizes before sharing ``capacity``) each partition's jobs replay alone
-    on its share (:func:`shares`; one partition after another), a partition not among them on
-    its widest job."""
+    processors usable during the ``downtime`` intervals (log clock) when given and at most the
+    ``profile``'s usable processors in each of its windows when given (:func:`replay_steps`).
+    With ``partitions`` (their sizes before sharing ``capacity``) each partition's jobs replay
+    alone on its share (:func:`shares`; one partition after another), a partition not among
+    them on its widest job; the profile, of the whole machine, is not held there."""
     if not partitions:
-        return _replay_pool(table, capacity, policy, folder, seed, downtime, options)
+        return _replay_pool(table, capacity, policy, folder, seed, downtime, options, profile)
     part = partition_ids(table)
     need = table.column("need").to_numpy()
     sets = {p.id: p.processors for p in shares(partitions, capacity)}
@@ -376,9 +452,10 @@ def _replay_pool(
     seed: int,
     downtime: list[tuple[float, float]] | None,
     options: dict[str, Any] | None,
+    profile: CapacityProfile | None = None,
 ) -> Replayed:
     """:func:`replay` on one pool."""
-    spec = replay_spec(table, capacity, policy, folder, seed, downtime, options)
+    spec = replay_spec(table, capacity, policy, folder, seed, downtime, options, profile)
     jobs = _simulate(spec).jobs
     done = jobs.filter(pc.equal(jobs.column("status"), "done"))
     waits = pc.subtract(done.column("start"), done.column("arrival")).to_numpy()
@@ -396,14 +473,16 @@ def replay_spec(
     seed: int,
     downtime: list[tuple[float, float]] | None = None,
     options: dict[str, Any] | None = None,
+    profile: CapacityProfile | None = None,
 ) -> dict[str, Any]:
     """The spec of :func:`replay` (its table written under ``folder``)."""
-    derived, _ = with_capacity(table, capacity)
+    k = servers_of(capacity, profile)
+    derived, _ = with_capacity(table, k)
     path = folder / f"replay-{capacity}.parquet"
     pq.write_table(derived, path)
-    steps = replay_steps(table, downtime or [], capacity)
+    steps = replay_steps(table, downtime or [], capacity, profile)
     return {
-        "cluster": {"servers": capacity},
+        "cluster": {"servers": k},
         "workload": {"arrivals": {"process": "trace", "path": str(path)}},
         "policy": {**policy, **(options or {}), **({"capacity_schedule": steps} if steps else {})},
         "run": {
@@ -511,13 +590,17 @@ def fit_capacity(
     downtime: list[tuple[float, float]] | None = None,
     options: dict[str, Any] | None = None,
     partitions: tuple[PartitionSet, ...] = (),
+    profile: CapacityProfile | None = None,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The usable capacity c (module docstring) on ``table`` (the first half) under the policy
     ``options``, split into ``partitions`` when given: the step chosen and every step measured
     (capacity, mean wait ratio, Spearman of per-job waits, all on ``table``'s jobs); the replays
-    hold the ``downtime`` intervals when given. The smallest c considered is the 90th
-    percentile of the jobs' widths (a machine narrower than most of its jobs is not one the log
-    shows); the largest is MaxProcs."""
+    hold the ``downtime`` intervals and the ``profile`` (capped at c) when given. The smallest
+    c considered is the larger of the 90th percentile of the jobs' widths (a machine narrower
+    than most of its jobs is not one the log shows) and the :data:`USE_FLOOR` quantile over
+    time of the processors ``table``'s logged schedule ran (a machine narrower than what the
+    log ran half of its time is not the one it shows; decision 0035); the largest is
+    MaxProcs."""
     from scipy.stats import spearmanr
 
     known = _logged(table)
@@ -527,7 +610,7 @@ def fit_capacity(
     steps: list[dict[str, Any]] = []
 
     def ratio(c: int) -> float:
-        r = replay(table, c, policy, folder, seed, downtime, options, partitions)
+        r = replay(table, c, policy, folder, seed, downtime, options, partitions, profile)
         ok = known & np.isfinite(r.wait)
         got = r.wait[ok]
         value = float(got.mean()) / logged_mean if logged_mean else math.inf
@@ -536,9 +619,11 @@ def fit_capacity(
         steps.append({"capacity": c, "mean_wait_ratio": value, "spearman": rho})
         return value
 
-    lo = max(1, int(np.percentile(need, 90)))
+    schedule = logged_schedule(table)
+    ran = use_quantile(schedule["start"], schedule["end"], schedule["need"], USE_FLOOR)
     hi = max_procs
-    if ratio(hi) < 1.0 and ratio(lo) >= 1.0:
+    lo = min(max(1, int(np.percentile(need, 90)), int(ran)), hi)
+    if ratio(hi) < 1.0 and lo < hi and ratio(lo) >= 1.0:
         while hi - lo > max(1, max_procs // 200):  # to 0.5% of the machine
             mid = (lo + hi) // 2
             if ratio(mid) >= 1.0:
@@ -573,6 +658,7 @@ def fit(
     seed: int,
     downtime: list[tuple[float, float]] | None = None,
     declared: dict[int, int] | None = None,
+    profile: CapacityProfile | None = None,
 ) -> Fit:
     """The context of ``table`` (one half): the queue order and the candidate user limits read
     from its logged schedule, the partitions' sizes (``declared`` by the header, else
@@ -603,7 +689,7 @@ def fit(
                 context = Context(max_procs, limit, queues).options()
                 options = {k: v for k, v in context.items() if k in takes}
                 best, measured = fit_capacity(
-                    table, max_procs, policy, folder, seed, downtime, options, parts
+                    table, max_procs, policy, folder, seed, downtime, options, parts, profile
                 )
                 for step in measured:  # (best is one of them)
                     step.update(user_limit=limit, queue_order=list(queues), split=bool(parts))
@@ -657,11 +743,14 @@ def calibrate(
     seed: int = 1,
     downtime_min: float | None = None,
     declared: dict[int, int] | None = None,
+    capacity_window: float | None = None,
 ) -> Calibration:
     """Fit on the first half by time, judge on the second (module docstring); with
     ``downtime_min`` the calibrated replay also holds the log's downtime
     (:func:`logged_downtime` intervals at least that long; a policy with a
-    ``capacity_schedule``); ``declared``: the partitions' sizes the header declares (partition
+    ``capacity_schedule``); with ``capacity_window`` the calibrated replay also holds the
+    capacity profile of the whole log in windows of that many seconds (:func:`log_profile`),
+    capped at the fitted c; ``declared``: the partitions' sizes the header declares (partition
     id -> processors). Raises
     :class:`SchedlabError` (one line) when a half has fewer than :data:`MIN_JOBS_PER_HALF` jobs
     with a logged wait."""
@@ -685,7 +774,12 @@ def calibrate(
         folder = Path(tmp)
         head = table.filter(pa.array(first))
         down = logged_downtime(table, downtime_min) if downtime_min is not None else None
-        found = fit(head, max_procs, policy, folder, seed, down, declared)
+        profile = (
+            log_profile(table, max_procs, capacity_window, log)
+            if capacity_window is not None
+            else None
+        )
+        found = fit(head, max_procs, policy, folder, seed, down, declared, profile)
         fitted = found.context
         plain = judge(
             "plain",
@@ -705,14 +799,22 @@ def calibrate(
                 context.partitions,
             )
             got = replay(
-                table, context.capacity, policy, folder, seed, down, options, context.partitions
+                table,
+                context.capacity,
+                policy,
+                folder,
+                seed,
+                down,
+                options,
+                context.partitions,
+                profile,
             )
             return judge(name, ran, table, got, second)
 
         applied = taken(table, policy, folder, fitted.options())
         calibrated = judged("calibrated", fitted, applied)
         tail = table.filter(pa.array(second))
-        bound = fit(tail, max_procs, policy, folder, seed, down, declared).context
+        bound = fit(tail, max_procs, policy, folder, seed, down, declared, profile).context
         hindsight = judged("hindsight", bound, taken(table, policy, folder, bound.options()))
     return Calibration(
         log=log,
@@ -726,8 +828,14 @@ def calibrate(
         user_inference=found.user_inference,
         split=found.split,
         fit_steps=found.steps,
-        clipped=clipped_jobs(table, fitted),
+        clipped=clipped_jobs(table, fitted)
+        if profile is None or fitted.partitions
+        else with_capacity(table, servers_of(fitted.capacity, profile))[1],
         downtime=[{"start": a, "end": b} for a, b in down or []],
+        profile=profile,
+        profile_steps=len(
+            replay_steps(table, down or [], fitted.capacity, None if fitted.partitions else profile)
+        ),
         halves=[
             half_summary(table, first, split - float(arrival.min()), max_procs),
             half_summary(table, second, float(arrival.max()) - split, max_procs),
@@ -762,6 +870,22 @@ def _how_far(j: Judgement) -> str:
     return f"{abs(off):.0%} {side} the logged mean wait"
 
 
+def _profile_too_narrow(c: Calibration) -> list[str]:
+    """A line when the capacity profile alone (c = MaxProcs) already makes every context of the
+    first half wait more than 25% above the logged: what held the log's jobs was not the
+    machine's capacity (say, jobs waiting for their partition's set or held by the scheduler
+    while little ran), and no c, a cap, can bring it back."""
+    whole = [s["mean_wait_ratio"] for s in c.fit_steps if s["capacity"] == c.max_procs]
+    if not whole or min(whole) <= 1 + GOOD_MEAN:
+        return []
+    return [
+        f"the capacity profile alone (on all {c.max_procs} processors) makes the first half "
+        f"wait x{min(whole):.3g} the logged at best: the log's idleness while jobs waited is not "
+        "the machine's capacity here (partitions, a scheduler's holds), and the calibrated "
+        "replay under it is not this machine"
+    ]
+
+
 def verdict(c: Calibration) -> list[str]:
     """The validation in numbers and in words, for a report beside a ranking under the
     calibrated context."""
@@ -771,6 +895,12 @@ def verdict(c: Calibration) -> list[str]:
         if c.downtime
         else ""
     )
+    if c.profile is not None:
+        held += (
+            f"; the log's capacity profile in windows of {c.profile.window:g} s held "
+            f"(capped at c, never below what the log ran in a window; {c.profile_steps:,} "
+            "capacity steps)"
+        )
     q, u = c.queue_inference, c.user_inference
     kept = (
         "kept" if c.fitted.queue_order else "not kept: arrival order fitted the first half better"
@@ -823,6 +953,8 @@ def verdict(c: Calibration) -> list[str]:
         f"hindsight (the context fitted on the judged half itself, a bound on what it can do, "
         f"not a calibration): {_line(c.hindsight)}",
     ]
+    if c.profile is not None:
+        lines += _profile_too_narrow(c)
     if reproduces(c.calibrated):
         lines.append(
             f"the calibrated replay reproduces the log (mean within {GOOD_MEAN:.0%}, Spearman "

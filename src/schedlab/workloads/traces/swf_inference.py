@@ -7,6 +7,8 @@ field 15). Pure NumPy on the logged schedule; no replay. The calibration
 
 from __future__ import annotations
 
+import heapq
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -168,3 +170,110 @@ def logged_schedule(table: pa.Table) -> dict[str, np.ndarray]:
         "queue": column("queue"),
         "partition": column("partition"),
     }
+
+
+def in_use(
+    start: np.ndarray, end: np.ndarray, need: np.ndarray, also: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The processors a logged schedule holds over time: the distinct start and end times (and
+    the instants ``also``) and the processors in use on [times[i], times[i + 1]) (the last
+    entry, after every end, is 0)."""
+    times = np.unique(np.concatenate([start, end, np.asarray([] if also is None else also)]))
+    used = np.zeros(times.size)
+    np.add.at(used, np.searchsorted(times, start), need)
+    np.add.at(used, np.searchsorted(times, end), -need)
+    return times, np.cumsum(used)
+
+
+def use_quantile(start: np.ndarray, end: np.ndarray, need: np.ndarray, q: float) -> float:
+    """The ``q`` quantile over time of the processors a logged schedule holds (time-weighted,
+    first start to last end; 0 for no job)."""
+    if not start.size:
+        return 0.0
+    times, used = in_use(start, end, need)
+    held, span = used[:-1], np.diff(times)
+    order = np.argsort(held, kind="stable")
+    share = np.cumsum(span[order]) / span.sum()
+    return float(held[order][min(np.searchsorted(share, q), held.size - 1)])
+
+
+@dataclass(frozen=True)
+class CapacityProfile:
+    """The usable capacity over time a logged schedule shows (:func:`capacity_profile`): per
+    window of ``window`` seconds from ``starts[i]`` (log clock) the bounds ``lower`` (the most
+    processors the log ran at once in it) and ``upper`` (the most a work-conserving scheduler
+    could have had usable while its jobs waited as logged; ``max_procs`` where the window had an
+    instant without a waiting job)."""
+
+    window: float
+    starts: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    max_procs: int
+
+    @property
+    def usable(self) -> np.ndarray:
+        """Per window the usable processors: ``upper`` raised to ``lower`` (the log did run
+        them), at most ``max_procs``."""
+        return self.under(self.max_procs)
+
+    def under(self, capacity: float) -> np.ndarray:
+        """Per window the usable processors on a machine of at most ``capacity``: ``upper``
+        capped at it, raised to ``lower`` (the log did run them), at most ``max_procs``."""
+        return np.minimum(np.maximum(np.minimum(self.upper, capacity), self.lower), self.max_procs)
+
+
+def capacity_profile(
+    submit: np.ndarray,
+    start: np.ndarray,
+    end: np.ndarray,
+    need: np.ndarray,
+    max_procs: int,
+    window: float,
+) -> CapacityProfile:
+    """The capacity profile of a logged schedule: per job its submit time (SWF field 2), start
+    (field 2 + field 3), end (start + field 4) and processors (field 5), jobs with a logged wait
+    only; windows of ``window`` > 0 seconds from the first submit to past the last end.
+
+    At an instant t where jobs wait (submitted, logged start later), ``used(t)`` processors run
+    and the narrowest waiting job needs w(t): had ``used(t) + w(t)`` processors been usable, a
+    work-conserving scheduler would have started it, so at most ``used(t) + w(t) - 1`` were
+    (``max_procs`` at an instant nothing waits). A window's ``upper`` is the largest of these
+    over its instants (the loosest; a scheduler that holds jobs back breaks the premise at some
+    instants, and the largest is the one those instants cannot pull down); its ``lower`` is the
+    most processors running at once in it (an end at t before a start at t)."""
+    t0 = float(submit.min())
+    count = max(1, math.ceil((float(end.max()) - t0) / window))
+    edges = t0 + window * np.arange(count + 1)
+    times, used = in_use(start, end, need, np.concatenate([submit, edges]))
+    used = used[:-1]  # on [times[i], times[i + 1])
+    narrowest = _narrowest_waiting(times[:-1], submit, start, need)
+    bound = np.where(np.isfinite(narrowest), np.minimum(used + narrowest - 1, max_procs), max_procs)
+    at = np.minimum(np.searchsorted(edges, times[:-1], side="right") - 1, count - 1)
+    lower = np.zeros(count)
+    upper = np.zeros(count)
+    np.maximum.at(lower, at, used)
+    np.maximum.at(upper, at, bound)
+    return CapacityProfile(window, edges[:-1], lower, upper, max_procs)
+
+
+def _narrowest_waiting(
+    times: np.ndarray, submit: np.ndarray, start: np.ndarray, need: np.ndarray
+) -> np.ndarray:
+    """Per instant of ``times`` (increasing) the narrowest job waiting then (submit <= t <
+    start; inf when none)."""
+    by_submit = np.argsort(submit, kind="stable")
+    out = np.full(times.size, math.inf)
+    waiting: list[tuple[float, float, int]] = []  # (need, start, job), a heap
+    j = 0
+    for i, t in enumerate(times):
+        while j < by_submit.size and submit[by_submit[j]] <= t:
+            job = int(by_submit[j])
+            if start[job] > t:
+                heapq.heappush(waiting, (float(need[job]), float(start[job]), job))
+            j += 1
+        while waiting and waiting[0][1] <= t:  # started: no longer waiting
+            heapq.heappop(waiting)
+        if waiting:
+            out[i] = waiting[0][0]
+    return out
