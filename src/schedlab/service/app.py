@@ -41,8 +41,8 @@ from starlette.routing import Mount, Route, Router
 
 from schedlab.errors import PolicyError, SchedlabError
 from schedlab.online import Complete, Job, Scheduler, Submit
-from schedlab.service.decider import Decider
-from schedlab.service.eventlog import NEWLINE, EventLog, GroupCommit
+from schedlab.service.decider import Decider, Outcome
+from schedlab.service.eventlog import NEWLINE, EventLog, GroupCommit, Pending
 from schedlab.service.recall import KEY_LENGTH, Forgotten, Recall, digest
 from schedlab.service.schemas import (
     ActionsAfterOut,
@@ -81,6 +81,14 @@ class Answer:
             self.event,
             self.first_action,
         )
+
+
+@dataclass(slots=True)
+class Decided:
+    """An event decided: its answer and its event log line (``b""``: none to write)."""
+
+    answer: Answer
+    line: bytes
 
 
 def plain(value: Any) -> Any:
@@ -178,31 +186,32 @@ class Service:
     commit: GroupCommit | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
-        self.decider = Decider()
         if self.log is not None:
             self.commit = GroupCommit(self.log)
+        self.decider = Decider(hand_over=self._to_log if self.commit is not None else None)
 
     async def handle(
         self, op: str, request: Any, job_id: str | None = None, key: str | None = None
     ) -> Answer:
         """Apply and log the event (on the decision thread), wait until its line is fsync'd,
         and return the answer; a retry of a key answers as the first time and changes nothing;
-        raises on refusal."""
-        answer = await self.decider.run(lambda: self._decide(op, request, job_id, key))
-        if self.commit is not None:
-            try:
-                await self.commit.durable()
-            except OSError as exc:
-                raise self._unavailable(exc) from None
-        return answer
+        raises on refusal. The decision thread hands the event's line and this wait to the group
+        commit itself, which answers it after the fsync (decision 0036)."""
+        try:
+            decided = await self.decider.run(
+                lambda: self._decide(op, request, job_id, key), handed=True
+            )
+        except OSError as exc:  # (the group commit's: the write or fsync failed)
+            raise self._unavailable(exc) from None
+        return decided.answer
 
     async def read(self, view: Callable[[], Any]) -> Any:
         """``view()`` on the decision thread: a read of the state between two events."""
         return await self.decider.run(view)
 
-    def _decide(self, op: str, request: Any, job_id: str | None, key: str | None) -> Answer:
-        """The decision thread's part of :meth:`handle`: the event applied and its line handed to
-        the group commit (or the first answer of its key)."""
+    def _decide(self, op: str, request: Any, job_id: str | None, key: str | None) -> Decided:
+        """The decision thread's part of :meth:`handle`: the event applied, its answer and its
+        event log line (or the first answer of its key, and no line)."""
         if self.failed:
             raise Unavailable(self.failed)
         logged = self.commit is not None or key is not None
@@ -210,15 +219,21 @@ class Service:
         line_digest = digest(line) if key is not None else None
         first = self.recall.seen(key, line_digest) if key is not None else None
         if first is not None:
-            return Answer(self.recall.answered(first), first.event, first.first)
+            return Decided(Answer(self.recall.answered(first), first.event, first.first), b"")
         self._check_step(request.at)
         actions = apply(self.scheduler, op, request, job_id)
         self.last_at = request.at
         encoded = json_bytes(actions)
         numbers = self.recall.record(request.at, encoded, len(actions), key, line_digest)
-        if self.commit is not None:
-            self.commit.append(line if key is None else keyed(line, key))
-        return Answer(encoded, *numbers)
+        if self.commit is None:
+            return Decided(Answer(encoded, *numbers), b"")
+        return Decided(Answer(encoded, *numbers), line if key is None else keyed(line, key))
+
+    def _to_log(self, decided: list[Outcome]) -> None:
+        """The decision thread's hand-over of a batch's events (in the decision order) to the
+        group commit: their lines, and their requests' futures to answer after the fsync."""
+        assert self.commit is not None
+        self.commit.hand_over([Pending(o.result.line, o.done, o.result) for o in decided])
 
     def replay(self, line: dict[str, Any]) -> None:
         """An event of the log applied on start, on the decision thread (its key and actions
