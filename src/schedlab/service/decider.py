@@ -54,7 +54,9 @@ class Decider:
         self, name: str = "decisions", hand_over: Callable[[list[Outcome]], None] | None = None
     ) -> None:
         self._hand_over = hand_over  # where the results of tasks run with handed=True go
-        self._tasks: queue.SimpleQueue[Task | None] = queue.SimpleQueue()
+        self._tasks: queue.SimpleQueue[list[Task | None]] = queue.SimpleQueue()  # None: stop
+        # per loop, the tasks of its current pass, handed over together at the pass's end
+        self._passes: dict[asyncio.AbstractEventLoop, list[Task | None]] = {}
         self._since: float | None = None  # time.monotonic() when the running task began
         self._thread = threading.Thread(target=self._deciding, name=name, daemon=True)
         self._thread.start()
@@ -63,16 +65,29 @@ class Decider:
         """``call()`` on the thread, after every task handed over before; its result (or its
         exception). ``handed``: a result goes to ``hand_over`` with the future, which answers it
         (an exception comes back as without). Cancelling the wait does not stop a call that has
-        begun."""
+        begun. The tasks of one pass of the loop are handed over together once its ready
+        callbacks have run: one wake-up of the thread for the requests read together, not one
+        each (the thread would otherwise wake at the first and fight the loop, still reading the
+        others, for the interpreter lock)."""
         loop = asyncio.get_running_loop()
         done = loop.create_future()
-        self._tasks.put(Task(call, done, loop, handed and self._hand_over is not None))
+        task = Task(call, done, loop, handed and self._hand_over is not None)
+        tasks = self._passes.get(loop)
+        if tasks is None:
+            self._passes[loop] = [task]
+            loop.call_soon(self._end_of_pass, loop)
+        else:
+            tasks.append(task)
         return await done
+
+    def _end_of_pass(self, loop: asyncio.AbstractEventLoop) -> None:
+        """The loop's side: the tasks of its pass to the thread, in the order they came."""
+        self._tasks.put(self._passes.pop(loop))
 
     def call(self, call: Callable[[], Any]) -> Any:
         """The same, waiting on this thread (the start's replay, before any event loop)."""
         done: Future[Any] = Future()
-        self._tasks.put(Task(call, done, None))
+        self._tasks.put([Task(call, done, None)])
         return done.result()
 
     def running_for(self) -> float | None:
@@ -83,7 +98,7 @@ class Decider:
     def stop(self, timeout: float) -> bool:
         """Let the thread finish what it was handed, then end; False if it is still busy after
         ``timeout`` seconds (a call that does not return: the process must end without it)."""
-        self._tasks.put(None)
+        self._tasks.put([None])
         self._thread.join(timeout)
         return not self._thread.is_alive()
 
@@ -93,10 +108,10 @@ class Decider:
         per loop waiting)."""
         tasks = self._tasks
         while True:
-            batch = [tasks.get()]
+            batch = tasks.get()
             while True:
                 try:
-                    batch.append(tasks.get_nowait())
+                    batch += tasks.get_nowait()
                 except queue.Empty:
                     break
             outcomes: dict[asyncio.AbstractEventLoop | None, list[Outcome]] = {}
