@@ -1,7 +1,8 @@
 """The HTTP application of ``schedlab serve`` alone, in-process (no socket, no uvicorn): processor
 time per request of POST /advance (a later time each) on a 4-server FCFS cluster without an event
 log, beside the validation, decision and encoding alone (what the application adds is the
-difference). Run it with the tree to measure first on the path (docs/online.md, "The event
+difference), and the routes alone (the service answering at once, without a decision). Run
+it with the tree to measure first on the path (docs/online.md, "The event
 endpoints on the public API"):
 
     PYTHONPATH=src .venv/bin/python benchmarks/serve_app.py [--requests 3000] [--rounds 5]
@@ -24,11 +25,12 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import uvloop
 
 from schedlab.commands.online import SWITCH_INTERVAL
-from schedlab.service.app import create_app, json_bytes
+from schedlab.service.app import Answer, create_app, json_bytes
 from schedlab.service.schemas import AtRequest
 from schedlab.service.server import start
 
@@ -77,7 +79,19 @@ async def measure(requests: int, rounds: int, folder: Path, logged: bool, in_fli
             {"actions": await service.handle("advance", AtRequest.model_validate_json(body))}
         )
 
-    for label, call in (("the application", through_app), ("the decision alone", decision_alone)):
+    async def routes_alone(body: bytes) -> None:
+        service.handle = answer_at_once  # type: ignore[method-assign]
+        try:
+            await through_app(body)
+        finally:
+            del service.handle
+
+    cases = [
+        ("the application", through_app),
+        ("the decision alone", decision_alone),
+        ("the routes alone (the service answering at once)", routes_alone),
+    ]
+    for label, call in cases:
         per_request, switches = [], []
         for _ in range(rounds):
             begin, switched = time.process_time(), context_switches()
@@ -109,6 +123,11 @@ def context_switches() -> int:
                 if line.startswith("voluntary_ctxt_switches:"):
                     total += int(line.split()[1])
     return total
+
+
+async def answer_at_once(*_: Any) -> Answer:
+    """An event's answer without a decision: what the routes cost is measured alone."""
+    return Answer(b"[]", 0, 0)
 
 
 def main() -> None:
