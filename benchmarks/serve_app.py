@@ -64,6 +64,15 @@ async def measure(requests: int, rounds: int, folder: Path, logged: bool, in_fli
     spec.write_text(SPEC)
     service = start(spec, None, folder / "events.jsonl" if logged else None).service
     app, sent, now = create_app(service, None), [], 0.0
+    fsyncs = [0]  # of the event log: how many requests share one
+    if service.log is not None:
+        sync = service.log.sync
+
+        def counted() -> None:
+            fsyncs[0] += 1
+            sync()
+
+        service.log.sync = counted  # type: ignore[method-assign]
 
     async def send(message: dict) -> None:
         sent.append(message.get("status"))
@@ -92,7 +101,7 @@ async def measure(requests: int, rounds: int, folder: Path, logged: bool, in_fli
         ("the routes alone (the service answering at once)", routes_alone),
     ]
     for label, call in cases:
-        per_request, switches = [], []
+        per_request, switches, synced = [], [], fsyncs[0]
         for _ in range(rounds):
             begin, switched = time.process_time(), context_switches()
             for _ in range(requests // in_flight):
@@ -107,6 +116,11 @@ async def measure(requests: int, rounds: int, folder: Path, logged: bool, in_fli
             f"{label}: {min(per_request):.1f} µs of processor per request (min of {rounds}; "
             f"median {statistics.median(per_request):.1f}), {statistics.median(switches):.2f} "
             "voluntary context switches of its threads per request (median)"
+            + (
+                f", {(fsyncs[0] - synced) / (rounds * requests):.3f} fsyncs per request"
+                if logged
+                else ""
+            )
         )
     service.close(grace=10)
     assert set(sent) <= {200, None}, set(sent)
