@@ -20,6 +20,7 @@ import importlib.util
 import tempfile
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 import uvloop
@@ -35,6 +36,9 @@ def bench_of(tree: str, number: int) -> ModuleType:
     return module
 
 
+OWN = bench_of(str(Path(__file__).resolve().parents[1]), -1)  # this tree's: its counters
+
+
 def held(b: ModuleType, folder: Path, rate: float | None, log: Path) -> dict:
     """The held step at ``rate`` events/s offered; None: the sequential saturation step."""
     _, spec_text, jobs_of, policy = b.CASES[0]
@@ -45,23 +49,31 @@ def held(b: ModuleType, folder: Path, rate: float | None, log: Path) -> dict:
     try:
         replay = b.Replay(jobs)
         b.step(replay, target.send, warm_up=b.WARM_UP)
-        if rate is None:
-            return b.step(replay, target.send)
-        port = target.socket.getpeername()[1]
-
-        async def run() -> dict:
-            targets = [await b.AsyncTarget.open(port) for _ in range(b.CONNECTIONS)]
-            try:
-                return await b.concurrent_step(
-                    replay, targets, rate, b.trace_rate_of(jobs), b.SUSTAIN_REQUESTS, b.SUSTAIN_S
-                )
-            finally:
-                for one in targets:
-                    one.close()
-
-        return uvloop.run(run())
+        before = OWN.voluntary_switches(server.pid)
+        measured = held_step(b, replay, target, jobs, rate)
+        switches = OWN.voluntary_switches(server.pid) - before
+        return {**measured, "switches": switches / measured["requests"]}
     finally:
         b.stop(server, target)
+
+
+def held_step(b: ModuleType, replay: Any, target: Any, jobs: Any, rate: float | None) -> dict:
+    """The sequential step (``rate`` None), or the concurrent one at ``rate`` events/s."""
+    if rate is None:
+        return b.step(replay, target.send)
+    port = target.socket.getpeername()[1]
+
+    async def run() -> dict:
+        targets = [await b.AsyncTarget.open(port) for _ in range(b.CONNECTIONS)]
+        try:
+            return await b.concurrent_step(
+                replay, targets, rate, b.trace_rate_of(jobs), b.SUSTAIN_REQUESTS, b.SUSTAIN_S
+            )
+        finally:
+            for one in targets:
+                one.close()
+
+    return uvloop.run(run())
 
 
 def main() -> None:
@@ -83,7 +95,8 @@ def main() -> None:
                 sent = f", sent {r['events_sent_per_s']:,.0f}/s" if rate is not None else ""
                 print(
                     f"{tree}: {offered}{sent}: {r['decisions_per_s']:,.0f} decisions/s, server "
-                    f"{r['server_cpu_us_per_request']:.0f} µs and client "
+                    f"{r['server_cpu_us_per_request']:.0f} µs ({r['switches']:.2f} voluntary "
+                    "context switches) and client "
                     f"{r['client_cpu_us_per_request']:.0f} µs per request, p50 {r['p50_ms']:.1f} "
                     f"ms, load average {r['load_average_1min']:.1f}",
                     flush=True,
