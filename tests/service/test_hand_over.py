@@ -12,6 +12,7 @@ import shutil
 import threading
 from pathlib import Path
 
+from schedlab.service.decider import Decider, Outcome
 from schedlab.service.eventlog import GroupCommit, Pending
 from schedlab.service.schemas import AtRequest, SubmitRequest
 from schedlab.service.server import start
@@ -41,6 +42,45 @@ def test_a_batch_handed_over_together_gets_one_fsync_and_each_request_its_own_an
     assert answers == [1, 2, 3, 4, 5]
     assert covered == [5]
     assert durable_when_answered == [5] * 5
+
+
+def test_the_requests_of_one_loop_pass_are_decided_in_one_batch_and_handed_over_in_order():
+    """Twelve tasks started in one pass of the loop reach the decision thread together: they are
+    decided in the order they were started, in one batch, and handed over in one call (the group
+    commit's side here: a recorder that answers them); a refusal among them comes back without
+    the hand-over; a task started in a later pass is a batch of its own."""
+    batches: list[list[int]] = []
+    decided: list[int] = []
+
+    def recorder(outcomes: list[Outcome]) -> None:
+        batches.append([outcome.result for outcome in outcomes])
+        for outcome in outcomes:
+            loop = outcome.done.get_loop()
+            loop.call_soon_threadsafe(outcome.done.set_result, outcome.result)
+
+    def decide(number: int) -> int:
+        decided.append(number)
+        if number == 5:
+            raise ValueError("refused")
+        return number
+
+    decider = Decider(hand_over=recorder)
+
+    async def scenario() -> list[int | BaseException]:
+        together = [decider.run(lambda n=n: decide(n), handed=True) for n in range(12)]
+        first = await asyncio.gather(*together, return_exceptions=True)
+        later = await decider.run(lambda: decide(12), handed=True)
+        return [*first, later]
+
+    answers = asyncio.run(scenario())
+    assert decider.stop(WAIT_S)
+    assert decided == list(range(13))
+    assert batches == [[n for n in range(12) if n != 5], [12]]
+    assert [a if isinstance(a, int) else "refused" for a in answers] == [
+        *range(5),
+        "refused",
+        *range(6, 13),
+    ]
 
 
 class HeldFsync:

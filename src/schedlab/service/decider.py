@@ -4,8 +4,10 @@ loop handed them over, so the event log's order is the decision order. The event
 requests, hands them over and awaits their outcome: a decision that takes long (a 10,000-event
 batch, a plugin that loops) never stops it from answering /healthz.
 
-The thread takes every task queued when it wakes (a batch) and passes their outcomes back in one
-callback on each waiting loop: one wake-up of the loop per batch, not per request. A task run with
+The loop hands the tasks of each of its passes over together (one wake-up of the thread for the
+requests read together); the thread takes every task queued when it wakes (a batch) and passes
+their outcomes back in one callback on each waiting loop: one wake-up of the loop per batch, not
+per request. A task run with
 ``handed=True`` (an event with the event log on) is not passed back: its result goes, with the
 batch's other such results in one call, to the Decider's ``hand_over`` (the group commit, which
 answers it once its line is on disk: the loop wakes once for the event, decision 0036). It is a
