@@ -71,7 +71,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import uvloop
@@ -225,19 +225,22 @@ def step(
     return summary(latencies, time.perf_counter() - begin, cpu)
 
 
-def summary(latencies: list[float], wall: float, cpu: tuple[float, float]) -> dict[str, Any]:
+def summary(latencies: list[float], wall: float, cpu: Counters) -> dict[str, Any]:
     """A step's figures: requests (one decision each) per second, latency percentiles, the
-    processor time per request of the client and of the server, the load average."""
+    processor time per request of the client and of the server, the server's voluntary context
+    switches per request (its threads blocking: the hand-overs, decision 0036), the load
+    average."""
     ms = np.array(latencies) * 1e3
-    client, server = (now - then for now, then in zip(processor_times(), cpu, strict=True))
+    now = processor_times()
     return {
         "requests": len(latencies),
         "wall_s": wall,
         "decisions_per_s": len(latencies) / wall,
         "p50_ms": float(np.percentile(ms, 50)),
         "p99_ms": float(np.percentile(ms, 99)),
-        "client_cpu_us_per_request": client / len(latencies) * 1e6,
-        "server_cpu_us_per_request": server / len(latencies) * 1e6,
+        "client_cpu_us_per_request": (now.client_s - cpu.client_s) / len(latencies) * 1e6,
+        "server_cpu_us_per_request": (now.server_s - cpu.server_s) / len(latencies) * 1e6,
+        "server_switches_per_request": (now.server_switches - cpu.server_switches) / len(latencies),
         "load_average_1min": os.getloadavg()[0],
     }
 
@@ -245,13 +248,35 @@ def summary(latencies: list[float], wall: float, cpu: tuple[float, float]) -> di
 SERVER: list[int] = []  # the process id of the server under test (none: the library alone)
 
 
-def processor_times() -> tuple[float, float]:
-    """(this process's processor time, the server's: user + system, s; 0 when none runs)."""
+class Counters(NamedTuple):
+    """This process's processor time and the server's (user + system, s; 0 when none runs), and
+    the voluntary context switches of the server's threads so far (Linux's /proc)."""
+
+    client_s: float
+    server_s: float
+    server_switches: int
+
+
+def processor_times() -> Counters:
+    """The counters now."""
     if not SERVER:
-        return time.process_time(), 0.0
+        return Counters(time.process_time(), 0.0, 0)
     fields = Path(f"/proc/{SERVER[0]}/stat").read_text().rsplit(")", 1)[1].split()
     ticks = int(fields[11]) + int(fields[12])  # utime, stime (proc(5))
-    return time.process_time(), ticks / os.sysconf("SC_CLK_TCK")
+    clock = os.sysconf("SC_CLK_TCK")
+    return Counters(time.process_time(), ticks / clock, voluntary_switches(SERVER[0]))
+
+
+def voluntary_switches(pid: int) -> int:
+    """The voluntary context switches of process ``pid``'s threads so far (/proc)."""
+    switches = 0
+    for status in Path(f"/proc/{pid}/task").glob("*/status"):
+        try:
+            lines = status.read_text().splitlines()
+        except OSError:  # a thread that ended meanwhile
+            continue
+        switches += sum(int(x.split()[1]) for x in lines if x.startswith("voluntary_ctxt"))
+    return switches
 
 
 class RawTarget:

@@ -15,7 +15,7 @@ import time
 import pytest
 
 from schedlab.errors import SchedlabError, SpecError
-from schedlab.service.eventlog import FORMAT, EventLog, GroupCommit, LogHeader
+from schedlab.service.eventlog import FORMAT, EventLog, GroupCommit, LogHeader, Pending
 
 HEADER = LogHeader(spec_hash="abc", policy="easy-backfill", options={"reserve": 1})
 EVENTS = [
@@ -149,28 +149,39 @@ class CountingLog:
         self.cut_after = self.written
 
 
+async def _events(
+    commit: GroupCommit, log: CountingLog, answered: list[tuple[int, int]], count: int = 1
+) -> None:
+    """Decide ``count`` events in one batch of the decision thread (their lines and their waits
+    handed over in one call), wait until durable, note (each line, the lines durable when it
+    was answered)."""
+    loop = asyncio.get_running_loop()
+    decided = []
+    for _ in range(count):
+        log.decided += 1
+        decided.append(Pending(b"{}\n", loop.create_future(), log.decided))
+    commit.hand_over(decided)
+    for line in await asyncio.gather(*(event.done for event in decided)):
+        answered.append((line, log.covered[-1]))
+
+
 async def _event(commit: GroupCommit, log: CountingLog, answered: list[tuple[int, int]]) -> None:
-    """Decide one event (its line appended), wait until durable, note (its line, the lines
-    durable when answered)."""
-    commit.append(b"{}\n")
-    log.decided += 1
-    line = log.decided
-    await commit.durable()
-    answered.append((line, log.covered[-1]))
+    await _events(commit, log, answered)
 
 
 def test_group_commit_answers_after_an_fsync_covering_the_line_and_shares_fsyncs():
-    """Lines 1-4 are decided in one pass of the loop (requests read together): one write and one
-    fsync cover them all; line 5, decided after they were answered, has its own. No event is
-    answered before an fsync that began after its line was written."""
+    """Lines 1-4 are decided in one batch of the decision thread (requests read together): one
+    write and one fsync cover them all; line 5, decided after they were answered, has its own.
+    No event is answered before an fsync that began after its line was written."""
 
     async def scenario() -> tuple[list[tuple[int, int]], list[int]]:
         log = CountingLog()
         commit = GroupCommit(log)  # type: ignore[arg-type]
         answered: list[tuple[int, int]] = []
-        await asyncio.gather(*(_event(commit, log, answered) for _ in range(4)))
+        await _events(commit, log, answered, 4)
         assert log.covered == [4]
         await _event(commit, log, answered)
+        commit.stop()
         return answered, log.covered
 
     answered, covered = asyncio.run(scenario())
@@ -265,9 +276,12 @@ def test_a_failed_group_fails_every_event_it_covered_and_nothing_after_is_writte
     async def scenario() -> tuple[list[BaseException | None], int]:
         log = CountingLog(fail=True)
         commit = GroupCommit(log)  # type: ignore[arg-type]
-        tasks = [asyncio.create_task(_event(commit, log, [])) for _ in range(3)]
-        outcomes = await asyncio.gather(*tasks, return_exceptions=True)
+        loop = asyncio.get_running_loop()
+        batch = [Pending(b"{}\n", loop.create_future(), None) for _ in range(3)]
+        commit.hand_over(batch)  # one batch of the decision thread: one group
+        outcomes = await asyncio.gather(*(e.done for e in batch), return_exceptions=True)
         later = await asyncio.gather(_event(commit, log, []), return_exceptions=True)
+        commit.stop()
         return [*outcomes, *later], log.written
 
     outcomes, written = asyncio.run(scenario())

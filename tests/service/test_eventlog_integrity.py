@@ -19,7 +19,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from schedlab.errors import SpecError
-from schedlab.service.eventlog import EventLog, GroupCommit, LogHeader
+from schedlab.service.eventlog import EventLog, GroupCommit, LogHeader, Pending
 
 ROOT = Path(__file__).resolve().parents[2]
 HEADER = LogHeader(spec_hash="abc", policy="fcfs", options={})
@@ -100,13 +100,12 @@ def test_a_log_open_in_this_process_is_refused_too_and_free_once_closed(tmp_path
 
 
 async def _commit(commit: GroupCommit, lines: list[bytes]) -> list[BaseException | None]:
-    """Decide ``lines`` in one pass of the loop (one group) and wait for them to be durable."""
-
-    async def one(line: bytes) -> None:
-        commit.append(line)
-        await commit.durable()
-
-    return await asyncio.gather(*(one(line) for line in lines), return_exceptions=True)
+    """Decide ``lines`` in one batch of the decision thread (one group) and wait for them to be
+    durable."""
+    loop = asyncio.get_running_loop()
+    decided = [Pending(line, loop.create_future(), None) for line in lines]
+    commit.hand_over(decided)
+    return await asyncio.gather(*(event.done for event in decided), return_exceptions=True)
 
 
 def _short_writes(monkeypatch, fd: int, keep: int) -> None:

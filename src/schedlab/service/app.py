@@ -1,6 +1,6 @@
 """The HTTP application of ``schedlab serve`` over one :class:`schedlab.online.Scheduler`: one
 endpoint function per route. The event endpoints (POST /jobs, /jobs/{job_id}/complete, /advance,
-/events) are Starlette routes in front (:func:`served`: pydantic-core validates the body's bytes
+/events) are Starlette routes in front (:class:`Served`: pydantic-core validates the body's bytes
 with the endpoint's body model; the answer is bytes encoded once); every other request goes to
 FastAPI (/state, /metrics, /healthz, /openapi.json, the one-line 404). FastAPI's per-request
 machinery (its middleware, dependency solving, routing) cost 54 µs per request here, more than
@@ -41,8 +41,8 @@ from starlette.routing import Mount, Route, Router
 
 from schedlab.errors import PolicyError, SchedlabError
 from schedlab.online import Complete, Job, Scheduler, Submit
-from schedlab.service.decider import Decider
-from schedlab.service.eventlog import NEWLINE, EventLog, GroupCommit
+from schedlab.service.decider import Decider, Outcome
+from schedlab.service.eventlog import NEWLINE, EventLog, GroupCommit, Pending
 from schedlab.service.recall import KEY_LENGTH, Forgotten, Recall, digest
 from schedlab.service.schemas import (
     ActionsAfterOut,
@@ -81,6 +81,14 @@ class Answer:
             self.event,
             self.first_action,
         )
+
+
+@dataclass(slots=True)
+class Decided:
+    """An event decided: its answer and its event log line (``b""``: none to write)."""
+
+    answer: Answer
+    line: bytes
 
 
 def plain(value: Any) -> Any:
@@ -178,31 +186,32 @@ class Service:
     commit: GroupCommit | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
-        self.decider = Decider()
         if self.log is not None:
             self.commit = GroupCommit(self.log)
+        self.decider = Decider(hand_over=self._to_log if self.commit is not None else None)
 
     async def handle(
         self, op: str, request: Any, job_id: str | None = None, key: str | None = None
     ) -> Answer:
         """Apply and log the event (on the decision thread), wait until its line is fsync'd,
         and return the answer; a retry of a key answers as the first time and changes nothing;
-        raises on refusal."""
-        answer = await self.decider.run(lambda: self._decide(op, request, job_id, key))
-        if self.commit is not None:
-            try:
-                await self.commit.durable()
-            except OSError as exc:
-                raise self._unavailable(exc) from None
-        return answer
+        raises on refusal. The decision thread hands the event's line and this wait to the group
+        commit itself, which answers it after the fsync (decision 0036)."""
+        try:
+            decided = await self.decider.run(
+                lambda: self._decide(op, request, job_id, key), handed=True
+            )
+        except OSError as exc:  # (the group commit's: the write or fsync failed)
+            raise self._unavailable(exc) from None
+        return decided.answer
 
     async def read(self, view: Callable[[], Any]) -> Any:
         """``view()`` on the decision thread: a read of the state between two events."""
         return await self.decider.run(view)
 
-    def _decide(self, op: str, request: Any, job_id: str | None, key: str | None) -> Answer:
-        """The decision thread's part of :meth:`handle`: the event applied and its line handed to
-        the group commit (or the first answer of its key)."""
+    def _decide(self, op: str, request: Any, job_id: str | None, key: str | None) -> Decided:
+        """The decision thread's part of :meth:`handle`: the event applied, its answer and its
+        event log line (or the first answer of its key, and no line)."""
         if self.failed:
             raise Unavailable(self.failed)
         logged = self.commit is not None or key is not None
@@ -210,15 +219,21 @@ class Service:
         line_digest = digest(line) if key is not None else None
         first = self.recall.seen(key, line_digest) if key is not None else None
         if first is not None:
-            return Answer(self.recall.answered(first), first.event, first.first)
+            return Decided(Answer(self.recall.answered(first), first.event, first.first), b"")
         self._check_step(request.at)
         actions = apply(self.scheduler, op, request, job_id)
         self.last_at = request.at
         encoded = json_bytes(actions)
         numbers = self.recall.record(request.at, encoded, len(actions), key, line_digest)
-        if self.commit is not None:
-            self.commit.append(line if key is None else keyed(line, key))
-        return Answer(encoded, *numbers)
+        if self.commit is None:
+            return Decided(Answer(encoded, *numbers), b"")
+        return Decided(Answer(encoded, *numbers), line if key is None else keyed(line, key))
+
+    def _to_log(self, decided: list[Outcome]) -> None:
+        """The decision thread's hand-over of a batch's events (in the decision order) to the
+        group commit: their lines, and their requests' futures to answer after the fsync."""
+        assert self.commit is not None
+        self.commit.hand_over([Pending(o.result.line, o.done, o.result) for o in decided])
 
     def replay(self, line: dict[str, Any]) -> None:
         """An event of the log applied on start, on the decision thread (its key and actions
@@ -311,48 +326,75 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
-def served(
-    endpoint: Callable[..., Awaitable[Response]],
-) -> Callable[[Request], Awaitable[Response]]:
-    """The Starlette endpoint of an event endpoint ``(body: Model[, job_id: str]) -> Response``:
+class Served:
+    """The ASGI application of an event endpoint ``(body: Model[, job_id: str]) -> Response``:
     the request's body read as JSON with the model of ``body`` (:func:`read_event`; a bad body
     is one line), then the endpoint called with it and the path's parameters; a method but POST
-    is a one-line 405."""
-    model = get_type_hints(endpoint)["body"]
+    is a one-line 405. It reads the ASGI scope and messages itself: Starlette's ``Request``, its
+    header objects and its per-request exception wrapper cost more than the route's own work
+    (decision 0036); the route's matching and path parameters are Starlette's."""
 
-    async def serve(request: Request) -> Response:
-        if request.method != "POST":
+    def __init__(self, endpoint: Callable[..., Awaitable[Response]]) -> None:
+        self.endpoint = endpoint
+        self.model = get_type_hints(endpoint)["body"]
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        response = await self.answer(scope, receive)
+        await response(scope, receive, send)
+
+    async def answer(self, scope: Any, receive: Any) -> Response:
+        if scope["method"] != "POST":
             return error(
                 405,
-                f"{request.method} {request.scope['path']}: the event endpoints take POST only",
+                f"{scope['method']} {scope['path']}: the event endpoints take POST only",
                 {"Allow": "POST"},
             )
-        key = request.headers.get("idempotency-key")
+        key = header(scope, b"idempotency-key")
         if key is not None and not 0 < len(key) <= KEY_LENGTH:
             return error(400, f"Idempotency-Key: give 1 to {KEY_LENGTH} characters")
         try:
-            body = await read_event(request, model)
+            body = await read_event(scope, receive, self.model)
         except RequestValidationError as exc:
             return error(*validation_line(exc))
         except ClientDisconnect:  # (an answer no one reads; the event is not decided)
             return error(400, "the client closed the connection before the body's end")
-        return await endpoint(body=body, idempotency_key=key, **request.path_params)
-
-    return serve
+        return await self.endpoint(body=body, idempotency_key=key, **scope["path_params"])
 
 
 def documented(endpoint: Callable[..., Awaitable[Response]], path: str) -> APIRoute:
     """The OpenAPI entry of an event endpoint, as FastAPI generates it from the function (its
     body model, path parameter, docstring): a route for :func:`fastapi.openapi.utils.get_openapi`
-    only; requests reach the endpoint through :func:`served`."""
+    only; requests reach the endpoint through :class:`Served`."""
     return APIRoute(path, endpoint, methods=["POST"], response_model=ActionsOut, responses=ERRORS)
 
 
-async def read_event(request: Request, model: type[BaseModel]) -> Any:
+def header(scope: Any, name: bytes) -> str | None:
+    """The first value of the request's header ``name`` (lower case, as ASGI gives the names),
+    None if it has none."""
+    for given, value in scope["headers"]:
+        if given == name:
+            return value.decode("latin-1")
+    return None
+
+
+async def body_of(receive: Any) -> bytes:
+    """The request's body, from its ASGI messages (ClientDisconnect if the client left first)."""
+    chunks = []
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ClientDisconnect()
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+async def read_event(scope: Any, receive: Any, model: type[BaseModel]) -> Any:
     """The request's body validated by ``model`` (pydantic-core parsing the bytes) when it is JSON
     (no content type, or application/json with parameters); else a RequestValidationError, as
     FastAPI raises for a body it validates (its ``loc`` starting with "body")."""
-    content_type = request.headers.get("content-type", "application/json")
+    given = header(scope, b"content-type")
+    content_type = "application/json" if given is None else given
     media, _, parameters = content_type.partition(";")
     if media.strip().lower() != "application/json":
         problem = f"a JSON body is needed (Content-Type: application/json), not {content_type}"
@@ -362,7 +404,7 @@ async def read_event(request: Request, model: type[BaseModel]) -> Any:
         problem = f"the body must be UTF-8 JSON, not charset={charset}"
         raise RequestValidationError([{"type": "charset", "loc": ("body",), "msg": problem}])
     try:
-        return model.model_validate_json(await request.body())
+        return model.model_validate_json(await body_of(receive))
     except ValidationError as exc:
         errors = [{**e, "loc": ("body", *e["loc"])} for e in exc.errors(include_url=False)]
         raise RequestValidationError(errors) from None
@@ -406,7 +448,7 @@ def validation_line(exc: RequestValidationError) -> tuple[int, str]:
     return 422, f"{where or 'body'}: {first.get('msg', 'invalid')}{more}"
 
 
-# An Idempotency-Key header (the OpenAPI document's; :func:`served` reads it)
+# An Idempotency-Key header (the OpenAPI document's; :class:`Served` reads it)
 Key = Annotated[
     str | None,
     Header(max_length=KEY_LENGTH, description="the same key on a retry: the first answer again"),
@@ -553,12 +595,12 @@ def create_app(service: Service, token: str | None) -> Any:
 
     app.openapi = openapi  # type: ignore[method-assign]
     # Every request reaches an endpoint that answers in one line of JSON: an event path in any
-    # method (methods=(): served() answers 405 but to POST), FastAPI for the other paths (the
+    # method (methods=(): Served answers 405 but to POST), FastAPI for the other paths (the
     # default: a path the mount's pattern misses, one with a line break, is FastAPI's 404), never
     # the Router's plain-text 404 or 405.
     front = Router(
         routes=[
-            *(Route(path, served(f), methods=()) for path, f in event_endpoints.items()),
+            *(Route(path, Served(f), methods=()) for path, f in event_endpoints.items()),
             Mount("", app=app),
         ],
         default=app,

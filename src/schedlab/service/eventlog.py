@@ -18,8 +18,8 @@ Format (JSON Lines, UTF-8, one object per line, ``\\n`` after every line; versio
 
 Lines are written in the decision order, and a write and an ``os.fsync`` covering a line have
 completed before the service answers its request (group commit, :class:`GroupCommit`: the events
-decided in one pass of the service's loop, or while the group before is written, share one write
-and one fsync; a lone request still waits for its own). A
+decided in one batch of the service's decision thread, or while the group before is written, share
+one write and one fsync; a lone request still waits for its own). A
 rejected event is never written. A write or fsync that fails (or writes short) is cut back to the
 last line acknowledged before its requests are answered 503, so an event answered 503 is not in
 the log; if the cut fails too, the next start refuses the log naming the first line to check
@@ -34,6 +34,7 @@ warning.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import errno
 import fcntl
 import hashlib
@@ -259,86 +260,71 @@ class EventLog:
         os.close(self._fd)
 
 
+@dataclass(slots=True)
+class Pending:
+    """An event decided on the decision thread, waiting to be durable: its log line (``b""``: no
+    new line, a retry answered as the first time, which waits for the lines before it) and the
+    future of its request, given ``result`` once an fsync covering the line has completed."""
+
+    line: bytes
+    done: asyncio.Future[Any]
+    result: Any
+
+
 @dataclass
 class Group:
     """Lines decided since the group before, and the requests waiting until they are durable."""
 
     lines: list[bytes] = field(default_factory=list)
-    waiters: list[asyncio.Future[None]] = field(default_factory=list)
+    waiters: list[Pending] = field(default_factory=list)
 
 
 class GroupCommit:
-    """Group commit of an :class:`EventLog` on one asyncio loop: :meth:`append` takes an event's
-    line in the decision order, :meth:`durable` returns once the line is written and an fsync
-    covering it has completed.
+    """Group commit of an :class:`EventLog`: :meth:`hand_over` takes events' lines in the
+    decision order, with their requests' futures, and each future is answered once its line is
+    written and an fsync covering it has completed (decision 0036).
 
-    The lines are written and fsync'd one group at a time on a thread of their own, so the loop
-    goes on deciding the requests that arrive meanwhile (a write and an fsync cost about 0.1 ms of
-    disk wait here, which on the loop's thread stopped it). The thread takes the next group
-    itself as soon as the one before is on disk: the events decided meanwhile share it. When the
-    thread is idle, the loop wakes it after the callbacks it has ready (``call_soon``): the
-    events decided in the same loop pass share a group. Each group's requests are answered
-    together, in one callback on the loop. The thread needs the interpreter lock a few times per
-    group: ``schedlab serve`` sets the process's switch interval (its SWITCH_INTERVAL) for it."""
+    The lines are written and fsync'd one group at a time on a thread of their own, so the
+    decisions go on meanwhile (a write and an fsync cost about 0.1 ms of disk wait here). The
+    decision thread hands over the events of each of its batches in one call, waking this
+    thread if it is idle; a busy thread takes the next group itself as soon as the one before is
+    on disk: the events decided meanwhile share it. Each group's requests are answered together,
+    in one callback on each loop they wait on: the event loop wakes once per group, not once
+    for the decision and again for the fsync. The thread needs the interpreter lock a few times
+    per group: ``schedlab serve`` sets the process's switch interval (its SWITCH_INTERVAL) for
+    it."""
 
     def __init__(self, log: EventLog) -> None:
         self.log = log
-        self._loop: asyncio.AbstractEventLoop | None = None  # the loop the thread answers to
-        self._thread: threading.Thread | None = None
         self._wake: queue.SimpleQueue[bool] = queue.SimpleQueue()  # True: work, False: stop
-        self._lock = threading.Lock()  # the loop's appends against the thread's taking
+        self._lock = threading.Lock()  # the decision thread's hand-overs against the taking
         self._next = Group()  # what the next write and fsync will cover
-        self._idle = True  # the thread waits for a wake-up (or none runs)
-        self._waking = False  # a wake-up is scheduled on the loop
-
-    def append(self, line: bytes) -> None:
-        """The line of an event just decided (written with its group)."""
-        with self._lock:
-            self._next.lines.append(line)
-
-    async def durable(self) -> None:
-        """Wait until the lines appended so far are on disk (raises OSError if the write or the
-        fsync fails)."""
-        loop = asyncio.get_running_loop()
-        if loop is not self._loop:
-            self._start(loop)
-        done = loop.create_future()
-        with self._lock:
-            self._next.waiters.append(done)  # (a group after its line's, if not the same)
-            wake = self._idle and not self._waking
-            self._waking = self._waking or wake
-        if wake:
-            loop.call_soon(self._wake_up)
-        await done
-
-    def _start(self, loop: asyncio.AbstractEventLoop) -> None:
-        """A thread answering to ``loop`` (the one before, if any, stopped: a service runs on
-        one loop, a test client may open one per request)."""
-        self.stop()
-        self._loop, self._wake = loop, queue.SimpleQueue()
-        self._idle, self._waking = True, False
-        self._thread = threading.Thread(
-            target=self._writing, args=(loop, self._wake), name="event-log", daemon=True
-        )
+        self._idle = True  # the thread waits for a wake-up
+        self._thread = threading.Thread(target=self._writing, name="event-log", daemon=True)
         self._thread.start()
 
+    def hand_over(self, decided: list[Pending]) -> None:
+        """Events just decided, in the decision order: their lines written with the next group,
+        their futures answered after its fsync (or given the OSError of a failed write or
+        fsync). Called on the decision thread, or any thread but this one's."""
+        with self._lock:
+            for event in decided:
+                if event.line:
+                    self._next.lines.append(event.line)
+                self._next.waiters.append(event)
+            wake, self._idle = self._idle, False
+        if wake:
+            self._wake.put(True)
+
     def stop(self) -> None:
-        """Let the thread finish the groups it is writing, then end (before the log is closed: a
-        write after the close could reach another file given the same descriptor). What it has
-        not taken stays for the next thread."""
-        if self._thread is not None:
+        """Let the thread finish the groups it was handed, then end (before the log is closed: a
+        write after the close could reach another file given the same descriptor)."""
+        if self._thread.is_alive():
             self._wake.put(False)
             self._thread.join(timeout=10)
-            self._thread = None
-
-    def _wake_up(self) -> None:
-        """The loop's side: the idle thread has a group to write."""
-        with self._lock:
-            self._idle = self._waking = False
-        self._wake.put(True)
 
     def _take(self) -> Group | None:
-        """The thread's side: the next group, None (and idle) when nothing was appended."""
+        """The thread's side: the next group, None (and idle) when nothing was handed over."""
         with self._lock:
             group, self._next = self._next, Group()
             if group.lines or group.waiters:
@@ -346,13 +332,14 @@ class GroupCommit:
             self._idle = True
             return None
 
-    def _writing(self, loop: asyncio.AbstractEventLoop, wake: queue.SimpleQueue[bool]) -> None:
+    def _writing(self) -> None:
         """The thread: each group's lines written in one call and fsync'd, the outcome passed
-        back to the loop, then the next group at once. A failed group is cut off the log before
-        its requests are answered. After a failure no later group is written (the log never has a
-        gap: the later events were decided on a state that includes the failed ones)."""
+        back to the loops waiting, then the next group at once. A failed group is cut off the
+        log before its requests are answered. After a failure no later group is written (the log
+        never has a gap: the later events were decided on a state that includes the failed
+        ones)."""
         failure: OSError | None = None
-        while wake.get():
+        while self._wake.get():
             while (group := self._take()) is not None:
                 if failure is None:
                     try:
@@ -364,21 +351,23 @@ class GroupCommit:
                             self.log.cut(exc)
                         except OSError as cut_failed:
                             failure = cut_failed
-                try:
-                    loop.call_soon_threadsafe(self._answer, group, failure)
-                except RuntimeError:  # the loop was closed
-                    return
+                loops: dict[asyncio.AbstractEventLoop, list[Pending]] = {}
+                for waiter in group.waiters:
+                    loops.setdefault(waiter.done.get_loop(), []).append(waiter)
+                for loop, waiters in loops.items():
+                    with contextlib.suppress(RuntimeError):  # that loop was closed: none waits
+                        loop.call_soon_threadsafe(_answer, waiters, failure)
 
-    @staticmethod
-    def _answer(group: Group, failure: OSError | None) -> None:
-        """The loop's side: answer the group."""
-        for done in group.waiters:
-            if done.done():
-                continue
-            if failure is None:
-                done.set_result(None)
-            else:
-                done.set_exception(failure)
+
+def _answer(waiters: list[Pending], failure: OSError | None) -> None:
+    """The loop's side: answer a group's requests (a wait cancelled meanwhile is skipped)."""
+    for waiter in waiters:
+        if waiter.done.done():
+            continue
+        if failure is None:
+            waiter.done.set_result(waiter.result)
+        else:
+            waiter.done.set_exception(failure)
 
 
 def _parse(path: Path, number: int, line: bytes) -> dict[str, Any]:
