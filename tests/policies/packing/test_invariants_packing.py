@@ -1,4 +1,5 @@
-"""Engine invariants for paper 000's policies: BF-J, BF-S, BF-J/S, VQS, VQS-BF (1000 examples each).
+"""Engine invariants for paper 000's policies: BF-J, BF-S, BF-J/S, VQS, VQS-BF (300 examples each,
+tests/helpers/spec_strategies.py says why).
 
 The specs come from tests/helpers/spec_strategies.py (one or two resources, slotted or continuous
 time, with or without a decision grid), with the policies' parameters drawn too (multi-resource

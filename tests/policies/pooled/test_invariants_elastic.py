@@ -19,10 +19,9 @@ from hypothesis import strategies as st
 
 import schedlab
 from tests.helpers.audit import audit
-from tests.helpers.spec_strategies import time_model
+from tests.helpers.spec_strategies import EXAMPLES, time_model
 
 TESTED_POLICIES = {"inelastic-first", "elastic-first", "class-priority"}
-EXAMPLES = 1000
 RELAXED = settings(max_examples=EXAMPLES, suppress_health_check=list(HealthCheck))
 
 

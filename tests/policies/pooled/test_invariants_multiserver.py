@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 import schedlab
 from tests.helpers.audit import audit
-from tests.helpers.spec_strategies import pooled_specs
+from tests.helpers.spec_strategies import EXAMPLES, pooled_specs
 from tests.helpers.specs import pooled_spec
 
 TESTED_POLICIES = {
@@ -28,15 +28,10 @@ TESTED_POLICIES = {
     "divisor-filling-gittins",
     "gittins-1",
 }
-EXAMPLES = 1000
-# A Gittins example builds the random model's rank tables (~10x an example's run); its
-# placement rules and engine are the SRPT variants', which keep EXAMPLES.
-GITTINS_EXAMPLES = 300
 
 
 def _relaxed(policy: str):
-    examples = GITTINS_EXAMPLES if "gittins" in policy else EXAMPLES
-    return settings(max_examples=examples, suppress_health_check=list(HealthCheck))
+    return settings(max_examples=EXAMPLES, suppress_health_check=list(HealthCheck))
 
 
 @st.composite

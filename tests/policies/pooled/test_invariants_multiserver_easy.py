@@ -10,12 +10,12 @@ tests/policies/pooled/test_easy_backfill.py and tests/policies/pooled/test_backf
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import schedlab
 from tests.helpers.audit import audit
-from tests.helpers.spec_strategies import RELAXED, pooled_specs
+from tests.helpers.spec_strategies import EXAMPLES, pooled_specs
 
 TESTED_POLICIES = {"easy-backfill", "easy-backfill-exact", "conservative-backfill", "sjbf"}
 
@@ -39,7 +39,7 @@ def audit_non_preemptive(result, spec) -> None:
         assert used <= k + 1e-9, (used, k)
 
 
-@RELAXED
+@settings(max_examples=EXAMPLES * len(TESTED_POLICIES), suppress_health_check=list(HealthCheck))
 @given(st.sampled_from(sorted(TESTED_POLICIES)).flatmap(pooled_specs))
 def test_invariants_backfill(spec):
     spec["run"]["check"] = True
