@@ -58,7 +58,7 @@ def source(name: str, fields: tuple[Field, ...]) -> str:
         "from numba.experimental import structref",
         "",
         "",
-        "@kernel",
+        "@kernel(boundscheck=False)  # schedlab's own code, in a module named outside schedlab",
         f"def new({args}):",
         "    s = structref.new(TYPE)",
         *[f"    s.{f.name} = {f.name}" for f in fields],
