@@ -32,25 +32,32 @@ VALIDATION_COLUMNS = (
 
 def validation_table(record: dict) -> Table:
     """The plain and calibrated judgements of a calibration record as a table."""
+    from schedlab.experiments.calibrate import queue_words
+
     table = Table(box=box.SIMPLE_HEAD, title=f"second half of {Path(record['log']).name}")
     for _, label in VALIDATION_COLUMNS:
         left = label == "replay"
         table.add_column(label, justify="left" if left else "right", no_wrap=left)
     for name in ("plain", "calibrated", "hindsight"):
         row = record[name]
-        table.add_row(*(cell(key, row[key]) for key, _ in VALIDATION_COLUMNS))
+        table.add_row(
+            *(
+                queue_words(row[key], row["queue_rank_wait"])
+                if key == "queue_order"
+                else cell(key, row[key])
+                for key, _ in VALIDATION_COLUMNS
+            )
+        )
     return table
 
 
 def cell(key: str, value: object) -> str:
-    """A validation table's cell: ratios and correlations to 3 digits, no user limit and no
-    queue order as "none", partitions as id:processors (one pool: "none")."""
+    """A validation table's cell: ratios and correlations to 3 digits, no user limit as "none",
+    partitions as id:processors (one pool: "none"); the queue order's is :func:`queue_words`."""
     if isinstance(value, float):
         return f"{value:.3g}"
     if key == "user_limit" and not value:
         return "none"
-    if key == "queue_order":
-        return " > ".join(map(str, value)) if value else "none"
     if key == "partitions":
         return " ".join(f"{p['id']}:{p['processors']}" for p in value) if value else "none"
     return str(value)
@@ -96,7 +103,7 @@ def calibrate_cmd(
     against replayed wait per job, log axes) and OUT/calibration.json."""
     from schedlab import outputs
     from schedlab.errors import SchedlabError
-    from schedlab.experiments.calibrate import calibrate, verdict
+    from schedlab.experiments.calibrate import calibrate, queue_words, verdict
     from schedlab.report.calibration_figure import calibration_figure
     from schedlab.workloads.traces import get_meta, read
     from schedlab.workloads.traces.swf_context import read_context
@@ -142,7 +149,7 @@ def calibrate_cmd(
         f"fitted on the first half ({result.fit_jobs:,} jobs): usable capacity "
         f"{result.fitted_capacity} of {k} processors, user limit "
         f"{result.fitted.user_limit or 'none'}, queue order "
-        f"{cell('queue_order', result.fitted.queue_order)}, partitions "
+        f"{queue_words(result.fitted.queue_order, result.fitted.queue_rank_wait)}, partitions "
         f"{cell('partitions', result.record()['fitted_partitions'])}, {len(result.downtime)} "
         f"logged downtime "
         f"intervals held ({result.clipped:,} wider jobs replayed on "
