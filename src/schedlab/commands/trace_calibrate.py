@@ -21,6 +21,7 @@ VALIDATION_COLUMNS = (
     ("capacity", "procs"),
     ("user_limit", "user limit"),
     ("queue_order", "queue order"),
+    ("queue_rank_wait", "rank worth"),
     ("partitions", "partitions"),
     ("mean_ratio", "mean wait / logged"),
     ("p95_ratio", "p95 wait / logged"),
@@ -32,7 +33,7 @@ VALIDATION_COLUMNS = (
 
 def validation_table(record: dict) -> Table:
     """The plain and calibrated judgements of a calibration record as a table."""
-    from schedlab.experiments.calibrate import queue_words
+    from schedlab.experiments.calibrate import wait_words
 
     table = Table(box=box.SIMPLE_HEAD, title=f"second half of {Path(record['log']).name}")
     for _, label in VALIDATION_COLUMNS:
@@ -40,11 +41,11 @@ def validation_table(record: dict) -> Table:
         table.add_column(label, justify="left" if left else "right", no_wrap=left)
     for name in ("plain", "calibrated", "hindsight"):
         row = record[name]
+        wait = row["queue_rank_wait"]  # seconds of waiting a queue rank is worth (0: strict)
+        worth = (wait_words(wait) if wait else "strict") if row["queue_order"] else "none"
         table.add_row(
             *(
-                queue_words(row[key], row["queue_rank_wait"])
-                if key == "queue_order"
-                else cell(key, row[key])
+                worth if key == "queue_rank_wait" else cell(key, row[key])
                 for key, _ in VALIDATION_COLUMNS
             )
         )
@@ -52,12 +53,14 @@ def validation_table(record: dict) -> Table:
 
 
 def cell(key: str, value: object) -> str:
-    """A validation table's cell: ratios and correlations to 3 digits, no user limit as "none",
-    partitions as id:processors (one pool: "none"); the queue order's is :func:`queue_words`."""
+    """A validation table's cell: ratios and correlations to 3 digits, no user limit and no
+    queue order as "none", partitions as id:processors (one pool: "none")."""
     if isinstance(value, float):
         return f"{value:.3g}"
     if key == "user_limit" and not value:
         return "none"
+    if key == "queue_order":
+        return " > ".join(map(str, value)) if value else "none"
     if key == "partitions":
         return " ".join(f"{p['id']}:{p['processors']}" for p in value) if value else "none"
     return str(value)

@@ -157,17 +157,23 @@ class Context:
         )
 
 
+def wait_words(seconds: float) -> str:
+    """A rank wait in words: "4 d", "6 h", "90 s"."""
+    for unit, size in (("d", 86400.0), ("h", 3600.0)):
+        if seconds >= size and seconds % size == 0:
+            return f"{seconds / size:g} {unit}"
+    return f"{seconds:g} s"
+
+
 def queue_words(queue_order: tuple[int, ...] | list[int], queue_rank_wait: float) -> str:
     """A queue order in words: "1 > 0" (strict), "1 > 0, a rank worth 6 h of waiting", or
     "none"."""
     if not queue_order:
         return "none"
     order = " > ".join(map(str, queue_order))
-    return (
-        f"{order}, a rank worth {queue_rank_wait / 3600:g} h of waiting"
-        if queue_rank_wait
-        else order
-    )
+    if not queue_rank_wait:
+        return order
+    return f"{order}, a rank worth {wait_words(queue_rank_wait)} of waiting"
 
 
 def described(
@@ -825,7 +831,7 @@ def verdict(c: Calibration) -> list[str]:
     q, u = c.queue_inference, c.user_inference
     wait = c.fitted.queue_rank_wait
     kept = (
-        (f"kept, a rank worth {wait / 3600:g} h of waiting" if wait else "kept, strict")
+        (f"kept, a rank worth {wait_words(wait)} of waiting" if wait else "kept, strict")
         if c.fitted.queue_order
         else "not kept: arrival order fitted the first half better"
     )
