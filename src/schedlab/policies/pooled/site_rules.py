@@ -44,6 +44,8 @@ before anything else) or a kill (:func:`killed`).
 
 from __future__ import annotations
 
+import math
+
 from pydantic import Field
 
 from schedlab.policy_api import (
@@ -83,6 +85,8 @@ SITE_FIELDS = (  # spliced into a policy's state: *SITE_FIELDS
     StateField("runs", "i8", "jobs"),  # scratch: per rank, its waiting jobs by arrival (merged)
     StateField("run_end", "i8", "ranks"),  # scratch: where each rank's run ends (counting sort)
     StateField("run_next", "i8", "ranks"),  # scratch: each run's next job (merge)
+    StateField("run_key", "f8", "ranks"),  # scratch: its key, arrival + rank * rank_wait
+    StateField("run_arrival", "f8", "ranks"),  # scratch: its arrival
 )
 
 
@@ -267,27 +271,40 @@ def _sort_by_rank(st, ps, first, into):
     return n
 
 
+@kernel(wraparound=False, inline="always")
+def _run_head(st, ps, r):
+    """The key and arrival of rank r's next job (infinite when its run is done)."""
+    c = ps.run_next[r]
+    if c < ps.run_end[r]:
+        a = st.arrival[ps.runs[c]]
+        ps.run_key[r] = a + r * ps.rank_wait
+        ps.run_arrival[r] = a
+    else:
+        ps.run_key[r] = math.inf
+        ps.run_arrival[r] = math.inf
+
+
 @kernel(wraparound=False)
 def _merge_runs(st, ps, n):
     """The n jobs of the per-rank runs of ``ps.runs`` into ``ps.order`` by arrival + rank *
     queue_rank_wait (ties: arrival, then the lower rank, then the run's own order): a k-way
-    merge over the ranks, O(n k). Within a run, arrival order is key order."""
+    merge over the runs' next jobs, O(n k) comparisons, one arrival read per job. Within a
+    run, arrival order is key order."""
     n_rank = ps.n_ranks + 1
     for r in range(n_rank):
         ps.run_next[r] = ps.run_end[r - 1] if r > 0 else 0
+        _run_head(st, ps, r)
+    key = ps.run_key
+    arrival = ps.run_arrival
     for i in range(n):
-        best = -1
-        best_key = 0.0
-        best_arrival = 0.0
-        for r in range(n_rank):
-            c = ps.run_next[r]
-            if c < ps.run_end[r]:
-                a = st.arrival[ps.runs[c]]
-                key = a + r * ps.rank_wait
-                if best < 0 or key < best_key or (key == best_key and a < best_arrival):
-                    best, best_key, best_arrival = r, key, a
-        ps.order[i] = ps.runs[ps.run_next[best]]
-        ps.run_next[best] += 1
+        best = 0
+        for r in range(1, n_rank):
+            if key[r] < key[best] or (key[r] == key[best] and arrival[r] < arrival[best]):
+                best = r
+        c = ps.run_next[best]
+        ps.order[i] = ps.runs[c]
+        ps.run_next[best] = c + 1
+        _run_head(st, ps, best)
 
 
 @kernel(wraparound=False, inline="always")
