@@ -87,6 +87,8 @@ def markdown(rows: list[dict]) -> str:
         plain, cal, v = c["plain"], c["calibrated"], row["verdict"]
         fitted = c["fitted"]
         order = " > ".join(map(str, fitted.get("queue_order") or [])) or "arrival"
+        wait = fitted.get("queue_rank_wait") or 0.0  # seconds one queue rank is worth (0: strict)
+        order += f", a rank worth {wait / 3600:g} h of waiting" if wait else ""
         context = (
             f"{c['fitted_capacity']} of {c['max_procs']} processors, user limit "
             f"{fitted.get('user_limit') or 'none'}, queue order {order}"

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from schedlab.cli import app
 from tests.data import KTH
-from tests.helpers.swf_logs import partitioned_log
+from tests.helpers.swf_logs import partitioned_log, scheduler_log
 
 runner = CliRunner()
 
@@ -138,3 +138,19 @@ def test_a_bad_capacity_window_is_one_line(tmp_path: Path, extra: list[str], sai
     assert result.exit_code == 2, result.output
     lines = result.stderr.strip().splitlines()
     assert said in lines[-1] and "Traceback" not in result.output
+
+
+def test_calibrate_a_log_with_a_rank_wait(tmp_path: Path) -> None:
+    """A log EASY made with the queue order (3, 1, 2), a rank worth 1 h of waiting: the rank
+    wait in the JSON, the table's "rank worth" column and the last line."""
+    out = tmp_path / "cal"
+    log = scheduler_log(tmp_path, queue_rank_wait=3600.0)
+    result = runner.invoke(app, ["trace", "calibrate", str(log), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    record = json.loads((out / "calibration.json").read_text())
+    assert record["fitted_queue_order"] == [3, 1, 2] and record["fitted_queue_rank_wait"] == 3600
+    assert (
+        record["calibrated"]["queue_rank_wait"] == 3600 and record["plain"]["queue_rank_wait"] == 0
+    )
+    assert "rank worth" in result.stdout and "1 h" in result.stdout
+    assert "queue order 3 > 1 > 2, a rank worth 1 h of waiting, partitions" in result.stdout

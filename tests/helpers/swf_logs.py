@@ -50,16 +50,21 @@ def synthetic_jobs() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return submit, run, procs
 
 
-def scheduler_log(folder: Path) -> Path:
+def scheduler_log(folder: Path, queue_rank_wait: float = 0.0) -> Path:
     """The :func:`synthetic_jobs` in 3 queues and of 4 users (drawn uniformly, seeded); their
     logged waits those EASY gives them on :data:`TRUE_CAPACITY` processors with the queue order
-    :data:`TRUE_QUEUE_ORDER` and at most :data:`TRUE_USER_LIMIT` running jobs per user."""
+    :data:`TRUE_QUEUE_ORDER` (strict, or a rank worth ``queue_rank_wait`` seconds of waiting)
+    and at most :data:`TRUE_USER_LIMIT` running jobs per user."""
     submit, run, procs = synthetic_jobs()
     rng = np.random.default_rng(4731)
     queue = rng.integers(1, 4, submit.size)
     user = rng.integers(1, 5, submit.size)
     draft = write_swf(folder / "draft.swf", submit, run, procs, np.zeros(submit.size), user, queue)
-    options = {"queue_order": list(TRUE_QUEUE_ORDER), "user_limit": TRUE_USER_LIMIT}
+    options = {
+        "queue_order": list(TRUE_QUEUE_ORDER),
+        "user_limit": TRUE_USER_LIMIT,
+        **({"queue_rank_wait": queue_rank_wait} if queue_rank_wait else {}),
+    }
     truth = replay(read(draft, "swf"), TRUE_CAPACITY, EASY, folder, 1, options=options)
     assert np.isfinite(truth.wait).all()
     return write_swf(folder / "log.swf", submit, run, procs, np.round(truth.wait), user, queue)

@@ -21,6 +21,7 @@ VALIDATION_COLUMNS = (
     ("capacity", "procs"),
     ("user_limit", "user limit"),
     ("queue_order", "queue order"),
+    ("queue_rank_wait", "rank worth"),
     ("partitions", "partitions"),
     ("mean_ratio", "mean wait / logged"),
     ("p95_ratio", "p95 wait / logged"),
@@ -32,13 +33,22 @@ VALIDATION_COLUMNS = (
 
 def validation_table(record: dict) -> Table:
     """The plain and calibrated judgements of a calibration record as a table."""
+    from schedlab.experiments.calibrate import wait_words
+
     table = Table(box=box.SIMPLE_HEAD, title=f"second half of {Path(record['log']).name}")
     for _, label in VALIDATION_COLUMNS:
         left = label == "replay"
         table.add_column(label, justify="left" if left else "right", no_wrap=left)
     for name in ("plain", "calibrated", "hindsight"):
         row = record[name]
-        table.add_row(*(cell(key, row[key]) for key, _ in VALIDATION_COLUMNS))
+        wait = row["queue_rank_wait"]  # seconds of waiting a queue rank is worth (0: strict)
+        worth = (wait_words(wait) if wait else "strict") if row["queue_order"] else "none"
+        table.add_row(
+            *(
+                worth if key == "queue_rank_wait" else cell(key, row[key])
+                for key, _ in VALIDATION_COLUMNS
+            )
+        )
     return table
 
 
@@ -105,7 +115,7 @@ def calibrate_cmd(
     against replayed wait per job, log axes) and OUT/calibration.json."""
     from schedlab import outputs
     from schedlab.errors import SchedlabError
-    from schedlab.experiments.calibrate import calibrate, verdict
+    from schedlab.experiments.calibrate import calibrate, queue_words, verdict
     from schedlab.report.calibration_figure import calibration_figure
     from schedlab.workloads.traces import get_meta, read
     from schedlab.workloads.traces.swf_context import read_context
@@ -157,7 +167,7 @@ def calibrate_cmd(
         f"fitted on the first half ({result.fit_jobs:,} jobs): usable capacity "
         f"{result.fitted_capacity} of {k} processors, user limit "
         f"{result.fitted.user_limit or 'none'}, queue order "
-        f"{cell('queue_order', result.fitted.queue_order)}, partitions "
+        f"{queue_words(result.fitted.queue_order, result.fitted.queue_rank_wait)}, partitions "
         f"{cell('partitions', result.record()['fitted_partitions'])}, {len(result.downtime)} "
         f"logged downtime "
         f"intervals held ({result.clipped:,} wider jobs replayed on "

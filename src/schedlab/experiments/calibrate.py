@@ -15,7 +15,9 @@ of the pooled family (FCFS, EASY, conservative, SJBF) runs with it unchanged.
 ``queue_order``, from the overtaking that backfilling cannot explain; ``()`` when the log has
 fewer than two known queues, field 15) and the candidate per-user running limits (option
 ``user_limit``; the values users pile up against, field 12, possibly none). Each is a candidate
-beside none: the fit keeps the order or a limit only where the first half's replay says so. Both
+beside none: the fit keeps the order or a limit only where the first half's replay says so. The
+order is tried strict and weighed against waiting time (``queue_rank_wait``: a rank worth
+:data:`RANK_WAITS` of waiting, as Maui's and Slurm's priority weights do; decision 0034). Both
 apply where the policy takes them (EASY, SJBF, FCFS); other policies run with capacity and
 downtime only.
 
@@ -35,8 +37,10 @@ wait each.
 
 **The fit.** The logged mean wait (field 3) of the jobs submitted (field 2) in the first half of
 the log's span, against the replay of those jobs alone on c processors: for each split (one
-pool, the partitions when tried), queue order (none, the inferred one) and user limit (none, the
-candidates), c is the largest whole number of processors whose replayed mean wait is nearest
+pool, the partitions when tried), queue order (none, the inferred one strict) and user limit
+(none, the candidates), and for the inferred order with each rank wait under the user limit the
+strict order fitted best (one bisection per rank wait, not per rank wait and limit), c is the
+largest whole number of processors whose replayed mean wait is nearest
 the logged one (ratio nearest 1 on a log scale) among those a bisection measures (the replayed
 mean wait falls as c grows, up to the noise of a schedule; the bisection brackets ratio 1
 between MaxProcs and the larger of the 90th percentile of the jobs' widths and the median over
@@ -46,9 +50,9 @@ criterion** across contexts: the mean wait ratio nearest 1 on a log scale, and a
 contexts within :data:`NEAR_TIE` of the best (the bisection brings every context's mean near 1,
 so the mean alone cannot tell them apart) the highest first-half Spearman of per-job waits
 (what an order, a limit or a split changes is which jobs wait, not how long on average); equal
-Spearman: the fewer constraints (one pool, no order, no limit). A few physical parameters,
-nothing per job; deterministic (the replay of a trace draws no random numbers; ``seed`` is
-passed for the record).
+Spearman: the fewer constraints (one pool, no order, no rank wait, no limit). A few
+physical parameters, nothing per job; deterministic (the replay of a trace draws no random
+numbers; ``seed`` is passed for the record).
 
 **The logged downtime** (``downtime_min``; ``schedlab trace calibrate --downtime``): the
 intervals at least that long during which the logged schedule ran no job while a job waited
@@ -106,6 +110,11 @@ from schedlab.workloads.traces.swf_inference import (
 )
 
 MIN_JOBS_PER_HALF = 50  # fewer jobs with a logged wait in a half: too short to split
+# the seconds of waiting one queue rank is worth, tried beside the strict order (decision 0034):
+# 1 h, 6 h, 1 d, 4 d: the 66th/55th, 82nd/76th, 93rd/93rd and 98th/99th percentiles of the
+# logged waits of SDSC-SP2/CTC-SP2 (medians 2 min/37 min, means 7 h): from an order that
+# decides among jobs of similar waits only to one that yields to the longest waits only
+RANK_WAITS = (3600.0, 21600.0, 86400.0, 345600.0)
 NEAR_TIE = math.log(1.1)  # mean wait ratios within 10% of the best fit tie on the mean
 USE_FLOOR = 0.5  # c is at least this quantile over time of the processors the half ran
 
@@ -135,7 +144,8 @@ def _sets(partitions: tuple[PartitionSet, ...]) -> str:
 @dataclass(frozen=True)
 class Context:
     """The replay context a calibration fits: usable processors, the most jobs one user may run
-    at once (0: no limit), the queue ids highest priority first (``()``: arrival order) and the
+    at once (0: no limit), the queue ids highest priority first (``()``: arrival order), the
+    seconds of waiting one queue rank is worth (0: a strict order; site_rules) and the
     partitions' processor sets before they share ``capacity`` (``()``: one pool; :func:`shares`
     gives the sets replayed)."""
 
@@ -143,6 +153,7 @@ class Context:
     user_limit: int = 0
     queue_order: tuple[int, ...] = ()
     partitions: tuple[PartitionSet, ...] = ()
+    queue_rank_wait: float = 0.0
 
     @property
     def sets(self) -> tuple[PartitionSet, ...]:
@@ -156,19 +167,46 @@ class Context:
             out["user_limit"] = self.user_limit
         if self.queue_order:
             out["queue_order"] = list(self.queue_order)
+            if self.queue_rank_wait:
+                out["queue_rank_wait"] = self.queue_rank_wait
         return out
 
     def described(self) -> str:
-        return described(self.capacity, self.user_limit, self.queue_order, self.sets)
+        return described(
+            self.capacity, self.user_limit, self.queue_order, self.queue_rank_wait, self.sets
+        )
+
+
+def wait_words(seconds: float) -> str:
+    """A rank wait in words: "4 d", "6 h", "90 s"."""
+    for unit, size in (("d", 86400.0), ("h", 3600.0)):
+        if seconds >= size and seconds % size == 0:
+            return f"{seconds / size:g} {unit}"
+    return f"{seconds:g} s"
+
+
+def queue_words(queue_order: tuple[int, ...] | list[int], queue_rank_wait: float) -> str:
+    """A queue order in words: "1 > 0" (strict), "1 > 0, a rank worth 6 h of waiting", or
+    "none"."""
+    if not queue_order:
+        return "none"
+    order = " > ".join(map(str, queue_order))
+    if not queue_rank_wait:
+        return order
+    return f"{order}, a rank worth {wait_words(queue_rank_wait)} of waiting"
 
 
 def described(
-    capacity: int, user_limit: int, queue_order: tuple[int, ...], sets: tuple[PartitionSet, ...]
+    capacity: int,
+    user_limit: int,
+    queue_order: tuple[int, ...],
+    queue_rank_wait: float,
+    sets: tuple[PartitionSet, ...],
 ) -> str:
     """A replay context in words (``sets``: the partitions' sets replayed, ``()`` one pool)."""
     limit = f"at most {user_limit} running jobs per user" if user_limit else "no per-user limit"
     order = (
-        "queue order " + " > ".join(map(str, queue_order))
+        f"queue order {queue_words(queue_order, queue_rank_wait)}"
         if queue_order
         else "one queue order (arrival)"
     )
@@ -200,6 +238,7 @@ class Judgement:
     capacity: int
     user_limit: int
     queue_order: tuple[int, ...]
+    queue_rank_wait: float  # seconds of waiting one queue rank is worth (0: strict)
     partitions: tuple[PartitionSet, ...]  # the sets replayed (``()``: one pool)
     jobs: int
     mean_wait: float
@@ -240,7 +279,7 @@ class Calibration:
     queue_inference: QueueOrder  # read from the first half's logged schedule
     user_inference: UserPeaks  # likewise
     split: tuple[PartitionSet, ...]  # the partitions' sizes tried in the fit (``()``: not tried)
-    fit_steps: list[dict[str, Any]]  # split, user limit, queue order, capacity, ratio, Spearman
+    fit_steps: list[dict[str, Any]]  # split, user limit, queue order, rank wait, capacity, ...
     clipped: int  # jobs wider than the machine replayed (c; MaxProcs with a profile): on all of it
     downtime: list[dict[str, float]]  # logged downtime held by the calibrated replay (log clock)
     profile: CapacityProfile | None  # the capacity profile held (``None``: constant capacity)
@@ -260,6 +299,7 @@ class Calibration:
         out["fitted_capacity"] = self.fitted.capacity
         out["fitted_user_limit"] = self.fitted.user_limit
         out["fitted_queue_order"] = list(self.fitted.queue_order)
+        out["fitted_queue_rank_wait"] = self.fitted.queue_rank_wait
         out["fitted_partitions"] = [asdict(p) for p in self.fitted.sets]
         out["user_inference"]["peaks"] = {str(k): v for k, v in self.user_inference.peaks.items()}
         out["plain"] = self.plain.record()
@@ -534,6 +574,7 @@ def judge(
         capacity=context.capacity,
         user_limit=context.user_limit,
         queue_order=context.queue_order,
+        queue_rank_wait=context.queue_rank_wait,
         partitions=context.sets,
         jobs=int(sim.size),
         mean_wait=float(sim.mean()),
@@ -663,9 +704,12 @@ def fit(
     """The context of ``table`` (one half): the queue order and the candidate user limits read
     from its logged schedule, the partitions' sizes (``declared`` by the header, else
     :func:`partition_sizes`) when :func:`splits`; then for each split (one pool, the
-    partitions), queue order (none, the inferred one) and limit (none, the candidates) the
-    capacity, chosen by the criterion of the module docstring. Options the policy does not take
-    (:func:`taken`) are neither searched nor passed."""
+    partitions), queue order (none, the inferred one, strict) and limit (none, the candidates)
+    the capacity, and the inferred order with each of :data:`RANK_WAITS` under the limit the
+    strict order fitted best (:func:`_criterion` among the strict contexts: one fit per rank
+    wait, not one per rank wait and limit; SDSC-BLUE's fit did not end in an hour with every
+    pair, decision 0034); the context chosen by :func:`_criterion`. Options the policy does not
+    take (:func:`taken`) are neither searched nor passed."""
     schedule = logged_schedule(table)
     order = queue_order(
         schedule["submit"],
@@ -675,47 +719,72 @@ def fit(
         schedule["request"],
     )
     peaks = user_peaks(schedule["start"], schedule["end"], schedule["user"])
-    probe = Context(max_procs, max(peaks.candidates, default=0), order.order).options()
+    probe = Context(
+        max_procs, max(peaks.candidates, default=0), order.order, (), RANK_WAITS[0]
+    ).options()
     takes = taken(table, policy, folder, probe)
     limits = [0, *peaks.candidates] if "user_limit" in takes else [0]
     # a policy that does not take the order keeps it in its context (reported, not applied)
     orders = [(), order.order] if "queue_order" in takes and order.order else [order.order]
+    waits = RANK_WAITS if order.order and {"queue_order", "queue_rank_wait"} <= set(takes) else ()
     split = partition_sizes(table, max_procs, declared) if splits(table) else ()
     chosen: list[dict[str, Any]] = []
     steps: list[dict[str, Any]] = []
+
+    def measure(
+        parts: tuple[PartitionSet, ...], queues: tuple[int, ...], wait: float, limit: int
+    ) -> dict[str, Any]:
+        context = Context(max_procs, limit, queues, (), wait).options()
+        options = {k: v for k, v in context.items() if k in takes}
+        best, measured = fit_capacity(
+            table, max_procs, policy, folder, seed, downtime, options, parts, profile
+        )
+        for step in measured:  # (best is one of them)
+            step.update(
+                user_limit=limit, queue_order=list(queues), queue_rank_wait=wait, split=bool(parts)
+            )
+        chosen.append(best)
+        steps.extend(measured)
+        return best
+
     for parts in [(), split] if split else [()]:
-        for queues in orders:
-            for limit in limits:
-                context = Context(max_procs, limit, queues).options()
-                options = {k: v for k, v in context.items() if k in takes}
-                best, measured = fit_capacity(
-                    table, max_procs, policy, folder, seed, downtime, options, parts, profile
-                )
-                for step in measured:  # (best is one of them)
-                    step.update(user_limit=limit, queue_order=list(queues), split=bool(parts))
-                chosen.append(best)
-                steps += measured
-    nearest = min(_distance(s) for s in chosen)
-    tied = [s for s in chosen if _distance(s) <= nearest + NEAR_TIE]
-    # the highest Spearman; on equal Spearman the fewer constraints: one pool, no order, no
-    # limit, then the largest limit (the loosest)
-    best = max(
-        tied,
-        key=lambda s: (
-            _spearman(s),
-            not s["split"],
-            not s["queue_order"],
-            not s["user_limit"],
-            s["user_limit"],
-        ),
-    )
+        strict = [measure(parts, queues, 0.0, limit) for queues in orders for limit in limits]
+        ordered = [s for s in strict if s["queue_order"]]
+        if waits and ordered:  # the rank waits with the limit the strict order fitted best
+            limit = int(_criterion(ordered)["user_limit"])
+            for wait in waits:
+                measure(parts, order.order, wait, limit)
+    best = _criterion(chosen)
     fitted = Context(
         int(best["capacity"]),
         int(best["user_limit"]),
         tuple(best["queue_order"]),
         split if best["split"] else (),
+        float(best["queue_rank_wait"]),
     )
     return Fit(fitted, order, peaks, split, steps)
+
+
+def _criterion(chosen: list[dict[str, Any]]) -> dict[str, Any]:
+    """The best of the contexts' chosen steps (module docstring): among those whose mean wait
+    ratio is within :data:`NEAR_TIE` of the nearest to 1, the highest Spearman; on equal
+    Spearman the fewer constraints: one pool, no order, a strict order (no rank wait; then the
+    largest, the nearest to strict: the rank waits that no job's wait reaches schedule as strict
+    does), no limit, then the largest limit (the loosest)."""
+    nearest = min(_distance(s) for s in chosen)
+    tied = [s for s in chosen if _distance(s) <= nearest + NEAR_TIE]
+    return max(
+        tied,
+        key=lambda s: (
+            _spearman(s),
+            not s["split"],
+            not s["queue_order"],
+            not s["queue_rank_wait"],
+            s["queue_rank_wait"],
+            not s["user_limit"],
+            s["user_limit"],
+        ),
+    )
 
 
 def _spearman(step: dict[str, Any]) -> float:
@@ -797,6 +866,7 @@ def calibrate(
                 options.get("user_limit", 0),
                 tuple(options.get("queue_order", ())),
                 context.partitions,
+                options.get("queue_rank_wait", 0.0),
             )
             got = replay(
                 table,
@@ -856,7 +926,7 @@ def reproduces(j: Judgement) -> bool:
 
 
 def _line(j: Judgement) -> str:
-    context = described(j.capacity, j.user_limit, j.queue_order, j.partitions)
+    context = described(j.capacity, j.user_limit, j.queue_order, j.queue_rank_wait, j.partitions)
     return (
         f"{j.replay} ({context}): mean wait x{j.mean_ratio:.3g} of the logged, "
         f"p95 x{j.p95_ratio:.3g}, per-job Pearson {j.pearson:.3f}, Spearman {j.spearman:.3f}, "
@@ -902,8 +972,11 @@ def verdict(c: Calibration) -> list[str]:
             "capacity steps)"
         )
     q, u = c.queue_inference, c.user_inference
+    wait = c.fitted.queue_rank_wait
     kept = (
-        "kept" if c.fitted.queue_order else "not kept: arrival order fitted the first half better"
+        (f"kept, a rank worth {wait_words(wait)} of waiting" if wait else "kept, strict")
+        if c.fitted.queue_order
+        else "not kept: arrival order fitted the first half better"
     )
     queues = (
         f"queue order {' > '.join(map(str, q.order))} read from the logged overtaking ({kept})"

@@ -114,14 +114,23 @@ def test_overdue_jobs_move_the_reservation_to_now(tmp_path):
 
 
 def easy_reference(
-    jobs, k, use_estimate=True, schedule=(), users=None, queues=None, user_limit=0, queue_order=()
+    jobs,
+    k,
+    use_estimate=True,
+    schedule=(),
+    users=None,
+    queues=None,
+    user_limit=0,
+    queue_order=(),
+    queue_rank_wait=0.0,
 ):
     """Plain event-driven EASY: at each event time, completions, then arrivals, then one decision
     (FCFS starts, reservation for the blocked head, backfill scan of the whole queue). With a
     capacity ``schedule`` ((time, usable servers) steps; all k before the first) every step is
     an event too, and the servers free are the usable ones less those in use. Site rules
     (policies/pooled/site_rules.py): ``users``/``queues`` per job (-1 unknown); the queue is
-    considered by (rank in ``queue_order``, arrival), a job whose user runs ``user_limit`` jobs
+    considered by (rank in ``queue_order``, arrival), or with ``queue_rank_wait`` s by (arrival
+    + rank * s, arrival, rank, arrival order), a job whose user runs ``user_limit`` jobs
     is skipped, and a job of the reserved job's user that would take its user's last place
     backfills only if it ends by the shadow time."""
     n = len(jobs)
@@ -172,7 +181,13 @@ def easy_reference(
             running.append(j)
             queue.remove(j)
 
-        order = sorted(queue, key=lambda j: (rank(j), j))
+        if queue_rank_wait:
+            order = sorted(
+                queue,
+                key=lambda j: (jobs[j][0] + rank(j) * queue_rank_wait, jobs[j][0], rank(j), j),
+            )
+        else:
+            order = sorted(queue, key=lambda j: (rank(j), j))
         head = None
         for j in order:
             if user_full(j):

@@ -155,7 +155,13 @@ def traces(draw):
         jobs.append((float(t), float(d), float(draw(st.integers(1, k))), e, u, q))
     limit = draw(st.integers(1, 3))
     order = draw(st.permutations([0, 1, 2]))[: draw(st.integers(0, 3))]
-    return k, jobs, limit, list(order)
+    wait = draw(st.sampled_from(RANK_WAITS)) if order else 0.0  # (refused without an order)
+    return k, jobs, limit, list(order), wait
+
+
+# seconds of waiting one rank is worth: strict, below, at and above the traces' gaps (0-5 s
+# between arrivals), and past their whole span (150 s): strict again
+RANK_WAITS = (0.0, 0.5, 1.0, 2.0, 3.5, 10.0, 1e9)
 
 
 def check_invariants(jobs: list[Job], k: int, limit: int, got: dict[str, list]) -> None:
@@ -177,20 +183,24 @@ def check_invariants(jobs: list[Job], k: int, limit: int, got: dict[str, list]) 
 @settings(max_examples=60, deadline=None)
 @given(traces(), st.sampled_from(["easy-backfill", "sjbf", "fcfs"]))
 def test_invariants_on_random_traces(tmp_path_factory, case, name):
-    k, jobs, limit, order = case
+    k, jobs, limit, order, wait = case
     path = write_trace(tmp_path_factory.mktemp("rules") / "t.csv", jobs)
-    got = run(path, k, {"name": name, "user_limit": limit, "queue_order": order})
-    check_invariants(jobs, k, limit, got)
+    policy = {"name": name, "user_limit": limit, "queue_order": order, "queue_rank_wait": wait}
+    check_invariants(jobs, k, limit, run(path, k, policy))
 
 
 @settings(max_examples=60, deadline=None)
 @given(traces())
 def test_easy_matches_the_reference_implementation(tmp_path_factory, case):
-    k, jobs, limit, order = case
+    k, jobs, limit, order, wait = case
     path = write_trace(tmp_path_factory.mktemp("rules") / "t.csv", jobs)
-    got = run(path, k, {"name": "easy-backfill", "user_limit": limit, "queue_order": order})
+    policy = {"name": "easy-backfill", "user_limit": limit, "queue_order": order}
+    got = run(path, k, {**policy, "queue_rank_wait": wait})
     users, queues = [j[4] for j in jobs], [j[5] for j in jobs]
-    want = easy_reference(jobs, k, users=users, queues=queues, user_limit=limit, queue_order=order)
+    want = easy_reference(
+        jobs, k, users=users, queues=queues, user_limit=limit, queue_order=order,
+        queue_rank_wait=wait,
+    )  # fmt: skip
     assert got["start"] == want[0]
     assert got["finish"] == want[1]
 
@@ -200,13 +210,115 @@ def test_easy_matches_the_reference_implementation(tmp_path_factory, case):
 def test_without_the_rules_the_plain_replay_bit_for_bit(tmp_path_factory, case, name):
     """user_limit = 0 and queue_order = () on a table with user and queue columns schedule as
     the same table without them does."""
-    k, jobs, _, _ = case
+    k, jobs, _, _, _ = case
     folder = tmp_path_factory.mktemp("plain")
     plain = run(write_trace(folder / "plain.csv", jobs, columns=False), k, {"name": name})
     ruled = write_trace(folder / "ruled.csv", jobs)
     got = run(ruled, k, {"name": name, "user_limit": 0, "queue_order": []})
     for column in ("start", "finish"):
         assert np.array_equal(got[column], plain[column])
+
+
+@settings(max_examples=30, deadline=None)
+@given(traces(), st.sampled_from(["easy-backfill", "sjbf", "fcfs"]))
+def test_a_huge_rank_wait_is_the_strict_order_bit_for_bit(tmp_path_factory, case, name):
+    """A rank worth more waiting than the trace's whole span (150 s): no job ever passes one of
+    a higher rank, as in the strict order."""
+    k, jobs, limit, order, _ = case
+    path = write_trace(tmp_path_factory.mktemp("huge") / "t.csv", jobs)
+    policy = {"name": name, "user_limit": limit, "queue_order": order or [0]}
+    strict = run(path, k, policy)
+    got = run(path, k, {**policy, "queue_rank_wait": 1e9})
+    for column in ("start", "finish"):
+        assert np.array_equal(got[column], strict[column])
+
+
+@settings(max_examples=30, deadline=None)
+@given(traces(), st.sampled_from(["easy-backfill", "sjbf", "fcfs"]), st.sampled_from(RANK_WAITS))
+def test_one_queue_with_any_rank_wait_is_no_order(tmp_path_factory, case, name, wait):
+    """Every job in the one queue listed: one rank, arrival order whatever a rank is worth."""
+    k, jobs, limit, _, _ = case
+    one = [(a, d, n, e, u, 2) for a, d, n, e, u, _ in jobs]
+    path = write_trace(tmp_path_factory.mktemp("one") / "t.csv", one)
+    plain = run(path, k, {"name": name, "user_limit": limit})
+    got = run(
+        path, k, {"name": name, "user_limit": limit, "queue_order": [2], "queue_rank_wait": wait}
+    )
+    for column in ("start", "finish"):
+        assert np.array_equal(got[column], plain[column])
+
+
+# k = 1: A runs to 10; B (queue 0, rank 1), C (queue -1, unlisted: rank 2) and D (queue 1, rank
+# 0) wait. With queue_order = [1, 0] and a rank worth s seconds, the keys arrival + rank * s are
+# B 1 + s, C 2 + 2s, D 4: the order at 10 (and after) is
+#   s = 0 (strict):  D, B, C       s = 0.5: B 1.5, C 3, D 4: B, C, D (arrival order)
+#   s = 1: C and D tie at 4, C arrived first: B, C, D     s = 1.25: B 2.25, D 4, C 4.5: B, D, C
+#   s = 3: B and D tie at 4, B arrived first: B, D, C     s = 3.5: D 4, B 4.5, C 9: D, B, C
+# starts (A, B, C, D): each job 5 long, one at a time from 10.
+AGING = jobs_of([(0, 10, 1, 0, 0), (1, 5, 1, 0, 0), (2, 5, 1, 0, -1), (4, 5, 1, 0, 1)])
+AGING_STARTS = {
+    0.0: [0, 15, 20, 10],
+    0.5: [0, 10, 15, 20],
+    1.0: [0, 10, 15, 20],
+    1.25: [0, 10, 20, 15],
+    3.0: [0, 10, 20, 15],
+    3.5: [0, 15, 20, 10],
+}
+
+
+@pytest.mark.parametrize("name", ["easy-backfill", "sjbf", "fcfs"])
+def test_hand_worked_rank_wait(tmp_path, name):
+    path = write_trace(tmp_path / "t.csv", AGING)
+    assert run(path, 1, {"name": name})["start"] == AGING_STARTS[0.5]  # no order: arrival
+    for wait, starts in AGING_STARTS.items():
+        policy = {"name": name, "queue_order": [1, 0], "queue_rank_wait": wait}
+        assert run(path, 1, policy)["start"] == starts, wait
+    queues = [j[5] for j in AGING]
+    for wait, starts in AGING_STARTS.items():
+        assert (
+            easy_reference(AGING, 1, queues=queues, queue_order=[1, 0], queue_rank_wait=wait)[0]
+            == starts
+        )
+
+
+# k = 2, EASY: the reservation goes to the first eligible job in the order with a rank wait.
+# A (2 wide) runs to 10. At 10: B (queue 0, arrival 1, 2 wide, 5 long) and D (queue 1, arrival
+# 6, 1 wide, 20 long) and E (queue 0, arrival 7, 1 wide, 3 long) wait; queue_order = [1].
+# s = 2 (keys B 3, D 6, E 9): B starts at 10 (2 free -> 0), then D at 15, E at 15.
+# s = 10 (keys B 11, D 6, E 17): D starts at 10 (1 free); B does not fit: reserved at 30 (D's
+# end); E (ends 13 <= 30) backfills at 10; B at 30.
+RESERVE = jobs_of([(0, 10, 2, 0, 0), (1, 5, 2, 0, 0), (6, 20, 1, 0, 1), (7, 3, 1, 0, 0)])
+RESERVE_STARTS = {2.0: [0, 10, 15, 15], 10.0: [0, 30, 10, 10]}
+
+
+def test_hand_worked_rank_wait_reservation(tmp_path):
+    path = write_trace(tmp_path / "t.csv", RESERVE)
+    queues = [j[5] for j in RESERVE]
+    for wait, starts in RESERVE_STARTS.items():
+        policy = {"name": "easy-backfill", "queue_order": [1], "queue_rank_wait": wait}
+        assert run(path, 2, policy)["start"] == starts, wait
+        want = easy_reference(RESERVE, 2, queues=queues, queue_order=[1], queue_rank_wait=wait)
+        assert want[0] == starts
+
+
+@pytest.mark.parametrize(
+    "policy, message",
+    [
+        ({"queue_order": [1], "queue_rank_wait": -1.0}, "greater than or equal to 0"),
+        ({"queue_order": [1], "queue_rank_wait": math.nan}, "finite number"),
+        ({"queue_order": [1], "queue_rank_wait": math.inf}, "finite number"),
+        ({"queue_rank_wait": 3600.0}, "queue_rank_wait weighs the queue order .* needs a"),
+    ],
+)
+def test_a_bad_rank_wait_is_one_line(tmp_path, policy, message):
+    path = write_trace(tmp_path / "t.csv", AGING)
+    for name in ("easy-backfill", "fcfs"):
+        with pytest.raises(SpecError, match=message) as error:
+            run(path, 1, {"name": name, **policy})
+        assert error.value.field.startswith("policy.queue_rank_wait")
+        assert "\n" not in str(error.value)
+    with pytest.raises(SpecError, match="queue_rank_wait is not implemented for conservative"):
+        run(path, 1, {"name": "conservative-backfill", "queue_rank_wait": 3600.0})
 
 
 # ---- the columns -------------------------------------------------------------------------------

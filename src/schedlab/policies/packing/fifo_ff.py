@@ -16,8 +16,9 @@ The same rule serves the other two families:
 * ``first-fit`` (loss): each arrival is admitted into the first server with room, otherwise lost
   (no queue; the engine drops jobs not admitted at their decision epoch; psychas2022 §2).
 
-Site rules (``user_limit``, ``queue_order``; :mod:`schedlab.policies.pooled.site_rules`,
-decision 0029), in every family: the waiting jobs are walked by (queue rank, arrival), a job
+Site rules (``user_limit``, ``queue_order``, ``queue_rank_wait``;
+:mod:`schedlab.policies.pooled.site_rules`, decisions 0029, 0034), in every family: the waiting
+jobs are walked by (queue rank, arrival), or by arrival + rank * queue_rank_wait, a job
 whose user (SWF field 12) has ``user_limit`` jobs running is skipped, and head-of-line blocking
 applies to the first *eligible* job in that order that fits nowhere.
 
@@ -59,9 +60,9 @@ from schedlab.policy_api import (
 class FifoFirstFitConfig(SiteRulesConfig):
     """``blocking``: the head of the queue blocks the jobs behind it when it fits nowhere
     (psychas2019 §VII-B, "FIFO manner"); false tries every waiting job in arrival order;
-    ``user_limit``, ``queue_order``: the log's site rules (module docstring);
-    ``capacity_schedule``: the usable servers over time, steps in increasing ``at`` (pooled
-    family only; empty: all k always)."""
+    ``user_limit``, ``queue_order``, ``queue_rank_wait``: the log's site rules (module
+    docstring); ``capacity_schedule``: the usable servers over time, steps in increasing
+    ``at`` (pooled family only; empty: all k always)."""
 
     blocking: bool = True
     capacity_schedule: tuple[CapacityStep, ...] = ()
@@ -99,7 +100,7 @@ def _usable_fit(st, ps, j):
 
 @kernel(wraparound=False)
 def decide(st, ps):
-    """Walk the queue in arrival order (by queue rank first with a queue order); start each
+    """Walk the queue in arrival order (in the queue order with one: site_rules); start each
     eligible job on the first server with room (among the usable servers with a capacity
     schedule)."""
     site_rules.ended(st, ps)

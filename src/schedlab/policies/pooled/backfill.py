@@ -64,18 +64,19 @@ or waiting time; the servers it held count as used), and with ``durations = "act
 expected duration is its requested time when that is shorter. A job without a requested time is
 never killed. Refused (one line) on a workload without requested times.
 
-**Site rules** (``user_limit``, ``queue_order``; :mod:`.site_rules`, decision 0029): with a
-per-user limit, a waiting job whose user (SWF field 12) has ``user_limit`` jobs running is
-skipped; with a queue order, the waiting jobs are considered by the rank of their queue (SWF
-field 15), then by arrival. EASY's reservation goes to the first *eligible* job in that order
-that does not fit (step 1 starts the eligible ones before it while they fit), and the backfill
-candidates are the later ones in that order, ineligible ones skipped (SJBF: sorted by expected
-duration, ties in that order). Inferred, stated here: a candidate of the reserved job's user
-that would run past the shadow time (on the extra servers) backfills only if it leaves that
-user below the limit, so that the reserved job is eligible at its shadow time and never delayed
-by a backfilled job (the guarantee of Mu'alem & Feitelson 2001 §2); one expected to end by the
-shadow time may take the user's last place meanwhile.
-Conservative backfilling refuses both options (one line): its reservations made at arrival in
+**Site rules** (``user_limit``, ``queue_order``, ``queue_rank_wait``; :mod:`.site_rules`,
+decisions 0029, 0034): with a per-user limit, a waiting job whose user (SWF field 12) has
+``user_limit`` jobs running is skipped; with a queue order, the waiting jobs are considered by
+the rank of their queue (SWF field 15), then by arrival, or with ``queue_rank_wait`` by arrival
++ rank * queue_rank_wait (a rank worth that much waiting). EASY's reservation goes to the
+first *eligible* job in that order that does not fit (step 1 starts the eligible ones before it
+while they fit), and the backfill candidates are the later ones in that order, ineligible ones
+skipped (SJBF: sorted by expected duration, ties in that order). Inferred, stated here: a
+candidate of the reserved job's user that would run past the shadow time (on the extra servers)
+backfills only if it leaves that user below the limit, so that the reserved job is eligible at
+its shadow time and never delayed by a backfilled job (the guarantee of Mu'alem & Feitelson 2001
+§2); one expected to end by the shadow time may take the user's last place meanwhile.
+Conservative backfilling refuses these options (one line): its reservations made at arrival in
 arrival order would have to be remade whenever a user's count changes. The incremental path
 below is not taken with either option (every decision is recomputed).
 
@@ -145,8 +146,8 @@ class BackfillConfig(SiteRulesConfig):
     "shortest" (SJBF; EASY only); ``durations``: "estimate" (requested times, falling back to the
     actual duration when a job has none) or "actual" (perfect estimates); ``walltime_kill``: kill
     a job still running at its requested time; ``capacity_schedule``: the usable servers over
-    time, steps in increasing ``at`` (empty: all k always); ``user_limit``, ``queue_order``:
-    the log's site rules (EASY and SJBF; :mod:`.site_rules`)."""
+    time, steps in increasing ``at`` (empty: all k always); ``user_limit``, ``queue_order``,
+    ``queue_rank_wait``: the log's site rules (EASY and SJBF; :mod:`.site_rules`)."""
 
     reservations: Literal["first", "all"] = "first"
     backfill_order: Literal["fcfs", "shortest"] = "fcfs"
@@ -195,7 +196,7 @@ STATE = PolicyState(
         StateField("rs", "f8", "jobs"),  # reserved (or actual) start of a job in the profile
         StateField("re", "f8", "jobs"),  # its expected end
         StateField("next_due", "f8", fill=math.inf),  # earliest reservation not yet started
-        *SITE_FIELDS,  # user_limit, queue_order (EASY, SJBF)
+        *SITE_FIELDS,  # user_limit, queue_order, queue_rank_wait (EASY, SJBF)
     ],
 )
 
@@ -332,7 +333,7 @@ def _decide_easy(st, ps, t_now, changed):
     usable = ps.cap_now if ps.stepped else st.capacity[0, 0]
     free = usable - st.used_total[0]
     # the waiting jobs in the order of consideration (site rules): by arrival, or by (queue
-    # rank, arrival) in ps.order[:n]; i is head's place in it
+    # rank, arrival) or arrival + rank * queue_rank_wait in ps.order[:n]; i is head's place
     n = site_rules.waiting_in_order(st, ps, head)  # -1: arrival order (no queue order)
     if n >= 0:
         head = ps.order[0] if n > 0 else -1

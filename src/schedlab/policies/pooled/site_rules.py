@@ -16,6 +16,21 @@ SJBF (policies/pooled/backfill.py) and FCFS / FIFO-FF (policies/packing/fifo_ff.
   limited.
 * ``queue_order`` (empty: none): queue ids, highest priority first. Waiting jobs are considered
   by queue rank, then arrival: a queue not listed, and -1, rank after every listed one.
+* ``queue_rank_wait`` (0: a strict order; with ``queue_order`` only): the seconds of waiting one
+  queue rank is worth. Waiting jobs are considered by ``arrival + rank * queue_rank_wait``
+  ascending (ties: arrival, then rank, then the engine's order): a job one rank lower passes a
+  higher-ranked one once it has waited ``queue_rank_wait`` seconds longer. This is the linear
+  priority of batch schedulers with two of its factors, waiting time and queue: Maui's job
+  priority is the weighted sum of its subcomponents, among them QUEUETIME ("time job has been
+  queued (in minutes)", weight QUEUETIMEWEIGHT) and CLASS ("class/queue specific priority",
+  CLASSWEIGHT; Maui Administrator's Guide §5.1.1 Priority Overview, §5.1.2 Job Priority
+  Factors; §5.1.3 balances a credential priority of 300 against 300 minutes queued), Slurm's
+  multifactor priority the weighted sum of the age and partition factors among others
+  (PriorityWeightAge, PriorityWeightPartition; https://slurm.schedmd.com/priority_multifactor.html).
+  A job's priority ``w_t * (now - arrival) - w_c * rank`` orders the waiting jobs as
+  ``arrival + rank * w_c / w_t`` does, at every time: one ratio of weights, and an order that
+  does not change while the jobs wait. The strict order (0) is the limit of a huge
+  ``queue_rank_wait``, as Slurm's partition PriorityTier (considered before any priority) is.
 
 Per-user running counts: one int32 per user id, sized by the replayed trace's largest user id
 + 1 (:attr:`schedlab.policy_api.TraceView.users`, from the pass that reads the trace's
@@ -29,7 +44,8 @@ before anything else) or a kill (:func:`killed`).
 
 from __future__ import annotations
 
-import numpy as np
+import math
+
 from pydantic import Field
 
 from schedlab.policy_api import (
@@ -49,10 +65,13 @@ MAX_QUEUE = 1 << 20  # queue ranks for queue ids up to this (8 MB); larger ids: 
 class SiteRulesConfig(PolicyConfig):
     """``user_limit``: the most jobs one user may have running at once (0: no limit; a job whose
     user is unknown, -1, is never limited); ``queue_order``: queue ids, highest priority first
-    (waiting jobs by queue rank, then arrival; unlisted queues and -1 last). Module docstring."""
+    (waiting jobs by queue rank, then arrival; unlisted queues and -1 last);
+    ``queue_rank_wait``: the seconds of waiting one queue rank is worth (0: the strict order;
+    else by arrival + rank * queue_rank_wait). Module docstring."""
 
     user_limit: int = Field(0, ge=0)
     queue_order: tuple[int, ...] = ()
+    queue_rank_wait: float = Field(0.0, ge=0, allow_inf_nan=False)
 
 
 SITE_FIELDS = (  # spliced into a policy's state: *SITE_FIELDS
@@ -61,7 +80,13 @@ SITE_FIELDS = (  # spliced into a policy's state: *SITE_FIELDS
     StateField("ordered", "b1"),  # a queue order is given
     StateField("queue_rank", "i8", "queues"),  # rank of each queue id (listed ones)
     StateField("n_ranks", "i8"),  # listed queues: the rank of every other one
-    StateField("order", "i8", "jobs"),  # scratch: the waiting jobs by (queue rank, arrival)
+    StateField("rank_wait", "f8"),  # queue_rank_wait (0: strict order)
+    StateField("order", "i8", "jobs"),  # scratch: the waiting jobs in the order of consideration
+    StateField("runs", "i8", "jobs"),  # scratch: per rank, its waiting jobs by arrival (merged)
+    StateField("run_end", "i8", "ranks"),  # scratch: where each rank's run ends (counting sort)
+    StateField("run_next", "i8", "ranks"),  # scratch: each run's next job (merge)
+    StateField("run_key", "f8", "ranks"),  # scratch: its key, arrival + rank * rank_wait
+    StateField("run_arrival", "f8", "ranks"),  # scratch: its arrival
 )
 
 
@@ -81,6 +106,11 @@ def check(context: PolicyContext, config: SiteRulesConfig) -> None:
             )
             raise SpecError(f"queue {q} {why}", field=f"policy.queue_order[{i}]")
         seen.add(q)
+    if config.queue_rank_wait and not config.queue_order:
+        raise SpecError(
+            "queue_rank_wait weighs the queue order against waiting time: it needs a queue_order",
+            field="policy.queue_rank_wait",
+        )
     if config.user_limit:
         users = context.trace.users if context.trace is not None else 0
         if users == 0:
@@ -98,7 +128,7 @@ def check(context: PolicyContext, config: SiteRulesConfig) -> None:
 
 def refuse(config: SiteRulesConfig, policy: str) -> None:
     """One-line error for a policy that does not implement the site rules."""
-    for name in ("user_limit", "queue_order"):
+    for name in ("user_limit", "queue_order", "queue_rank_wait"):
         if getattr(config, name):
             raise SpecError(f"{name} is not implemented for {policy}", field=f"policy.{name}")
 
@@ -106,7 +136,11 @@ def refuse(config: SiteRulesConfig, policy: str) -> None:
 def sizes(context: PolicyContext, config: SiteRulesConfig) -> dict[str, int]:
     """The sizes of :data:`SITE_FIELDS` (one entry when unused)."""
     users = context.trace.users if config.user_limit and context.trace is not None else 0
-    return {"users": max(1, users), "queues": max(1, *(q + 1 for q in config.queue_order), 1)}
+    return {
+        "users": max(1, users),
+        "queues": max(1, *(q + 1 for q in config.queue_order), 1),
+        "ranks": len(config.queue_order) + 2,  # the listed ranks, the rest, one past
+    }
 
 
 def values(config: SiteRulesConfig) -> dict[str, object]:
@@ -120,6 +154,7 @@ def values(config: SiteRulesConfig) -> dict[str, object]:
         "ordered": bool(order),
         "queue_rank": rank,
         "n_ranks": len(order),
+        "rank_wait": config.queue_rank_wait,
     }
 
 
@@ -199,17 +234,27 @@ def rank(st, ps, j):
 @kernel(wraparound=False, inline="always")
 def waiting_in_order(st, ps, first):
     """With a queue order, the waiting jobs from ``first`` on (the engine's arrival-ordered
-    list) into ``ps.order``, by (queue rank, arrival), and how many; without one, -1: the jobs
-    are considered in the engine's list (:func:`after`)."""
-    return _sort_by_rank(st, ps, first) if ps.ordered else -1
+    list) into ``ps.order`` in the order of consideration, and how many: by (queue rank,
+    arrival), or with ``queue_rank_wait`` by arrival + rank * queue_rank_wait (module
+    docstring); without one, -1: the jobs are considered in the engine's list (:func:`after`)."""
+    if not ps.ordered:
+        return -1
+    if ps.rank_wait == 0.0:
+        return _sort_by_rank(st, ps, first, ps.order)
+    n = _sort_by_rank(st, ps, first, ps.runs)
+    _merge_runs(st, ps, n)
+    return n
 
 
 @kernel(wraparound=False)
-def _sort_by_rank(st, ps, first):
-    """The waiting jobs from ``first`` on into ``ps.order`` by (queue rank, arrival): a
-    counting sort over the ranks. Returns how many."""
+def _sort_by_rank(st, ps, first, into):
+    """The waiting jobs from ``first`` on into ``into`` by (queue rank, arrival): a counting
+    sort over the ranks, each rank's jobs a run in the engine's order, ending at
+    ``ps.run_end[rank]``. Returns how many."""
     n_rank = ps.n_ranks + 1
-    count = np.zeros(n_rank + 1, dtype=np.int64)
+    count = ps.run_end
+    for r in range(n_rank + 1):
+        count[r] = 0
     j = first
     while j != -1:
         count[rank(st, ps, j) + 1] += 1
@@ -220,10 +265,46 @@ def _sort_by_rank(st, ps, first):
     j = first
     while j != -1:
         r = rank(st, ps, j)
-        ps.order[count[r]] = j
+        into[count[r]] = j
         count[r] += 1
         j = st.q_next[j]
     return n
+
+
+@kernel(wraparound=False, inline="always")
+def _run_head(st, ps, r):
+    """The key and arrival of rank r's next job (infinite when its run is done)."""
+    c = ps.run_next[r]
+    if c < ps.run_end[r]:
+        a = st.arrival[ps.runs[c]]
+        ps.run_key[r] = a + r * ps.rank_wait
+        ps.run_arrival[r] = a
+    else:
+        ps.run_key[r] = math.inf
+        ps.run_arrival[r] = math.inf
+
+
+@kernel(wraparound=False)
+def _merge_runs(st, ps, n):
+    """The n jobs of the per-rank runs of ``ps.runs`` into ``ps.order`` by arrival + rank *
+    queue_rank_wait (ties: arrival, then the lower rank, then the run's own order): a k-way
+    merge over the runs' next jobs, O(n k) comparisons, one arrival read per job. Within a
+    run, arrival order is key order."""
+    n_rank = ps.n_ranks + 1
+    for r in range(n_rank):
+        ps.run_next[r] = ps.run_end[r - 1] if r > 0 else 0
+        _run_head(st, ps, r)
+    key = ps.run_key
+    arrival = ps.run_arrival
+    for i in range(n):
+        best = 0
+        for r in range(1, n_rank):
+            if key[r] < key[best] or (key[r] == key[best] and arrival[r] < arrival[best]):
+                best = r
+        c = ps.run_next[best]
+        ps.order[i] = ps.runs[c]
+        ps.run_next[best] = c + 1
+        _run_head(st, ps, best)
 
 
 @kernel(wraparound=False, inline="always")
