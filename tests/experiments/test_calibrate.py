@@ -116,17 +116,18 @@ def test_calibration_recovers_the_capacity_and_the_downtime(with_downtime: Path)
     # the jobs submitted while the running ones drain start in the replay, not in the log
     assert cal.mean_ratio == pytest.approx(1.0, abs=0.15) and cal.spearman > 0.8
     # without the downtime the fit takes processors away to explain the waits it caused, and
-    # the order of the waits is lost (measured: 55 processors, the floor below; 49 without it)
+    # the order of the waits is lost (measured: 49 processors; no floor for a constant c)
     bare = calibrate(table, str(with_downtime), 100, EASY)
     assert bare.fitted_capacity < TRUE_CAPACITY - 2 and bare.downtime == []
     assert bare.calibrated.spearman < cal.spearman - 0.2
 
 
-def test_the_capacity_is_never_below_the_median_use_of_the_half(with_downtime: Path) -> None:
+def test_a_profile_s_cap_is_never_below_the_median_use_of_the_half(with_downtime: Path) -> None:
     """Without its downtime held the first half's waits ask for fewer processors than the 60
-    (49 measured without a floor), but c never goes below the median over time of the
-    processors the half's logged schedule ran (decision 0035), which the sweep here recomputes
-    from the SWF fields: every capacity the bisection measures is at least it."""
+    (49 measured for a constant c, which has no floor), but a capacity profile's cap c never
+    goes below the median over time of the processors the half's logged schedule ran (decision
+    0035), which the sweep here recomputes from the SWF fields: every capacity the bisection
+    measures is at least it."""
     table = read(with_downtime, "swf")
     rows = np.loadtxt(with_downtime, comments=";")
     split = (rows[:, 1].min() + rows[:, 1].max()) / 2
@@ -139,9 +140,10 @@ def test_the_capacity_is_never_below_the_median_use_of_the_half(with_downtime: P
     share = np.cumsum(np.diff(times)[order]) / (times[-1] - times[0])
     median = held[order][np.searchsorted(share, 0.5)]
     assert 40 < median < TRUE_CAPACITY
-    found = calibrate(table, str(with_downtime), 100, EASY)
+    found = calibrate(table, str(with_downtime), 100, EASY, capacity_window=3600.0)
     measured = [s["capacity"] for s in found.fit_steps]
-    assert min(measured) >= median and found.fitted_capacity == median
+    assert min(measured) >= median
+    assert calibrate(table, str(with_downtime), 100, EASY).fitted_capacity < median
 
 
 @pytest.mark.parametrize("name", ["conservative-backfill", "fcfs"])

@@ -43,9 +43,9 @@ strict order fitted best (one bisection per rank wait, not per rank wait and lim
 largest whole number of processors whose replayed mean wait is nearest
 the logged one (ratio nearest 1 on a log scale) among those a bisection measures (the replayed
 mean wait falls as c grows, up to the noise of a schedule; the bisection brackets ratio 1
-between MaxProcs and the larger of the 90th percentile of the jobs' widths and the median over
-time of the processors the half's logged schedule ran, :data:`USE_FLOOR`, to 0.5% of MaxProcs;
-decision 0035). **The
+between the 90th percentile of the jobs' widths (under a capacity profile: at least the median
+over time of the processors the half's logged schedule ran, :data:`USE_FLOOR`; decision 0035)
+and MaxProcs, to 0.5% of MaxProcs). **The
 criterion** across contexts: the mean wait ratio nearest 1 on a log scale, and among the
 contexts within :data:`NEAR_TIE` of the best (the bisection brings every context's mean near 1,
 so the mean alone cannot tell them apart) the highest first-half Spearman of per-job waits
@@ -116,7 +116,7 @@ MIN_JOBS_PER_HALF = 50  # fewer jobs with a logged wait in a half: too short to 
 # decides among jobs of similar waits only to one that yields to the longest waits only
 RANK_WAITS = (3600.0, 21600.0, 86400.0, 345600.0)
 NEAR_TIE = math.log(1.1)  # mean wait ratios within 10% of the best fit tie on the mean
-USE_FLOOR = 0.5  # c is at least this quantile over time of the processors the half ran
+USE_FLOOR = 0.5  # under a profile, c is at least this quantile over time of what the half ran
 
 
 @dataclass(frozen=True)
@@ -637,11 +637,12 @@ def fit_capacity(
     ``options``, split into ``partitions`` when given: the step chosen and every step measured
     (capacity, mean wait ratio, Spearman of per-job waits, all on ``table``'s jobs); the replays
     hold the ``downtime`` intervals and the ``profile`` (capped at c) when given. The smallest
-    c considered is the larger of the 90th percentile of the jobs' widths (a machine narrower
-    than most of its jobs is not one the log shows) and the :data:`USE_FLOOR` quantile over
-    time of the processors ``table``'s logged schedule ran (a machine narrower than what the
-    log ran half of its time is not the one it shows; decision 0035); the largest is
-    MaxProcs."""
+    c considered is the 90th percentile of the jobs' widths (a machine narrower than most of
+    its jobs is not one the log shows) and, under a ``profile``, at least the :data:`USE_FLOOR`
+    quantile over time of the processors ``table``'s logged schedule ran (c caps the windows,
+    which never go below what the log ran; decision 0035, amended: not for a constant c, which
+    on SDSC-DS, whose rows run more than MaxProcs half of the time, made the fit the plain
+    replay); the largest is MaxProcs."""
     from scipy.stats import spearmanr
 
     known = _logged(table)
@@ -660,10 +661,14 @@ def fit_capacity(
         steps.append({"capacity": c, "mean_wait_ratio": value, "spearman": rho})
         return value
 
-    schedule = logged_schedule(table)
-    ran = use_quantile(schedule["start"], schedule["end"], schedule["need"], USE_FLOOR)
     hi = max_procs
-    lo = min(max(1, int(np.percentile(need, 90)), int(ran)), hi)
+    lo = max(1, int(np.percentile(need, 90)))
+    if profile is not None:  # c caps windows the log ran: not below what it ran half the time
+        schedule = logged_schedule(table)
+        lo = max(
+            lo, int(use_quantile(schedule["start"], schedule["end"], schedule["need"], USE_FLOOR))
+        )
+    lo = min(lo, hi)
     if ratio(hi) < 1.0 and lo < hi and ratio(lo) >= 1.0:
         while hi - lo > max(1, max_procs // 200):  # to 0.5% of the machine
             mid = (lo + hi) // 2
