@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from schedlab.workloads.traces.swf_context import UNKNOWN, most_at_once
+from schedlab.workloads.traces.swf_context import UNKNOWN, most_at_once, passers
 
 USERS_AT_A_LIMIT = 3  # users that must reach a value for it to be a limit the log shows
 MOST_CANDIDATES = 3  # user-limit candidates the fit tries, largest first
@@ -76,16 +76,12 @@ def queue_order(
     asked = asked if request is None else asked[known][order]
     pairs = np.zeros((n_q, n_q), np.int64)  # [later's queue, earlier's queue]
     ahead = np.zeros((n_q, n_q), np.int64)
-    first_later = np.searchsorted(sub, sub, side="right")  # strictly later submits
-    last_later = np.searchsorted(sub, sta, side="left")  # submitted before the earlier started
-    for b in range(sub.size):
-        lo, hi = first_later[b], last_later[b]
-        if hi <= lo:
-            continue
-        dominates = (wide[lo:hi] >= wide[b]) & ~(asked[lo:hi] < asked[b])  # NaN: not compared
-        later = code[lo:hi][dominates]
-        pairs[:, code[b]] += np.bincount(later, minlength=n_q)
-        ahead[:, code[b]] += np.bincount(later[sta[lo:hi][dominates] < sta[b]], minlength=n_q)
+    for p in passers(sub, sta, wide, asked):
+        later = code[p.later]
+        pairs[:, code[p.earlier]] += np.bincount(later, minlength=n_q)
+        ahead[:, code[p.earlier]] += np.bincount(
+            later[sta[p.later] < sta[p.earlier]], minlength=n_q
+        )
     np.fill_diagonal(pairs, 0)
     np.fill_diagonal(ahead, 0)
     rates = np.divide(ahead, pairs, out=np.zeros((n_q, n_q)), where=pairs > 0)
