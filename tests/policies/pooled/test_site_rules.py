@@ -1,10 +1,10 @@
-"""The log's site rules (policies/pooled/site_rules.py, decision 0029) on EASY, SJBF and FCFS
-(conservative backfilling: test_conservative_site_rules.py, and here the plain replay and the
-rank-wait identities):
+"""The log's site rules (policies/pooled/site_rules.py, decision 0029) on EASY, SJBF and FCFS:
 hand-worked schedules, invariants on random traces with users and queues (capacity, the user
 limit, every job started once), the plain replay bit for bit without the rules, agreement with
 the plain-Python EASY reference of test_easy_backfill, and the ``user``/``queue`` columns read
-from Parquet and from the SWF reader."""
+from Parquet and from the SWF reader. Conservative backfilling (decision 0037) joins the
+invariants, the plain replay, the rank-wait identities and the one-line errors here; its
+schedules and reference are in tests/policies/pooled/test_conservative_site_rules.py."""
 
 from __future__ import annotations
 
