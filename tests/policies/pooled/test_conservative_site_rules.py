@@ -15,11 +15,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import schedlab
 from tests.helpers.capacity_reference import usable
+from tests.helpers.spec_strategies import pooled_specs
+from tests.policies.pooled.test_invariants_multiserver_easy import audit_non_preemptive
 from tests.policies.pooled.test_site_rules import RANK_WAITS, jobs_of
 
 NAME = "conservative-backfill"
@@ -255,3 +257,17 @@ def test_matches_the_reference_and_keeps_the_invariants(tmp_path_factory, case):
         assert need[on].sum() <= usable(schedule, k, t)
         if limit:
             assert max(Counter(user[on & (user >= 0)].tolist()).values(), default=0) <= limit
+
+
+@settings(
+    max_examples=100, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck)
+)
+@given(pooled_specs("conservative-backfill"))
+def test_engine_invariants_when_every_decision_plans_afresh(spec):
+    """The engine's audit and the non-preemptive invariants (never moved once started, service
+    equal to the work, at most k servers) on the synthetic specs of every time model, with
+    ``queue_order = [0]``: every synthetic job's queue is -1 (one rank, arrival order), so the
+    schedule is planned afresh at every decision."""
+    spec["policy"]["queue_order"] = [0]
+    spec["run"]["check"] = True
+    audit_non_preemptive(schedlab.simulate(spec), spec)
