@@ -65,7 +65,7 @@ expected duration is its requested time when that is shorter. A job without a re
 never killed. Refused (one line) on a workload without requested times.
 
 **Site rules** (``user_limit``, ``queue_order``, ``queue_rank_wait``; :mod:`.site_rules`,
-decisions 0029, 0034): with a per-user limit, a waiting job whose user (SWF field 12) has
+decisions 0029, 0034, 0037): with a per-user limit, a waiting job whose user (SWF field 12) has
 ``user_limit`` jobs running is skipped; with a queue order, the waiting jobs are considered by
 the rank of their queue (SWF field 15), then by arrival, or with ``queue_rank_wait`` by arrival
 + rank * queue_rank_wait (a rank worth that much waiting). EASY's reservation goes to the
@@ -79,33 +79,33 @@ its shadow time and never delayed by a backfilled job (the guarantee of Mu'alem 
 
 Conservative backfilling with a site rule plans every decision from scratch, as a pass of
 Slurm's backfill scheduler does (``SchedulerType=sched/backfill``; Slurm, Scheduling
-Configuration Guide, "Backfill Scheduling": it "takes into consideration every running job. It
-then considers pending jobs in priority order, determining when and where each will start";
-src/plugins/sched/backfill/backfill.c, ``_attempt_backfill``: the availability map is built
-from the running jobs, the queue sorted by priority, each job started if it can start now,
-else its resources reserved over its expected run, ``_add_reservation``): every waiting job's
-reservation is given back, then the waiting jobs are taken in the order of consideration
-above, an ineligible one skipped with no reservation (backfill.c skips a job for which
-``acct_policy_job_runnable_pre_select`` fails, which holds a job whose association's
-``used_jobs``, its running jobs, is at ``MaxJobs``: src/slurmctld/acct_policy.c,
-``WAIT_ASSOC_MAX_JOBS``), and each eligible one reserved at its earliest slot of the profile
-(running jobs and the reservations made before it in the pass; the capacity schedule as
-above) and started when that slot is now and its need is really free. Every waiting job holds a
-reservation: Maui's ``RESERVATIONDEPTH`` set very large, "what is called conservative
-backfill where every job which cannot run is given a reservation" (Maui Administrator's Guide
-§7.1.4 Reservation Policies). A job started in the pass counts for its user at once, so a later
-job of that user in the same pass sees it. Eligibility is the counts now: a job is reserved
-even when, at its reserved time, its user's jobs then running (and reserved before it) would
-put it over the limit; when the time comes, the pass then checks the limit again and skips it
-if its user is still at it (Slurm checks the limit when it would start the job, not at the
-reserved time). Within a pass no job delays one considered before it; across passes a
-reservation can move later: a job considered earlier (a higher-priority arrival, or a job
-whose user fell below its limit) is planned first. That is Slurm's behaviour, not Mu'alem &
-Feitelson's guarantee (no job delayed by a later one), which holds without rules only. The cost
-is O(Q P) per decision (Q waiting jobs, P breakpoints: giving back and making Q reservations).
-Without a rule, the incremental path (reservations made at arrival, compressed when a job ends
-early) is taken, unchanged. EASY and SJBF's incremental path below is not taken with either
-option either (every decision is recomputed).
+Configuration Guide, https://slurm.schedmd.com/sched_config.html, "Backfill Scheduling": it
+"takes into consideration every running job. It then considers pending jobs in priority order,
+determining when and where each will start"; src/plugins/sched/backfill/backfill.c,
+``_attempt_backfill``: the availability map is built from the running jobs, the queue sorted by
+priority, each job started if it can start now, else its resources reserved over its expected
+run, ``_add_reservation``): every waiting job's reservation is given back, then the waiting jobs
+are taken in the order of consideration above, an ineligible one skipped with no reservation
+(backfill.c skips a job for which ``acct_policy_job_runnable_pre_select`` fails, which holds a
+job whose association's ``used_jobs``, its running jobs, is at ``MaxJobs``:
+src/slurmctld/acct_policy.c, ``WAIT_ASSOC_MAX_JOBS``), and each eligible one reserved at its
+earliest slot of the profile (running jobs and the reservations made before it in the pass; the
+capacity schedule as above) and started when that slot is now and its need is really free. Every
+waiting job holds a reservation: Maui's ``RESERVATIONDEPTH`` set very large, "what is called
+conservative backfill where every job which cannot run is given a reservation" (Maui
+Administrator's Guide §7.1.4 Reservation Policies). A job started in the pass counts for its
+user at once, so a later job of that user in the same pass sees it. Eligibility is the counts
+now: a job is reserved even when, at its reserved time, its user's jobs then running (and
+reserved before it) would put it over the limit; when the time comes, the pass then checks the
+limit again and skips it if its user is still at it (Slurm checks the limit when a pass reaches
+the job, against the jobs running then, not at the reserved time). Within a pass no job delays
+one considered before it; across passes a reservation can move later: a job considered earlier
+(a higher-priority arrival, or a job whose user fell below its limit) is planned first. That is
+Slurm's behaviour, not Mu'alem & Feitelson's guarantee (no job delayed by a later one), which
+holds without rules only. The cost is O(Q P) per decision (Q waiting jobs, P breakpoints: giving
+back and making Q reservations). Without a rule, the incremental path (reservations made at
+arrival, compressed when a job ends early) is taken, unchanged. EASY and SJBF's incremental path
+below is not taken with either option either (every decision is recomputed).
 
 Inferred, stated here: a running job past its expected end (a run time above the request
 without walltime kill) is expected to end now: EASY moves the reservation to now, conservative
