@@ -133,13 +133,14 @@ def test_capacity_window_without_calibrated_is_one_line(tmp_path: Path) -> None:
 
 def test_compare_calibrated_runs_each_policy_under_the_context_it_takes(tmp_path: Path) -> None:
     """On a log EASY made with a queue order and a per-user limit (tests/helpers/swf_logs.py):
-    FCFS and EASY rank under the fitted queue order and user limit; conservative backfilling
-    refuses both and ranks on the fitted capacity alone; the report says so."""
+    FCFS, EASY and conservative backfilling (decision 0037) rank under the fitted queue order and
+    user limit; most-servers-first takes neither and ranks on the fitted capacity alone; the
+    report says so."""
     table = tmp_path / "log.parquet"
     convert(scheduler_log(tmp_path), "swf", table)
     out = tmp_path / "cmp"
     args = ["compare", str(table), "--calibrated", "--workers", "1", "--out", str(out)]
-    for policy in ("fcfs", "easy-backfill", "conservative-backfill"):
+    for policy in ("fcfs", "easy-backfill", "conservative-backfill", "most-servers-first"):
         args += ["--policy", policy]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
@@ -148,7 +149,12 @@ def test_compare_calibrated_runs_each_policy_under_the_context_it_takes(tmp_path
     line = next(x for x in summary if x.startswith("calibrated context: every policy"))
     took = dict(x.split(": ") for x in line.split("each took ")[1].split("; "))
     both = "queue_order, user_limit"
-    assert took == {"fcfs": both, "easy-backfill": both, "conservative-backfill": "none"}
+    assert took == {
+        "fcfs": both,
+        "easy-backfill": both,
+        "conservative-backfill": both,
+        "most-servers-first": "none",
+    }
 
 
 def test_compare_calibrated_on_partitions_ranks_on_one_pool(tmp_path: Path) -> None:

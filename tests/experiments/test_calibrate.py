@@ -282,12 +282,24 @@ def test_calibration_recovers_a_rank_wait(with_rank_wait: Path) -> None:
     assert "queue order 3 > 1 > 2, a rank worth 1 h of waiting" in verdict(result)[2]
 
 
-def test_a_policy_that_refuses_the_site_rules_runs_on_the_capacity(with_scheduler: Path) -> None:
-    """Conservative backfilling refuses a queue order and a user limit: the calibration reads the
-    order (reported), searches no limit, and judges conservative on the capacity alone; the
-    verdict names what it does not take."""
+def test_conservative_backfilling_fits_the_site_rules(with_scheduler: Path) -> None:
+    """Conservative backfilling takes the queue order and the user limit (decision 0037): on the
+    log EASY made, its fit finds the true capacity, limit and order as EASY's does."""
     conservative = {"name": "conservative-backfill", "durations": "estimate"}
     result = calibrate(read(with_scheduler, "swf"), str(with_scheduler), 100, conservative)
+    assert result.fitted.capacity == TRUE_CAPACITY
+    assert result.applied == {"user_limit": TRUE_USER_LIMIT, "queue_order": list(TRUE_QUEUE_ORDER)}
+    assert {s["user_limit"] for s in result.fit_steps} == {0, TRUE_USER_LIMIT}
+    assert result.calibrated.queue_order == TRUE_QUEUE_ORDER
+    assert "does not take" not in verdict(result)[0]
+
+
+def test_a_policy_without_the_site_rules_runs_on_the_capacity(with_scheduler: Path) -> None:
+    """Most-servers-first has no queue order or user limit: the calibration reads the order
+    (reported), searches no limit, and judges it on the capacity alone; the verdict names what
+    it does not take."""
+    policy = {"name": "most-servers-first"}
+    result = calibrate(read(with_scheduler, "swf"), str(with_scheduler), 100, policy)
     assert result.fitted.queue_order == TRUE_QUEUE_ORDER and result.fitted.user_limit == 0
     assert result.applied == {}
     assert {s["user_limit"] for s in result.fit_steps} == {0}

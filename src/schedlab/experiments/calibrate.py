@@ -540,7 +540,7 @@ def taken(
     table: pa.Table, policy: dict[str, Any], folder: Path, options: dict[str, Any]
 ) -> dict[str, Any]:
     """The ``options`` the policy takes on ``table``: those its config has, less those its check
-    refuses (e.g. conservative backfilling refuses a queue order and a user limit)."""
+    refuses (e.g. a user limit on a log without users)."""
     from schedlab.model.compile import compile_model
     from schedlab.model.spec import parse_spec
 

@@ -1,8 +1,8 @@
 """The prime-time rule of the site rules (policies/pooled/site_rules.py, decision 0039) on EASY,
-SJBF and FCFS: hand-worked schedules across a prime-time start and end and over a weekend,
-agreement with the plain-Python EASY reference of test_easy_backfill (which computes the week
-by its own arithmetic) on random traces around the boundaries, the invariants, and one-line
-errors."""
+SJBF, conservative backfilling and FCFS: hand-worked schedules across a prime-time start and end
+and over a weekend, agreement with the plain-Python EASY reference of test_easy_backfill (which
+computes the week by its own arithmetic) on random traces around the boundaries, the invariants,
+and one-line errors."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ PRIME_STARTS = [0.0, 10 * HOUR, 2 * HOUR, 3.5 * HOUR]
 RULE = {"prime_time_max_request": 4 * HOUR, "prime_time_hours": [8.0, 17.0]}
 
 
-@pytest.mark.parametrize("name", ["easy-backfill", "sjbf", "fcfs"])
+@pytest.mark.parametrize("name", ["easy-backfill", "sjbf", "conservative-backfill", "fcfs"])
 def test_hand_worked_prime_time(tmp_path, name):
     path = write_trace(tmp_path / "t.csv", PRIME)
     got = run(path, 2, {"name": name, **RULE, "prime_time_clock": MONDAY_7})
@@ -125,7 +125,7 @@ def test_easy_matches_the_reference_implementation(tmp_path_factory, case):
 
 
 @settings(max_examples=60, deadline=None, derandomize=True)
-@given(traces(), st.sampled_from(["easy-backfill", "sjbf", "fcfs"]))
+@given(traces(), st.sampled_from(["easy-backfill", "sjbf", "conservative-backfill", "fcfs"]))
 def test_invariants_and_no_long_job_started_in_prime_time(tmp_path_factory, case, name):
     """Capacity, every job once; no job asking more than the limit starts in prime time."""
     k, jobs, rule = case
@@ -162,11 +162,9 @@ def test_a_bad_prime_time_is_one_line(tmp_path, policy, field, message):
         assert "\n" not in str(error.value)
 
 
-def test_a_prime_time_limit_needs_requested_times_and_conservative_refuses_it(tmp_path):
+def test_a_prime_time_limit_needs_requested_times(tmp_path):
     path = tmp_path / "t.csv"
     path.write_text("arrival,duration,need\n0,1,1\n1,2,1\n")
     with pytest.raises(SpecError, match=r"needs the jobs|has none") as error:
         run(path, 2, {"name": "easy-backfill", "prime_time_max_request": HOUR})
     assert error.value.field == "policy.prime_time_max_request"
-    with pytest.raises(SpecError, match="not implemented for conservative"):
-        run(write_trace(tmp_path / "p.csv", PRIME), 2, {"name": "conservative-backfill", **RULE})

@@ -2,7 +2,9 @@
 hand-worked schedules, invariants on random traces with users and queues (capacity, the user
 limit, every job started once), the plain replay bit for bit without the rules, agreement with
 the plain-Python EASY reference of test_easy_backfill, and the ``user``/``queue`` columns read
-from Parquet and from the SWF reader."""
+from Parquet and from the SWF reader. Conservative backfilling (decision 0037) joins the
+invariants, the plain replay, the rank-wait identities and the one-line errors here; its
+schedules and reference are in tests/policies/pooled/test_conservative_site_rules.py."""
 
 from __future__ import annotations
 
@@ -121,15 +123,12 @@ def test_hand_worked_fcfs(tmp_path):
     assert run(path, 4, {"name": "fcfs", **RULES})["start"] == MIXED_FCFS
 
 
-def test_conservative_refuses_the_rules_and_a_limit_needs_users(tmp_path):
+def test_a_limit_needs_users_and_queues_are_checked(tmp_path):
     path = write_trace(tmp_path / "t.csv", MIXED)
-    for option, value in (("user_limit", 1), ("queue_order", [1])):
-        policy = {"name": "conservative-backfill", option: value}
-        with pytest.raises(SpecError, match=f"{option} is not implemented for conservative"):
-            run(path, 4, policy)
     bare = write_trace(tmp_path / "bare.csv", MIXED, columns=False)
-    with pytest.raises(SpecError, match="user_limit needs the jobs' users"):
-        run(bare, 4, {"name": "easy-backfill", "user_limit": 1})
+    for name in ("easy-backfill", "conservative-backfill"):
+        with pytest.raises(SpecError, match="user_limit needs the jobs' users"):
+            run(bare, 4, {"name": name, "user_limit": 1})
     with pytest.raises(SpecError, match="queue 1 is listed twice"):
         run(path, 4, {"name": "fcfs", "queue_order": [1, 1]})
     # a huge id is refused before its rank table is allocated (2e9 ids took 24 GB before)
@@ -159,6 +158,8 @@ def traces(draw):
     return k, jobs, limit, list(order), wait
 
 
+# every policy that takes the site rules
+POLICIES = ("easy-backfill", "sjbf", "conservative-backfill", "fcfs")
 # seconds of waiting one rank is worth: strict, below, at and above the traces' gaps (0-5 s
 # between arrivals), and past their whole span (150 s): strict again
 RANK_WAITS = (0.0, 0.5, 1.0, 2.0, 3.5, 10.0, 1e9)
@@ -181,7 +182,7 @@ def check_invariants(jobs: list[Job], k: int, limit: int, got: dict[str, list]) 
 
 
 @settings(max_examples=60, deadline=None)
-@given(traces(), st.sampled_from(["easy-backfill", "sjbf", "fcfs"]))
+@given(traces(), st.sampled_from(POLICIES))
 def test_invariants_on_random_traces(tmp_path_factory, case, name):
     k, jobs, limit, order, wait = case
     path = write_trace(tmp_path_factory.mktemp("rules") / "t.csv", jobs)
@@ -206,7 +207,7 @@ def test_easy_matches_the_reference_implementation(tmp_path_factory, case):
 
 
 @settings(max_examples=30, deadline=None)
-@given(traces(), st.sampled_from(["easy-backfill", "sjbf", "fcfs"]))
+@given(traces(), st.sampled_from(POLICIES))
 def test_without_the_rules_the_plain_replay_bit_for_bit(tmp_path_factory, case, name):
     """user_limit = 0 and queue_order = () on a table with user and queue columns schedule as
     the same table without them does."""
@@ -220,7 +221,7 @@ def test_without_the_rules_the_plain_replay_bit_for_bit(tmp_path_factory, case, 
 
 
 @settings(max_examples=30, deadline=None)
-@given(traces(), st.sampled_from(["easy-backfill", "sjbf", "fcfs"]))
+@given(traces(), st.sampled_from(POLICIES))
 def test_a_huge_rank_wait_is_the_strict_order_bit_for_bit(tmp_path_factory, case, name):
     """A rank worth more waiting than the trace's whole span (150 s): no job ever passes one of
     a higher rank, as in the strict order."""
@@ -234,7 +235,7 @@ def test_a_huge_rank_wait_is_the_strict_order_bit_for_bit(tmp_path_factory, case
 
 
 @settings(max_examples=30, deadline=None)
-@given(traces(), st.sampled_from(["easy-backfill", "sjbf", "fcfs"]), st.sampled_from(RANK_WAITS))
+@given(traces(), st.sampled_from(POLICIES), st.sampled_from(RANK_WAITS))
 def test_one_queue_with_any_rank_wait_is_no_order(tmp_path_factory, case, name, wait):
     """Every job in the one queue listed: one rank, arrival order whatever a rank is worth."""
     k, jobs, limit, _, _ = case
@@ -266,7 +267,7 @@ AGING_STARTS = {
 }
 
 
-@pytest.mark.parametrize("name", ["easy-backfill", "sjbf", "fcfs"])
+@pytest.mark.parametrize("name", POLICIES)
 def test_hand_worked_rank_wait(tmp_path, name):
     path = write_trace(tmp_path / "t.csv", AGING)
     assert run(path, 1, {"name": name})["start"] == AGING_STARTS[0.5]  # no order: arrival
@@ -312,13 +313,11 @@ def test_hand_worked_rank_wait_reservation(tmp_path):
 )
 def test_a_bad_rank_wait_is_one_line(tmp_path, policy, message):
     path = write_trace(tmp_path / "t.csv", AGING)
-    for name in ("easy-backfill", "fcfs"):
+    for name in ("easy-backfill", "conservative-backfill", "fcfs"):
         with pytest.raises(SpecError, match=message) as error:
             run(path, 1, {"name": name, **policy})
         assert error.value.field.startswith("policy.queue_rank_wait")
         assert "\n" not in str(error.value)
-    with pytest.raises(SpecError, match="queue_rank_wait is not implemented for conservative"):
-        run(path, 1, {"name": "conservative-backfill", "queue_rank_wait": 3600.0})
 
 
 # ---- the columns -------------------------------------------------------------------------------

@@ -65,10 +65,10 @@ expected duration is its requested time when that is shorter. A job without a re
 never killed. Refused (one line) on a workload without requested times.
 
 **Site rules** (``user_limit``, ``queue_order``, ``queue_rank_wait``, ``prime_time_*``;
-:mod:`.site_rules`, decisions 0029, 0034, 0039): with a per-user limit, a waiting job whose user
-(SWF field 12) has ``user_limit`` jobs running is skipped, and with a prime-time limit so is,
-during prime time, one whose requested time exceeds it; with a queue order, the waiting jobs are
-considered by the rank of their queue (SWF field 15), then by arrival, or with
+:mod:`.site_rules`, decisions 0029, 0034, 0037, 0039): with a per-user limit, a waiting job
+whose user (SWF field 12) has ``user_limit`` jobs running is skipped, and with a prime-time
+limit so is, during prime time, one whose requested time exceeds it; with a queue order, the
+waiting jobs are considered by the rank of their queue (SWF field 15), then by arrival, or with
 ``queue_rank_wait`` by arrival + rank * queue_rank_wait (a rank worth that much waiting). EASY's
 reservation goes to the first *eligible* job in that order that does not fit (step 1 starts the
 eligible ones before it while they fit), and the backfill candidates are the later ones in that
@@ -76,19 +76,46 @@ order, ineligible ones skipped (SJBF: sorted by expected duration, ties in that 
 Inferred, stated here: a candidate of the reserved job's user that would run past the shadow
 time (on the extra servers) backfills only if it leaves that user below the limit, so that the
 reserved job is eligible at its shadow time and never delayed by a backfilled job (the guarantee
-of Mu'alem & Feitelson 2001 §2);
-one expected to end by the shadow time may take the user's last place meanwhile.
-Conservative backfilling refuses these options (one line): its reservations made at arrival in
-arrival order would have to be remade whenever a user's count changes. The incremental path
-below is not taken with either option (every decision is recomputed).
+of Mu'alem & Feitelson 2001 §2); one expected to end by the shadow time may take the user's last
+place meanwhile.
 
-Inferred, stated here: a running job past its expected end (a run time above the request
-without walltime kill) is expected to end now: EASY moves the reservation to now, conservative
-counts its servers free from now, so a job reserved at now starts at the first decision where
-its need is really free. Meanwhile it is past due, and every later reservation still starts at
-its own time when its need is really free (a decision epoch is asked for at the earliest
-reservation after now, whatever is past due).
+Conservative backfilling with a site rule plans every decision from scratch, as a pass of
+Slurm's backfill scheduler does (``SchedulerType=sched/backfill``; Slurm, Scheduling
+Configuration Guide, https://slurm.schedmd.com/sched_config.html, "Backfill Scheduling": it
+"takes into consideration every running job. It then considers pending jobs in priority order,
+determining when and where each will start"; src/plugins/sched/backfill/backfill.c,
+``_attempt_backfill``: the availability map is built from the running jobs, the queue sorted by
+priority, each job started if it can start now, else its resources reserved over its expected
+run, ``_add_reservation``): every waiting job's reservation is given back, then the waiting jobs
+are taken in the order of consideration above, an ineligible one skipped with no reservation
+(backfill.c skips a job for which ``acct_policy_job_runnable_pre_select`` fails, which holds a
+job whose association's ``used_jobs``, its running jobs, is at ``MaxJobs``:
+src/slurmctld/acct_policy.c, ``WAIT_ASSOC_MAX_JOBS``), and each eligible one reserved at its
+earliest slot of the profile (running jobs and the reservations made before it in the pass; the
+capacity schedule as above) and started when that slot is now and its need is really free. Every
+waiting job holds a reservation: Maui's ``RESERVATIONDEPTH`` set very large, "what is called
+conservative backfill where every job which cannot run is given a reservation" (Maui
+Administrator's Guide §7.1.4 Reservation Policies). A job started in the pass counts for its
+user at once, so a later job of that user in the same pass sees it. Eligibility is the counts
+now: a job is reserved even when, at its reserved time, its user's jobs then running (and
+reserved before it) would put it over the limit; when the time comes, the pass then checks the
+limit again (and the prime time) and skips it if its user is still at it (Slurm checks the limit
+when a pass reaches the job, against the jobs running then, not at the reserved time). Within a
+pass no job delays one considered before it; across passes a reservation can move later: a job
+considered earlier (a higher-priority arrival, or a job whose user fell below its limit) is
+planned first. That is Slurm's behaviour, not Mu'alem & Feitelson's guarantee (no job delayed by
+a later one), which holds without rules only. The cost is O(Q P) per decision (Q waiting jobs, P
+breakpoints: giving back and making Q reservations). Without a rule, the incremental path
+(reservations made at arrival, compressed when a job ends early) is taken, unchanged. EASY and
+SJBF's incremental path below is not taken with either option either (every decision is
+recomputed).
 
+Inferred, stated here: a running job past its expected end (a run time above the request without
+walltime kill) is expected to end now: EASY moves the reservation to now, conservative counts
+its servers free from now, so a job reserved at now starts at the first decision where its need
+is really free. Meanwhile it is past due, and every later reservation still starts at its own
+time when its need is really free (a decision epoch is asked for at the earliest reservation
+after now, whatever is past due).
 EASY is incremental: when only arrivals happened since the last decision (no completion) and the
 same job heads the queue, the reservation and the free and extra servers are unchanged and every
 job already waiting was refused under them at an earlier time, so only the new arrivals are
@@ -137,7 +164,6 @@ from schedlab.policy_api import (
     now,
     register,
     run_engine,
-    start,
     tolerance,
     wake_at,
 )
@@ -150,7 +176,8 @@ class BackfillConfig(SiteRulesConfig):
     a job still running at its requested time; ``capacity_schedule``: the usable servers over
     time, steps in increasing ``at`` (empty: all k always); ``user_limit``, ``queue_order``,
     ``queue_rank_wait``, ``prime_time_max_request``, ``prime_time_hours``,
-    ``prime_time_clock``: the log's site rules (EASY and SJBF; :mod:`.site_rules`)."""
+    ``prime_time_clock``: the log's site rules (:mod:`.site_rules`; conservative backfilling
+    with one plans every decision afresh, module docstring)."""
 
     reservations: Literal["first", "all"] = "first"
     backfill_order: Literal["fcfs", "shortest"] = "fcfs"
@@ -199,7 +226,7 @@ STATE = PolicyState(
         StateField("rs", "f8", "jobs"),  # reserved (or actual) start of a job in the profile
         StateField("re", "f8", "jobs"),  # its expected end
         StateField("next_due", "f8", fill=math.inf),  # earliest reservation not yet started
-        *SITE_FIELDS,  # user_limit, queue_order, queue_rank_wait (EASY, SJBF)
+        *SITE_FIELDS,  # user_limit, queue_order, queue_rank_wait
     ],
 )
 
@@ -559,7 +586,7 @@ def _start_reserved(st, ps, j, free, t_now, eps):
         ps.rs[j] = t_now
         ps.re[j] = t_now + ps.expected[j]
         _add(ps, t_now, ps.re[j], -need, eps)
-    start(st, j, 0, 1.0)
+    site_rules.start_job(st, ps, j, 0)
     return free - need
 
 
@@ -591,6 +618,38 @@ def _start_or_wait(st, ps, j, free, t_now, eps, wake):
 
 
 @kernel(wraparound=False)
+def _replan(st, ps, free, t_now, eps):
+    """Site rules: plan every waiting job afresh, as a pass of Slurm's backfill scheduler does
+    (module docstring): give back every waiting job's reservation, then, in the order of
+    consideration, skip the ineligible jobs (no reservation) and reserve each eligible one at
+    its earliest slot, starting it when that is now and its need is free (its user's count goes
+    up at once: later jobs of that user in the pass see it). Returns the next decision epoch
+    (inf: none); O(Q P) for Q waiting jobs and P breakpoints."""
+    j = first_waiting(st)
+    while j != -1:
+        if not math.isnan(ps.rs[j]):
+            _add(ps, ps.rs[j], ps.re[j], st.demand[j, 0], eps)
+            ps.rs[j] = math.nan
+        j = st.q_next[j]
+    ps.next_due = math.inf
+    wake = math.inf
+    j = first_waiting(st)
+    n = site_rules.waiting_in_order(st, ps, j)  # -1: arrival order (no queue order)
+    if n >= 0:
+        j = ps.order[0] if n > 0 else -1
+    i = 0
+    while j != -1:
+        nxt = site_rules.after(st, ps, j, i, n)  # read before start() unlinks j
+        i += 1
+        if site_rules.eligible(st, ps, j):
+            t = _earliest(st, ps, st.demand[j, 0], ps.expected[j], t_now, eps, math.inf, math.inf)
+            _reserve(st, ps, j, t, eps)
+            free, wake = _start_or_wait(st, ps, j, free, t_now, eps, wake)
+        j = nxt
+    return wake
+
+
+@kernel(wraparound=False)
 def _decide_conservative(st, ps, t_now, changed):
     """``changed``: the profile gained room before now's decision (a job was killed early).
     Keeps ``ps.next_due``, the earliest reservation not yet started (at or before now while a
@@ -603,6 +662,11 @@ def _decide_conservative(st, ps, t_now, changed):
     for ia in range(n_arrived_new(st)):
         ps.rs[st.arrived_buf[ia]] = math.nan  # not yet reserved: compression skips it
     free = (ps.cap_now if ps.stepped else st.capacity[0, 0]) - st.used_total[0]
+    if site_rules.active(ps):
+        wake = _replan(st, ps, free, t_now, eps)
+        if wake < math.inf:
+            wake_at(st, wake)
+        return
     wake = ps.next_due  # no reservation is due: the earliest one is the next to come
     if changed or ps.next_due <= t_now:
         # compress: every waiting job, in arrival order, to its earliest slot; start those due
@@ -686,8 +750,6 @@ def check(context: PolicyContext, config: BackfillConfig) -> None:
                 "backfilling serves rigid jobs (a fixed server need) only",
                 field=f"workload.classes[{i}].speedup",
             )
-    if config.reservations == "all":
-        site_rules.refuse(config, "conservative backfilling")
     site_rules.check(context, config)
     if config.reservations == "all" and config.backfill_order != "fcfs":
         raise SpecError(

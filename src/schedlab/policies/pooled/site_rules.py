@@ -5,7 +5,9 @@ A batch system's schedule is shaped by more than its scheduler's algorithm: a si
 many jobs one user may run at once and orders its queues. Replaying a log (SWF field 12, the
 user, and field 15, the queue: the engine's per-job ``user`` and ``queue``, -1 when unknown)
 with those rules is what issue 47 asks for; decision 0029 records them. Two options, on EASY,
-SJBF (policies/pooled/backfill.py) and FCFS / FIFO-FF (policies/packing/fifo_ff.py):
+SJBF, conservative backfilling (policies/pooled/backfill.py; decision 0037: it plans every
+decision afresh with them, as Slurm's backfill pass does) and FCFS / FIFO-FF
+(policies/packing/fifo_ff.py):
 
 * ``user_limit`` (0: none): the most jobs one user may have running at once. A waiting job
   whose user has ``user_limit`` jobs running is *ineligible*: skipped, neither started nor
@@ -175,13 +177,6 @@ def check(context: PolicyContext, config: SiteRulesConfig) -> None:
                 f"user ids up to {users - 1:,}: renumber the trace's users below {MAX_USERS:,}",
                 field="policy.user_limit",
             )
-
-
-def refuse(config: SiteRulesConfig, policy: str) -> None:
-    """One-line error for a policy that does not implement the site rules."""
-    for name in ("user_limit", "queue_order", "queue_rank_wait", "prime_time_max_request"):
-        if getattr(config, name):
-            raise SpecError(f"{name} is not implemented for {policy}", field=f"policy.{name}")
 
 
 def sizes(context: PolicyContext, config: SiteRulesConfig) -> dict[str, int]:
