@@ -17,6 +17,7 @@ from schedlab.experiments.calibrate import (
     RANK_WAITS,
     Context,
     PartitionSet,
+    ReplaySettings,
     calibrate,
     clipped_jobs,
     log_profile,
@@ -51,7 +52,7 @@ def synthetic(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("synthetic")
     submit, run, procs = synthetic_jobs()
     draft = write_swf(folder / "draft.swf", submit, run, procs, np.zeros(submit.size))
-    truth = replay(read(draft, "swf"), TRUE_CAPACITY, EASY, folder, seed=1)
+    truth = replay(read(draft, "swf"), TRUE_CAPACITY, ReplaySettings(EASY, folder))
     assert np.isfinite(truth.wait).all()
     return write_swf(folder / "log.swf", submit, run, procs, np.round(truth.wait))
 
@@ -93,7 +94,9 @@ def with_downtime(tmp_path_factory) -> Path:
     submit, run, procs = synthetic_jobs()
     assert submit[-1] > TRUE_DOWNTIME[-1][1]
     draft = write_swf(folder / "draft.swf", submit, run, procs, np.zeros(submit.size))
-    truth = replay(read(draft, "swf"), TRUE_CAPACITY, EASY, folder, 1, TRUE_DOWNTIME)
+    truth = replay(
+        read(draft, "swf"), TRUE_CAPACITY, ReplaySettings(EASY, folder, 1, tuple(TRUE_DOWNTIME))
+    )
     assert np.isfinite(truth.wait).all()
     return write_swf(folder / "log.swf", submit, run, procs, np.round(truth.wait))
 
@@ -152,7 +155,8 @@ def test_conservative_and_fcfs_hold_the_downtime(with_downtime: Path, name: str)
     during a downtime (those running finish); conservative backfilling knows the schedule and
     every job requested twice its run time, so no job even runs during one."""
     table = read(with_downtime, "swf")
-    got = replay(table, TRUE_CAPACITY, {"name": name}, with_downtime.parent, 1, TRUE_DOWNTIME)
+    held = ReplaySettings({"name": name}, with_downtime.parent, 1, tuple(TRUE_DOWNTIME))
+    got = replay(table, TRUE_CAPACITY, held)
     assert np.isfinite(got.start).all()
     end = got.start + table.column("duration").to_numpy()
     for a, b in TRUE_DOWNTIME:
@@ -169,7 +173,7 @@ def test_capacity_never_exceeded_and_wide_jobs_clipped(synthetic: Path) -> None:
     need = derived.column("need").to_numpy()
     assert clipped == int((table.column("need").to_numpy() > 20).sum()) > 0
     assert need.max() == 20
-    got = replay(table, 20, EASY, synthetic.parent, seed=1)
+    got = replay(table, 20, ReplaySettings(EASY, synthetic.parent))
     start = got.start
     end = start + table.column("duration").to_numpy()
     for t in np.unique(start):
@@ -312,11 +316,11 @@ def test_partitioned_replay_by_hand(tmp_path: Path) -> None:
     assert partition_sizes(table, 100, {1: 5})[1] == PartitionSet(1, 5)
     assert shares(sets, 8) == (PartitionSet(-1, 2), PartitionSet(1, 4), PartitionSet(2, 2))
     job = list(map(int, table.column("source_id").to_pylist()))  # arrival order: 1, 5, 2, 3, 4
-    got = replay(table, 4, EASY, tmp_path, 1, partitions=sets)
+    got = replay(table, 4, ReplaySettings(EASY, tmp_path, partitions=sets))
     assert dict(zip(job, got.wait.tolist(), strict=True)) == {1: 0, 2: 0, 3: 8, 4: 8, 5: 0}
     assert dict(zip(job, got.start.tolist(), strict=True)) == {1: 0, 2: 1, 3: 10, 4: 11, 5: 0}
     known = table.filter(pa.compute.not_equal(table.column("partition"), -1))
-    pooled = replay(known, 3, EASY, tmp_path, 1)
+    pooled = replay(known, 3, ReplaySettings(EASY, tmp_path))
     assert pooled.wait.tolist() == [0, 0, 8, 7]  # jobs 1 to 4
     # a wider job than its share is clipped and counted
     assert clipped_jobs(table, Context(2, partitions=sets)) == 1  # job 1 on partition 1's 1
@@ -420,7 +424,9 @@ def test_the_profile_held_reproduces_a_log_made_on_it(stepped: Path) -> None:
     assert max(s["servers"] for s in steps) <= 100
     # the capacity of the replay is never exceeded: at every start, the processors held by the
     # jobs running (those started at it included) fit in the step in force
-    got = replay(table, held.fitted_capacity, EASY, stepped.parent, 1, profile=held.profile)
+    got = replay(
+        table, held.fitted_capacity, ReplaySettings(EASY, stepped.parent, profile=held.profile)
+    )
     need = table.column("need").to_numpy()
     start, end = got.start, got.start + table.column("duration").to_numpy()
     t0 = float(table.column("arrival").to_numpy().min())

@@ -86,7 +86,7 @@ from __future__ import annotations
 
 import math
 import tempfile
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -366,6 +366,23 @@ class Replayed:
     wait: np.ndarray
 
 
+@dataclass(frozen=True)
+class ReplaySettings:
+    """How :func:`replay` runs a table besides its capacity: the ``policy`` spec, the ``folder``
+    its tables are written under, the ``seed`` (for the record: a trace's replay draws none),
+    the logged ``downtime`` intervals held (log clock), the policy ``options`` (``user_limit``,
+    ``queue_order``, ``queue_rank_wait``), the ``partitions``' sizes before they share the
+    capacity (``()``: one pool) and the capacity ``profile`` held (``None``: constant)."""
+
+    policy: dict[str, Any]
+    folder: Path
+    seed: int = 1
+    downtime: tuple[tuple[float, float], ...] = ()
+    options: dict[str, Any] = field(default_factory=dict)
+    partitions: tuple[PartitionSet, ...] = ()
+    profile: CapacityProfile | None = None
+
+
 def replay_steps(
     table: pa.Table,
     downtime: list[tuple[float, float]],
@@ -441,35 +458,27 @@ def splits(table: pa.Table) -> bool:
     return int((counts >= MIN_JOBS_PER_HALF).sum()) >= 2
 
 
-def replay(
-    table: pa.Table,
-    capacity: int,
-    policy: dict[str, Any],
-    folder: Path,
-    seed: int,
-    downtime: list[tuple[float, float]] | None = None,
-    options: dict[str, Any] | None = None,
-    partitions: tuple[PartitionSet, ...] = (),
-    profile: CapacityProfile | None = None,
-) -> Replayed:
-    """Replay ``table`` (canonical, arrival order) on ``capacity`` processors under ``policy``
-    with the policy ``options`` (``user_limit``, ``queue_order``) when given, none of the
-    processors usable during the ``downtime`` intervals (log clock) when given and at most the
-    ``profile``'s usable processors in each of its windows when given (:func:`replay_steps`).
-    With ``partitions`` (their sizes before sharing ``capacity``) each partition's jobs replay
-    alone on its share (:func:`shares`; one partition after another), a partition not among
-    them on its widest job; the profile, of the whole machine, is not held there."""
-    if not partitions:
-        return _replay_pool(table, capacity, policy, folder, seed, downtime, options, profile)
+def replay(table: pa.Table, capacity: int, settings: ReplaySettings) -> Replayed:
+    """Replay ``table`` (canonical, arrival order) on ``capacity`` processors as ``settings``
+    say: the policy with its ``options`` (``user_limit``, ``queue_order``) when given, none of
+    the processors usable during the ``downtime`` intervals (log clock) when given and at most
+    the ``profile``'s usable processors in each of its windows when given
+    (:func:`replay_steps`). With ``partitions`` (their sizes before sharing ``capacity``) each
+    partition's jobs replay alone on its share (:func:`shares`; one partition after another), a
+    partition not among them on its widest job; the profile, of the whole machine, is not held
+    there."""
+    if not settings.partitions:
+        return _replay_pool(table, capacity, settings)
     part = partition_ids(table)
     need = table.column("need").to_numpy()
-    sets = {p.id: p.processors for p in shares(partitions, capacity)}
+    sets = {p.id: p.processors for p in shares(settings.partitions, capacity)}
+    pool = replace(settings, partitions=(), profile=None)
     start = np.full(table.num_rows, math.nan)
     wait = np.full(table.num_rows, math.nan)
     for p in np.unique(part):
         mine = part == p
         k = sets.get(int(p), int(need[mine].max()))
-        got = _replay_pool(table.filter(pa.array(mine)), k, policy, folder, seed, downtime, options)
+        got = _replay_pool(table.filter(pa.array(mine)), k, pool)
         start[mine], wait[mine] = got.start, got.wait
     return Replayed(start=start, wait=wait)
 
@@ -484,18 +493,9 @@ def clipped_jobs(table: pa.Table, context: Context) -> int:
     return sum(int((need[part == p] > k).sum()) for p, k in sets.items())
 
 
-def _replay_pool(
-    table: pa.Table,
-    capacity: int,
-    policy: dict[str, Any],
-    folder: Path,
-    seed: int,
-    downtime: list[tuple[float, float]] | None,
-    options: dict[str, Any] | None,
-    profile: CapacityProfile | None = None,
-) -> Replayed:
+def _replay_pool(table: pa.Table, capacity: int, settings: ReplaySettings) -> Replayed:
     """:func:`replay` on one pool."""
-    spec = replay_spec(table, capacity, policy, folder, seed, downtime, options, profile)
+    spec = replay_spec(table, capacity, settings)
     jobs = _simulate(spec).jobs
     done = jobs.filter(pc.equal(jobs.column("status"), "done"))
     waits = pc.subtract(done.column("start"), done.column("arrival")).to_numpy()
@@ -505,31 +505,23 @@ def _replay_pool(
     return Replayed(start=table.column("arrival").to_numpy() + wait, wait=wait)
 
 
-def replay_spec(
-    table: pa.Table,
-    capacity: int,
-    policy: dict[str, Any],
-    folder: Path,
-    seed: int,
-    downtime: list[tuple[float, float]] | None = None,
-    options: dict[str, Any] | None = None,
-    profile: CapacityProfile | None = None,
-) -> dict[str, Any]:
-    """The spec of :func:`replay` (its table written under ``folder``)."""
-    k = servers_of(capacity, profile)
+def replay_spec(table: pa.Table, capacity: int, settings: ReplaySettings) -> dict[str, Any]:
+    """The spec of :func:`replay` on one pool (its table written under ``settings.folder``)."""
+    k = servers_of(capacity, settings.profile)
     derived, _ = with_capacity(table, k)
-    path = folder / f"replay-{capacity}.parquet"
+    path = settings.folder / f"replay-{capacity}.parquet"
     pq.write_table(derived, path)
-    steps = replay_steps(table, downtime or [], capacity, profile)
+    steps = replay_steps(table, list(settings.downtime), capacity, settings.profile)
+    policy = {**settings.policy, **settings.options}
     return {
         "cluster": {"servers": k},
         "workload": {"arrivals": {"process": "trace", "path": str(path)}},
-        "policy": {**policy, **(options or {}), **({"capacity_schedule": steps} if steps else {})},
+        "policy": {**policy, **({"capacity_schedule": steps} if steps else {})},
         "run": {
             "timeseries": 0,
             "check": False,
             "allow_unstable": True,
-            "seed": seed,
+            "seed": settings.seed,
             "warmup": 0.0,
             "jobs": True,
         },
@@ -548,7 +540,8 @@ def taken(
     k = int(pc.max(table.column("need")).as_py() or 1)
     while kept:
         try:
-            compile_model(parse_spec(replay_spec(table, k, policy, folder, 1, None, kept)))
+            settings = ReplaySettings(policy, folder, options=kept)
+            compile_model(parse_spec(replay_spec(table, k, settings)))
             break
         except SpecError as error:
             name = refused(error, kept)
@@ -622,37 +615,40 @@ def _logged(table: pa.Table) -> np.ndarray:
     return np.isfinite(wait) & (wait >= 0)
 
 
+def capacity_floor(
+    table: pa.Table, schedule: dict[str, np.ndarray], profile: CapacityProfile | None
+) -> int:
+    """The smallest c :func:`fit_capacity` considers on ``table`` (one half; ``schedule`` its
+    :func:`logged_schedule`): the 90th percentile of the jobs' widths (a machine narrower than
+    most of its jobs is not one the log shows) and, under a ``profile``, at least the
+    :data:`USE_FLOOR` quantile over time of the processors the logged schedule ran (c caps the
+    windows, which never go below what the log ran; decision 0035, amended: not for a constant
+    c, which on SDSC-DS, whose rows run more than MaxProcs half of the time, made the fit the
+    plain replay). Computed once per fit, the same for every context."""
+    lo = max(1, int(np.percentile(table.column("need").to_numpy(), 90)))
+    if profile is not None:  # c caps windows the log ran: not below what it ran half the time
+        used = use_quantile(schedule["start"], schedule["end"], schedule["need"], USE_FLOOR)
+        lo = max(lo, int(used))
+    return lo
+
+
 def fit_capacity(
-    table: pa.Table,
-    max_procs: int,
-    policy: dict[str, Any],
-    folder: Path,
-    seed: int,
-    downtime: list[tuple[float, float]] | None = None,
-    options: dict[str, Any] | None = None,
-    partitions: tuple[PartitionSet, ...] = (),
-    profile: CapacityProfile | None = None,
+    table: pa.Table, max_procs: int, settings: ReplaySettings, floor: int
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The usable capacity c (module docstring) on ``table`` (the first half) under the policy
-    ``options``, split into ``partitions`` when given: the step chosen and every step measured
-    (capacity, mean wait ratio, Spearman of per-job waits, all on ``table``'s jobs); the replays
-    hold the ``downtime`` intervals and the ``profile`` (capped at c) when given. The smallest
-    c considered is the 90th percentile of the jobs' widths (a machine narrower than most of
-    its jobs is not one the log shows) and, under a ``profile``, at least the :data:`USE_FLOOR`
-    quantile over time of the processors ``table``'s logged schedule ran (c caps the windows,
-    which never go below what the log ran; decision 0035, amended: not for a constant c, which
-    on SDSC-DS, whose rows run more than MaxProcs half of the time, made the fit the plain
-    replay); the largest is MaxProcs."""
+    """The usable capacity c (module docstring) on ``table`` (the first half) replayed as
+    ``settings`` say (policy options, partitions, downtime, profile capped at c): the step
+    chosen and every step measured (capacity, mean wait ratio, Spearman of per-job waits, all
+    on ``table``'s jobs). The smallest c considered is ``floor`` (:func:`capacity_floor`), the
+    largest MaxProcs."""
     from scipy.stats import spearmanr
 
     known = _logged(table)
     logged = table.column("trace_wait").to_numpy(zero_copy_only=False).astype(float)
     logged_mean = float(logged[known].mean())
-    need = table.column("need").to_numpy()
     steps: list[dict[str, Any]] = []
 
     def ratio(c: int) -> float:
-        r = replay(table, c, policy, folder, seed, downtime, options, partitions, profile)
+        r = replay(table, c, settings)
         ok = known & np.isfinite(r.wait)
         got = r.wait[ok]
         value = float(got.mean()) / logged_mean if logged_mean else math.inf
@@ -662,13 +658,7 @@ def fit_capacity(
         return value
 
     hi = max_procs
-    lo = max(1, int(np.percentile(need, 90)))
-    if profile is not None:  # c caps windows the log ran: not below what it ran half the time
-        schedule = logged_schedule(table)
-        lo = max(
-            lo, int(use_quantile(schedule["start"], schedule["end"], schedule["need"], USE_FLOOR))
-        )
-    lo = min(lo, hi)
+    lo = min(floor, hi)
     if ratio(hi) < 1.0 and lo < hi and ratio(lo) >= 1.0:
         while hi - lo > max(1, max_procs // 200):  # to 0.5% of the machine
             mid = (lo + hi) // 2
@@ -699,12 +689,8 @@ class Fit:
 def fit(
     table: pa.Table,
     max_procs: int,
-    policy: dict[str, Any],
-    folder: Path,
-    seed: int,
-    downtime: list[tuple[float, float]] | None = None,
+    settings: ReplaySettings,
     declared: dict[int, int] | None = None,
-    profile: CapacityProfile | None = None,
 ) -> Fit:
     """The context of ``table`` (one half): the queue order and the candidate user limits read
     from its logged schedule, the partitions' sizes (``declared`` by the header, else
@@ -727,12 +713,13 @@ def fit(
     probe = Context(
         max_procs, max(peaks.candidates, default=0), order.order, (), RANK_WAITS[0]
     ).options()
-    takes = taken(table, policy, folder, probe)
+    takes = taken(table, settings.policy, settings.folder, probe)
     limits = [0, *peaks.candidates] if "user_limit" in takes else [0]
     # a policy that does not take the order keeps it in its context (reported, not applied)
     orders = [(), order.order] if "queue_order" in takes and order.order else [order.order]
     waits = RANK_WAITS if order.order and {"queue_order", "queue_rank_wait"} <= set(takes) else ()
     split = partition_sizes(table, max_procs, declared) if splits(table) else ()
+    floor = capacity_floor(table, schedule, settings.profile)
     chosen: list[dict[str, Any]] = []
     steps: list[dict[str, Any]] = []
 
@@ -741,9 +728,8 @@ def fit(
     ) -> dict[str, Any]:
         context = Context(max_procs, limit, queues, (), wait).options()
         options = {k: v for k, v in context.items() if k in takes}
-        best, measured = fit_capacity(
-            table, max_procs, policy, folder, seed, downtime, options, parts, profile
-        )
+        run = replace(settings, options=options, partitions=parts)
+        best, measured = fit_capacity(table, max_procs, run, floor)
         for step in measured:  # (best is one of them)
             step.update(
                 user_limit=limit, queue_order=list(queues), queue_rank_wait=wait, split=bool(parts)
@@ -853,13 +839,14 @@ def calibrate(
             if capacity_window is not None
             else None
         )
-        found = fit(head, max_procs, policy, folder, seed, down, declared, profile)
+        held = ReplaySettings(policy, folder, seed, tuple(down or ()), profile=profile)
+        found = fit(head, max_procs, held, declared)
         fitted = found.context
         plain = judge(
             "plain",
             Context(max_procs),
             table,
-            replay(table, max_procs, policy, folder, seed),
+            replay(table, max_procs, ReplaySettings(policy, folder, seed)),
             second,
         )
 
@@ -873,23 +860,13 @@ def calibrate(
                 context.partitions,
                 options.get("queue_rank_wait", 0.0),
             )
-            got = replay(
-                table,
-                context.capacity,
-                policy,
-                folder,
-                seed,
-                down,
-                options,
-                context.partitions,
-                profile,
-            )
-            return judge(name, ran, table, got, second)
+            run = replace(held, options=options, partitions=context.partitions)
+            return judge(name, ran, table, replay(table, context.capacity, run), second)
 
         applied = taken(table, policy, folder, fitted.options())
         calibrated = judged("calibrated", fitted, applied)
         tail = table.filter(pa.array(second))
-        bound = fit(tail, max_procs, policy, folder, seed, down, declared, profile).context
+        bound = fit(tail, max_procs, held, declared).context
         hindsight = judged("hindsight", bound, taken(table, policy, folder, bound.options()))
     return Calibration(
         log=log,
