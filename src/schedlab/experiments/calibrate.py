@@ -39,15 +39,19 @@ wait each.
 the log's span, against the replay of those jobs alone on c processors: for each split (one
 pool, the partitions when tried), queue order (none, the inferred one strict) and user limit
 (none, the candidates), and for the inferred order with each rank wait under the user limit the
-strict order fitted best (one bisection per rank wait, not per rank wait and limit), c is the
-largest whole number of processors whose replayed mean wait is nearest
-the logged one (ratio nearest 1 on a log scale) among those a bisection measures (the replayed
-mean wait falls as c grows, up to the noise of a schedule; the bisection brackets ratio 1
-between the 90th percentile of the jobs' widths (under a capacity profile: at least the median
-over time of the processors the half's logged schedule ran, :data:`USE_FLOOR`; decision 0035)
-and MaxProcs, to 0.5% of MaxProcs). **The
+strict order fitted best (one search per rank wait, not per rank wait and limit), c is the
+whole number of processors whose replayed mean wait is nearest the logged one (ratio nearest 1
+on a log scale) among those the search measures. The replayed mean wait falls as c grows, up to
+the noise of a schedule; the search (:func:`search`, decision 0038) brackets ratio 1 between a
+floor and MaxProcs to 0.5% of MaxProcs (d): it probes MaxProcs, gallops down (MaxProcs less
+d, 2d, 4d, ...) while the ratio stays below 1, and bisects the last bracket. The floor
+(:func:`capacity_floor`) is the 90th percentile of the jobs' widths (under a capacity profile:
+at least the median over time of the processors the half's logged schedule ran,
+:data:`USE_FLOOR`; decision 0035). Searching down from MaxProcs keeps the probes near where
+fits land on most logs: a machine far narrower than the log's queues tens of thousands of jobs
+and replays slowly, and is probed only when the fit goes down there. **The
 criterion** across contexts: the mean wait ratio nearest 1 on a log scale, and among the
-contexts within :data:`NEAR_TIE` of the best (the bisection brings every context's mean near 1,
+contexts within :data:`NEAR_TIE` of the best (the search brings every context's mean near 1,
 so the mean alone cannot tell them apart) the highest first-half Spearman of per-job waits
 (what an order, a limit or a split changes is which jobs wait, not how long on average); equal
 Spearman: the fewer constraints (one pool, no order, no rank wait, no limit). A few
@@ -86,6 +90,7 @@ from __future__ import annotations
 
 import math
 import tempfile
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -638,8 +643,8 @@ def fit_capacity(
     """The usable capacity c (module docstring) on ``table`` (the first half) replayed as
     ``settings`` say (policy options, partitions, downtime, profile capped at c): the step
     chosen and every step measured (capacity, mean wait ratio, Spearman of per-job waits, all
-    on ``table``'s jobs). The smallest c considered is ``floor`` (:func:`capacity_floor`), the
-    largest MaxProcs."""
+    on ``table``'s jobs, in the order probed). The smallest c considered is ``floor``
+    (:func:`capacity_floor`), the largest MaxProcs; :func:`search` chooses the probes."""
     from scipy.stats import spearmanr
 
     known = _logged(table)
@@ -657,16 +662,48 @@ def fit_capacity(
         steps.append({"capacity": c, "mean_wait_ratio": value, "spearman": rho})
         return value
 
-    hi = max_procs
-    lo = min(floor, hi)
-    if ratio(hi) < 1.0 and lo < hi and ratio(lo) >= 1.0:
-        while hi - lo > max(1, max_procs // 200):  # to 0.5% of the machine
-            mid = (lo + hi) // 2
-            if ratio(mid) >= 1.0:
-                lo = mid
-            else:
-                hi = mid
+    search(ratio, floor, max_procs, max(1, max_procs // 200))  # to 0.5% of the machine
     return min(steps, key=_distance), steps
+
+
+@dataclass(frozen=True)
+class Bracket:
+    """Where :func:`search` left ratio 1: ``lo`` the largest capacity probed whose mean wait
+    ratio is at least 1 (``None``: every probe fell below 1, down to the floor), ``hi`` the
+    smallest probed below 1 (``None``: MaxProcs itself waits at least as long as the log)."""
+
+    lo: int | None
+    hi: int | None
+
+
+def search(ratio: Callable[[int], float], floor: int, top: int, resolution: int) -> Bracket:
+    """Bracket ratio 1 between ``floor`` and ``top`` (MaxProcs) to ``resolution`` processors,
+    the replayed mean wait ratio falling as c grows: probe ``top``; while below 1, gallop down
+    (``top`` less d, 2d, 4d, ... with d = ``resolution``, never below ``floor``) until a probe
+    is at least 1 or the floor is probed; then bisect the last bracket to ``resolution``
+    (decision 0038). A fit at c costs about 2 log2((top - c) / d) + 1 probes, none of them
+    further below ``top`` than d or twice ``top`` - c: the probes stay near MaxProcs, where fits
+    land on most logs and replays are cheap; a machine far narrower than the log's queues tens
+    of thousands of jobs and is probed only when the fit is down there (then up to about twice
+    the probes of a bisection from the floor)."""
+    if ratio(top) >= 1.0:
+        return Bracket(lo=top, hi=None)
+    hi, gap = top, resolution
+    while True:
+        c = max(floor, top - gap)
+        if c >= hi:  # the floor is at or above the last probe: nothing below to try
+            return Bracket(lo=None, hi=hi)
+        if ratio(c) >= 1.0:
+            lo = c
+            break
+        hi, gap = c, 2 * gap
+    while hi - lo > resolution:
+        mid = (lo + hi) // 2
+        if ratio(mid) >= 1.0:
+            lo = mid
+        else:
+            hi = mid
+    return Bracket(lo=lo, hi=hi)
 
 
 def _distance(step: dict[str, Any]) -> float:
@@ -696,7 +733,8 @@ def fit(
     from its logged schedule, the partitions' sizes (``declared`` by the header, else
     :func:`partition_sizes`) when :func:`splits`; then for each split (one pool, the
     partitions), queue order (none, the inferred one, strict) and limit (none, the candidates)
-    the capacity, and the inferred order with each of :data:`RANK_WAITS` under the limit the
+    the capacity (:func:`fit_capacity` from the one floor :func:`capacity_floor` gives the
+    half), and the inferred order with each of :data:`RANK_WAITS` under the limit the
     strict order fitted best (:func:`_criterion` among the strict contexts: one fit per rank
     wait, not one per rank wait and limit; SDSC-BLUE's fit did not end in an hour with every
     pair, decision 0034); the context chosen by :func:`_criterion`. Options the policy does not
