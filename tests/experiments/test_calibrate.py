@@ -10,25 +10,33 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from schedlab.errors import SchedlabError
 from schedlab.experiments.calibrate import (
     NEAR_TIE,
     RANK_WAITS,
+    Bracket,
     Context,
     PartitionSet,
+    ReplaySettings,
     calibrate,
+    capacity_floor,
     clipped_jobs,
+    fit_capacity,
     log_profile,
     logged_downtime,
     partition_sizes,
     replay,
     replay_steps,
+    search,
     shares,
     verdict,
     with_capacity,
 )
 from schedlab.workloads.traces import read
+from schedlab.workloads.traces.swf_inference import logged_schedule
 from tests.helpers.swf_logs import (
     EASY,
     TRUE_CAPACITY,
@@ -51,7 +59,7 @@ def synthetic(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("synthetic")
     submit, run, procs = synthetic_jobs()
     draft = write_swf(folder / "draft.swf", submit, run, procs, np.zeros(submit.size))
-    truth = replay(read(draft, "swf"), TRUE_CAPACITY, EASY, folder, seed=1)
+    truth = replay(read(draft, "swf"), TRUE_CAPACITY, ReplaySettings(EASY, folder))
     assert np.isfinite(truth.wait).all()
     return write_swf(folder / "log.swf", submit, run, procs, np.round(truth.wait))
 
@@ -93,7 +101,9 @@ def with_downtime(tmp_path_factory) -> Path:
     submit, run, procs = synthetic_jobs()
     assert submit[-1] > TRUE_DOWNTIME[-1][1]
     draft = write_swf(folder / "draft.swf", submit, run, procs, np.zeros(submit.size))
-    truth = replay(read(draft, "swf"), TRUE_CAPACITY, EASY, folder, 1, TRUE_DOWNTIME)
+    truth = replay(
+        read(draft, "swf"), TRUE_CAPACITY, ReplaySettings(EASY, folder, 1, tuple(TRUE_DOWNTIME))
+    )
     assert np.isfinite(truth.wait).all()
     return write_swf(folder / "log.swf", submit, run, procs, np.round(truth.wait))
 
@@ -152,13 +162,96 @@ def test_conservative_and_fcfs_hold_the_downtime(with_downtime: Path, name: str)
     during a downtime (those running finish); conservative backfilling knows the schedule and
     every job requested twice its run time, so no job even runs during one."""
     table = read(with_downtime, "swf")
-    got = replay(table, TRUE_CAPACITY, {"name": name}, with_downtime.parent, 1, TRUE_DOWNTIME)
+    held = ReplaySettings({"name": name}, with_downtime.parent, 1, tuple(TRUE_DOWNTIME))
+    got = replay(table, TRUE_CAPACITY, held)
     assert np.isfinite(got.start).all()
     end = got.start + table.column("duration").to_numpy()
     for a, b in TRUE_DOWNTIME:
         assert not ((a <= got.start) & (got.start < b)).any()
         running = (got.start < b) & (end > a)
         assert running.any() == (name == "fcfs")
+
+
+def _scan(ratio, floor: int, top: int) -> int | None:
+    """Brute force: the largest c in [floor, top] whose ratio is at least 1 (None: none)."""
+    return max((c for c in range(floor, top + 1) if ratio(c) >= 1.0), default=None)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    top=st.integers(1, 3000),
+    floor_share=st.floats(0.0, 1.0),
+    cross=st.integers(0, 3005),
+    power=st.floats(0.05, 20.0),
+)
+def test_galloping_search_brackets_what_a_scan_finds(
+    top: int, floor_share: float, cross: int, power: float
+) -> None:
+    """On a mean wait ratio falling in c and crossing 1 between ``cross`` and ``cross`` + 1
+    (anywhere: below the floor, inside, at or above MaxProcs; the ratio ((cross + 1/2) / c) to
+    a power, steep or flat), the galloping search ends on the
+    bracket a scan of every c finds: its ``lo`` the largest c with ratio >= 1 or within the
+    resolution below it, ``hi`` the next probe above with ratio < 1, ``hi - lo`` at most the
+    resolution; every probe inside [floor, top], none twice, none further below ``top`` than
+    the resolution or twice the answer's distance; the probe nearest 1 within the resolution
+    of the c nearest 1 among all; and O(log) probes."""
+    floor = max(1, round(floor_share * top))
+    resolution = max(1, top // 200)
+
+    def ratio(c: int) -> float:
+        return ((cross + 0.5) / c) ** power
+
+    probes: list[int] = []
+
+    def probed(c: int) -> float:
+        probes.append(c)
+        return ratio(c)
+
+    got = search(probed, floor, top, resolution)
+    truth = _scan(ratio, floor, top)
+    assert len(set(probes)) == len(probes) and all(floor <= c <= top for c in probes)
+    if truth is None:  # every c waits less than the log: down to the floor
+        assert got == Bracket(lo=None, hi=floor) and min(probes) == floor
+    elif truth == top:  # MaxProcs already waits at least as long: one probe
+        assert got == Bracket(lo=top, hi=None) and probes == [top]
+    else:
+        assert got.lo is not None and got.hi is not None
+        assert got.lo <= truth < got.hi and got.hi - got.lo <= resolution
+        assert ratio(got.lo) >= 1.0 > ratio(got.hi)
+        assert got.lo == max(c for c in probes if ratio(c) >= 1.0)
+        assert got.hi == min(c for c in probes if ratio(c) < 1.0)
+    nearest = min(range(floor, top + 1), key=lambda c: abs(math.log(ratio(c))))
+    chosen = min(probes, key=lambda c: abs(math.log(ratio(c))))
+    assert abs(chosen - nearest) <= resolution
+    deepest = top - (floor if truth is None else truth)
+    assert top - min(probes) <= max(resolution, 2 * deepest)  # never far below the answer
+    gallop = math.ceil(math.log2(deepest / resolution + 1))
+    assert len(probes) <= 2 * gallop + 2
+
+
+def test_fit_capacity_ends_where_a_scan_of_every_c_crosses_1(synthetic: Path) -> None:
+    """FCFS on the first half of the synthetic log (its logged waits EASY's on 60 of 100
+    processors): a replay on every c from the floor to 100 gives a mean wait ratio that falls
+    with c (checked here: FCFS, unlike EASY, shows no bump on this log); the fit's probes then
+    bracket the c where the scan crosses 1 to the resolution (1 processor of 100) and it
+    chooses the scan's c nearest 1, in fewer replays than the scan."""
+    table = read(synthetic, "swf")
+    arrival = table.column("arrival").to_numpy()
+    head = table.filter(pa.array(arrival < (arrival.min() + arrival.max()) / 2))
+    fifo = ReplaySettings({"name": "fcfs"}, synthetic.parent)
+    floor = capacity_floor(head, logged_schedule(head), None)
+    logged = head.column("trace_wait").to_numpy().astype(float)
+    scan = {c: replay(head, c, fifo).wait.mean() / logged.mean() for c in range(floor, 101)}
+    assert all(scan[c + 1] <= scan[c] for c in range(floor, 100))
+    truth = _scan(scan.__getitem__, floor, 100)
+    assert truth is not None and floor < truth < 100
+    best, steps = fit_capacity(head, 100, fifo, floor)
+    measured = {s["capacity"]: s["mean_wait_ratio"] for s in steps}
+    assert measured == pytest.approx({c: scan[c] for c in measured})
+    assert max(c for c, r in measured.items() if r >= 1.0) == truth
+    assert min(c for c, r in measured.items() if r < 1.0) == truth + 1
+    assert best["capacity"] == min(scan, key=lambda c: abs(math.log(scan[c])))
+    assert len(steps) < len(scan)
 
 
 def test_capacity_never_exceeded_and_wide_jobs_clipped(synthetic: Path) -> None:
@@ -169,7 +262,7 @@ def test_capacity_never_exceeded_and_wide_jobs_clipped(synthetic: Path) -> None:
     need = derived.column("need").to_numpy()
     assert clipped == int((table.column("need").to_numpy() > 20).sum()) > 0
     assert need.max() == 20
-    got = replay(table, 20, EASY, synthetic.parent, seed=1)
+    got = replay(table, 20, ReplaySettings(EASY, synthetic.parent))
     start = got.start
     end = start + table.column("duration").to_numpy()
     for t in np.unique(start):
@@ -324,11 +417,11 @@ def test_partitioned_replay_by_hand(tmp_path: Path) -> None:
     assert partition_sizes(table, 100, {1: 5})[1] == PartitionSet(1, 5)
     assert shares(sets, 8) == (PartitionSet(-1, 2), PartitionSet(1, 4), PartitionSet(2, 2))
     job = list(map(int, table.column("source_id").to_pylist()))  # arrival order: 1, 5, 2, 3, 4
-    got = replay(table, 4, EASY, tmp_path, 1, partitions=sets)
+    got = replay(table, 4, ReplaySettings(EASY, tmp_path, partitions=sets))
     assert dict(zip(job, got.wait.tolist(), strict=True)) == {1: 0, 2: 0, 3: 8, 4: 8, 5: 0}
     assert dict(zip(job, got.start.tolist(), strict=True)) == {1: 0, 2: 1, 3: 10, 4: 11, 5: 0}
     known = table.filter(pa.compute.not_equal(table.column("partition"), -1))
-    pooled = replay(known, 3, EASY, tmp_path, 1)
+    pooled = replay(known, 3, ReplaySettings(EASY, tmp_path))
     assert pooled.wait.tolist() == [0, 0, 8, 7]  # jobs 1 to 4
     # a wider job than its share is clipped and counted
     assert clipped_jobs(table, Context(2, partitions=sets)) == 1  # job 1 on partition 1's 1
@@ -432,7 +525,9 @@ def test_the_profile_held_reproduces_a_log_made_on_it(stepped: Path) -> None:
     assert max(s["servers"] for s in steps) <= 100
     # the capacity of the replay is never exceeded: at every start, the processors held by the
     # jobs running (those started at it included) fit in the step in force
-    got = replay(table, held.fitted_capacity, EASY, stepped.parent, 1, profile=held.profile)
+    got = replay(
+        table, held.fitted_capacity, ReplaySettings(EASY, stepped.parent, profile=held.profile)
+    )
     need = table.column("need").to_numpy()
     start, end = got.start, got.start + table.column("duration").to_numpy()
     t0 = float(table.column("arrival").to_numpy().min())

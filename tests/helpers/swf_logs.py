@@ -8,7 +8,13 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from schedlab.experiments.calibrate import PartitionSet, partition_ids, replay, replay_spec
+from schedlab.experiments.calibrate import (
+    PartitionSet,
+    ReplaySettings,
+    partition_ids,
+    replay,
+    replay_spec,
+)
 from schedlab.model.compile import compile_model
 from schedlab.model.spec import parse_spec
 from schedlab.simulation.simulate import simulate_model
@@ -65,7 +71,7 @@ def scheduler_log(folder: Path, queue_rank_wait: float = 0.0) -> Path:
         "user_limit": TRUE_USER_LIMIT,
         **({"queue_rank_wait": queue_rank_wait} if queue_rank_wait else {}),
     }
-    truth = replay(read(draft, "swf"), TRUE_CAPACITY, EASY, folder, 1, options=options)
+    truth = replay(read(draft, "swf"), TRUE_CAPACITY, ReplaySettings(EASY, folder, options=options))
     assert np.isfinite(truth.wait).all()
     return write_swf(folder / "log.swf", submit, run, procs, np.round(truth.wait), user, queue)
 
@@ -86,7 +92,7 @@ def partitioned_log(folder: Path) -> Path:
     wait = np.full(n, np.nan)
     for part in TRUE_PARTITIONS:  # each partition alone on its set
         mine = partition_ids(table) == part.id
-        got = replay(table.filter(pa.array(mine)), part.processors, EASY, folder, 1)
+        got = replay(table.filter(pa.array(mine)), part.processors, ReplaySettings(EASY, folder))
         wait[mine] = got.wait
     assert np.isfinite(wait).all()
     return write_swf(folder / "log.swf", submit, run, procs, np.round(wait), partition=partition)
@@ -109,7 +115,7 @@ def stepped_log(folder: Path) -> Path:
     assert submit[-1] > REDUCED[1] + 100_000
     draft = write_swf(folder / "draft.swf", submit, run, procs, np.zeros(n))
     table = read(draft, "swf")
-    spec = replay_spec(table, 100, EASY, folder, 1)
+    spec = replay_spec(table, 100, ReplaySettings(EASY, folder))
     t0 = float(submit[0])  # the replay's clock starts at the first arrival
     spec["policy"]["capacity_schedule"] = [
         {"at": REDUCED[0] - t0, "servers": TRUE_CAPACITY},

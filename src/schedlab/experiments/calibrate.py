@@ -39,15 +39,19 @@ wait each.
 the log's span, against the replay of those jobs alone on c processors: for each split (one
 pool, the partitions when tried), queue order (none, the inferred one strict) and user limit
 (none, the candidates), and for the inferred order with each rank wait under the user limit the
-strict order fitted best (one bisection per rank wait, not per rank wait and limit), c is the
-largest whole number of processors whose replayed mean wait is nearest
-the logged one (ratio nearest 1 on a log scale) among those a bisection measures (the replayed
-mean wait falls as c grows, up to the noise of a schedule; the bisection brackets ratio 1
-between the 90th percentile of the jobs' widths (under a capacity profile: at least the median
-over time of the processors the half's logged schedule ran, :data:`USE_FLOOR`; decision 0035)
-and MaxProcs, to 0.5% of MaxProcs). **The
+strict order fitted best (one search per rank wait, not per rank wait and limit), c is the
+whole number of processors whose replayed mean wait is nearest the logged one (ratio nearest 1
+on a log scale) among those the search measures. The replayed mean wait falls as c grows, up to
+the noise of a schedule; the search (:func:`search`, decision 0038) brackets ratio 1 between a
+floor and MaxProcs to 0.5% of MaxProcs (d): it probes MaxProcs, gallops down (MaxProcs less
+d, 2d, 4d, ...) while the ratio stays below 1, and bisects the last bracket. The floor
+(:func:`capacity_floor`) is the 90th percentile of the jobs' widths (under a capacity profile:
+at least the median over time of the processors the half's logged schedule ran,
+:data:`USE_FLOOR`; decision 0035). Searching down from MaxProcs keeps the probes near where
+fits land on most logs: a machine far narrower than the log's queues tens of thousands of jobs
+and replays slowly, and is probed only when the fit goes down there. **The
 criterion** across contexts: the mean wait ratio nearest 1 on a log scale, and among the
-contexts within :data:`NEAR_TIE` of the best (the bisection brings every context's mean near 1,
+contexts within :data:`NEAR_TIE` of the best (the search brings every context's mean near 1,
 so the mean alone cannot tell them apart) the highest first-half Spearman of per-job waits
 (what an order, a limit or a split changes is which jobs wait, not how long on average); equal
 Spearman: the fewer constraints (one pool, no order, no rank wait, no limit). A few
@@ -86,7 +90,8 @@ from __future__ import annotations
 
 import math
 import tempfile
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -366,6 +371,23 @@ class Replayed:
     wait: np.ndarray
 
 
+@dataclass(frozen=True)
+class ReplaySettings:
+    """How :func:`replay` runs a table besides its capacity: the ``policy`` spec, the ``folder``
+    its tables are written under, the ``seed`` (for the record: a trace's replay draws none),
+    the logged ``downtime`` intervals held (log clock), the policy ``options`` (``user_limit``,
+    ``queue_order``, ``queue_rank_wait``), the ``partitions``' sizes before they share the
+    capacity (``()``: one pool) and the capacity ``profile`` held (``None``: constant)."""
+
+    policy: dict[str, Any]
+    folder: Path
+    seed: int = 1
+    downtime: tuple[tuple[float, float], ...] = ()
+    options: dict[str, Any] = field(default_factory=dict)
+    partitions: tuple[PartitionSet, ...] = ()
+    profile: CapacityProfile | None = None
+
+
 def replay_steps(
     table: pa.Table,
     downtime: list[tuple[float, float]],
@@ -441,35 +463,27 @@ def splits(table: pa.Table) -> bool:
     return int((counts >= MIN_JOBS_PER_HALF).sum()) >= 2
 
 
-def replay(
-    table: pa.Table,
-    capacity: int,
-    policy: dict[str, Any],
-    folder: Path,
-    seed: int,
-    downtime: list[tuple[float, float]] | None = None,
-    options: dict[str, Any] | None = None,
-    partitions: tuple[PartitionSet, ...] = (),
-    profile: CapacityProfile | None = None,
-) -> Replayed:
-    """Replay ``table`` (canonical, arrival order) on ``capacity`` processors under ``policy``
-    with the policy ``options`` (``user_limit``, ``queue_order``) when given, none of the
-    processors usable during the ``downtime`` intervals (log clock) when given and at most the
-    ``profile``'s usable processors in each of its windows when given (:func:`replay_steps`).
-    With ``partitions`` (their sizes before sharing ``capacity``) each partition's jobs replay
-    alone on its share (:func:`shares`; one partition after another), a partition not among
-    them on its widest job; the profile, of the whole machine, is not held there."""
-    if not partitions:
-        return _replay_pool(table, capacity, policy, folder, seed, downtime, options, profile)
+def replay(table: pa.Table, capacity: int, settings: ReplaySettings) -> Replayed:
+    """Replay ``table`` (canonical, arrival order) on ``capacity`` processors as ``settings``
+    say: the policy with its ``options`` (``user_limit``, ``queue_order``) when given, none of
+    the processors usable during the ``downtime`` intervals (log clock) when given and at most
+    the ``profile``'s usable processors in each of its windows when given
+    (:func:`replay_steps`). With ``partitions`` (their sizes before sharing ``capacity``) each
+    partition's jobs replay alone on its share (:func:`shares`; one partition after another), a
+    partition not among them on its widest job; the profile, of the whole machine, is not held
+    there."""
+    if not settings.partitions:
+        return _replay_pool(table, capacity, settings)
     part = partition_ids(table)
     need = table.column("need").to_numpy()
-    sets = {p.id: p.processors for p in shares(partitions, capacity)}
+    sets = {p.id: p.processors for p in shares(settings.partitions, capacity)}
+    pool = replace(settings, partitions=(), profile=None)
     start = np.full(table.num_rows, math.nan)
     wait = np.full(table.num_rows, math.nan)
     for p in np.unique(part):
         mine = part == p
         k = sets.get(int(p), int(need[mine].max()))
-        got = _replay_pool(table.filter(pa.array(mine)), k, policy, folder, seed, downtime, options)
+        got = _replay_pool(table.filter(pa.array(mine)), k, pool)
         start[mine], wait[mine] = got.start, got.wait
     return Replayed(start=start, wait=wait)
 
@@ -484,18 +498,9 @@ def clipped_jobs(table: pa.Table, context: Context) -> int:
     return sum(int((need[part == p] > k).sum()) for p, k in sets.items())
 
 
-def _replay_pool(
-    table: pa.Table,
-    capacity: int,
-    policy: dict[str, Any],
-    folder: Path,
-    seed: int,
-    downtime: list[tuple[float, float]] | None,
-    options: dict[str, Any] | None,
-    profile: CapacityProfile | None = None,
-) -> Replayed:
+def _replay_pool(table: pa.Table, capacity: int, settings: ReplaySettings) -> Replayed:
     """:func:`replay` on one pool."""
-    spec = replay_spec(table, capacity, policy, folder, seed, downtime, options, profile)
+    spec = replay_spec(table, capacity, settings)
     jobs = _simulate(spec).jobs
     done = jobs.filter(pc.equal(jobs.column("status"), "done"))
     waits = pc.subtract(done.column("start"), done.column("arrival")).to_numpy()
@@ -505,31 +510,23 @@ def _replay_pool(
     return Replayed(start=table.column("arrival").to_numpy() + wait, wait=wait)
 
 
-def replay_spec(
-    table: pa.Table,
-    capacity: int,
-    policy: dict[str, Any],
-    folder: Path,
-    seed: int,
-    downtime: list[tuple[float, float]] | None = None,
-    options: dict[str, Any] | None = None,
-    profile: CapacityProfile | None = None,
-) -> dict[str, Any]:
-    """The spec of :func:`replay` (its table written under ``folder``)."""
-    k = servers_of(capacity, profile)
+def replay_spec(table: pa.Table, capacity: int, settings: ReplaySettings) -> dict[str, Any]:
+    """The spec of :func:`replay` on one pool (its table written under ``settings.folder``)."""
+    k = servers_of(capacity, settings.profile)
     derived, _ = with_capacity(table, k)
-    path = folder / f"replay-{capacity}.parquet"
+    path = settings.folder / f"replay-{capacity}.parquet"
     pq.write_table(derived, path)
-    steps = replay_steps(table, downtime or [], capacity, profile)
+    steps = replay_steps(table, list(settings.downtime), capacity, settings.profile)
+    policy = {**settings.policy, **settings.options}
     return {
         "cluster": {"servers": k},
         "workload": {"arrivals": {"process": "trace", "path": str(path)}},
-        "policy": {**policy, **(options or {}), **({"capacity_schedule": steps} if steps else {})},
+        "policy": {**policy, **({"capacity_schedule": steps} if steps else {})},
         "run": {
             "timeseries": 0,
             "check": False,
             "allow_unstable": True,
-            "seed": seed,
+            "seed": settings.seed,
             "warmup": 0.0,
             "jobs": True,
         },
@@ -548,7 +545,8 @@ def taken(
     k = int(pc.max(table.column("need")).as_py() or 1)
     while kept:
         try:
-            compile_model(parse_spec(replay_spec(table, k, policy, folder, 1, None, kept)))
+            settings = ReplaySettings(policy, folder, options=kept)
+            compile_model(parse_spec(replay_spec(table, k, settings)))
             break
         except SpecError as error:
             name = refused(error, kept)
@@ -622,37 +620,40 @@ def _logged(table: pa.Table) -> np.ndarray:
     return np.isfinite(wait) & (wait >= 0)
 
 
+def capacity_floor(
+    table: pa.Table, schedule: dict[str, np.ndarray], profile: CapacityProfile | None
+) -> int:
+    """The smallest c :func:`fit_capacity` considers on ``table`` (one half; ``schedule`` its
+    :func:`logged_schedule`): the 90th percentile of the jobs' widths (a machine narrower than
+    most of its jobs is not one the log shows) and, under a ``profile``, at least the
+    :data:`USE_FLOOR` quantile over time of the processors the logged schedule ran (c caps the
+    windows, which never go below what the log ran; decision 0035, amended: not for a constant
+    c, which on SDSC-DS, whose rows run more than MaxProcs half of the time, made the fit the
+    plain replay). Computed once per fit, the same for every context."""
+    lo = max(1, int(np.percentile(table.column("need").to_numpy(), 90)))
+    if profile is not None:  # c caps windows the log ran: not below what it ran half the time
+        used = use_quantile(schedule["start"], schedule["end"], schedule["need"], USE_FLOOR)
+        lo = max(lo, int(used))
+    return lo
+
+
 def fit_capacity(
-    table: pa.Table,
-    max_procs: int,
-    policy: dict[str, Any],
-    folder: Path,
-    seed: int,
-    downtime: list[tuple[float, float]] | None = None,
-    options: dict[str, Any] | None = None,
-    partitions: tuple[PartitionSet, ...] = (),
-    profile: CapacityProfile | None = None,
+    table: pa.Table, max_procs: int, settings: ReplaySettings, floor: int
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The usable capacity c (module docstring) on ``table`` (the first half) under the policy
-    ``options``, split into ``partitions`` when given: the step chosen and every step measured
-    (capacity, mean wait ratio, Spearman of per-job waits, all on ``table``'s jobs); the replays
-    hold the ``downtime`` intervals and the ``profile`` (capped at c) when given. The smallest
-    c considered is the 90th percentile of the jobs' widths (a machine narrower than most of
-    its jobs is not one the log shows) and, under a ``profile``, at least the :data:`USE_FLOOR`
-    quantile over time of the processors ``table``'s logged schedule ran (c caps the windows,
-    which never go below what the log ran; decision 0035, amended: not for a constant c, which
-    on SDSC-DS, whose rows run more than MaxProcs half of the time, made the fit the plain
-    replay); the largest is MaxProcs."""
+    """The usable capacity c (module docstring) on ``table`` (the first half) replayed as
+    ``settings`` say (policy options, partitions, downtime, profile capped at c): the step
+    chosen and every step measured (capacity, mean wait ratio, Spearman of per-job waits, all
+    on ``table``'s jobs, in the order probed). The smallest c considered is ``floor``
+    (:func:`capacity_floor`), the largest MaxProcs; :func:`search` chooses the probes."""
     from scipy.stats import spearmanr
 
     known = _logged(table)
     logged = table.column("trace_wait").to_numpy(zero_copy_only=False).astype(float)
     logged_mean = float(logged[known].mean())
-    need = table.column("need").to_numpy()
     steps: list[dict[str, Any]] = []
 
     def ratio(c: int) -> float:
-        r = replay(table, c, policy, folder, seed, downtime, options, partitions, profile)
+        r = replay(table, c, settings)
         ok = known & np.isfinite(r.wait)
         got = r.wait[ok]
         value = float(got.mean()) / logged_mean if logged_mean else math.inf
@@ -661,22 +662,48 @@ def fit_capacity(
         steps.append({"capacity": c, "mean_wait_ratio": value, "spearman": rho})
         return value
 
-    hi = max_procs
-    lo = max(1, int(np.percentile(need, 90)))
-    if profile is not None:  # c caps windows the log ran: not below what it ran half the time
-        schedule = logged_schedule(table)
-        lo = max(
-            lo, int(use_quantile(schedule["start"], schedule["end"], schedule["need"], USE_FLOOR))
-        )
-    lo = min(lo, hi)
-    if ratio(hi) < 1.0 and lo < hi and ratio(lo) >= 1.0:
-        while hi - lo > max(1, max_procs // 200):  # to 0.5% of the machine
-            mid = (lo + hi) // 2
-            if ratio(mid) >= 1.0:
-                lo = mid
-            else:
-                hi = mid
+    search(ratio, floor, max_procs, max(1, max_procs // 200))  # to 0.5% of the machine
     return min(steps, key=_distance), steps
+
+
+@dataclass(frozen=True)
+class Bracket:
+    """Where :func:`search` left ratio 1: ``lo`` the largest capacity probed whose mean wait
+    ratio is at least 1 (``None``: every probe fell below 1, down to the floor), ``hi`` the
+    smallest probed below 1 (``None``: MaxProcs itself waits at least as long as the log)."""
+
+    lo: int | None
+    hi: int | None
+
+
+def search(ratio: Callable[[int], float], floor: int, top: int, resolution: int) -> Bracket:
+    """Bracket ratio 1 between ``floor`` and ``top`` (MaxProcs) to ``resolution`` processors,
+    the replayed mean wait ratio falling as c grows: probe ``top``; while below 1, gallop down
+    (``top`` less d, 2d, 4d, ... with d = ``resolution``, never below ``floor``) until a probe
+    is at least 1 or the floor is probed; then bisect the last bracket to ``resolution``
+    (decision 0038). A fit at c costs about 2 log2((top - c) / d) + 1 probes, none of them
+    further below ``top`` than d or twice ``top`` - c: the probes stay near MaxProcs, where fits
+    land on most logs and replays are cheap; a machine far narrower than the log's queues tens
+    of thousands of jobs and is probed only when the fit is down there (then up to about twice
+    the probes of a bisection from the floor)."""
+    if ratio(top) >= 1.0:
+        return Bracket(lo=top, hi=None)
+    hi, gap = top, resolution
+    while True:
+        c = max(floor, top - gap)
+        if c >= hi:  # the floor is at or above the last probe: nothing below to try
+            return Bracket(lo=None, hi=hi)
+        if ratio(c) >= 1.0:
+            lo = c
+            break
+        hi, gap = c, 2 * gap
+    while hi - lo > resolution:
+        mid = (lo + hi) // 2
+        if ratio(mid) >= 1.0:
+            lo = mid
+        else:
+            hi = mid
+    return Bracket(lo=lo, hi=hi)
 
 
 def _distance(step: dict[str, Any]) -> float:
@@ -699,18 +726,15 @@ class Fit:
 def fit(
     table: pa.Table,
     max_procs: int,
-    policy: dict[str, Any],
-    folder: Path,
-    seed: int,
-    downtime: list[tuple[float, float]] | None = None,
+    settings: ReplaySettings,
     declared: dict[int, int] | None = None,
-    profile: CapacityProfile | None = None,
 ) -> Fit:
     """The context of ``table`` (one half): the queue order and the candidate user limits read
     from its logged schedule, the partitions' sizes (``declared`` by the header, else
     :func:`partition_sizes`) when :func:`splits`; then for each split (one pool, the
     partitions), queue order (none, the inferred one, strict) and limit (none, the candidates)
-    the capacity, and the inferred order with each of :data:`RANK_WAITS` under the limit the
+    the capacity (:func:`fit_capacity` from the one floor :func:`capacity_floor` gives the
+    half), and the inferred order with each of :data:`RANK_WAITS` under the limit the
     strict order fitted best (:func:`_criterion` among the strict contexts: one fit per rank
     wait, not one per rank wait and limit; SDSC-BLUE's fit did not end in an hour with every
     pair, decision 0034); the context chosen by :func:`_criterion`. Options the policy does not
@@ -727,12 +751,13 @@ def fit(
     probe = Context(
         max_procs, max(peaks.candidates, default=0), order.order, (), RANK_WAITS[0]
     ).options()
-    takes = taken(table, policy, folder, probe)
+    takes = taken(table, settings.policy, settings.folder, probe)
     limits = [0, *peaks.candidates] if "user_limit" in takes else [0]
     # a policy that does not take the order keeps it in its context (reported, not applied)
     orders = [(), order.order] if "queue_order" in takes and order.order else [order.order]
     waits = RANK_WAITS if order.order and {"queue_order", "queue_rank_wait"} <= set(takes) else ()
     split = partition_sizes(table, max_procs, declared) if splits(table) else ()
+    floor = capacity_floor(table, schedule, settings.profile)
     chosen: list[dict[str, Any]] = []
     steps: list[dict[str, Any]] = []
 
@@ -741,9 +766,8 @@ def fit(
     ) -> dict[str, Any]:
         context = Context(max_procs, limit, queues, (), wait).options()
         options = {k: v for k, v in context.items() if k in takes}
-        best, measured = fit_capacity(
-            table, max_procs, policy, folder, seed, downtime, options, parts, profile
-        )
+        run = replace(settings, options=options, partitions=parts)
+        best, measured = fit_capacity(table, max_procs, run, floor)
         for step in measured:  # (best is one of them)
             step.update(
                 user_limit=limit, queue_order=list(queues), queue_rank_wait=wait, split=bool(parts)
@@ -853,13 +877,14 @@ def calibrate(
             if capacity_window is not None
             else None
         )
-        found = fit(head, max_procs, policy, folder, seed, down, declared, profile)
+        held = ReplaySettings(policy, folder, seed, tuple(down or ()), profile=profile)
+        found = fit(head, max_procs, held, declared)
         fitted = found.context
         plain = judge(
             "plain",
             Context(max_procs),
             table,
-            replay(table, max_procs, policy, folder, seed),
+            replay(table, max_procs, ReplaySettings(policy, folder, seed)),
             second,
         )
 
@@ -873,23 +898,13 @@ def calibrate(
                 context.partitions,
                 options.get("queue_rank_wait", 0.0),
             )
-            got = replay(
-                table,
-                context.capacity,
-                policy,
-                folder,
-                seed,
-                down,
-                options,
-                context.partitions,
-                profile,
-            )
-            return judge(name, ran, table, got, second)
+            run = replace(held, options=options, partitions=context.partitions)
+            return judge(name, ran, table, replay(table, context.capacity, run), second)
 
         applied = taken(table, policy, folder, fitted.options())
         calibrated = judged("calibrated", fitted, applied)
         tail = table.filter(pa.array(second))
-        bound = fit(tail, max_procs, policy, folder, seed, down, declared, profile).context
+        bound = fit(tail, max_procs, held, declared).context
         hindsight = judged("hindsight", bound, taken(table, policy, folder, bound.options()))
     return Calibration(
         log=log,
