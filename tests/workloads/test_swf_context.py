@@ -7,17 +7,22 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from schedlab.experiments.calibrate import replay
 from schedlab.workloads.traces import TraceError, read
 from schedlab.workloads.traces.swf_context import (
     Declared,
     declared_groups,
     idle_while_fitting,
     most_at_once,
+    out_of_order,
     read_context,
     started_ahead,
 )
 from tests.data import CTC_SP2, NASA_IPSC, SDSC_DS, SDSC_PAR
+from tests.helpers.swf_logs import EASY, synthetic_jobs, write_swf
 
 HEADER = """; MaxProcs: 8
 ; Queue: 1 short
@@ -116,6 +121,78 @@ def test_idle_while_fitting_and_started_ahead_by_hand() -> None:
     got = idle_while_fitting(submit, start, end, np.array([3.0, 1.0, 1.0]), 4)
     assert got == pytest.approx(7 / 12)
     assert started_ahead(submit, start) == 1
+
+
+def test_out_of_order_by_hand() -> None:
+    """Queue 1: a (2 procs, asks 10) submitted at 0 waits until 5; b (2 procs, asks 10) at 1
+    starts at 3, ahead of a; c (1 proc, asks 10) at 2 starts at 2 (narrower: backfilling
+    explains it); d (4 procs, asks 20) at 4 starts at 9, after a. Pairs a-b, a-d (b, d at least
+    as wide and long as a, submitted while a waited); b passed a. Job e of queue 2 (3 procs)
+    at 1.5, started at 1.5 before a: another queue, not counted."""
+    submit = np.array([0.0, 1.0, 2.0, 4.0, 1.5])
+    start = np.array([5.0, 3.0, 2.0, 9.0, 1.5])
+    need = np.array([2, 2, 1, 4, 3])
+    request = np.array([10.0, 10.0, 10.0, 20.0, 10.0])
+    got = out_of_order(submit, start, need, request, np.array([1, 1, 1, 1, 2]))
+    assert (got.pairs, got.passed) == (2, 1)
+    assert got.share == 0.5
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 50), st.integers(0, 30), st.integers(0, 2)),
+        min_size=1,
+        max_size=25,
+    )
+)
+def test_out_of_order_against_a_brute_force_over_every_pair(jobs) -> None:
+    """The pairs and the passes equal a count over every ordered pair of jobs of one queue
+    (the later submitted while the earlier waited, at least as wide, asking at least as long;
+    an unknown request compares with nothing)."""
+    submit = np.array([j[0] for j in jobs], float)
+    start = submit + np.array([j[1] for j in jobs], float)
+    queue = np.array([j[2] for j in jobs]) - 1  # -1 is one queue too
+    n = len(jobs)
+    need = (np.arange(n) * 7) % 3 + 1
+    request = np.where(np.arange(n) % 4 == 0, np.nan, (np.arange(n) * 5) % 4)
+    pairs = passed = 0
+    for b in range(n):
+        for a in range(n):
+            dominates = need[a] >= need[b] and not request[a] < request[b]
+            if queue[a] == queue[b] and submit[b] < submit[a] < start[b] and dominates:
+                pairs += 1
+                passed += start[a] < start[b]
+    got = out_of_order(submit, start, need, request, queue)
+    assert (got.pairs, got.passed) == (pairs, passed)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"queue_order": [3, 1, 2]}, {"queue_order": [3, 1, 2], "queue_rank_wait": 3600.0}],
+    ids=["one-order", "strict-queues", "rank-wait"],
+)
+def test_a_log_easy_made_passes_no_job_backfilling_cannot_explain(tmp_path: Path, options) -> None:
+    """The claim of the context line, against the engine: a log whose waits EASY gave (one
+    order within each queue, no user limit) has pairs of one queue but never starts the later,
+    at least as wide and as long, first; with a per-user limit of 2 it does."""
+    submit, run, procs = synthetic_jobs()
+    rng = np.random.default_rng(4731)
+    queue = rng.integers(1, 4, submit.size)
+    user = rng.integers(1, 5, submit.size)
+    draft = write_swf(
+        tmp_path / "draft.swf", submit, run, procs, np.zeros(submit.size), user, queue
+    )
+    jobs = read(draft, "swf")
+
+    def made(extra: dict) -> object:
+        wait = np.round(replay(jobs, 60, EASY, tmp_path, 1, options={**options, **extra}).wait)
+        log = write_swf(tmp_path / "log.swf", submit, run, procs, wait, user, queue)
+        return read_context(log, read(log, "swf"), 100).out_of_order
+
+    plain = made({})
+    assert plain.pairs > 100 and plain.passed == 0
+    assert made({"user_limit": 2}).passed > 0
 
 
 def test_sdsc_ds_queue_and_partition_notes_give_name_and_description() -> None:

@@ -1,5 +1,6 @@
-"""The queue-priority order and per-user running limits inferred from a logged schedule
-(issue 47; decision 0031), on hand-made schedules whose answer is worked out by hand."""
+"""The queue-priority order, per-user running limits and prime-time rules inferred from a
+logged schedule (issue 47; decisions 0031, 0039), on hand-made schedules whose answer is worked
+out by hand, and a prime time recovered from a log the engine's EASY made under one."""
 
 from __future__ import annotations
 
@@ -7,7 +8,15 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from schedlab.workloads.traces.swf_inference import queue_order, user_peaks
+from schedlab.workloads.traces.swf_inference import (
+    DAY,
+    HOUR,
+    PrimeTime,
+    prime_times,
+    queue_order,
+    user_peaks,
+    week_clock,
+)
 
 
 def arrays(*columns):
@@ -138,3 +147,52 @@ def test_a_limit_several_users_reach_and_none_exceed() -> None:
     # two users at the top are not several; unknown users (-1) are left out
     two = user_peaks(*arrays([*start[:4], 0], [*end[:4], 1]), np.array([*user[:4], -1]))
     assert two.candidates == () and two.users == 2
+
+
+KTH_HEADER = {"UnixStartTime": 843480031, "TimeZone": 3600, "TimeZoneString": "Europe/Stockholm"}
+
+
+def test_week_clock_by_hand() -> None:
+    """KTH-SP2's header: UnixStartTime 843480031 is Monday 23 September 1996 14:00:31 CEST
+    (UTC+2, the zone's offset then, not the header's TimeZone 3600); a week later the same;
+    without a zone name the TimeZone; without a start, no clock."""
+    assert week_clock(KTH_HEADER, 0.0) == 14 * HOUR + 31
+    assert week_clock(KTH_HEADER, 7 * DAY + 3600.0) == 15 * HOUR + 31
+    winter = week_clock(KTH_HEADER, 60 * DAY)  # 22 November: CET, UTC+1
+    assert winter == 4 * DAY + 13 * HOUR + 31  # a Friday
+    assert week_clock({"UnixStartTime": 843480031, "TimeZone": 3600}, 0.0) == 13 * HOUR + 31
+    assert week_clock({"UnixStartTime": 0}, 0.0) == 3 * DAY  # the epoch: a Thursday, UTC
+    assert week_clock({"TimeZoneString": "Europe/Stockholm"}, 0.0) is None
+
+
+def starts_over(weeks: int, rule: PrimeTime | None, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Jobs started every 20 min for ``weeks`` weeks from Monday 00:00, asking 0.5-12 h
+    (seeded); under ``rule`` a job asking more than its limit that would start in prime time
+    starts at its end instead."""
+    rng = np.random.default_rng(seed)
+    week = np.arange(0.0, weeks * 7 * DAY, 1200.0)
+    request = rng.uniform(0.5, 12.0, week.size) * HOUR
+    if rule is not None:
+        day, second = (week % (7 * DAY)) // DAY, week % DAY
+        start, end = (h * HOUR for h in rule.hours)
+        held = (day < 5) & (start <= second) & (second < end) & (request > rule.max_request)
+        week = np.where(held, week - second + end, week)
+    return week % (7 * DAY), request
+
+
+def test_a_prime_time_is_recovered_and_none_is_invented() -> None:
+    """Jobs asking more than 4 h held Monday to Friday 08:00-17:00: the smallest limit that
+    shows it is 4 h (2 h does not: jobs of 2-4 h start then), over exactly those hours; 8 h
+    shows the same hours. Without the rule, no candidate."""
+    got = prime_times(*starts_over(8, PrimeTime(4 * HOUR, (8.0, 17.0)), 1))
+    assert got.candidates[0] == PrimeTime(4 * HOUR, (8.0, 17.0))
+    assert got.candidates[1] == PrimeTime(8 * HOUR, (8.0, 17.0))
+    assert max(got.held[2][8:17]) == 0.0 and min(got.held[2][:8]) > 0.5
+    assert prime_times(*starts_over(8, None, 2)).candidates == ()
+
+
+def test_unknown_requests_and_a_quiet_weekend_show_nothing() -> None:
+    week, request = starts_over(8, PrimeTime(4 * HOUR, (8.0, 17.0)), 3)
+    assert prime_times(week, np.full(week.size, np.nan)).candidates == ()
+    weekday = week < 5 * DAY  # no weekend start: nothing to compare with
+    assert prime_times(week[weekday], request[weekday]).candidates == ()

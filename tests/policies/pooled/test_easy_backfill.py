@@ -123,6 +123,9 @@ def easy_reference(
     user_limit=0,
     queue_order=(),
     queue_rank_wait=0.0,
+    prime_request=0.0,
+    prime_hours=(8.0, 17.0),
+    prime_clock=0.0,
 ):
     """Plain event-driven EASY: at each event time, completions, then arrivals, then one decision
     (FCFS starts, reservation for the blocked head, backfill scan of the whole queue). With a
@@ -132,7 +135,10 @@ def easy_reference(
     considered by (rank in ``queue_order``, arrival), or with ``queue_rank_wait`` s by (arrival
     + rank * s, arrival, rank, arrival order), a job whose user runs ``user_limit`` jobs
     is skipped, and a job of the reserved job's user that would take its user's last place
-    backfills only if it ends by the shadow time."""
+    backfills only if it ends by the shadow time. With ``prime_request``, a job whose requested
+    time exceeds it is skipped while t + ``prime_clock`` is Monday-Friday within
+    ``prime_hours`` (hours after midnight; the week starts on Monday 00:00 at -prime_clock);
+    every prime-time start and end is an event while jobs wait."""
     n = len(jobs)
     users = users or [-1] * n
     queues = queues or [-1] * n
@@ -151,6 +157,22 @@ def easy_reference(
         q = queues[j]
         return queue_order.index(q) if q in queue_order else len(queue_order)
 
+    day, week = 86400.0, 7 * 86400.0
+    edges = [h * 3600.0 for h in prime_hours]
+
+    def boundaries(at):  # the prime-time starts and ends of the weeks around ``at``
+        monday = at - (at + prime_clock) % week
+        return [
+            monday + w * week + d * day + e for w in (-1, 0, 1) for d in range(5) for e in edges
+        ]
+
+    def prime(at):
+        b = sorted(boundaries(at))
+        return any(b[i] <= at < b[i + 1] for i in range(0, len(b), 2))
+
+    def held(j):  # a long job during prime time
+        return bool(prime_request) and jobs[j][3] > prime_request and prime(t)
+
     def user_full(j, spare=0):  # its user runs user_limit - spare jobs or more
         u = users[j]
         return (
@@ -163,6 +185,8 @@ def easy_reference(
         t_arr = jobs[nxt][0] if nxt < n else math.inf
         t_dep = min((finish[j] for j in running), default=math.inf)
         t_step = min((at for at, _ in schedule if at > t), default=math.inf)
+        if prime_request:
+            t_step = min(t_step, min(b for b in boundaries(t) if b > t))
         t = min(t_arr, t_dep, t_step if queue else math.inf)
         if t == math.inf:
             break
@@ -190,7 +214,7 @@ def easy_reference(
             order = sorted(queue, key=lambda j: (rank(j), j))
         head = None
         for j in order:
-            if user_full(j):
+            if user_full(j) or held(j):
                 continue
             if jobs[j][2] > free:
                 head = j
@@ -210,7 +234,7 @@ def easy_reference(
                 break
         for j in order[order.index(head) + 1 :]:
             need = jobs[j][2]
-            if need > free or user_full(j):
+            if need > free or user_full(j) or held(j):
                 continue
             if t + est(j) <= shadow:
                 free -= need

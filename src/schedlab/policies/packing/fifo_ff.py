@@ -16,11 +16,12 @@ The same rule serves the other two families:
 * ``first-fit`` (loss): each arrival is admitted into the first server with room, otherwise lost
   (no queue; the engine drops jobs not admitted at their decision epoch; psychas2022 §2).
 
-Site rules (``user_limit``, ``queue_order``, ``queue_rank_wait``;
-:mod:`schedlab.policies.pooled.site_rules`, decisions 0029, 0034), in every family: the waiting
-jobs are walked by (queue rank, arrival), or by arrival + rank * queue_rank_wait, a job
-whose user (SWF field 12) has ``user_limit`` jobs running is skipped, and head-of-line blocking
-applies to the first *eligible* job in that order that fits nowhere.
+Site rules (``user_limit``, ``queue_order``, ``queue_rank_wait``, ``prime_time_*``;
+:mod:`schedlab.policies.pooled.site_rules`, decisions 0029, 0034, 0039), in every family: the
+waiting jobs are walked by (queue rank, arrival), or by arrival + rank * queue_rank_wait, a job
+whose user (SWF field 12) has ``user_limit`` jobs running, or whose requested time exceeds the
+prime-time limit during prime time, is skipped, and head-of-line blocking applies to the first
+*eligible* job in that order that fits nowhere.
 
 This module is the example of docs/writing-policies.md.
 """
@@ -60,8 +61,9 @@ from schedlab.policy_api import (
 class FifoFirstFitConfig(SiteRulesConfig):
     """``blocking``: the head of the queue blocks the jobs behind it when it fits nowhere
     (psychas2019 §VII-B, "FIFO manner"); false tries every waiting job in arrival order;
-    ``user_limit``, ``queue_order``, ``queue_rank_wait``: the log's site rules (module
-    docstring); ``capacity_schedule``: the usable servers over time, steps in increasing
+    ``user_limit``, ``queue_order``, ``queue_rank_wait``, ``prime_time_max_request``,
+    ``prime_time_hours``, ``prime_time_clock``: the log's site rules (module docstring);
+    ``capacity_schedule``: the usable servers over time, steps in increasing
     ``at`` (pooled family only; empty: all k always)."""
 
     blocking: bool = True
@@ -104,6 +106,7 @@ def decide(st, ps):
     eligible job on the first server with room (among the usable servers with a capacity
     schedule)."""
     site_rules.ended(st, ps)
+    site_rules.prime_time(st, ps, now(st))
     if ps.stepped:
         capacity_steps(st, ps, now(st))
     j = first_waiting(st)

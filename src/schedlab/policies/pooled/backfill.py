@@ -64,18 +64,20 @@ or waiting time; the servers it held count as used), and with ``durations = "act
 expected duration is its requested time when that is shorter. A job without a requested time is
 never killed. Refused (one line) on a workload without requested times.
 
-**Site rules** (``user_limit``, ``queue_order``, ``queue_rank_wait``; :mod:`.site_rules`,
-decisions 0029, 0034): with a per-user limit, a waiting job whose user (SWF field 12) has
-``user_limit`` jobs running is skipped; with a queue order, the waiting jobs are considered by
-the rank of their queue (SWF field 15), then by arrival, or with ``queue_rank_wait`` by arrival
-+ rank * queue_rank_wait (a rank worth that much waiting). EASY's reservation goes to the
-first *eligible* job in that order that does not fit (step 1 starts the eligible ones before it
-while they fit), and the backfill candidates are the later ones in that order, ineligible ones
-skipped (SJBF: sorted by expected duration, ties in that order). Inferred, stated here: a
-candidate of the reserved job's user that would run past the shadow time (on the extra servers)
-backfills only if it leaves that user below the limit, so that the reserved job is eligible at
-its shadow time and never delayed by a backfilled job (the guarantee of Mu'alem & Feitelson 2001
-§2); one expected to end by the shadow time may take the user's last place meanwhile.
+**Site rules** (``user_limit``, ``queue_order``, ``queue_rank_wait``, ``prime_time_*``;
+:mod:`.site_rules`, decisions 0029, 0034, 0039): with a per-user limit, a waiting job whose user
+(SWF field 12) has ``user_limit`` jobs running is skipped, and with a prime-time limit so is,
+during prime time, one whose requested time exceeds it; with a queue order, the waiting jobs are
+considered by the rank of their queue (SWF field 15), then by arrival, or with
+``queue_rank_wait`` by arrival + rank * queue_rank_wait (a rank worth that much waiting). EASY's
+reservation goes to the first *eligible* job in that order that does not fit (step 1 starts the
+eligible ones before it while they fit), and the backfill candidates are the later ones in that
+order, ineligible ones skipped (SJBF: sorted by expected duration, ties in that order).
+Inferred, stated here: a candidate of the reserved job's user that would run past the shadow
+time (on the extra servers) backfills only if it leaves that user below the limit, so that the
+reserved job is eligible at its shadow time and never delayed by a backfilled job (the guarantee
+of Mu'alem & Feitelson 2001 §2);
+one expected to end by the shadow time may take the user's last place meanwhile.
 Conservative backfilling refuses these options (one line): its reservations made at arrival in
 arrival order would have to be remade whenever a user's count changes. The incremental path
 below is not taken with either option (every decision is recomputed).
@@ -147,7 +149,8 @@ class BackfillConfig(SiteRulesConfig):
     actual duration when a job has none) or "actual" (perfect estimates); ``walltime_kill``: kill
     a job still running at its requested time; ``capacity_schedule``: the usable servers over
     time, steps in increasing ``at`` (empty: all k always); ``user_limit``, ``queue_order``,
-    ``queue_rank_wait``: the log's site rules (EASY and SJBF; :mod:`.site_rules`)."""
+    ``queue_rank_wait``, ``prime_time_max_request``, ``prime_time_hours``,
+    ``prime_time_clock``: the log's site rules (EASY and SJBF; :mod:`.site_rules`)."""
 
     reservations: Literal["first", "all"] = "first"
     backfill_order: Literal["fcfs", "shortest"] = "fcfs"
@@ -633,6 +636,7 @@ def _decide_conservative(st, ps, t_now, changed):
 def decide(st, ps):
     t_now = now(st)
     site_rules.ended(st, ps)
+    site_rules.prime_time(st, ps, t_now)
     _arrivals(st, ps)
     stepped = capacity_steps(st, ps, t_now) if ps.stepped else False
     changed = False

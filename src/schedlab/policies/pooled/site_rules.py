@@ -1,4 +1,5 @@
-"""A log's site rules: a per-user limit on running jobs and a priority order of queues.
+"""A log's site rules: a per-user limit on running jobs, a priority order of queues and a
+prime-time limit on the requested time of the jobs started.
 
 A batch system's schedule is shaped by more than its scheduler's algorithm: a site caps how
 many jobs one user may run at once and orders its queues. Replaying a log (SWF field 12, the
@@ -31,6 +32,26 @@ SJBF (policies/pooled/backfill.py) and FCFS / FIFO-FF (policies/packing/fifo_ff.
   ``arrival + rank * w_c / w_t`` does, at every time: one ratio of weights, and an order that
   does not change while the jobs wait. The strict order (0) is the limit of a huge
   ``queue_rank_wait``, as Slurm's partition PriorityTier (considered before any priority) is.
+* ``prime_time_max_request`` (0: none), with ``prime_time_hours`` (local hours ``[from, to)``,
+  default 8-17) and ``prime_time_clock``: during prime time, Monday to Friday between those
+  hours, a waiting job whose requested time (SWF field 9; the engine's ``estimate``) exceeds
+  ``prime_time_max_request`` seconds is *ineligible*, as for the user limit: skipped, neither
+  started nor reserved for; a job without a requested time is never held. Outside prime time
+  (nights, weekends) every job may start, and one started before prime time runs on into it.
+  This is the prime-time/non-prime-time split of batch systems, which run long jobs at night
+  and on weekends: PBS Professional's primetime and non-primetime queues (jobs of a
+  non-primetime queue start only in non-primetime; weekends and the holidays file's days are
+  non-primetime; Altair PBS Professional Administrator's Guide, "Using Primetime and Holidays",
+  and https://2021.help.altair.com/2021.1/control/Chunk1804551752.htm), the time-of-day
+  wall-clock limits of PDC at KTH ("during daytime ... 4 hours ..., at other times 8 hours",
+  http://www.pdc.kth.se/resources/computers/historical-computers/bluegene/policy). The replay's
+  clock is seconds after its first arrival; ``prime_time_clock`` is where that instant falls
+  in the week: seconds after Monday 00:00 local time (one fixed offset: a change of daylight
+  saving time moves the hours by one). Each decision reads whether it is prime time and asks
+  for a decision epoch at the next boundary (:func:`prime_time`). Inferred, stated here: a
+  long job reserved for (EASY's head) before prime time whose reservation comes during it is
+  held all the same, and the reservation goes to the first eligible job; PBS's "backfill
+  respects primetime boundaries" is not modelled. Decision 0039 records it.
 
 Per-user running counts: one int32 per user id, sized by the replayed trace's largest user id
 + 1 (:attr:`schedlab.policy_api.TraceView.users`, from the pass that reads the trace's
@@ -56,10 +77,14 @@ from schedlab.policy_api import (
     kernel,
     n_completed_new,
     start,
+    wake_at,
 )
 
 MAX_USERS = 1 << 24  # per-user counts for user ids up to this (64 MB); larger ids: renumber
 MAX_QUEUE = 1 << 20  # queue ranks for queue ids up to this (8 MB); larger ids: renumber
+DAY = 86400.0
+WEEK = 7 * DAY
+WORKDAYS = 5  # Monday to Friday: the days with a prime time
 
 
 class SiteRulesConfig(PolicyConfig):
@@ -67,11 +92,17 @@ class SiteRulesConfig(PolicyConfig):
     user is unknown, -1, is never limited); ``queue_order``: queue ids, highest priority first
     (waiting jobs by queue rank, then arrival; unlisted queues and -1 last);
     ``queue_rank_wait``: the seconds of waiting one queue rank is worth (0: the strict order;
-    else by arrival + rank * queue_rank_wait). Module docstring."""
+    else by arrival + rank * queue_rank_wait); ``prime_time_max_request``: the longest
+    requested time (seconds) a job may have to start during prime time (0: no limit), Monday to
+    Friday in the local hours ``prime_time_hours`` [from, to); ``prime_time_clock``: the
+    replay's t = 0 as seconds after Monday 00:00 local time. Module docstring."""
 
     user_limit: int = Field(0, ge=0)
     queue_order: tuple[int, ...] = ()
     queue_rank_wait: float = Field(0.0, ge=0, allow_inf_nan=False)
+    prime_time_max_request: float = Field(0.0, ge=0, allow_inf_nan=False)
+    prime_time_hours: tuple[float, float] = (8.0, 17.0)
+    prime_time_clock: float = Field(0.0, ge=0, lt=WEEK, allow_inf_nan=False)
 
 
 SITE_FIELDS = (  # spliced into a policy's state: *SITE_FIELDS
@@ -87,12 +118,18 @@ SITE_FIELDS = (  # spliced into a policy's state: *SITE_FIELDS
     StateField("run_next", "i8", "ranks"),  # scratch: each run's next job (merge)
     StateField("run_key", "f8", "ranks"),  # scratch: its key, arrival + rank * rank_wait
     StateField("run_arrival", "f8", "ranks"),  # scratch: its arrival
+    StateField("prime_request", "f8"),  # prime_time_max_request (0: no prime-time rule)
+    StateField("prime_from", "f8"),  # prime time from this second of a workday
+    StateField("prime_to", "f8"),  # to this one
+    StateField("prime_clock", "f8"),  # the replay's t = 0 in seconds after Monday 00:00
+    StateField("prime_now", "b1"),  # the current decision is in prime time
 )
 
 
 def check(context: PolicyContext, config: SiteRulesConfig) -> None:
     """One-line errors: a queue listed twice, negative or above :data:`MAX_QUEUE`; a user limit
-    without users."""
+    without users; prime-time hours out of order; a prime-time limit without requested
+    times."""
     seen: set[int] = set()
     for i, q in enumerate(config.queue_order):
         if q < 0 or q in seen or q > MAX_QUEUE:
@@ -106,6 +143,20 @@ def check(context: PolicyContext, config: SiteRulesConfig) -> None:
             )
             raise SpecError(f"queue {q} {why}", field=f"policy.queue_order[{i}]")
         seen.add(q)
+    start, end = config.prime_time_hours
+    if not 0 <= start < end <= 24:
+        raise SpecError(
+            f"prime time from {start:g} h to {end:g} h: needs 0 <= from < to <= 24 (local hours)",
+            field="policy.prime_time_hours",
+        )
+    if config.prime_time_max_request and (
+        context.trace is None or context.trace.jobs_with_estimate == 0
+    ):
+        raise SpecError(
+            "prime_time_max_request limits the jobs' requested times (a trace with an "
+            "'estimate' column, e.g. SWF field 9); this workload has none",
+            field="policy.prime_time_max_request",
+        )
     if config.queue_rank_wait and not config.queue_order:
         raise SpecError(
             "queue_rank_wait weighs the queue order against waiting time: it needs a queue_order",
@@ -128,7 +179,7 @@ def check(context: PolicyContext, config: SiteRulesConfig) -> None:
 
 def refuse(config: SiteRulesConfig, policy: str) -> None:
     """One-line error for a policy that does not implement the site rules."""
-    for name in ("user_limit", "queue_order", "queue_rank_wait"):
+    for name in ("user_limit", "queue_order", "queue_rank_wait", "prime_time_max_request"):
         if getattr(config, name):
             raise SpecError(f"{name} is not implemented for {policy}", field=f"policy.{name}")
 
@@ -155,13 +206,40 @@ def values(config: SiteRulesConfig) -> dict[str, object]:
         "queue_rank": rank,
         "n_ranks": len(order),
         "rank_wait": config.queue_rank_wait,
+        "prime_request": config.prime_time_max_request,
+        "prime_from": config.prime_time_hours[0] * 3600.0,
+        "prime_to": config.prime_time_hours[1] * 3600.0,
+        "prime_clock": config.prime_time_clock,
     }
 
 
 @kernel(wraparound=False, inline="always")
 def active(ps):
-    """Either rule is set."""
-    return ps.user_limit > 0 or ps.ordered
+    """A rule is set."""
+    return ps.user_limit > 0 or ps.ordered or ps.prime_request > 0.0
+
+
+@kernel(wraparound=False)
+def prime_time(st, ps, t_now):
+    """With a prime-time rule: whether ``t_now`` is in prime time (``ps.prime_now``), and a
+    decision epoch asked for at the next boundary (its start on the next workday, or its end);
+    call once per decision, before anything else. Without one, nothing."""
+    if ps.prime_request == 0.0:
+        return
+    week = (t_now + ps.prime_clock) % WEEK
+    day = int(week // DAY)  # 0: Monday
+    second = week - day * DAY
+    ps.prime_now = day < WORKDAYS and ps.prime_from <= second < ps.prime_to
+    if ps.prime_now:
+        nxt = t_now + (ps.prime_to - second)
+    elif day < WORKDAYS and second < ps.prime_from:
+        nxt = t_now + (ps.prime_from - second)
+    else:  # after it today, or a weekend day: the next workday's
+        ahead = 1
+        while (day + ahead) % 7 >= WORKDAYS:
+            ahead += 1
+        nxt = t_now + ahead * DAY - second + ps.prime_from
+    wake_at(st, nxt)
 
 
 @kernel(wraparound=False, inline="always")
@@ -177,7 +255,10 @@ def _user(st, ps, j):
 
 @kernel(wraparound=False, inline="always")
 def eligible(st, ps, j):
-    """Waiting job j may start: its user is below the limit (or unknown, or no limit)."""
+    """Waiting job j may start: its user is below the limit (or unknown, or no limit), and
+    outside prime time or its requested time is at most the prime-time limit (or unknown)."""
+    if ps.prime_now and st.estimate[j] > ps.prime_request:
+        return False
     u = _user(st, ps, j)
     return u < 0 or ps.user_running[u] < ps.user_limit
 

@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import gzip
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -53,6 +54,20 @@ class Group:
 
 
 @dataclass(frozen=True)
+class OutOfOrder:
+    """Of the pairs of jobs of one queue (field 15; -1 is one queue) that backfilling cannot
+    reorder (:func:`passers`), how many the log started out of submit order."""
+
+    pairs: int
+    passed: int
+
+    @property
+    def share(self) -> float:
+        """The share of the pairs started out of order (0 without pairs)."""
+        return self.passed / self.pairs if self.pairs else 0.0
+
+
+@dataclass(frozen=True)
 class SwfContext:
     """The log's scheduling context (module docstring)."""
 
@@ -69,6 +84,7 @@ class SwfContext:
     peak_procs: int  # most processors the logged schedule used at once
     idle_while_fitting: float  # share of the logged span the oldest waiting job would have fit
     started_ahead: int  # jobs started before the job submitted just before them
+    out_of_order: OutOfOrder  # pairs of one queue backfilling cannot reorder, started reordered
     notes: list[str] = field(default_factory=list)  # the header's Note lines
     header_comments: dict[str, str] = field(default_factory=dict)  # after a number, by key
 
@@ -90,7 +106,12 @@ class SwfContext:
                 f"the logged schedule used at most {self.peak_procs:,} processors at once; "
                 f"processors sat idle while the oldest waiting job would have fitted for "
                 f"{self.idle_while_fitting:.1%} of the logged time; {self.started_ahead:,} jobs "
-                f"started before the job submitted just before them"
+                f"started before the job submitted just before them; of the "
+                f"{self.out_of_order.pairs:,} pairs of jobs of one queue that backfilling cannot "
+                f"reorder (the later submitted while the earlier waited, at least as wide, "
+                f"requesting at least as long), the later started first in "
+                f"{self.out_of_order.share:.1%}: a replay of one order never does (a per-user "
+                f"limit, or what the rows do not show, can)"
             )
         out = [
             f"{self.jobs:,} jobs ({self.logged_waits:,} with a logged wait) on "
@@ -222,6 +243,49 @@ def started_ahead(submit: np.ndarray, start: np.ndarray) -> int:
     return int((np.diff(start[order]) < 0).sum())
 
 
+class Passers(NamedTuple):
+    """Job ``earlier`` and the jobs submitted after it while it waited that backfilling cannot
+    start first (:func:`passers`); indices in submit order."""
+
+    earlier: int
+    later: np.ndarray
+
+
+def passers(
+    submit: np.ndarray, start: np.ndarray, need: np.ndarray, request: np.ndarray
+) -> Iterator[Passers]:
+    """Per job (arrays in submit order: submit and start times, processors, requested time, NaN
+    unknown), the later-submitted jobs that arrived while it still waited and are at least as
+    wide and request at least as long (a requested time unknown on either side is not
+    compared). Under EASY or SJBF with one queue such a job never starts before the earlier one:
+    where it fits, the earlier fits; where it ends by the shadow time or uses extra servers, so
+    does the earlier, tried first (Mu'alem & Feitelson 2001 §2); conservative backfilling
+    reserves the earlier first. So a pair where it started first is a priority, a limit or a
+    capacity the replay does not have."""
+    first_later = np.searchsorted(submit, submit, side="right")  # strictly later submits
+    last_later = np.searchsorted(submit, start, side="left")  # submitted before it started
+    for b in range(submit.size):
+        lo, hi = first_later[b], last_later[b]
+        if hi > lo:
+            dominates = (need[lo:hi] >= need[b]) & ~(request[lo:hi] < request[b])
+            yield Passers(b, lo + np.flatnonzero(dominates))
+
+
+def out_of_order(
+    submit: np.ndarray, start: np.ndarray, need: np.ndarray, request: np.ndarray, queue: np.ndarray
+) -> OutOfOrder:
+    """:class:`OutOfOrder` of a logged schedule (per job: submit, start, processors, requested
+    time with NaN unknown, queue; jobs with a logged wait only)."""
+    order = np.argsort(submit, kind="stable")
+    sta, q = start[order], queue[order]
+    pairs = passed = 0
+    for p in passers(submit[order], sta, need[order].astype(float), request[order]):
+        same = p.later[q[p.later] == q[p.earlier]]
+        pairs += same.size
+        passed += int((sta[same] < sta[p.earlier]).sum())
+    return OutOfOrder(pairs, passed)
+
+
 def idle_while_fitting(
     submit: np.ndarray, start: np.ndarray, end: np.ndarray, width: np.ndarray, procs: int
 ) -> float:
@@ -290,6 +354,11 @@ def read_context(log: Path, table: pa.Table, max_procs: int) -> SwfContext:
     start = arrival[known] + wait[known]
     end = start + run[known]
     user = _column(table, "user")
+    request = (
+        table.column("estimate").to_numpy(zero_copy_only=False).astype(float)
+        if "estimate" in table.column_names
+        else np.full(table.num_rows, np.nan)
+    )
     limit = 0
     for u in np.unique(user[known]):
         mine = user[known] == u
@@ -310,6 +379,9 @@ def read_context(log: Path, table: pa.Table, max_procs: int) -> SwfContext:
             arrival[known], start, end, procs[known].astype(float), max_procs
         ),
         started_ahead=started_ahead(arrival[known], start),
+        out_of_order=out_of_order(
+            arrival[known], start, procs[known], request[known], queue[known]
+        ),
         notes=header_notes(lines),
         header_comments=dict(get_meta(table).get("header_comments", {})),
     )

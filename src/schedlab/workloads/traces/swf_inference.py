@@ -1,7 +1,9 @@
 """What a logged schedule says about the scheduler that made it (issue 47 item 1; decision 0031):
-the queue-priority order and the per-user running limits, inferred from the rows of an SWF log
-(start = submit + wait, fields 2 + 3; end = start + run time, field 4; user field 12, queue
-field 15). Pure NumPy on the logged schedule; no replay. The calibration
+the queue-priority order, the per-user running limits and the prime-time limit on requested
+times (decision 0039), inferred from the rows of an SWF log (start = submit + wait, fields 2 +
+3; end = start + run time, field 4; requested time field 9; user field 12, queue field 15;
+local time from the header's UnixStartTime and TimeZoneString). Pure NumPy on the logged
+schedule; no replay. The calibration
 (:mod:`schedlab.experiments.calibrate`) reads them from the first half of a log.
 """
 
@@ -9,15 +11,25 @@ from __future__ import annotations
 
 import heapq
 import math
+import zoneinfo
 from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
-from schedlab.workloads.traces.swf_context import UNKNOWN, most_at_once
+from schedlab.workloads.traces.swf_context import UNKNOWN, most_at_once, passers
 
 USERS_AT_A_LIMIT = 3  # users that must reach a value for it to be a limit the log shows
-MOST_CANDIDATES = 3  # user-limit candidates the fit tries, largest first
+MOST_CANDIDATES = 3  # user-limit (prime-time) candidates the fit tries, largest (smallest) first
+HOUR = 3600.0
+DAY = 24 * HOUR
+WEEK = 7 * DAY
+PRIME_LIMITS = tuple(h * HOUR for h in (1, 2, 4, 8, 16, 32))  # requested times tried as limits
+HELD = 0.15  # in prime time, jobs above a limit start at most this share of their weekend rate
+MIN_PRIME_HOURS = 4  # a prime time the log shows lasts at least this many hours
+MIN_WEEKEND_STARTS = 20  # jobs above a limit started on weekends: fewer, no rate to compare
 
 
 @dataclass(frozen=True)
@@ -76,16 +88,12 @@ def queue_order(
     asked = asked if request is None else asked[known][order]
     pairs = np.zeros((n_q, n_q), np.int64)  # [later's queue, earlier's queue]
     ahead = np.zeros((n_q, n_q), np.int64)
-    first_later = np.searchsorted(sub, sub, side="right")  # strictly later submits
-    last_later = np.searchsorted(sub, sta, side="left")  # submitted before the earlier started
-    for b in range(sub.size):
-        lo, hi = first_later[b], last_later[b]
-        if hi <= lo:
-            continue
-        dominates = (wide[lo:hi] >= wide[b]) & ~(asked[lo:hi] < asked[b])  # NaN: not compared
-        later = code[lo:hi][dominates]
-        pairs[:, code[b]] += np.bincount(later, minlength=n_q)
-        ahead[:, code[b]] += np.bincount(later[sta[lo:hi][dominates] < sta[b]], minlength=n_q)
+    for p in passers(sub, sta, wide, asked):
+        later = code[p.later]
+        pairs[:, code[p.earlier]] += np.bincount(later, minlength=n_q)
+        ahead[:, code[p.earlier]] += np.bincount(
+            later[sta[p.later] < sta[p.earlier]], minlength=n_q
+        )
     np.fill_diagonal(pairs, 0)
     np.fill_diagonal(ahead, 0)
     rates = np.divide(ahead, pairs, out=np.zeros((n_q, n_q)), where=pairs > 0)
@@ -277,3 +285,100 @@ def _narrowest_waiting(
         if waiting:
             out[i] = waiting[0][0]
     return out
+
+
+def week_clock(header: dict[str, Any], t: float) -> float | None:
+    """Where log time ``t`` (seconds after the header's UnixStartTime) falls in its week: seconds
+    after Monday 00:00 local time, the local time by the header's TimeZoneString (its offset
+    from UTC at that instant: one fixed offset from there on, a daylight-saving change moves
+    the hours by one), else its TimeZone (seconds added to UTC), else UTC. None without a
+    UnixStartTime."""
+    start = header.get("UnixStartTime")
+    if not isinstance(start, int | float) or not math.isfinite(start):
+        return None
+    instant = float(start) + t
+    offset = header.get("TimeZone", 0)
+    try:
+        zone = zoneinfo.ZoneInfo(str(header["TimeZoneString"]))
+        got = datetime.fromtimestamp(instant, UTC).astimezone(zone).utcoffset()
+        offset = got.total_seconds() if got is not None else offset
+    except (KeyError, ValueError, zoneinfo.ZoneInfoNotFoundError):
+        pass
+    offset = float(offset) if isinstance(offset, int | float) and math.isfinite(offset) else 0.0
+    return (instant + offset + 3 * DAY) % WEEK  # 1970-01-01 00:00 UTC was a Thursday
+
+
+@dataclass(frozen=True)
+class PrimeTime:
+    """A prime-time rule (policies/pooled/site_rules.py): Monday to Friday in the local hours
+    [``hours[0]``, ``hours[1]``), a job asking more than ``max_request`` seconds is held."""
+
+    max_request: float
+    hours: tuple[float, float]
+
+
+@dataclass(frozen=True)
+class PrimeTimes:
+    """The prime-time rules a logged schedule shows (:func:`prime_times`): ``candidates``, the
+    smallest limit first; ``held[i][h]``, for limit :data:`PRIME_LIMITS` [i], the share of the
+    jobs started in weekday hour h that ask more than it, over that share on weekends (NaN
+    where there is none to compare)."""
+
+    candidates: tuple[PrimeTime, ...]
+    held: tuple[tuple[float, ...], ...]
+    weekend_starts: tuple[int, ...]  # per limit, weekend starts of jobs above it
+
+
+def prime_times(week: np.ndarray, request: np.ndarray) -> PrimeTimes:
+    """The prime-time rules a logged schedule shows: per job its start's place in the week
+    (:func:`week_clock`) and its requested time (field 9, NaN unknown: left out).
+
+    For each limit L of :data:`PRIME_LIMITS`, the jobs asking more than L make up some share
+    of the jobs started on weekends (non-prime time in every batch system) and some share of
+    those started in each weekday hour. Where a site holds them during prime time, their share
+    in the prime hours falls to almost none: the hours where it is at most :data:`HELD` of the
+    weekend's are *held*, and the longest run of held hours, if at least
+    :data:`MIN_PRIME_HOURS` long, is the prime time that L shows (KTH-SP2: jobs asking more
+    than 4 h start on weekdays between 05:00 and 18:00 at 0-1% of their weekend share,
+    decision 0039). A limit with fewer than :data:`MIN_WEEKEND_STARTS` weekend starts above it
+    shows nothing. The candidates are the smallest :data:`MOST_CANDIDATES` limits that show a
+    prime time (each costs the fit one more capacity search)."""
+    asked = np.isfinite(request)
+    week, request = week[asked], request[asked]
+    day = (week // DAY).astype(int)
+    hour = ((week % DAY) // HOUR).astype(int)
+    weekend = day >= 5
+    candidates: list[PrimeTime] = []
+    held: list[tuple[float, ...]] = []
+    starts: list[int] = []
+    for limit in PRIME_LIMITS:
+        above = request > limit
+        starts.append(int((above & weekend).sum()))
+        if starts[-1] < MIN_WEEKEND_STARTS:
+            held.append((math.nan,) * 24)
+            continue
+        base = above[weekend].mean()
+        share = (
+            np.array(
+                [
+                    above[~weekend & (hour == h)].mean()
+                    if (~weekend & (hour == h)).any()
+                    else math.nan
+                    for h in range(24)
+                ]
+            )
+            / base
+        )
+        held.append(tuple(float(x) for x in share))
+        low = np.concatenate([share <= HELD, [False]])  # NaN (no start that hour): not held
+        best, run_from, length = (0, 0), 0, 0
+        for h in range(25):
+            if low[h]:
+                length += 1
+                if length > best[1] - best[0]:
+                    best = (run_from, h + 1)
+            else:
+                run_from, length = h + 1, 0
+        if best[1] - best[0] >= MIN_PRIME_HOURS and len(candidates) < MOST_CANDIDATES:
+            candidates.append(PrimeTime(float(limit), (float(best[0]), float(best[1]))))
+    return PrimeTimes(tuple(candidates), tuple(held), tuple(starts))
