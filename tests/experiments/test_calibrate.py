@@ -41,9 +41,11 @@ from tests.helpers.swf_logs import (
     EASY,
     TRUE_CAPACITY,
     TRUE_PARTITIONS,
+    TRUE_PRIME,
     TRUE_QUEUE_ORDER,
     TRUE_USER_LIMIT,
     partitioned_log,
+    prime_time_log,
     scheduler_log,
     stepped_log,
     synthetic_jobs,
@@ -547,3 +549,37 @@ def test_the_profile_held_reproduces_a_log_made_on_it(stepped: Path) -> None:
     over = [{**s, "mean_wait_ratio": 6.2} if s["capacity"] == 100 else s for s in held.fit_steps]
     said = [x for x in verdict(replace(held, fit_steps=over)) if "profile alone" in x]
     assert len(said) == 1 and "x6.2 the logged" in said[0]
+
+
+@pytest.fixture(scope="module")
+def with_prime_time(tmp_path_factory) -> Path:
+    return prime_time_log(tmp_path_factory.mktemp("prime"))
+
+
+def test_calibration_recovers_a_prime_time(with_prime_time: Path) -> None:
+    """A log EASY made on 60 of 100 processors holding the jobs asking more than 4 h on
+    weekdays 08:00-17:00: the first half shows that prime time (the smallest limit whose long
+    jobs start there at most 15% as often as on weekends, over those hours), the fit keeps it
+    and the capacity (to the resolution), and the calibrated replay follows the log's waits
+    far better than without it."""
+    table = read(with_prime_time, "swf")
+    got = calibrate(table, "prime", 100, EASY)
+    assert got.prime_inference is not None
+    assert got.prime_inference.candidates[0] == TRUE_PRIME
+    assert got.fitted.prime_time == TRUE_PRIME
+    assert abs(got.fitted_capacity - TRUE_CAPACITY) <= 1
+    assert got.calibrated.spearman > 0.9 and abs(got.calibrated.mean_ratio - 1) < 0.1
+    without = [s for s in got.fit_steps if s["prime_time"] is None]
+    assert max(s["spearman"] for s in without) < got.calibrated.spearman
+    record = got.record()
+    assert record["fitted_prime_time"] == {"max_request": 14400.0, "hours": (8.0, 17.0)}
+    assert "jobs asking more than 4 h held Monday-Friday 08:00-17:00" in "\n".join(verdict(got))
+
+
+def test_a_log_without_a_clock_tries_no_prime_time(synthetic: Path) -> None:
+    """The synthetic log's header has no UnixStartTime: no prime time is tried, and the
+    context says why."""
+    got = calibrate(read(synthetic, "swf"), "synthetic", 100, EASY)
+    assert got.prime_inference is None and got.fitted.prime_time is None
+    assert all(s["prime_time"] is None for s in got.fit_steps)
+    assert "no prime time tried (the header gives no UnixStartTime" in "\n".join(verdict(got))

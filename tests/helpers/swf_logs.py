@@ -19,6 +19,7 @@ from schedlab.model.compile import compile_model
 from schedlab.model.spec import parse_spec
 from schedlab.simulation.simulate import simulate_model
 from schedlab.workloads.traces import read
+from schedlab.workloads.traces.swf_inference import PrimeTime
 
 EASY = {"name": "easy-backfill", "durations": "estimate"}  # the replay judged
 TRUE_CAPACITY = 60
@@ -27,10 +28,12 @@ TRUE_USER_LIMIT = 2
 TRUE_PARTITIONS = (PartitionSet(1, 40), PartitionSet(2, 60))  # of the 100 processors
 
 
-def write_swf(path: Path, submit, run, procs, wait, user=None, queue=None, partition=None) -> Path:
+def write_swf(
+    path: Path, submit, run, procs, wait, user=None, queue=None, partition=None, header=""
+) -> Path:
     """SWF rows: job number, submit, wait, run time, processors, requested processors and time
     (twice the run), user (default 1 + job % 7, field 12), queue (default -1, field 15) and
-    partition (default -1, field 16)."""
+    partition (default -1, field 16); ``header``: more header lines after MaxProcs."""
     user = [1 + j % 7 for j in range(len(submit))] if user is None else user
     queue = [-1] * len(submit) if queue is None else queue
     partition = [-1] * len(submit) if partition is None else partition
@@ -40,7 +43,7 @@ def write_swf(path: Path, submit, run, procs, wait, user=None, queue=None, parti
             zip(submit, run, procs, wait, user, queue, partition, strict=True)
         )
     ]
-    path.write_text("; MaxProcs: 100\n" + "\n".join(rows) + "\n")
+    path.write_text("; MaxProcs: 100\n" + header + "\n".join(rows) + "\n")
     return path
 
 
@@ -127,3 +130,31 @@ def stepped_log(folder: Path) -> Path:
     wait = np.array([got[i] for i in table.column("source_id").to_pylist()])
     assert wait.size == n and np.isfinite(wait).all()
     return write_swf(folder / "log.swf", submit, run, procs, np.round(wait))
+
+
+TRUE_PRIME = PrimeTime(4 * 3600.0, (8.0, 17.0))  # jobs asking more than 4 h held 08-17 weekdays
+# Monday 5 January 2026 00:00 UTC; the log's clock is UTC
+PRIME_HEADER = "; UnixStartTime: 1767571200\n; TimeZoneString: UTC\n"
+
+
+def prime_time_log(folder: Path) -> Path:
+    """1,600 jobs over about four weeks from a Monday 00:00 UTC (1-16 processors, run times
+    exponential with mean 1.5 h, requested times twice that; seeded) at load 0.7 of
+    :data:`TRUE_CAPACITY` processors; their logged waits those EASY gives them there holding
+    :data:`TRUE_PRIME` (the header gives the clock: UnixStartTime and TimeZoneString)."""
+    rng = np.random.default_rng(4737)
+    n = 1600
+    procs = rng.integers(1, 17, n)
+    run = np.ceil(rng.exponential(5400.0, n))
+    rate = 0.7 * TRUE_CAPACITY / (procs.mean() * run.mean())
+    submit = np.floor(np.cumsum(rng.exponential(1 / rate, n)))
+    draft = write_swf(folder / "draft.swf", submit, run, procs, np.zeros(n), header=PRIME_HEADER)
+    options = {
+        "prime_time_max_request": TRUE_PRIME.max_request,
+        "prime_time_hours": list(TRUE_PRIME.hours),
+    }
+    truth = replay(read(draft, "swf"), TRUE_CAPACITY, ReplaySettings(EASY, folder, options=options))
+    assert np.isfinite(truth.wait).all()
+    return write_swf(
+        folder / "log.swf", submit, run, procs, np.round(truth.wait), header=PRIME_HEADER
+    )

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from schedlab.experiments.calibrate import replay
+from schedlab.experiments.calibrate import ReplaySettings, replay
 from schedlab.workloads.traces import TraceError, read
 from schedlab.workloads.traces.swf_context import (
     Declared,
@@ -186,7 +186,8 @@ def test_a_log_easy_made_passes_no_job_backfilling_cannot_explain(tmp_path: Path
     jobs = read(draft, "swf")
 
     def made(extra: dict) -> object:
-        wait = np.round(replay(jobs, 60, EASY, tmp_path, 1, options={**options, **extra}).wait)
+        settings = ReplaySettings(EASY, tmp_path, options={**options, **extra})
+        wait = np.round(replay(jobs, 60, settings).wait)
         log = write_swf(tmp_path / "log.swf", submit, run, procs, wait, user, queue)
         return read_context(log, read(log, "swf"), 100).out_of_order
 

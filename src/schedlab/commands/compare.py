@@ -394,6 +394,7 @@ def _calibrated(
     from schedlab.commands.trace_calibrate import validation_table
     from schedlab.experiments.calibrate import (
         calibrate,
+        clocked,
         replay_steps,
         servers_of,
         verdict,
@@ -413,7 +414,7 @@ def _calibrated(
     held = [(d["start"], d["end"]) for d in result.downtime]
     steps = replay_steps(table, held, result.fitted_capacity, result.profile)
     context = {
-        **result.fitted.options(),
+        **clocked(table, result.fitted.options()),
         **({"capacity_schedule": steps} if steps else {}),
     }
     outputs.make_dirs(target)

@@ -23,6 +23,7 @@ VALIDATION_COLUMNS = (
     ("queue_order", "queue order"),
     ("queue_rank_wait", "rank worth"),
     ("partitions", "partitions"),
+    ("prime_time", "prime time"),
     ("mean_ratio", "mean wait / logged"),
     ("p95_ratio", "p95 wait / logged"),
     ("pearson", "Pearson"),
@@ -54,7 +55,8 @@ def validation_table(record: dict) -> Table:
 
 def cell(key: str, value: object) -> str:
     """A validation table's cell: ratios and correlations to 3 digits, no user limit and no
-    queue order as "none", partitions as id:processors (one pool: "none")."""
+    queue order as "none", partitions as id:processors (one pool: "none"), a prime time as
+    ">4 h 08-17" (the jobs asking more than 4 h held on weekdays 08:00-17:00; none: "none")."""
     if isinstance(value, float):
         return f"{value:.3g}"
     if key == "user_limit" and not value:
@@ -63,6 +65,11 @@ def cell(key: str, value: object) -> str:
         return " > ".join(map(str, value)) if value else "none"
     if key == "partitions":
         return " ".join(f"{p['id']}:{p['processors']}" for p in value) if value else "none"
+    if key == "prime_time":
+        if not value:
+            return "none"
+        start, end = value["hours"]
+        return f">{value['max_request'] / 3600:g} h {start:02.0f}-{end:02.0f}"
     return str(value)
 
 
@@ -115,7 +122,7 @@ def calibrate_cmd(
     against replayed wait per job, log axes) and OUT/calibration.json."""
     from schedlab import outputs
     from schedlab.errors import SchedlabError
-    from schedlab.experiments.calibrate import calibrate, queue_words, verdict
+    from schedlab.experiments.calibrate import calibrate, prime_words, queue_words, verdict
     from schedlab.report.calibration_figure import calibration_figure
     from schedlab.workloads.traces import get_meta, read
     from schedlab.workloads.traces.swf_context import read_context
@@ -168,7 +175,8 @@ def calibrate_cmd(
         f"{result.fitted_capacity} of {k} processors, user limit "
         f"{result.fitted.user_limit or 'none'}, queue order "
         f"{queue_words(result.fitted.queue_order, result.fitted.queue_rank_wait)}, partitions "
-        f"{cell('partitions', result.record()['fitted_partitions'])}, {len(result.downtime)} "
+        f"{cell('partitions', result.record()['fitted_partitions'])}, "
+        f"{prime_words(result.fitted.prime_time)}, {len(result.downtime)} "
         f"logged downtime "
         f"intervals held ({result.clipped:,} wider jobs replayed on "
         f"all of it); written: {out_dir / 'calibration.json'}, "

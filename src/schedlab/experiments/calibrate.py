@@ -104,14 +104,19 @@ from schedlab.errors import SchedlabError, SpecError
 from schedlab.workloads.traces.canonical import get_meta, with_meta
 from schedlab.workloads.traces.swf_context import UNKNOWN, most_at_once
 from schedlab.workloads.traces.swf_inference import (
+    WEEK,
     CapacityProfile,
+    PrimeTime,
+    PrimeTimes,
     QueueOrder,
     UserPeaks,
     capacity_profile,
     logged_schedule,
+    prime_times,
     queue_order,
     use_quantile,
     user_peaks,
+    week_clock,
 )
 
 MIN_JOBS_PER_HALF = 50  # fewer jobs with a logged wait in a half: too short to split
@@ -150,15 +155,16 @@ def _sets(partitions: tuple[PartitionSet, ...]) -> str:
 class Context:
     """The replay context a calibration fits: usable processors, the most jobs one user may run
     at once (0: no limit), the queue ids highest priority first (``()``: arrival order), the
-    seconds of waiting one queue rank is worth (0: a strict order; site_rules) and the
+    seconds of waiting one queue rank is worth (0: a strict order; site_rules), the
     partitions' processor sets before they share ``capacity`` (``()``: one pool; :func:`shares`
-    gives the sets replayed)."""
+    gives the sets replayed) and the prime-time rule (None: none; decision 0039)."""
 
     capacity: int
     user_limit: int = 0
     queue_order: tuple[int, ...] = ()
     partitions: tuple[PartitionSet, ...] = ()
     queue_rank_wait: float = 0.0
+    prime_time: PrimeTime | None = None
 
     @property
     def sets(self) -> tuple[PartitionSet, ...]:
@@ -174,12 +180,43 @@ class Context:
             out["queue_order"] = list(self.queue_order)
             if self.queue_rank_wait:
                 out["queue_rank_wait"] = self.queue_rank_wait
+        if self.prime_time is not None:
+            out["prime_time_max_request"] = self.prime_time.max_request
+            out["prime_time_hours"] = list(self.prime_time.hours)
         return out
 
     def described(self) -> str:
         return described(
-            self.capacity, self.user_limit, self.queue_order, self.queue_rank_wait, self.sets
+            self.capacity,
+            self.user_limit,
+            self.queue_order,
+            self.queue_rank_wait,
+            self.sets,
+            self.prime_time,
         )
+
+
+def prime_words(prime: PrimeTime | None) -> str:
+    """A prime-time rule in words."""
+    if prime is None:
+        return "no prime time"
+    start, end = prime.hours
+    return (
+        f"jobs asking more than {wait_words(prime.max_request)} held Monday-Friday "
+        f"{start:02.0f}:00-{end:02.0f}:00"
+    )
+
+
+def clocked(table: pa.Table, options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` with, when they hold a prime-time rule, the ``prime_time_clock`` of a replay
+    of ``table``: where its first arrival falls in the week (:func:`week_clock`, the log's
+    header; 0, Monday 00:00, without a UnixStartTime, which :func:`fit` never offers a rule
+    for)."""
+    if "prime_time_max_request" not in options or table.num_rows == 0:
+        return options
+    first = float(pc.min(table.column("arrival")).as_py())
+    clock = week_clock(get_meta(table).get("header", {}), first)
+    return {**options, "prime_time_clock": (clock or 0.0) % WEEK}
 
 
 def wait_words(seconds: float) -> str:
@@ -207,6 +244,7 @@ def described(
     queue_order: tuple[int, ...],
     queue_rank_wait: float,
     sets: tuple[PartitionSet, ...],
+    prime: PrimeTime | None = None,
 ) -> str:
     """A replay context in words (``sets``: the partitions' sets replayed, ``()`` one pool)."""
     limit = f"at most {user_limit} running jobs per user" if user_limit else "no per-user limit"
@@ -216,7 +254,8 @@ def described(
         else "one queue order (arrival)"
     )
     pools = f"partitions {_sets(sets)} (id:processors)" if sets else "one pool"
-    return f"{capacity} processors, {limit}, {order}, {pools}"
+    prime_part = f", {prime_words(prime)}" if prime is not None else ""
+    return f"{capacity} processors, {limit}, {order}, {pools}{prime_part}"
 
 
 def accepted(policy: str, options: dict[str, Any]) -> dict[str, Any]:
@@ -245,6 +284,7 @@ class Judgement:
     queue_order: tuple[int, ...]
     queue_rank_wait: float  # seconds of waiting one queue rank is worth (0: strict)
     partitions: tuple[PartitionSet, ...]  # the sets replayed (``()``: one pool)
+    prime_time: PrimeTime | None  # the prime-time rule replayed (None: none)
     jobs: int
     mean_wait: float
     logged_mean_wait: float
@@ -283,6 +323,7 @@ class Calibration:
     applied: dict[str, Any]  # the fitted options the policy takes (and ran with)
     queue_inference: QueueOrder  # read from the first half's logged schedule
     user_inference: UserPeaks  # likewise
+    prime_inference: PrimeTimes | None  # likewise (None: the log's header gives no clock)
     split: tuple[PartitionSet, ...]  # the partitions' sizes tried in the fit (``()``: not tried)
     fit_steps: list[dict[str, Any]]  # split, user limit, queue order, rank wait, capacity, ...
     clipped: int  # jobs wider than the machine replayed (c; MaxProcs with a profile): on all of it
@@ -306,6 +347,9 @@ class Calibration:
         out["fitted_queue_order"] = list(self.fitted.queue_order)
         out["fitted_queue_rank_wait"] = self.fitted.queue_rank_wait
         out["fitted_partitions"] = [asdict(p) for p in self.fitted.sets]
+        out["fitted_prime_time"] = (
+            asdict(self.fitted.prime_time) if self.fitted.prime_time is not None else None
+        )
         out["user_inference"]["peaks"] = {str(k): v for k, v in self.user_inference.peaks.items()}
         out["plain"] = self.plain.record()
         out["calibrated"] = self.calibrated.record()
@@ -517,7 +561,7 @@ def replay_spec(table: pa.Table, capacity: int, settings: ReplaySettings) -> dic
     path = settings.folder / f"replay-{capacity}.parquet"
     pq.write_table(derived, path)
     steps = replay_steps(table, list(settings.downtime), capacity, settings.profile)
-    policy = {**settings.policy, **settings.options}
+    policy = {**settings.policy, **clocked(table, settings.options)}
     return {
         "cluster": {"servers": k},
         "workload": {"arrivals": {"process": "trace", "path": str(path)}},
@@ -574,6 +618,7 @@ def judge(
         queue_order=context.queue_order,
         queue_rank_wait=context.queue_rank_wait,
         partitions=context.sets,
+        prime_time=context.prime_time,
         jobs=int(sim.size),
         mean_wait=float(sim.mean()),
         logged_mean_wait=float(log.mean()),
@@ -719,6 +764,7 @@ class Fit:
     context: Context
     queue_inference: QueueOrder
     user_inference: UserPeaks
+    prime_inference: PrimeTimes | None  # None: the log has no clock (UnixStartTime)
     split: tuple[PartitionSet, ...]  # the partitions' sizes tried (``()``: not tried)
     steps: list[dict[str, Any]]
 
@@ -737,8 +783,10 @@ def fit(
     half), and the inferred order with each of :data:`RANK_WAITS` under the limit the
     strict order fitted best (:func:`_criterion` among the strict contexts: one fit per rank
     wait, not one per rank wait and limit; SDSC-BLUE's fit did not end in an hour with every
-    pair, decision 0034); the context chosen by :func:`_criterion`. Options the policy does not
-    take (:func:`taken`) are neither searched nor passed."""
+    pair, decision 0034), and each prime time the half's logged schedule shows
+    (:func:`logged_prime_times`) with each limit under the order (and rank wait) the split
+    fitted best (decision 0039); the context chosen by :func:`_criterion`. Options the policy
+    does not take (:func:`taken`) are neither searched nor passed."""
     schedule = logged_schedule(table)
     order = queue_order(
         schedule["submit"],
@@ -748,10 +796,17 @@ def fit(
         schedule["request"],
     )
     peaks = user_peaks(schedule["start"], schedule["end"], schedule["user"])
+    primes = logged_prime_times(table, schedule)
     probe = Context(
-        max_procs, max(peaks.candidates, default=0), order.order, (), RANK_WAITS[0]
+        max_procs,
+        max(peaks.candidates, default=0),
+        order.order,
+        (),
+        RANK_WAITS[0],
+        primes.candidates[0] if primes is not None and primes.candidates else None,
     ).options()
     takes = taken(table, settings.policy, settings.folder, probe)
+    rules = primes.candidates if primes is not None and "prime_time_max_request" in takes else ()
     limits = [0, *peaks.candidates] if "user_limit" in takes else [0]
     # a policy that does not take the order keeps it in its context (reported, not applied)
     orders = [(), order.order] if "queue_order" in takes and order.order else [order.order]
@@ -762,15 +817,23 @@ def fit(
     steps: list[dict[str, Any]] = []
 
     def measure(
-        parts: tuple[PartitionSet, ...], queues: tuple[int, ...], wait: float, limit: int
+        parts: tuple[PartitionSet, ...],
+        queues: tuple[int, ...],
+        wait: float,
+        limit: int,
+        prime: PrimeTime | None = None,
     ) -> dict[str, Any]:
-        context = Context(max_procs, limit, queues, (), wait).options()
+        context = Context(max_procs, limit, queues, (), wait, prime).options()
         options = {k: v for k, v in context.items() if k in takes}
         run = replace(settings, options=options, partitions=parts)
         best, measured = fit_capacity(table, max_procs, run, floor)
         for step in measured:  # (best is one of them)
             step.update(
-                user_limit=limit, queue_order=list(queues), queue_rank_wait=wait, split=bool(parts)
+                user_limit=limit,
+                queue_order=list(queues),
+                queue_rank_wait=wait,
+                split=bool(parts),
+                prime_time=asdict(prime) if prime is not None else None,
             )
         chosen.append(best)
         steps.extend(measured)
@@ -783,6 +846,12 @@ def fit(
             limit = int(_criterion(ordered)["user_limit"])
             for wait in waits:
                 measure(parts, order.order, wait, limit)
+        if rules:  # each prime time with each limit, under the order this split fitted best
+            here = _criterion([s for s in chosen if s["split"] == bool(parts)])
+            queues, wait = tuple(here["queue_order"]), float(here["queue_rank_wait"])
+            for rule in rules:
+                for limit in limits:
+                    measure(parts, queues, wait, limit, rule)
     best = _criterion(chosen)
     fitted = Context(
         int(best["capacity"]),
@@ -790,16 +859,33 @@ def fit(
         tuple(best["queue_order"]),
         split if best["split"] else (),
         float(best["queue_rank_wait"]),
+        PrimeTime(best["prime_time"]["max_request"], tuple(best["prime_time"]["hours"]))
+        if best["prime_time"]
+        else None,
     )
-    return Fit(fitted, order, peaks, split, steps)
+    return Fit(fitted, order, peaks, primes, split, steps)
+
+
+def logged_prime_times(table: pa.Table, schedule: dict[str, np.ndarray]) -> PrimeTimes | None:
+    """The prime-time rules ``table``'s logged ``schedule`` shows (:func:`prime_times`), its
+    starts placed in the week from the first one (one clock offset, as the replay's); None
+    when the log's header gives no UnixStartTime."""
+    start = schedule["start"]
+    if not start.size:
+        return None
+    first = float(start.min())
+    clock = week_clock(get_meta(table).get("header", {}), first)
+    if clock is None:
+        return None
+    return prime_times((clock + (start - first)) % WEEK, schedule["request"])
 
 
 def _criterion(chosen: list[dict[str, Any]]) -> dict[str, Any]:
     """The best of the contexts' chosen steps (module docstring): among those whose mean wait
     ratio is within :data:`NEAR_TIE` of the nearest to 1, the highest Spearman; on equal
-    Spearman the fewer constraints: one pool, no order, a strict order (no rank wait; then the
-    largest, the nearest to strict: the rank waits that no job's wait reaches schedule as strict
-    does), no limit, then the largest limit (the loosest)."""
+    Spearman the fewer constraints: one pool, no prime time, no order, a strict order (no rank
+    wait; then the largest, the nearest to strict: the rank waits that no job's wait reaches
+    schedule as strict does), no limit, then the largest limit (the loosest)."""
     nearest = min(_distance(s) for s in chosen)
     tied = [s for s in chosen if _distance(s) <= nearest + NEAR_TIE]
     return max(
@@ -807,6 +893,7 @@ def _criterion(chosen: list[dict[str, Any]]) -> dict[str, Any]:
         key=lambda s: (
             _spearman(s),
             not s["split"],
+            not s["prime_time"],
             not s["queue_order"],
             not s["queue_rank_wait"],
             s["queue_rank_wait"],
@@ -897,6 +984,7 @@ def calibrate(
                 tuple(options.get("queue_order", ())),
                 context.partitions,
                 options.get("queue_rank_wait", 0.0),
+                context.prime_time if "prime_time_max_request" in options else None,
             )
             run = replace(held, options=options, partitions=context.partitions)
             return judge(name, ran, table, replay(table, context.capacity, run), second)
@@ -916,6 +1004,7 @@ def calibrate(
         applied=applied,
         queue_inference=found.queue_inference,
         user_inference=found.user_inference,
+        prime_inference=found.prime_inference,
         split=found.split,
         fit_steps=found.steps,
         clipped=clipped_jobs(table, fitted)
@@ -946,12 +1035,28 @@ def reproduces(j: Judgement) -> bool:
 
 
 def _line(j: Judgement) -> str:
-    context = described(j.capacity, j.user_limit, j.queue_order, j.queue_rank_wait, j.partitions)
+    context = described(
+        j.capacity, j.user_limit, j.queue_order, j.queue_rank_wait, j.partitions, j.prime_time
+    )
     return (
         f"{j.replay} ({context}): mean wait x{j.mean_ratio:.3g} of the logged, "
         f"p95 x{j.p95_ratio:.3g}, per-job Pearson {j.pearson:.3f}, Spearman {j.spearman:.3f}, "
         f"Kendall tau of starts {j.kendall_start:.3f}"
     )
+
+
+def _prime_lines(c: Calibration) -> str:
+    """What the first half showed of a prime time and what the fit kept, in words."""
+    if c.prime_inference is None:
+        return "no prime time tried (the header gives no UnixStartTime: no local clock)"
+    if not c.prime_inference.candidates:
+        return (
+            "no prime time shown (no requested-time limit whose jobs start on weekdays, over "
+            "4 h or more, at most 15% as often as on weekends)"
+        )
+    shown = ", ".join(prime_words(p).removeprefix("jobs ") for p in c.prime_inference.candidates)
+    kept = prime_words(c.fitted.prime_time) if c.fitted.prime_time else "none kept"
+    return f"prime-time candidates: {shown}; {kept}"
 
 
 def _how_far(j: Judgement) -> str:
@@ -1024,12 +1129,13 @@ def verdict(c: Calibration) -> list[str]:
         parts = f"one pool (the split into partitions {_sets(c.split)} fitted the first half worse)"
     else:
         parts = "one pool (fewer than two known partitions in field 16 with enough jobs)"
+    primes = _prime_lines(c)
     unused = sorted(set(c.fitted.options()) - set(c.applied))
     lines = [
         f"calibrated context: usable capacity {c.fitted_capacity} of {c.max_procs} "
         f"processors{held}, user limit "
-        f"{c.fitted.user_limit or 'none'}, {queues}; {limits}; {parts}; fitted on the first "
-        f"half of the "
+        f"{c.fitted.user_limit or 'none'}, {queues}; {limits}; {parts}; {primes}; fitted on the "
+        f"first half of the "
         f"log ({c.fit_jobs:,} jobs; {c.clipped:,} wider jobs replayed on all of it); judged on "
         f"the second half ({c.plain.jobs:,} jobs) with {c.policy}"
         + (f" (which does not take {', '.join(unused)})" if unused else "")

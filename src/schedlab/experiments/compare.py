@@ -39,6 +39,10 @@ from schedlab.errors import SchedlabError, SpecError
 from schedlab.experiments.runner import Task
 from schedlab.model.spec import SimulationSpec, parse_spec
 
+# options of a calibrated context on the log's clock (a capacity schedule's steps, the week's
+# prime time): they hold at the log's own times only
+CLOCKED = ("capacity_schedule", "prime_time_max_request", "prime_time_hours", "prime_time_clock")
+
 
 @dataclass(frozen=True)
 class Skipped:
@@ -90,14 +94,15 @@ class Plan:
 
     def spec(self, policy: str, load: float | None) -> SimulationSpec:
         """The run of ``policy`` at ``load`` (None or the native load: the log's own times) with
-        the options it takes of the calibrated context (a capacity schedule, on the log's clock,
-        at the log's own times only)."""
+        the options it takes of the calibrated context (a capacity schedule and a prime time,
+        on the log's clock, at the log's own times only)."""
         workload = dict(self.base["workload"])
         run = dict(self.base["run"])
         options = dict(self.options.get(policy, {}))
         if load is not None and load != self.native:
             workload["load"] = load
-            options.pop("capacity_schedule", None)
+            for clocked in CLOCKED:  # on the log's clock: not at another load's times
+                options.pop(clocked, None)
         elif self.native_jobs:
             run["jobs"] = JOBS_FOLDER
         data = {
@@ -123,8 +128,8 @@ class Plan:
             f"calibrated context: every policy on the fitted capacity; of the fitted options "
             f"({', '.join(sorted(self.context))}), each took {ran}"
             + (
-                " (capacity_schedule at the log's own load only)"
-                if "capacity_schedule" in self.context and any(x != self.native for x in self.loads)
+                " (capacity_schedule and prime time at the log's own load only)"
+                if set(CLOCKED) & set(self.context) and any(x != self.native for x in self.loads)
                 else ""
             )
         )
