@@ -89,9 +89,16 @@ def markdown(rows: list[dict]) -> str:
         order = " > ".join(map(str, fitted.get("queue_order") or [])) or "arrival"
         wait = fitted.get("queue_rank_wait") or 0.0  # seconds one queue rank is worth (0: strict)
         order += f", a rank worth {wait / 3600:g} h of waiting" if wait else ""
+        prime = c.get("fitted_prime_time")  # jobs over max_request held in weekday hours
+        held = (
+            f", jobs over {prime['max_request'] / 3600:g} h held weekdays "
+            f"{prime['hours'][0]:02.0f}-{prime['hours'][1]:02.0f} h"
+            if prime
+            else ""
+        )
         context = (
             f"{c['fitted_capacity']} of {c['max_procs']} processors, user limit "
-            f"{fitted.get('user_limit') or 'none'}, queue order {order}"
+            f"{fitted.get('user_limit') or 'none'}, queue order {order}{held}"
         )
         met = (
             "both"
