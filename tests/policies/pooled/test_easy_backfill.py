@@ -166,9 +166,9 @@ def easy_reference(
             monday + w * week + d * day + e for w in (-1, 0, 1) for d in range(5) for e in edges
         ]
 
-    def prime(at):
+    def prime(at):  # a boundary within a microsecond is reached (as the kernel's SNAP)
         b = sorted(boundaries(at))
-        return any(b[i] <= at < b[i + 1] for i in range(0, len(b), 2))
+        return any(b[i] - 1e-6 <= at < b[i + 1] - 1e-6 for i in range(0, len(b), 2))
 
     def held(j):  # a long job during prime time
         return bool(prime_request) and jobs[j][3] > prime_request and prime(t)
@@ -186,7 +186,7 @@ def easy_reference(
         t_dep = min((finish[j] for j in running), default=math.inf)
         t_step = min((at for at, _ in schedule if at > t), default=math.inf)
         if prime_request:
-            t_step = min(t_step, min(b for b in boundaries(t) if b > t))
+            t_step = min(t_step, min(b for b in boundaries(t) if b > t + 1e-6))
         t = min(t_arr, t_dep, t_step if queue else math.inf)
         if t == math.inf:
             break

@@ -136,7 +136,7 @@ def test_invariants_and_no_long_job_started_in_prime_time(tmp_path_factory, case
     for (_, _, _, request, _, _), s in zip(jobs, got["start"], strict=True):
         week = (s + rule["prime_time_clock"]) % (7 * DAY)
         second = week % DAY
-        if week // DAY < 5 and start_h * HOUR <= second < end_h * HOUR:
+        if week // DAY < 5 and start_h * HOUR <= second < end_h * HOUR - 1e-6:  # (rounding)
             assert not request > rule["prime_time_max_request"]
 
 
@@ -168,3 +168,31 @@ def test_a_prime_time_limit_needs_requested_times(tmp_path):
     with pytest.raises(SpecError, match=r"needs the jobs|has none") as error:
         run(path, 2, {"name": "easy-backfill", "prime_time_max_request": HOUR})
     assert error.value.field == "policy.prime_time_max_request"
+
+
+def test_a_held_job_that_can_never_start_ends_the_run(tmp_path):
+    """Capacity 0 from t = 10 s on: a job held at 08:00 (t = 1 h) can never start, and the run
+    ends (a wake-up at every prime-time boundary would keep it going for ever: it is asked for
+    only while a job is held, at the end of prime time). In a subprocess with a time limit, so
+    that a regression fails instead of hanging the suite."""
+    import subprocess
+    import sys
+
+    jobs = [job(0.0, 5.0, 1, 5.0), job(HOUR, 5 * HOUR, 1, 5 * HOUR), job(2 * HOUR, 1.0, 1, 1.0)]
+    path = write_trace(tmp_path / "t.csv", jobs)
+    policy = {
+        "name": "easy-backfill",
+        **RULE,
+        "prime_time_clock": MONDAY_7,
+        "capacity_schedule": [{"at": 10.0, "servers": 0}],
+    }
+    code = (
+        "import json, sys; from tests.policies.pooled.test_site_rules import run; "
+        f"print(json.dumps(run(sys.argv[1], 2, {policy!r})['start']))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=240
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    starts = done.stdout.strip().splitlines()[-1]
+    assert starts.startswith("[0.0")  # only the first job ran; the run ended

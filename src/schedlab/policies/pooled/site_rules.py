@@ -40,20 +40,21 @@ decision afresh with them, as Slurm's backfill pass does) and FCFS / FIFO-FF
   ``prime_time_max_request`` seconds is *ineligible*, as for the user limit: skipped, neither
   started nor reserved for; a job without a requested time is never held. Outside prime time
   (nights, weekends) every job may start, and one started before prime time runs on into it.
-  This is the prime-time/non-prime-time split of batch systems, which run long jobs at night
-  and on weekends: PBS Professional's primetime and non-primetime queues (jobs of a
-  non-primetime queue start only in non-primetime; weekends and the holidays file's days are
-  non-primetime; Altair PBS Professional Administrator's Guide, "Using Primetime and Holidays",
-  and https://2021.help.altair.com/2021.1/control/Chunk1804551752.htm), the time-of-day
-  wall-clock limits of PDC at KTH ("during daytime ... 4 hours ..., at other times 8 hours",
+  This is the prime-time/non-prime-time split of batch systems, which run long jobs at night and
+  on weekends: PBS Professional's primetime and non-primetime queues (jobs of a non-primetime
+  queue start only in non-primetime; weekends and the holidays file's days are non-primetime;
+  Altair PBS Professional Administrator's Guide, "Using Primetime and Holidays", and
+  https://2021.help.altair.com/2021.1/control/Chunk1804551752.htm), the time-of-day wall-clock
+  limits of PDC at KTH ("during daytime ... 4 hours ..., at other times 8 hours",
   http://www.pdc.kth.se/resources/computers/historical-computers/bluegene/policy). The replay's
-  clock is seconds after its first arrival; ``prime_time_clock`` is where that instant falls
-  in the week: seconds after Monday 00:00 local time (one fixed offset: a change of daylight
-  saving time moves the hours by one). Each decision reads whether it is prime time and asks
-  for a decision epoch at the next boundary (:func:`prime_time`). Inferred, stated here: a
-  long job reserved for (EASY's head) before prime time whose reservation comes during it is
-  held all the same, and the reservation goes to the first eligible job; PBS's "backfill
-  respects primetime boundaries" is not modelled. Decision 0039 records it.
+  clock is seconds after its first arrival; ``prime_time_clock`` is where that instant falls in
+  the week: seconds after Monday 00:00 local time (one fixed offset: a change of daylight saving
+  time moves the hours by one). Each decision reads whether it is prime time
+  (:func:`prime_time`), and a job it holds asks for a decision epoch at the end of prime time.
+  Inferred, stated here: a long job reserved for (EASY's head) before prime time whose
+  reservation comes during it is held all the same, and the reservation goes to the first
+  eligible job; PBS's "backfill respects primetime boundaries" is not modelled. Decision 0039
+  records it.
 
 Per-user running counts: one int32 per user id, sized by the replayed trace's largest user id
 + 1 (:attr:`schedlab.policy_api.TraceView.users`, from the pass that reads the trace's
@@ -87,6 +88,7 @@ MAX_QUEUE = 1 << 20  # queue ranks for queue ids up to this (8 MB); larger ids: 
 DAY = 86400.0
 WEEK = 7 * DAY
 WORKDAYS = 5  # Monday to Friday: the days with a prime time
+SNAP = 1e-6  # seconds: a prime-time boundary this near the decision's time is reached
 
 
 class SiteRulesConfig(PolicyConfig):
@@ -125,6 +127,7 @@ SITE_FIELDS = (  # spliced into a policy's state: *SITE_FIELDS
     StateField("prime_to", "f8"),  # to this one
     StateField("prime_clock", "f8"),  # the replay's t = 0 in seconds after Monday 00:00
     StateField("prime_now", "b1"),  # the current decision is in prime time
+    StateField("prime_end", "f8"),  # when it ends (with prime_now)
 )
 
 
@@ -216,25 +219,25 @@ def active(ps):
 
 @kernel(wraparound=False)
 def prime_time(st, ps, t_now):
-    """With a prime-time rule: whether ``t_now`` is in prime time (``ps.prime_now``), and a
-    decision epoch asked for at the next boundary (its start on the next workday, or its end);
-    call once per decision, before anything else. Without one, nothing."""
+    """With a prime-time rule: whether ``t_now`` is in prime time (``ps.prime_now``) and, if
+    so, when it ends (``ps.prime_end``); call once per decision, before anything else. A held
+    job asks for a decision epoch then (:func:`eligible`): only the end of prime time can start
+    a job, and only one it held (a wake-up at every boundary would keep a run whose last job
+    can never start going for ever). Without a rule, nothing."""
     if ps.prime_request == 0.0:
         return
     week = (t_now + ps.prime_clock) % WEEK
     day = int(week // DAY)  # 0: Monday
     second = week - day * DAY
+    # a boundary within SNAP of now is reached: the clock's rounding (t_now + prime_clock) can
+    # leave ``second`` a hair before the end an epoch was asked for
+    if abs(second - ps.prime_to) < SNAP:
+        second = ps.prime_to
+    elif abs(second - ps.prime_from) < SNAP:
+        second = ps.prime_from
     ps.prime_now = day < WORKDAYS and ps.prime_from <= second < ps.prime_to
     if ps.prime_now:
-        nxt = t_now + (ps.prime_to - second)
-    elif day < WORKDAYS and second < ps.prime_from:
-        nxt = t_now + (ps.prime_from - second)
-    else:  # after it today, or a weekend day: the next workday's
-        ahead = 1
-        while (day + ahead) % 7 >= WORKDAYS:
-            ahead += 1
-        nxt = t_now + ahead * DAY - second + ps.prime_from
-    wake_at(st, nxt)
+        ps.prime_end = t_now + (ps.prime_to - second)
 
 
 @kernel(wraparound=False, inline="always")
@@ -253,6 +256,7 @@ def eligible(st, ps, j):
     """Waiting job j may start: its user is below the limit (or unknown, or no limit), and
     outside prime time or its requested time is at most the prime-time limit (or unknown)."""
     if ps.prime_now and st.estimate[j] > ps.prime_request:
+        wake_at(st, ps.prime_end)  # held until prime time ends
         return False
     u = _user(st, ps, j)
     return u < 0 or ps.user_running[u] < ps.user_limit
