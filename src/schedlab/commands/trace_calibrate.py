@@ -123,7 +123,7 @@ def calibrate_cmd(
     from schedlab import outputs
     from schedlab.errors import SchedlabError
     from schedlab.experiments.calibrate import calibrate, prime_words, queue_words, verdict
-    from schedlab.report.calibration_figure import calibration_figure
+    from schedlab.report.calibration_figure import Waits, calibration_figure
     from schedlab.workloads.traces import get_meta, read
     from schedlab.workloads.traces.swf_context import read_context
 
@@ -159,10 +159,13 @@ def calibrate_cmd(
         tmp.write_text(json.dumps(record, indent=1, default=_plain) + "\n")
     held = f", capacity profile in windows of {capacity_window:g} s" if result.profile else ""
     figure = calibration_figure(
-        result.plain.logged,
         {
-            f"plain ({result.plain.capacity} processors)": result.plain.waits,
-            f"calibrated ({result.fitted.described()}{held})": result.calibrated.waits,
+            f"plain ({result.plain.capacity} processors)": Waits(
+                result.plain.logged, result.plain.waits
+            ),
+            f"calibrated ({result.fitted.described()}{held})": Waits(
+                result.calibrated.logged, result.calibrated.waits
+            ),
         },
         out_dir / "calibration",
         f"{log.name}, {policy}: jobs submitted in the second half ({result.plain.jobs:,})",
